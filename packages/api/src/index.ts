@@ -1,0 +1,5 @@
+export * from './meta.js';
+export * from './gateway-api.js';
+export * from './core.js';
+export * from './turnpike.js';
+export * from './kinds.js';

@@ -1,0 +1,36 @@
+// Turnpike's own API group, turnpike.dev/v1alpha1.
+import type { Condition, KubeObject } from './meta.js';
+
+export const TURNPIKE_GROUP = 'turnpike.dev';
+export const TURNPIKE_API_VERSION = 'turnpike.dev/v1alpha1';
+export const CONTROLLER_NAME = 'turnpike.dev/gateway-controller';
+
+export interface PluginRef { name: string; namespace?: string }
+
+export interface ProxyConfig extends KubeObject {
+  spec: {
+    replicas?: number;
+    image?: string;
+    resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+    service?: { type?: 'ClusterIP' | 'LoadBalancer' | 'NodePort'; annotations?: Record<string, string> };
+    pod?: { labels?: Record<string, string>; annotations?: Record<string, string> };
+    tags?: Record<string, string>;
+    plugins?: PluginRef[];
+    proxylessGRPC?: boolean;
+  };
+  status?: { conditions?: Condition[]; plugins?: { name: string; namespace: string; conditions: Condition[] }[] };
+}
+
+export interface PluginInstallation extends KubeObject {
+  spec: {
+    image: string;
+    type: 'lua' | 'wasm';
+    pullSecretRef?: { name: string; namespace?: string };
+  };
+  status?: {
+    conditions?: Condition[];
+    observedGeneration?: number;
+    digest?: string;
+    storage?: { configMap?: string; url?: string; sha256?: string; size?: number };
+  };
+}
