@@ -1,0 +1,79 @@
+// BackendTLSPolicy: upstream TLS for a Service (or one of its ports, by sectionName). The CA
+// references must be usable ConfigMaps (ca.crt); a policy that loses a conflict (same target,
+// newer) is not accepted. Status is written per ancestor: the route parents that use the Service.
+import type { BackendTLSPolicy, ConfigMap, Secret } from '@turnpike/api';
+import { checkCABundle } from './certificates.js';
+import { compareAge } from './compare.js';
+import type { Problem } from './conditions.js';
+import { getObject, listObjects, type Snapshot } from './snapshot.js';
+
+export interface BackendTLSModel {
+  policy: BackendTLSPolicy;
+  /** Accepted=False problem; ResolvedRefs problem. */
+  notAccepted?: Problem;
+  refsProblem?: Problem;
+  caBundle?: string;
+  wellKnown?: string;
+  hostname: string;
+  subjectAltNames: string[];
+}
+
+export class BackendTLSIndex {
+  /** `namespace/service/sectionName` ('' for the whole Service) → the winning policy. */
+  private readonly byTarget = new Map<string, BackendTLSModel>();
+  readonly models: BackendTLSModel[] = [];
+
+  constructor(snapshot: Snapshot) {
+    const policies = listObjects<BackendTLSPolicy>(snapshot, 'BackendTLSPolicy').sort(compareAge);
+    for (const p of policies) {
+      const m = evaluate(snapshot, p);
+      this.models.push(m);
+      for (const t of p.spec?.targetRefs ?? []) {
+        if ((t.group ?? '') !== '' || t.kind !== 'Service') continue;
+        const key = `${p.metadata.namespace}/${t.name}/${t.sectionName ?? ''}`;
+        const existing = this.byTarget.get(key);
+        if (existing) {
+          m.notAccepted ??= { reason: 'Conflicted', message: `spec.targetRefs: Service ${t.name}${t.sectionName ? ' port ' + t.sectionName : ''} is already targeted by the older BackendTLSPolicy ${existing.policy.metadata.name}` };
+          continue;
+        }
+        this.byTarget.set(key, m);
+      }
+    }
+  }
+
+  /** The policy for a Service port: one naming the port wins over one for the whole Service. */
+  forBackend(namespace: string, service: string, portName: string | undefined): BackendTLSModel | undefined {
+    return (portName ? this.byTarget.get(`${namespace}/${service}/${portName}`) : undefined) ?? this.byTarget.get(`${namespace}/${service}/`);
+  }
+}
+
+function evaluate(snapshot: Snapshot, p: BackendTLSPolicy): BackendTLSModel {
+  const v = p.spec?.validation ?? { hostname: '' };
+  const m: BackendTLSModel = { policy: p, hostname: v.hostname ?? '', subjectAltNames: (v.subjectAltNames ?? []).map((s) => s.hostname ?? s.uri ?? '').filter(Boolean) };
+  if (v.wellKnownCACertificates) {
+    if (v.wellKnownCACertificates !== 'System') {
+      m.notAccepted = { reason: 'Invalid', message: `spec.validation.wellKnownCACertificates: ${v.wellKnownCACertificates} is not supported, use System` };
+    } else m.wellKnown = 'System';
+    return m;
+  }
+  const bundles: string[] = [];
+  (v.caCertificateRefs ?? []).forEach((ref, i) => {
+    const f = `spec.validation.caCertificateRefs[${i}]`;
+    if ((ref.group ?? '') !== '' || (ref.kind !== 'ConfigMap' && ref.kind !== 'Secret')) {
+      m.refsProblem ??= { reason: 'InvalidKind', message: `${f}: ${ref.group ? ref.group + '/' : ''}${ref.kind} is not supported, use ConfigMap or Secret` };
+      return;
+    }
+    const obj = getObject<ConfigMap | Secret>(snapshot, ref.kind, p.metadata.namespace, ref.name);
+    const pem = obj ? (ref.kind === 'ConfigMap' ? (obj as ConfigMap).data?.['ca.crt'] : decodeBase64((obj as Secret).data?.['ca.crt'])) : undefined;
+    const err = obj ? checkCABundle(pem) : `${ref.kind} ${p.metadata.namespace}/${ref.name} not found`;
+    if (err) m.refsProblem ??= { reason: 'InvalidCACertificateRef', message: `${f}: ${err}` };
+    else bundles.push(pem as string);
+  });
+  if (bundles.length) m.caBundle = bundles.join('\n');
+  else m.notAccepted ??= { reason: 'NoValidCACertificate', message: 'spec.validation: none of the CA certificate references is usable' };
+  return m;
+}
+
+function decodeBase64(v: string | undefined): string | undefined {
+  return v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8');
+}

@@ -1,0 +1,66 @@
+// TLS material checks done without I/O: PEM certificates and keys are parsed with node:crypto
+// (pure computation), and a key must belong to its certificate.
+import { X509Certificate, createPrivateKey, createPublicKey } from 'node:crypto';
+import type { Secret } from '@turnpike/api';
+
+export interface ParsedCertificate { fingerprint: string; dnsNames: string[]; notAfter: string }
+
+function decode(secret: Secret, key: string): string | undefined {
+  const d = secret.data?.[key];
+  if (d !== undefined) return Buffer.from(d, 'base64').toString('utf8');
+  return secret.stringData?.[key];
+}
+
+/** Returns an error message, or the parsed certificate when the Secret holds a usable TLS pair. */
+export function checkTLSSecret(secret: Secret): { error: string } | { cert: ParsedCertificate } {
+  if (secret.type !== undefined && secret.type !== 'kubernetes.io/tls') {
+    return { error: `type is ${secret.type}, want kubernetes.io/tls` };
+  }
+  const crt = decode(secret, 'tls.crt');
+  const key = decode(secret, 'tls.key');
+  if (!crt) return { error: 'data["tls.crt"] is missing' };
+  if (!key) return { error: 'data["tls.key"] is missing' };
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(crt);
+  } catch {
+    return { error: 'data["tls.crt"] is not a PEM certificate' };
+  }
+  let privateKey;
+  try {
+    privateKey = createPrivateKey(key);
+  } catch {
+    return { error: 'data["tls.key"] is not a PEM private key' };
+  }
+  try {
+    if (!cert.checkPrivateKey(privateKey)) return { error: 'data["tls.key"] does not belong to the certificate in data["tls.crt"]' };
+  } catch {
+    const a = cert.publicKey.export({ type: 'spki', format: 'der' });
+    const b = createPublicKey(privateKey).export({ type: 'spki', format: 'der' });
+    if (!a.equals(b)) return { error: 'data["tls.key"] does not belong to the certificate in data["tls.crt"]' };
+  }
+  return { cert: { fingerprint: cert.fingerprint256, dnsNames: dnsNames(cert), notAfter: cert.validTo } };
+}
+
+function dnsNames(cert: X509Certificate): string[] {
+  const san = cert.subjectAltName ?? '';
+  const names = san.split(',').map((s) => s.trim()).filter((s) => s.startsWith('DNS:')).map((s) => s.slice(4));
+  if (names.length) return names.sort();
+  const cn = /CN=([^\n,]+)/.exec(cert.subject)?.[1];
+  return cn ? [cn] : [];
+}
+
+/** A CA bundle is usable when it holds at least one PEM certificate that parses. */
+export function checkCABundle(pem: string | undefined): string | undefined {
+  if (!pem) return 'no "ca.crt" entry';
+  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g);
+  if (!blocks) return '"ca.crt" holds no PEM certificate';
+  for (const b of blocks) {
+    try {
+      new X509Certificate(b);
+    } catch {
+      return '"ca.crt" holds a certificate that does not parse';
+    }
+  }
+  return undefined;
+}

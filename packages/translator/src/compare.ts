@@ -1,0 +1,26 @@
+// Ordering helpers for the Gateway API's default conflict rule: oldest creationTimestamp wins,
+// then namespace/name alphabetically.
+import type { KubeObject } from '@turnpike/api';
+
+export function compareAge(a: KubeObject, b: KubeObject): number {
+  const ta = a.metadata.creationTimestamp ?? '';
+  const tb = b.metadata.creationTimestamp ?? '';
+  if (ta !== tb) {
+    // An object without a timestamp (not yet stored by an API server) counts as newest.
+    if (!ta) return 1;
+    if (!tb) return -1;
+    const da = Date.parse(ta), db = Date.parse(tb);
+    if (da !== db && !Number.isNaN(da) && !Number.isNaN(db)) return da - db;
+  }
+  return compareNames(a, b);
+}
+
+export function compareNames(a: KubeObject, b: KubeObject): number {
+  const na = `${a.metadata.namespace ?? ''}/${a.metadata.name}`;
+  const nb = `${b.metadata.namespace ?? ''}/${b.metadata.name}`;
+  return na < nb ? -1 : na > nb ? 1 : 0;
+}
+
+export function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,26 @@
+// Everything a route's translation needs besides the route itself, built once per snapshot.
+import type { EndpointSlice, PluginInstallation, Service } from '@turnpike/api';
+import { BackendTLSIndex } from './backend-tls-policies.js';
+import { ReferenceGrantIndex } from './reference-grants.js';
+import { indexServices, indexSlices } from './routes/backends.js';
+import { listObjects, type Snapshot } from './snapshot.js';
+
+export interface TranslationContext {
+  snapshot: Snapshot;
+  grants: ReferenceGrantIndex;
+  services: Map<string, Service>;
+  slicesByService: Map<string, EndpointSlice[]>;
+  backendTLS: BackendTLSIndex;
+  plugins: Map<string, PluginInstallation>;
+}
+
+export function buildContext(snapshot: Snapshot): TranslationContext {
+  return {
+    snapshot,
+    grants: new ReferenceGrantIndex(snapshot),
+    services: indexServices(listObjects<Service>(snapshot, 'Service')),
+    slicesByService: indexSlices(listObjects<EndpointSlice>(snapshot, 'EndpointSlice')),
+    backendTLS: new BackendTLSIndex(snapshot),
+    plugins: new Map(listObjects<PluginInstallation>(snapshot, 'PluginInstallation').map((p) => [`${p.metadata.namespace}/${p.metadata.name}`, p])),
+  };
+}

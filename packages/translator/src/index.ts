@@ -1,0 +1,9 @@
+export * from './snapshot.js';
+export * from './translate.js';
+export * from './xds-ir.js';
+export * from './infra-ir.js';
+export * from './hostnames.js';
+export * from './compare.js';
+export { SUPPORTED_FEATURES } from './gateway-classes.js';
+export type { RouteResult } from './routes/route-result.js';
+export * from './status-merge.js';

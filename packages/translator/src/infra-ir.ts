@@ -1,0 +1,91 @@
+// The infra IR: per Gateway, the proxy Deployment and Service to run. Names are
+// `<gateway>-<class>`, hashed and truncated to 63 characters; labels carry the Gateway's name
+// and spec.infrastructure labels; annotations carry spec.infrastructure annotations.
+import { createHash } from 'node:crypto';
+import type { GatewayModel } from './model.js';
+import { listenerProgrammable } from './gateways.js';
+import { transport } from './listener-protocols.js';
+
+export const DEFAULT_PROXY_IMAGE = 'envoyproxy/envoy:distroless-v1.36.2';
+export const GATEWAY_NAME_LABEL = 'gateway.networking.k8s.io/gateway-name';
+export const GATEWAY_CLASS_LABEL = 'gateway.networking.k8s.io/gateway-class-name';
+export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+export const TAGS_ANNOTATION = 'turnpike.dev/tags';
+
+export interface InfraPortIR { name: string; protocol: 'TCP' | 'UDP'; port: number; containerPort: number }
+
+export interface GatewayInfraIR {
+  gateway: { namespace: string; name: string; uid?: string };
+  /** Name of every generated object. */
+  name: string;
+  namespace: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  ports: InfraPortIR[];
+  replicas: number;
+  image: string;
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  service: { type: 'ClusterIP' | 'LoadBalancer' | 'NodePort'; annotations: Record<string, string>; addresses: string[] };
+  pod: { labels: Record<string, string>; annotations: Record<string, string> };
+  tags: Record<string, string>;
+  plugins: { name: string; namespace: string; type: string; sha256: string; configMap?: string; url?: string }[];
+}
+
+export interface InfraIR { gateways: Record<string, GatewayInfraIR> }
+
+/** `<gateway>-<class>`; longer than 63 characters → 54 characters, '-', 8 hex of its sha256. */
+export function generatedName(gateway: string, gatewayClass: string): string {
+  const full = `${gateway}-${gatewayClass}`;
+  if (full.length <= 63) return full;
+  const hash = createHash('sha256').update(full).digest('hex').slice(0, 8);
+  return `${full.slice(0, 54).replace(/[-.]+$/, '')}-${hash}`;
+}
+
+/** Privileged ports are remapped so the proxy can run as a non-root user. */
+export function containerPort(port: number): number {
+  return port < 1024 ? port + 10000 : port;
+}
+
+function sorted(o: Record<string, string> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of Object.keys(o ?? {}).sort()) out[k] = (o as Record<string, string>)[k] as string;
+  return out;
+}
+
+export function buildGatewayInfra(g: GatewayModel, plugins: GatewayInfraIR['plugins']): GatewayInfraIR {
+  const gw = g.object;
+  const name = generatedName(gw.metadata.name, gw.spec.gatewayClassName);
+  const pc = g.proxyConfig?.spec ?? {};
+  const infra = gw.spec.infrastructure ?? {};
+  const labels = sorted({ ...infra.labels, [GATEWAY_NAME_LABEL]: gw.metadata.name.length <= 63 ? gw.metadata.name : name, [GATEWAY_CLASS_LABEL]: gw.spec.gatewayClassName, [MANAGED_BY_LABEL]: 'turnpike' });
+  const ports = new Map<string, InfraPortIR>();
+  const listeners = g.listeners.concat(...g.listenerSets.map((s) => s.listeners));
+  for (const l of listeners) {
+    if (!listenerProgrammable(l)) continue;
+    const protocol = transport(l.spec.protocol) === 'udp' ? 'UDP' : 'TCP';
+    const key = `${protocol}/${l.spec.port}`;
+    if (!ports.has(key)) ports.set(key, { name: `${protocol.toLowerCase()}-${l.spec.port}`, protocol, port: l.spec.port, containerPort: containerPort(l.spec.port) });
+  }
+  const tags = sorted(pc.tags);
+  const podAnnotations = sorted({ ...pc.pod?.annotations, ...infra.annotations, [TAGS_ANNOTATION]: JSON.stringify(tags) });
+  const out: GatewayInfraIR = {
+    gateway: { namespace: gw.metadata.namespace ?? '', name: gw.metadata.name, ...(gw.metadata.uid ? { uid: gw.metadata.uid } : {}) },
+    name,
+    namespace: gw.metadata.namespace ?? '',
+    labels,
+    annotations: sorted(infra.annotations),
+    ports: [...ports.values()].sort((a, b) => a.port - b.port || (a.protocol < b.protocol ? -1 : 1)),
+    replicas: pc.replicas ?? 1,
+    image: pc.image ?? DEFAULT_PROXY_IMAGE,
+    service: {
+      type: pc.service?.type ?? 'LoadBalancer',
+      annotations: sorted({ ...infra.annotations, ...pc.service?.annotations }),
+      addresses: (gw.spec.addresses ?? []).map((a) => a.value ?? '').filter(Boolean),
+    },
+    pod: { labels: sorted({ ...pc.pod?.labels, ...labels }), annotations: podAnnotations },
+    tags,
+    plugins,
+  };
+  if (pc.resources) out.resources = pc.resources;
+  return out;
+}

@@ -1,0 +1,92 @@
+// Listener conflicts. Two listeners conflict when they share a port but cannot share a socket
+// (ProtocolConflict: HTTP vs HTTPS/TLS vs TCP; TLS Terminate vs Passthrough) or when they would
+// receive the same traffic (HostnameConflict: same port, family and hostname).
+// Inside one object (a Gateway or one ListenerSet) there is no winner: every party is conflicted.
+// Across the merged list (Gateway first, then ListenerSets oldest first) the earlier one wins.
+import type { Problem } from './conditions.js';
+import { portFamily, tlsMode, transport } from './listener-protocols.js';
+import type { ListenerModel } from './model.js';
+
+export function conflictBetween(a: ListenerModel, b: ListenerModel): Problem | undefined {
+  const la = a.spec, lb = b.spec;
+  if (la.port !== lb.port || transport(la.protocol) !== transport(lb.protocol)) return undefined;
+  const where = `port ${la.port}`;
+  if (portFamily(la.protocol) !== portFamily(lb.protocol)) {
+    return { reason: 'ProtocolConflict', message: `${where}: listeners "${la.name}" (${la.protocol}) and "${lb.name}" (${lb.protocol}) cannot share a port` };
+  }
+  if (la.protocol === 'TLS' && lb.protocol === 'TLS' && tlsMode(la) !== tlsMode(lb)) {
+    return { reason: 'ProtocolConflict', message: `${where}: listeners "${la.name}" and "${lb.name}" mix TLS Terminate and Passthrough` };
+  }
+  if ((la.hostname ?? '') === (lb.hostname ?? '')) {
+    return { reason: 'HostnameConflict', message: `${where}: listeners "${la.name}" and "${lb.name}" have the same hostname "${la.hostname ?? ''}"` };
+  }
+  return undefined;
+}
+
+function claimsPort(l: ListenerModel): boolean {
+  return l.attachable && !l.notAccepted && !l.refsProblem;
+}
+
+/** Marks conflicts among one object's own listeners: all parties lose. */
+export function markConflictsWithin(listeners: ListenerModel[]): void {
+  for (let i = 0; i < listeners.length; i++) {
+    for (let j = i + 1; j < listeners.length; j++) {
+      const a = listeners[i] as ListenerModel, b = listeners[j] as ListenerModel;
+      // A listener that cannot be programmed anyway does not claim its port and hostname.
+      if (!claimsPort(a) || !claimsPort(b)) continue;
+      const c = conflictBetween(a, b);
+      if (!c) continue;
+      a.conflicted ??= c;
+      b.conflicted ??= c;
+    }
+  }
+}
+
+/** A ListenerSet listener loses to any earlier accepted listener it conflicts with. */
+export function markConflictsAgainst(accepted: readonly ListenerModel[], candidate: ListenerModel): void {
+  if (candidate.conflicted || !claimsPort(candidate)) return;
+  for (const a of accepted) {
+    const c = conflictBetween(a, candidate);
+    if (c) {
+      candidate.conflicted = c;
+      candidate.lostPrecedence = true;
+      return;
+    }
+  }
+}
+
+/**
+ * OverlappingTLSConfig: terminating listeners on one port whose certificates cover a common
+ * hostname, so SNI cannot pick one certificate deterministically.
+ */
+export function markOverlappingCertificates(listeners: ListenerModel[]): void {
+  const terminating = listeners.filter((l) => l.certificates.length && !l.conflicted && !l.notAccepted);
+  for (let i = 0; i < terminating.length; i++) {
+    for (let j = i + 1; j < terminating.length; j++) {
+      const a = terminating[i] as ListenerModel, b = terminating[j] as ListenerModel;
+      if (a.spec.port !== b.spec.port) continue;
+      const shared = sharedName(a, b);
+      if (!shared) continue;
+      const p = { reason: 'OverlappingCertificates', message: `port ${a.spec.port}: the certificates of listeners "${a.spec.name}" and "${b.spec.name}" both cover ${shared}` };
+      a.overlappingTLS ??= p;
+      b.overlappingTLS ??= p;
+    }
+  }
+}
+
+function sharedName(a: ListenerModel, b: ListenerModel): string | undefined {
+  const sa = new Set(a.certificates.map((c) => c.secret));
+  if (b.certificates.every((c) => sa.has(c.secret))) return undefined;
+  for (const ca of a.certificates) for (const cb of b.certificates) {
+    if (ca.secret === cb.secret) continue;
+    for (const na of ca.dnsNames) for (const nb of cb.dnsNames) if (namesOverlap(na, nb)) return na === nb ? na : `${na} and ${nb}`;
+  }
+  return undefined;
+}
+
+function namesOverlap(a: string, b: string): boolean {
+  if (a === b) return true;
+  if (a.startsWith('*.') && b.endsWith(a.slice(1))) return true;
+  if (b.startsWith('*.') && a.endsWith(b.slice(1))) return true;
+  return false;
+}

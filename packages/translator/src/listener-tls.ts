@@ -1,0 +1,110 @@
+// Listener TLS: certificateRefs must name Secrets of type kubernetes.io/tls whose certificate and
+// key parse and belong together; a Secret in another namespace needs a ReferenceGrant from the
+// declaring kind (Gateway or ListenerSet — grants are not shared between them).
+import { GATEWAY_GROUP, type ConfigMap, type Gateway, type Listener, type ListenerSet, type Secret, type SecretObjectReference } from '@turnpike/api';
+import { checkCABundle, checkTLSSecret } from './certificates.js';
+import type { Problem } from './conditions.js';
+import type { CertificateModel } from './model.js';
+import type { ReferenceGrantIndex } from './reference-grants.js';
+import { getObject, type Snapshot } from './snapshot.js';
+
+export interface SecretCheck { problem?: Problem; certificate?: CertificateModel }
+
+/** Checks one reference to a TLS Secret; `field` names it in messages. */
+export function checkSecretRef(
+  snapshot: Snapshot, grants: ReferenceGrantIndex, from: { kind: string; namespace: string },
+  ref: SecretObjectReference, field: string, reasons: { invalid: string },
+): SecretCheck {
+  const group = ref.group ?? '';
+  const kind = ref.kind ?? 'Secret';
+  if (group !== '' || kind !== 'Secret') {
+    return { problem: { reason: reasons.invalid, message: `${field}: ${group ? group + '/' : ''}${kind} is not supported, only core Secret` } };
+  }
+  const ns = ref.namespace ?? from.namespace;
+  if (!grants.allows({ group: GATEWAY_GROUP, kind: from.kind, namespace: from.namespace }, { group: '', kind: 'Secret', namespace: ns, name: ref.name })) {
+    return { problem: { reason: 'RefNotPermitted', message: `${field}: Secret ${ns}/${ref.name} is in another namespace and no ReferenceGrant allows it` } };
+  }
+  const secret = getObject<Secret>(snapshot, 'Secret', ns, ref.name);
+  if (!secret) return { problem: { reason: reasons.invalid, message: `${field}: Secret ${ns}/${ref.name} not found` } };
+  const r = checkTLSSecret(secret);
+  if ('error' in r) return { problem: { reason: reasons.invalid, message: `${field}: Secret ${ns}/${ref.name}: ${r.error}` } };
+  return { certificate: { secret: `${ns}/${ref.name}`, fingerprint: r.cert.fingerprint, dnsNames: r.cert.dnsNames } };
+}
+
+export interface ListenerTLSResult {
+  notAccepted?: Problem;
+  refsProblem?: Problem;
+  certificates: CertificateModel[];
+  clientCA?: string;
+}
+
+export function checkListenerTLS(
+  snapshot: Snapshot, grants: ReferenceGrantIndex, owner: Gateway | ListenerSet, ownerKind: 'Gateway' | 'ListenerSet',
+  gateway: Gateway, l: Listener, field: string,
+): ListenerTLSResult {
+  const out: ListenerTLSResult = { certificates: [] };
+  const refs = l.tls?.certificateRefs ?? [];
+  if (l.protocol === 'HTTP' || l.protocol === 'TCP' || l.protocol === 'UDP') return out;
+  if (l.protocol === 'HTTPS' && l.tls?.mode === 'Passthrough') {
+    out.notAccepted = { reason: 'UnsupportedValue', message: `${field}.tls.mode: HTTPS listeners terminate TLS; use protocol TLS for Passthrough` };
+    return out;
+  }
+  if (l.protocol === 'TLS') {
+    if (!l.tls?.mode) {
+      out.notAccepted = { reason: 'UnsupportedValue', message: `${field}.tls.mode must be set on a TLS listener (Terminate or Passthrough)` };
+      return out;
+    }
+    if (l.tls.mode === 'Passthrough') {
+      if (refs.length) out.notAccepted = { reason: 'UnsupportedValue', message: `${field}.tls.certificateRefs must be empty with mode Passthrough: the proxy does not terminate TLS` };
+      return out;
+    }
+  }
+  if (refs.length === 0) {
+    out.refsProblem = { reason: 'InvalidCertificateRef', message: `${field}.tls.certificateRefs: at least one certificate is required to terminate TLS` };
+    return out;
+  }
+  const ns = owner.metadata.namespace ?? '';
+  refs.forEach((ref, i) => {
+    const r = checkSecretRef(snapshot, grants, { kind: ownerKind, namespace: ns }, ref, `${field}.tls.certificateRefs[${i}]`, { invalid: 'InvalidCertificateRef' });
+    if (r.problem && !out.refsProblem) out.refsProblem = r.problem;
+    if (r.certificate) out.certificates.push(r.certificate);
+  });
+  const fv = frontendValidationFor(gateway, l);
+  if (fv?.caCertificateRefs?.length) {
+    const bundles: string[] = [];
+    let first: Problem | undefined;
+    fv.caCertificateRefs.forEach((ref, i) => {
+      const f = `spec.tls.frontend.caCertificateRefs[${i}]`;
+      const kind = ref.kind ?? 'ConfigMap';
+      if ((ref.group ?? '') !== '' || (kind !== 'ConfigMap' && kind !== 'Secret')) {
+        first ??= { reason: 'InvalidCACertificateKind', message: `${f}: ${kind} is not supported, use ConfigMap or Secret` };
+        return;
+      }
+      const refNs = ref.namespace ?? gateway.metadata.namespace ?? '';
+      if (!grants.allows({ group: GATEWAY_GROUP, kind: 'Gateway', namespace: gateway.metadata.namespace ?? '' }, { group: '', kind, namespace: refNs, name: ref.name })) {
+        first ??= { reason: 'RefNotPermitted', message: `${f}: ${kind} ${refNs}/${ref.name} is in another namespace and no ReferenceGrant allows it` };
+        return;
+      }
+      const obj = getObject<ConfigMap | Secret>(snapshot, kind, refNs, ref.name);
+      const pem = obj ? (kind === 'ConfigMap' ? (obj as ConfigMap).data?.['ca.crt'] : decodeB64((obj as Secret).data?.['ca.crt'])) : undefined;
+      const err = obj ? checkCABundle(pem) : `${kind} ${refNs}/${ref.name} not found`;
+      if (err) first ??= { reason: 'InvalidCACertificateRef', message: `${f}: ${err}` };
+      else bundles.push(pem as string);
+    });
+    if (first) out.refsProblem ??= first;
+    if (bundles.length) out.clientCA = bundles.join('\n');
+    else out.notAccepted = { reason: 'NoValidCACertificate', message: 'spec.tls.frontend: none of the CA certificate references is usable' };
+  }
+  return out;
+}
+
+function decodeB64(v: string | undefined): string | undefined {
+  return v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8');
+}
+
+function frontendValidationFor(gateway: Gateway, l: Listener) {
+  const fe = gateway.spec?.tls?.frontend;
+  if (!fe) return undefined;
+  const perPort = fe.perPort?.find((p) => p.port === l.port);
+  return perPort?.tls?.validation ?? fe.default?.validation;
+}

@@ -1,0 +1,61 @@
+// Intermediate model shared by the translator's stages: accepted classes, gateways and the
+// merged listener list of each Gateway (its own listeners, then its ListenerSets').
+import type { Condition, Gateway, GatewayClass, Listener, ListenerSet, ProxyConfig, RouteGroupKind } from '@turnpike/api';
+import type { Problem } from './conditions.js';
+
+export interface ClassModel {
+  object: GatewayClass;
+  accepted: boolean;
+  proxyConfig?: ProxyConfig;
+}
+
+export interface CertificateModel {
+  /** `namespace/name` of the Secret. */
+  secret: string;
+  fingerprint: string;
+  dnsNames: string[];
+}
+
+export interface ListenerModel {
+  /** The Gateway this listener serves on. */
+  gateway: Gateway;
+  /** The object that declares it: the Gateway itself or a ListenerSet. */
+  owner: Gateway | ListenerSet;
+  ownerKind: 'Gateway' | 'ListenerSet';
+  spec: Listener;
+  /** Protocol is one we serve; routes may attach (and are counted) even if it is not programmed. */
+  attachable: boolean;
+  supportedKinds: RouteGroupKind[];
+  /** Set when the listener is not accepted. */
+  notAccepted?: Problem;
+  conflicted?: Problem;
+  /** Lost a precedence contest against an earlier listener (ListenerSet merge). */
+  lostPrecedence?: boolean;
+  refsProblem?: Problem;
+  overlappingTLS?: Problem;
+  certificates: CertificateModel[];
+  /** Frontend client validation CA bundle, PEM, when configured and valid. */
+  clientCA?: string;
+}
+
+export interface GatewayModel {
+  object: Gateway;
+  class: ClassModel;
+  proxyConfig?: ProxyConfig;
+  /** parametersRef problem on the Gateway itself. */
+  parametersProblem?: Problem;
+  /** Gateway-level reference problem (spec.tls.backend.clientCertificateRef). */
+  refsProblem?: Problem;
+  addressProblem?: Problem;
+  listeners: ListenerModel[];
+  listenerSets: ListenerSetModel[];
+}
+
+export interface ListenerSetModel {
+  object: ListenerSet;
+  gateway?: Gateway;
+  notAccepted?: Problem;
+  listeners: ListenerModel[];
+}
+
+export type { Condition };

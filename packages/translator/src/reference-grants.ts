@@ -1,0 +1,35 @@
+// ReferenceGrant: every cross-namespace reference (route → backend, Gateway/ListenerSet → Secret,
+// Gateway → ConfigMap, PluginInstallation → Secret, ProxyConfig → PluginInstallation) needs a grant
+// in the target's namespace whose `from` names the referrer's kind and namespace and whose `to`
+// names the target's kind (and, optionally, its name). Grants are additive; removing one revokes.
+import type { ReferenceGrant } from '@turnpike/api';
+import { listObjects, type Snapshot } from './snapshot.js';
+
+export interface Referrer { group: string; kind: string; namespace: string }
+export interface Target { group: string; kind: string; namespace: string; name: string }
+
+export class ReferenceGrantIndex {
+  private readonly byNamespace = new Map<string, ReferenceGrant[]>();
+
+  constructor(snapshot: Snapshot) {
+    for (const g of listObjects<ReferenceGrant>(snapshot, 'ReferenceGrant')) {
+      const ns = g.metadata.namespace ?? '';
+      const list = this.byNamespace.get(ns) ?? [];
+      list.push(g);
+      this.byNamespace.set(ns, list);
+    }
+  }
+
+  /** True when the reference stays in one namespace or a grant allows it. */
+  allows(from: Referrer, to: Target): boolean {
+    if (from.namespace === to.namespace) return true;
+    for (const g of this.byNamespace.get(to.namespace) ?? []) {
+      const spec = g.spec ?? { from: [], to: [] };
+      const fromOk = (spec.from ?? []).some((f) => (f.group ?? '') === from.group && f.kind === from.kind && f.namespace === from.namespace);
+      if (!fromOk) continue;
+      const toOk = (spec.to ?? []).some((t) => (t.group ?? '') === to.group && t.kind === to.kind && (!t.name || t.name === to.name));
+      if (toOk) return true;
+    }
+    return false;
+  }
+}

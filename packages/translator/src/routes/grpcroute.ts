@@ -1,0 +1,62 @@
+// GRPCRoute: service/method and header matches map to HTTP/2 paths "/<service>/<method>".
+import type { GRPCRoute, GRPCRouteMatch } from '@turnpike/api';
+import type { Problem } from '../conditions.js';
+import type { TranslationContext } from '../context.js';
+import { validateHostname } from '../hostnames.js';
+import type { HTTPMatchIR } from '../xds-ir.js';
+import { attachRoute, type ParentIndex } from './attachment.js';
+import { checkRegex } from './http-matches.js';
+import { translateRules } from './http-rules.js';
+import type { RouteResult } from './route-result.js';
+
+const ESCAPE = /[.*+?^${}()|[\]\\]/g;
+
+export function compileGRPCMatch(m: GRPCRouteMatch, field: string): HTTPMatchIR | Problem {
+  const ir: HTTPMatchIR = { path: { type: 'PathPrefix', value: '/' }, headers: [], queryParams: [] };
+  const mm = m.method;
+  if (mm) {
+    const type = mm.type ?? 'Exact';
+    if (!mm.service && !mm.method) return { reason: 'UnsupportedValue', message: `${field}.method: service or method must be set` };
+    if (type === 'Exact') {
+      if (mm.service && mm.method) ir.path = { type: 'Exact', value: `/${mm.service}/${mm.method}` };
+      else if (mm.service) ir.path = { type: 'PathPrefix', value: `/${mm.service}` };
+      else ir.path = { type: 'RegularExpression', value: `/[^/]+/${(mm.method as string).replace(ESCAPE, '\\$&')}` };
+    } else if (type === 'RegularExpression') {
+      for (const v of [mm.service, mm.method]) {
+        const e = v ? checkRegex(v) : undefined;
+        if (e) return { reason: 'UnsupportedValue', message: `${field}.method: ${e}` };
+      }
+      ir.path = { type: 'RegularExpression', value: `/${mm.service || '[^/]+'}/${mm.method || '[^/]+'}` };
+    } else {
+      return { reason: 'UnsupportedValue', message: `${field}.method.type: "${type}" is not supported (Exact, RegularExpression)` };
+    }
+  }
+  for (const [i, h] of (m.headers ?? []).entries()) {
+    const t = h.type ?? 'Exact';
+    if (t !== 'Exact' && t !== 'RegularExpression') return { reason: 'UnsupportedValue', message: `${field}.headers[${i}].type: "${t}" is not supported` };
+    if (t === 'RegularExpression') {
+      const e = checkRegex(h.value);
+      if (e) return { reason: 'UnsupportedValue', message: `${field}.headers[${i}].value: ${e}` };
+    }
+    ir.headers.push({ name: h.name, type: t, value: h.value });
+  }
+  return ir;
+}
+
+export function translateGRPCRoute(ctx: TranslationContext, parents: ParentIndex, route: GRPCRoute): RouteResult {
+  const spec = route.spec ?? {};
+  const result: RouteResult = { object: route, kind: 'GRPCRoute', parents: [], clusters: [] };
+  result.parents = attachRoute(ctx.snapshot, parents, route, 'GRPCRoute', spec.parentRefs ?? [], spec.hostnames);
+  if (result.parents.length === 0) return result;
+  const badHost = (spec.hostnames ?? []).map((h, i) => [i, validateHostname(h)] as const).find(([, e]) => e);
+  if (badHost) {
+    result.invalid = { reason: 'UnsupportedValue', message: `spec.hostnames[${badHost[0]}]: ${badHost[1]}` };
+    return result;
+  }
+  const rules = (spec.rules && spec.rules.length ? spec.rules : [{}]).map((r, ri) => ({
+    ...r,
+    matches: (r.matches && r.matches.length ? r.matches : [{}]).map((m, mi) => compileGRPCMatch(m, `spec.rules[${ri}].matches[${mi}]`)),
+  }));
+  translateRules(ctx, route, 'GRPCRoute', rules, result);
+  return result;
+}

@@ -1,0 +1,171 @@
+// HTTPRoute / GRPCRoute filters: validated (an invalid value makes the rule invalid: the route
+// reports UnsupportedValue and the rule answers 500) and compiled into the IR.
+import { TURNPIKE_GROUP, type HTTPRouteFilter, type HeaderModifier, type KubeObject } from '@turnpike/api';
+import type { Problem } from '../conditions.js';
+import type { TranslationContext } from '../context.js';
+import { validateHostname } from '../hostnames.js';
+import type { ClusterIR, HTTPFiltersIR, HeaderChangesIR, RedirectIR } from '../xds-ir.js';
+import { resolveBackend } from './backends.js';
+
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** Headers the proxy owns: changing them would break routing or framing. */
+const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection']);
+const REDIRECT_CODES = new Set([301, 302, 303, 307, 308]);
+
+export interface CompiledFilters {
+  filters: HTTPFiltersIR;
+  redirect?: RedirectIR;
+  /** Makes the rule invalid (Accepted/PartiallyInvalid with UnsupportedValue). */
+  invalid?: Problem;
+  /** A reference that does not resolve (ResolvedRefs=False); the rule answers 500. */
+  unresolved?: Problem;
+  clusters: ClusterIR[];
+}
+
+function headerChanges(m: HeaderModifier | undefined, field: string): { changes?: HeaderChangesIR; problem?: Problem } {
+  if (!m) return { problem: { reason: 'UnsupportedValue', message: `${field} must be set for this filter type` } };
+  const changes: HeaderChangesIR = { set: [], add: [], remove: [] };
+  const check = (name: string, f: string): Problem | undefined => {
+    if (!name || !HEADER_NAME.test(name)) return { reason: 'UnsupportedValue', message: `${f}: "${name}" is not a valid HTTP header name` };
+    if (RESERVED_HEADERS.has(name.toLowerCase())) return { reason: 'UnsupportedValue', message: `${f}: header "${name}" cannot be modified` };
+    return undefined;
+  };
+  for (const op of ['set', 'add'] as const) {
+    const seen = new Set<string>();
+    for (const [i, h] of (m[op] ?? []).entries()) {
+      const f = `${field}.${op}[${i}]`;
+      const p = check(h.name, `${f}.name`);
+      if (p) return { problem: p };
+      if (h.value === undefined || h.value === '') return { problem: { reason: 'UnsupportedValue', message: `${f}.value must not be empty` } };
+      // Adding a header twice gives it two values; setting it twice keeps the last value.
+      const key = h.name.toLowerCase();
+      if (op === 'set' && seen.has(key)) changes.set = changes.set.filter((x) => x.name.toLowerCase() !== key);
+      seen.add(key);
+      changes[op].push({ name: h.name, value: h.value });
+    }
+  }
+  for (const [i, name] of (m.remove ?? []).entries()) {
+    const p = check(name, `${field}.remove[${i}]`);
+    if (p) return { problem: p };
+    if (!changes.remove.includes(name)) changes.remove.push(name);
+  }
+  return { changes };
+}
+
+function mergeHeaders(a: HeaderChangesIR | undefined, b: HeaderChangesIR): HeaderChangesIR {
+  if (!a) return b;
+  return { set: [...a.set, ...b.set], add: [...a.add, ...b.add], remove: [...a.remove, ...b.remove] };
+}
+
+function pathModifier(p: { type: string; replaceFullPath?: string; replacePrefixMatch?: string } | undefined, field: string): { value?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string }; problem?: Problem } {
+  if (!p) return {};
+  if (p.type === 'ReplaceFullPath' && typeof p.replaceFullPath === 'string') return { value: { type: 'ReplaceFullPath', value: p.replaceFullPath } };
+  if (p.type === 'ReplacePrefixMatch' && typeof p.replacePrefixMatch === 'string') return { value: { type: 'ReplacePrefixMatch', value: p.replacePrefixMatch } };
+  return { problem: { reason: 'UnsupportedValue', message: `${field}.type: "${p.type}" is not supported (ReplaceFullPath, ReplacePrefixMatch), or its value is missing` } };
+}
+
+export function compileFilters(
+  ctx: TranslationContext, route: KubeObject, routeKind: string, filters: readonly HTTPRouteFilter[] | undefined, field: string,
+): CompiledFilters {
+  const out: CompiledFilters = { filters: {}, clusters: [] };
+  const seen = new Set<string>();
+  for (const [i, f] of (filters ?? []).entries()) {
+    const ff = `${field}[${i}]`;
+    const fail = (p: Problem) => { out.invalid ??= p; };
+    // Header modifiers may repeat (their changes merge); redirect and rewrite may not.
+    if ((f.type === 'RequestRedirect' || f.type === 'URLRewrite' || f.type === 'CORS') && seen.has(f.type)) {
+      fail({ reason: 'UnsupportedValue', message: `${ff}: filter ${f.type} may appear only once in a filter list` });
+      continue;
+    }
+    seen.add(f.type);
+    switch (f.type) {
+      case 'RequestHeaderModifier': {
+        const r = headerChanges(f.requestHeaderModifier, `${ff}.requestHeaderModifier`);
+        if (r.problem) fail(r.problem);
+        else out.filters.requestHeaders = mergeHeaders(out.filters.requestHeaders, r.changes as HeaderChangesIR);
+        break;
+      }
+      case 'ResponseHeaderModifier': {
+        const r = headerChanges(f.responseHeaderModifier, `${ff}.responseHeaderModifier`);
+        if (r.problem) fail(r.problem);
+        else out.filters.responseHeaders = mergeHeaders(out.filters.responseHeaders, r.changes as HeaderChangesIR);
+        break;
+      }
+      case 'RequestRedirect': {
+        const rr = f.requestRedirect;
+        if (!rr) { fail({ reason: 'UnsupportedValue', message: `${ff}.requestRedirect must be set` }); break; }
+        if (rr.scheme !== undefined && rr.scheme !== 'http' && rr.scheme !== 'https') { fail({ reason: 'UnsupportedValue', message: `${ff}.requestRedirect.scheme: "${rr.scheme}" is not supported (http, https)` }); break; }
+        const code = rr.statusCode ?? 302;
+        if (!REDIRECT_CODES.has(code)) { fail({ reason: 'UnsupportedValue', message: `${ff}.requestRedirect.statusCode: ${code} is not a redirect status (301, 302, 303, 307, 308)` }); break; }
+        if (rr.hostname !== undefined) {
+          const e = validateHostname(rr.hostname);
+          if (e || rr.hostname.startsWith('*')) { fail({ reason: 'UnsupportedValue', message: `${ff}.requestRedirect.hostname: ${e ?? 'wildcards are not allowed'}` }); break; }
+        }
+        const p = pathModifier(rr.path, `${ff}.requestRedirect.path`);
+        if (p.problem) { fail(p.problem); break; }
+        const red: RedirectIR = { statusCode: code };
+        if (rr.scheme) red.scheme = rr.scheme;
+        if (rr.hostname) red.hostname = rr.hostname;
+        if (rr.port !== undefined) red.port = rr.port;
+        if (p.value) red.path = p.value;
+        out.redirect = red;
+        break;
+      }
+      case 'URLRewrite': {
+        const rw = f.urlRewrite;
+        if (!rw) { fail({ reason: 'UnsupportedValue', message: `${ff}.urlRewrite must be set` }); break; }
+        if (rw.hostname !== undefined) {
+          const e = validateHostname(rw.hostname);
+          if (e || rw.hostname.startsWith('*')) { fail({ reason: 'UnsupportedValue', message: `${ff}.urlRewrite.hostname: ${e ?? 'wildcards are not allowed'}` }); break; }
+        }
+        const p = pathModifier(rw.path, `${ff}.urlRewrite.path`);
+        if (p.problem) { fail(p.problem); break; }
+        out.filters.rewrite = {};
+        if (rw.hostname) out.filters.rewrite.hostname = rw.hostname;
+        if (p.value) out.filters.rewrite.path = p.value;
+        break;
+      }
+      case 'RequestMirror': {
+        const m = f.requestMirror;
+        if (!m?.backendRef) { fail({ reason: 'UnsupportedValue', message: `${ff}.requestMirror.backendRef must be set` }); break; }
+        const r = resolveBackend(ctx, route, routeKind, m.backendRef, `${ff}.requestMirror.backendRef`, 'http');
+        if (r.problem) { out.unresolved ??= r.problem; break; }
+        const b = r.backend!;
+        const percent = m.percent ?? (m.fraction ? (100 * m.fraction.numerator) / (m.fraction.denominator ?? 100) : 100);
+        (out.filters.mirrors ??= []).push({ cluster: b.cluster.name, percent });
+        out.clusters.push(b.cluster);
+        break;
+      }
+      case 'CORS': {
+        const c = f.cors ?? {};
+        out.filters.cors = {
+          allowOrigins: c.allowOrigins ?? [], allowMethods: c.allowMethods ?? [], allowHeaders: c.allowHeaders ?? [],
+          exposeHeaders: c.exposeHeaders ?? [], allowCredentials: c.allowCredentials ?? false,
+        };
+        if (c.maxAge !== undefined) out.filters.cors.maxAge = c.maxAge;
+        break;
+      }
+      case 'ExtensionRef': {
+        const e = f.extensionRef;
+        if (!e || e.group !== TURNPIKE_GROUP || e.kind !== 'PluginInstallation') {
+          out.unresolved ??= { reason: 'InvalidKind', message: `${ff}.extensionRef: ${e ? `${e.group}/${e.kind}` : 'missing'} is not supported, use ${TURNPIKE_GROUP}/PluginInstallation` };
+          break;
+        }
+        const key = `${route.metadata.namespace}/${e.name}`;
+        const plugin = ctx.plugins.get(key);
+        const fetched = plugin?.status?.conditions?.find((c) => c.type === 'Fetched');
+        if (!plugin) { out.unresolved ??= { reason: 'BackendNotFound', message: `${ff}.extensionRef: PluginInstallation ${key} not found` }; break; }
+        if (fetched?.status !== 'True' || !plugin.status?.storage?.sha256) {
+          out.unresolved ??= { reason: 'BackendNotFound', message: `${ff}.extensionRef: PluginInstallation ${key} is not fetched yet` };
+          break;
+        }
+        (out.filters.plugins ??= []).push({ name: key, type: plugin.spec.type, sha256: plugin.status.storage.sha256 });
+        break;
+      }
+      default:
+        fail({ reason: 'UnsupportedValue', message: `${ff}.type: filter type "${f.type}" is not supported` });
+    }
+  }
+  if (out.redirect && out.filters.rewrite) out.invalid ??= { reason: 'UnsupportedValue', message: `${field}: RequestRedirect and URLRewrite cannot be combined` };
+  return out;
+}

@@ -1,0 +1,62 @@
+// HTTPRoute matches: validated (an invalid one makes its rule invalid) and compiled. A rule
+// without matches matches every request (PathPrefix "/").
+import type { HTTPRouteMatch } from '@turnpike/api';
+import type { Problem } from '../conditions.js';
+import type { HTTPMatchIR, StringMatchIR } from '../xds-ir.js';
+
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH']);
+
+export function checkRegex(value: string): string | undefined {
+  try {
+    new RegExp(value);
+    return undefined;
+  } catch (e) {
+    return `"${value}" is not a valid regular expression (${(e as Error).message.replace(/^Invalid regular expression: /, '')})`;
+  }
+}
+
+function stringMatch(type: string | undefined, value: string, field: string): StringMatchIR | Problem {
+  const t = type ?? 'Exact';
+  if (t !== 'Exact' && t !== 'RegularExpression') return { reason: 'UnsupportedValue', message: `${field}.type: "${t}" is not supported (Exact, RegularExpression)` };
+  if (t === 'RegularExpression') {
+    const e = checkRegex(value);
+    if (e) return { reason: 'UnsupportedValue', message: `${field}.value: ${e}` };
+  }
+  return { type: t, value };
+}
+
+function isProblem(x: unknown): x is Problem {
+  return typeof x === 'object' && x !== null && 'reason' in x;
+}
+
+export function compileHTTPMatch(m: HTTPRouteMatch, field: string): HTTPMatchIR | Problem {
+  const pathType = m.path?.type ?? 'PathPrefix';
+  const pathValue = m.path?.value ?? '/';
+  if (pathType !== 'Exact' && pathType !== 'PathPrefix' && pathType !== 'RegularExpression') {
+    return { reason: 'UnsupportedValue', message: `${field}.path.type: "${pathType}" is not supported (Exact, PathPrefix, RegularExpression)` };
+  }
+  if (pathType === 'RegularExpression') {
+    const e = checkRegex(pathValue);
+    if (e) return { reason: 'UnsupportedValue', message: `${field}.path.value: ${e}` };
+  } else if (!pathValue.startsWith('/')) {
+    return { reason: 'UnsupportedValue', message: `${field}.path.value: "${pathValue}" must start with "/"` };
+  }
+  const ir: HTTPMatchIR = { path: { type: pathType, value: pathValue }, headers: [], queryParams: [] };
+  for (const [i, h] of (m.headers ?? []).entries()) {
+    const s = stringMatch(h.type, h.value, `${field}.headers[${i}]`);
+    if (isProblem(s)) return s;
+    ir.headers.push({ name: h.name, ...s });
+  }
+  for (const [i, q] of (m.queryParams ?? []).entries()) {
+    const s = stringMatch(q.type, q.value, `${field}.queryParams[${i}]`);
+    if (isProblem(s)) return s;
+    ir.queryParams.push({ name: q.name, ...s });
+  }
+  if (m.method !== undefined) {
+    if (!METHODS.has(m.method)) return { reason: 'UnsupportedValue', message: `${field}.method: "${m.method}" is not an HTTP method` };
+    ir.method = m.method;
+  }
+  return ir;
+}
+
+export { isProblem };

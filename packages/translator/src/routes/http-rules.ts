@@ -1,0 +1,100 @@
+// Rules of HTTPRoute and GRPCRoute: filters, backends (weighted; invalid ones keep their share
+// as 500s), timeouts and retries. A rule whose backends are all invalid answers 500; an invalid
+// rule (bad match or filter value) answers 500 and is reported as UnsupportedValue.
+import type { BackendRef, HTTPRouteFilter, HTTPRouteRule, KubeObject } from '@turnpike/api';
+import type { Problem } from '../conditions.js';
+import type { TranslationContext } from '../context.js';
+import type { ClusterIR, HTTPMatchIR, HTTPRouteIR, WeightedCluster } from '../xds-ir.js';
+import { resolveBackend } from './backends.js';
+import { compileFilters } from './http-filters.js';
+import { notePolicy, type RouteResult } from './route-result.js';
+
+const BACKEND_FILTERS = new Set(['RequestHeaderModifier', 'ResponseHeaderModifier']);
+const DURATION = /^([0-9]{1,5}(h|m|s|ms)){1,4}$/;
+
+export interface RuleInput {
+  matches: (HTTPMatchIR | Problem)[];
+  filters?: HTTPRouteFilter[];
+  backendRefs?: BackendRef[];
+  timeouts?: HTTPRouteRule['timeouts'];
+  retry?: HTTPRouteRule['retry'];
+}
+
+export function translateRules(ctx: TranslationContext, route: KubeObject, kind: string, rules: RuleInput[], result: RouteResult): void {
+  const protocol = kind === 'GRPCRoute' ? 'h2' : 'http';
+  const irRoutes: HTTPRouteIR[] = [];
+  let invalidRules = 0;
+  const clusters = new Map<string, ClusterIR>();
+  rules.forEach((rule, ri) => {
+    const field = `spec.rules[${ri}]`;
+    let invalid: Problem | undefined = rule.matches.find((m): m is Problem => 'reason' in m);
+    const compiled = compileFilters(ctx, route, kind, rule.filters, `${field}.filters`);
+    invalid ??= compiled.invalid;
+    for (const c of compiled.clusters) clusters.set(c.name, c);
+    if (compiled.unresolved) result.unresolved ??= compiled.unresolved;
+    const t = rule.timeouts;
+    for (const k of ['request', 'backendRequest'] as const) {
+      if (t?.[k] !== undefined && !DURATION.test(t[k] as string)) invalid ??= { reason: 'UnsupportedValue', message: `${field}.timeouts.${k}: "${t[k]}" is not a Gateway API duration` };
+    }
+    const backends: WeightedCluster[] = [];
+    let invalidWeight = 0;
+    (rule.backendRefs ?? []).forEach((ref, bi) => {
+      const r = resolveBackend(ctx, route, kind, ref, `${field}.backendRefs[${bi}]`, protocol);
+      notePolicy(result, r.policy);
+      if (r.problem) {
+        result.unresolved ??= r.problem;
+        invalidWeight += ref.weight ?? 1;
+        return;
+      }
+      const b = r.backend!;
+      // Per-backend filters the proxy applies per weighted cluster: header changes and a host rewrite.
+      const unsupported = (ref.filters ?? []).findIndex((f) => !BACKEND_FILTERS.has(f.type) && !(f.type === 'URLRewrite' && f.urlRewrite?.hostname && !f.urlRewrite.path));
+      if (unsupported >= 0) {
+        result.unresolved ??= { reason: 'UnsupportedValue', message: `${field}.backendRefs[${bi}].filters[${unsupported}]: ${ref.filters![unsupported]!.type} is not supported on a backendRef (RequestHeaderModifier, ResponseHeaderModifier, URLRewrite of the hostname)` };
+        invalidWeight += ref.weight ?? 1;
+        return;
+      }
+      clusters.set(b.cluster.name, b.cluster);
+      if (b.weight <= 0) return;
+      const wc: WeightedCluster = { cluster: b.cluster.name, weight: b.weight };
+      if (ref.filters?.length) {
+        const bf = compileFilters(ctx, route, kind, ref.filters, `${field}.backendRefs[${bi}].filters`);
+        invalid ??= bf.invalid;
+        if (bf.unresolved) result.unresolved ??= bf.unresolved;
+        for (const c of bf.clusters) clusters.set(c.name, c);
+        wc.filters = bf.filters;
+      }
+      backends.push(wc);
+    });
+    if (invalid) invalidRules++;
+    rule.matches.forEach((m, mi) => {
+      const match: HTTPMatchIR = 'reason' in m ? { path: { type: 'PathPrefix', value: '/' }, headers: [], queryParams: [] } : m;
+      const ir: HTTPRouteIR = {
+        name: `${kind.toLowerCase()}/${route.metadata.namespace}/${route.metadata.name}/rule/${ri}/match/${mi}`,
+        source: { kind, namespace: route.metadata.namespace ?? '', name: route.metadata.name, rule: ri, match: mi },
+        match,
+      };
+      if (invalid || compiled.unresolved) {
+        ir.directResponse = { status: 500 };
+      } else if (compiled.redirect) {
+        ir.redirect = compiled.redirect;
+      } else if (backends.length === 0) {
+        ir.directResponse = { status: 500 };
+      } else {
+        ir.backends = backends;
+        if (invalidWeight > 0) ir.invalidWeight = invalidWeight;
+      }
+      if (!invalid && Object.keys(compiled.filters).length) ir.filters = compiled.filters;
+      if (t && (t.request || t.backendRequest)) ir.timeouts = { ...t };
+      if (rule.retry) ir.retry = { codes: rule.retry.codes ?? [], attempts: rule.retry.attempts ?? 1, ...(rule.retry.backoff ? { backoff: rule.retry.backoff } : {}) };
+      irRoutes.push(ir);
+    });
+    if (invalid && !result.partiallyInvalid) result.partiallyInvalid = invalid;
+  });
+  if (rules.length > 0 && invalidRules === rules.length) {
+    result.invalid = result.partiallyInvalid;
+    delete result.partiallyInvalid;
+  }
+  result.http = irRoutes;
+  result.clusters = [...clusters.values()];
+}

@@ -1,0 +1,43 @@
+// TLSRoute, TCPRoute and UDPRoute: one rule of weighted backends. Invalid backends keep their
+// weight (connections to that share are rejected).
+import type { KubeObject, L4RouteRule, ParentReference } from '@turnpike/api';
+import type { TranslationContext } from '../context.js';
+import type { ClusterIR, L4RouteIR, WeightedCluster } from '../xds-ir.js';
+import { attachRoute, type ParentIndex } from './attachment.js';
+import { resolveBackend } from './backends.js';
+import { notePolicy, type RouteResult } from './route-result.js';
+
+export function translateL4Route(ctx: TranslationContext, parents: ParentIndex, route: KubeObject, kind: 'TLSRoute' | 'TCPRoute' | 'UDPRoute'): RouteResult {
+  const spec = (route.spec ?? {}) as { parentRefs?: ParentReference[]; hostnames?: string[]; rules?: L4RouteRule[] };
+  const result: RouteResult = { object: route, kind, parents: [], clusters: [] };
+  const hostnames = kind === 'TLSRoute' ? spec.hostnames : undefined;
+  result.parents = attachRoute(ctx.snapshot, parents, route, kind, spec.parentRefs ?? [], hostnames);
+  if (result.parents.length === 0) return result;
+  const protocol: ClusterIR['protocol'] = kind === 'UDPRoute' ? 'udp' : 'tcp';
+  const backends: WeightedCluster[] = [];
+  const clusters: ClusterIR[] = [];
+  let invalidWeight = 0;
+  (spec.rules ?? []).forEach((rule, ri) => {
+    (rule.backendRefs ?? []).forEach((ref, bi) => {
+      const r = resolveBackend(ctx, route, kind, ref, `spec.rules[${ri}].backendRefs[${bi}]`, protocol);
+      notePolicy(result, r.policy);
+      if (r.problem) {
+        result.unresolved ??= r.problem;
+        invalidWeight += ref.weight ?? 1;
+        return;
+      }
+      clusters.push(r.backend!.cluster);
+      if (r.backend!.weight > 0) backends.push({ cluster: r.backend!.cluster.name, weight: r.backend!.weight });
+    });
+  });
+  const l4: L4RouteIR = {
+    name: `${kind.toLowerCase()}/${route.metadata.namespace}/${route.metadata.name}/rule/0`,
+    source: { kind, namespace: route.metadata.namespace ?? '', name: route.metadata.name, rule: 0 },
+    backends,
+  };
+  if (hostnames?.length) l4.hostnames = [...hostnames].sort();
+  if (invalidWeight) l4.invalidWeight = invalidWeight;
+  result.l4 = l4;
+  result.clusters = clusters;
+  return result;
+}

@@ -1,0 +1,44 @@
+// The translator's input: every watched object, keyed kind → namespace → name.
+// The engine builds it with immer, so an unchanged object keeps its identity between snapshots.
+import type { KubeObject } from '@turnpike/api';
+
+export type NamespaceShard = ReadonlyMap<string, KubeObject>;
+export type KindStore = ReadonlyMap<string, NamespaceShard>;
+export type Snapshot = ReadonlyMap<string, KindStore>;
+
+const EMPTY: KindStore = new Map();
+
+export function kindStore(snapshot: Snapshot, kind: string): KindStore {
+  return snapshot.get(kind) ?? EMPTY;
+}
+
+export function getObject<T extends KubeObject>(snapshot: Snapshot, kind: string, namespace: string | undefined, name: string): T | undefined {
+  return kindStore(snapshot, kind).get(namespace ?? '')?.get(name) as T | undefined;
+}
+
+/** Objects of a kind in a stable order (namespace, then name), whatever order they arrived in. */
+export function listObjects<T extends KubeObject>(snapshot: Snapshot, kind: string, namespace?: string): T[] {
+  const store = kindStore(snapshot, kind);
+  const out: T[] = [];
+  const namespaces = namespace === undefined ? [...store.keys()].sort() : [namespace];
+  for (const ns of namespaces) {
+    const shard = store.get(ns);
+    if (!shard) continue;
+    for (const name of [...shard.keys()].sort()) out.push(shard.get(name) as T);
+  }
+  return out;
+}
+
+/** Builds a snapshot from a flat list (offline translation and tests). Later duplicates win. */
+export function snapshotFromObjects(objects: readonly KubeObject[]): Snapshot {
+  const kinds = new Map<string, Map<string, Map<string, KubeObject>>>();
+  for (const o of objects) {
+    let byNs = kinds.get(o.kind);
+    if (!byNs) kinds.set(o.kind, (byNs = new Map()));
+    const ns = o.metadata.namespace ?? '';
+    let byName = byNs.get(ns);
+    if (!byName) byNs.set(ns, (byName = new Map()));
+    byName.set(o.metadata.name, o);
+  }
+  return kinds;
+}

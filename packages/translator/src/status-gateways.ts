@@ -1,0 +1,120 @@
+// Status of GatewayClasses, Gateways, their listeners and ListenerSets.
+import type { Condition, Gateway, GatewayAddress, GatewayStatus, ListenerStatus, Service } from '@turnpike/api';
+import { condition, sortConditions } from './conditions.js';
+import type { ClassResult } from './gateway-classes.js';
+import { SUPPORTED_FEATURES } from './gateway-classes.js';
+import { listenerProgrammable } from './gateways.js';
+import { generatedName } from './infra-ir.js';
+import type { GatewayModel, ListenerModel, ListenerSetModel } from './model.js';
+
+export function gatewayClassStatus(c: ClassResult): Record<string, unknown> {
+  const gen = c.model.object.metadata.generation;
+  const accepted = c.problem
+    ? condition('Accepted', false, c.problem.reason, c.problem.message, gen)
+    : condition('Accepted', true, 'Accepted', 'GatewayClass is accepted by turnpike.dev/gateway-controller', gen);
+  const status: Record<string, unknown> = { conditions: [accepted] };
+  if (!c.problem) status.supportedFeatures = SUPPORTED_FEATURES.map((name) => ({ name }));
+  return status;
+}
+
+/**
+ * A listener that makes its Gateway ListenersNotValid: invalid configuration, a conflict, route
+ * kinds it cannot serve, or a reference no ReferenceGrant permits. A missing or malformed
+ * certificate only makes the listener unprogrammed (ResolvedRefs=False).
+ */
+function configInvalid(l: ListenerModel): boolean {
+  return !!l.notAccepted || !!l.conflicted || !l.attachable || l.refsProblem?.reason === 'InvalidRouteKinds' || l.refsProblem?.reason === 'RefNotPermitted';
+}
+
+export function listenerStatus(l: ListenerModel, attachedRoutes: number): ListenerStatus {
+  const gen = l.owner.metadata.generation;
+  const conds: Condition[] = [];
+  const bad = l.notAccepted ?? l.conflicted;
+  conds.push(bad ? condition('Accepted', false, bad.reason, bad.message, gen) : condition('Accepted', true, 'Accepted', 'Listener is accepted', gen));
+  if (l.conflicted) conds.push(condition('Conflicted', true, l.conflicted.reason, l.conflicted.message, gen));
+  else if (l.ownerKind === 'ListenerSet') conds.push(condition('Conflicted', false, 'NoConflicts', 'No conflict with other listeners', gen));
+  conds.push(l.refsProblem
+    ? condition('ResolvedRefs', false, l.refsProblem.reason, l.refsProblem.message, gen)
+    : condition('ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved', gen));
+  if (listenerProgrammable(l)) {
+    conds.push(condition('Programmed', true, 'Programmed', 'Listener is programmed in the proxy configuration', gen));
+  } else {
+    // ListenerSet listeners say why in the set's terms (conflict, or ListenersNotValid).
+    const reason = l.ownerKind === 'ListenerSet' ? (l.conflicted ? l.conflicted.reason : 'ListenersNotValid') : 'Invalid';
+    const why = (l.notAccepted ?? l.conflicted ?? l.refsProblem)?.message ?? 'listener is not valid';
+    conds.push(condition('Programmed', false, reason, `Listener is not programmed: ${why}`, gen));
+  }
+  if (l.overlappingTLS) conds.push(condition('OverlappingTLSConfig', true, l.overlappingTLS.reason, l.overlappingTLS.message, gen));
+  return { name: l.spec.name, supportedKinds: l.supportedKinds, attachedRoutes, conditions: sortConditions(conds) };
+}
+
+/** The address of the generated Service, once the API server or a load balancer assigned it. */
+export function gatewayAddresses(g: GatewayModel, services: Map<string, Service>): GatewayAddress[] {
+  const gw = g.object;
+  const svc = services.get(`${gw.metadata.namespace}/${generatedName(gw.metadata.name, gw.spec.gatewayClassName)}`);
+  const out: GatewayAddress[] = [];
+  for (const ing of svc?.status?.loadBalancer?.ingress ?? []) {
+    if (ing.ip) out.push({ type: 'IPAddress', value: ing.ip });
+    else if (ing.hostname) out.push({ type: 'Hostname', value: ing.hostname });
+  }
+  if (out.length === 0 && svc?.spec?.clusterIP && svc.spec.clusterIP !== 'None') out.push({ type: 'IPAddress', value: svc.spec.clusterIP });
+  return out;
+}
+
+export function gatewayStatus(g: GatewayModel, attached: Map<ListenerModel, number>, services: Map<string, Service>): GatewayStatus {
+  const gw: Gateway = g.object;
+  const gen = gw.metadata.generation;
+  const conds: Condition[] = [];
+  const invalid = g.listeners.filter(configInvalid);
+  if (g.parametersProblem) conds.push(condition('Accepted', false, g.parametersProblem.reason, g.parametersProblem.message, gen));
+  else if (g.addressProblem) conds.push(condition('Accepted', false, g.addressProblem.reason, g.addressProblem.message, gen));
+  else if (g.listeners.length > 0 && invalid.length === g.listeners.length) conds.push(condition('Accepted', false, 'ListenersNotValid', 'No listener is valid', gen));
+  else if (invalid.length) conds.push(condition('Accepted', true, 'ListenersNotValid', `Listeners not valid: ${invalid.map((l) => l.spec.name).join(', ')}`, gen));
+  else conds.push(condition('Accepted', true, 'Accepted', 'Gateway is accepted', gen));
+
+  const listeners = g.listeners.concat(...g.listenerSets.map((s) => s.listeners));
+  const programmable = listeners.filter(listenerProgrammable);
+  const addresses = gatewayAddresses(g, services);
+  const served = !g.parametersProblem && !g.addressProblem;
+  // Programmed means the configuration is served to the data plane, not that pods are ready;
+  // the address is published when the generated Service has one.
+  if (!served) conds.push(condition('Programmed', false, 'Invalid', 'No configuration is served: the Gateway is not accepted', gen));
+  else conds.push(condition('Programmed', true, 'Programmed', `Configuration for ${programmable.length} listener(s) is served to the proxy`, gen));
+
+  const refs = g.refsProblem;
+  // Listener references are reported on each listener; this one covers the Gateway's own.
+  if (refs) conds.push(condition('ResolvedRefs', false, refs.reason, refs.message, gen));
+  else conds.push(condition('ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved', gen));
+
+  const status: GatewayStatus = {
+    conditions: sortConditions(conds),
+    listeners: g.listeners.map((l) => listenerStatus(l, attached.get(l) ?? 0)),
+  };
+  if (addresses.length) status.addresses = addresses;
+  const acceptedSets = g.listenerSets.filter((s) => s.listeners.some((l) => !configInvalid(l)) && !s.notAccepted).length;
+  if (g.listenerSets.length || gw.spec.allowedListeners) status.attachedListenerSets = acceptedSets;
+  return status;
+}
+
+export function listenerSetStatus(s: ListenerSetModel, attached: Map<ListenerModel, number>): Record<string, unknown> {
+  const gen = s.object.metadata.generation;
+  const conds: Condition[] = [];
+  const invalid = s.listeners.filter(configInvalid);
+  const programmable = s.listeners.filter(listenerProgrammable);
+  if (s.notAccepted) {
+    conds.push(condition('Accepted', false, s.notAccepted.reason, s.notAccepted.message, gen));
+    conds.push(condition('Programmed', false, s.notAccepted.reason, s.notAccepted.message, gen));
+  } else {
+    const all = s.listeners.length > 0 && invalid.length === s.listeners.length;
+    if (all) conds.push(condition('Accepted', false, 'ListenersNotValid', 'No listener is valid', gen));
+    else if (invalid.length) conds.push(condition('Accepted', true, 'ListenersNotValid', `Listeners not valid: ${invalid.map((l) => l.spec.name).join(', ')}`, gen));
+    else conds.push(condition('Accepted', true, 'Accepted', 'ListenerSet is accepted', gen));
+    conds.push(programmable.length === 0
+      ? condition('Programmed', false, 'ListenersNotValid', 'No listener can be programmed', gen)
+      : condition('Programmed', true, 'Programmed', 'Listeners are programmed in the proxy configuration', gen));
+  }
+  return {
+    conditions: sortConditions(conds),
+    listeners: s.listeners.map((l) => listenerStatus(l, attached.get(l) ?? 0)),
+  };
+}

@@ -1,0 +1,29 @@
+// Route status: one entry per parentRef that names a parent of ours (controllerName ours),
+// with Accepted, ResolvedRefs and, when some rules are invalid, PartiallyInvalid.
+import { CONTROLLER_NAME, type Condition, type RouteParentStatus } from '@turnpike/api';
+import { condition, sortConditions } from './conditions.js';
+import type { RouteResult } from './routes/route-result.js';
+
+export function routeStatus(r: RouteResult, controllerName = CONTROLLER_NAME): { parents: RouteParentStatus[] } {
+  const gen = r.object.metadata.generation;
+  const parents: RouteParentStatus[] = [];
+  for (const p of r.parents) {
+    const conds: Condition[] = [];
+    if (p.problem) conds.push(condition('Accepted', false, p.problem.reason, p.problem.message, gen));
+    else if (r.invalid) conds.push(condition('Accepted', false, r.invalid.reason, r.invalid.message, gen));
+    else {
+      conds.push(condition('Accepted', true, 'Accepted', `Route is accepted by ${p.attached.length} listener(s): ${p.attached.map((a) => a.listener.spec.name).join(', ')}`, gen));
+      if (r.partiallyInvalid) conds.push(condition('PartiallyInvalid', true, r.partiallyInvalid.reason, `Invalid rules answer 500: ${r.partiallyInvalid.message}`, gen));
+    }
+    conds.push(r.unresolved
+      ? condition('ResolvedRefs', false, r.unresolved.reason, r.unresolved.message, gen)
+      : condition('ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved', gen));
+    parents.push({ parentRef: p.ref, controllerName, conditions: sortConditions(conds) });
+  }
+  return { parents };
+}
+
+/** A route parent that carries traffic: attached and the route is not wholly invalid. */
+export function parentCarriesTraffic(r: RouteResult, p: RouteResult['parents'][number]): boolean {
+  return !p.problem && !r.invalid;
+}

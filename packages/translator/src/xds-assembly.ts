@@ -1,0 +1,87 @@
+// Assembles the xDS IR of each Gateway from its listeners and the routes attached to them.
+// Only programmable listeners are served. TCP and UDP listeners carry the oldest attached
+// route (GEP-2644/2645: all are accepted, one gets traffic).
+import { compareAge, compareNames } from './compare.js';
+import { listenerProgrammable } from './gateways.js';
+import { tlsMode, transport } from './listener-protocols.js';
+import type { GatewayModel, ListenerModel } from './model.js';
+import { compareRoutePrecedence, type RankedRoute } from './precedence.js';
+import type { RouteResult } from './routes/route-result.js';
+import { parentCarriesTraffic } from './status-routes.js';
+import type { ClusterIR, GatewayIR, GatewayListenerIR, L4RouteIR, PortIR, VirtualHostIR } from './xds-ir.js';
+
+export function listenerIRName(l: ListenerModel): string {
+  return `${l.ownerKind}/${l.owner.metadata.namespace}/${l.owner.metadata.name}/${l.spec.name}`;
+}
+
+interface ListenerAccumulator {
+  model: ListenerModel;
+  hosts: Map<string, RankedRoute[]>;
+  l4: { route: L4RouteIR; result: RouteResult }[];
+}
+
+export function assembleGateway(g: GatewayModel, routes: readonly RouteResult[], ageOf: (r: RouteResult) => number): GatewayIR {
+  const acc = new Map<ListenerModel, ListenerAccumulator>();
+  const listeners = g.listeners.concat(...g.listenerSets.map((s) => s.listeners)).filter(listenerProgrammable);
+  for (const l of listeners) acc.set(l, { model: l, hosts: new Map(), l4: [] });
+  const clusters = new Map<string, ClusterIR>();
+  for (const r of routes) {
+    for (const p of r.parents) {
+      if (p.gateway !== g || !parentCarriesTraffic(r, p)) continue;
+      for (const { listener, hostnames } of p.attached) {
+        const a = acc.get(listener);
+        if (!a) continue;
+        for (const c of r.clusters) clusters.set(c.name, c);
+        if (r.http) {
+          const order = `${r.object.metadata.namespace}/${r.object.metadata.name}`;
+          for (const h of hostnames) {
+            const list = a.hosts.get(h) ?? [];
+            for (const route of r.http) list.push({ route, age: ageOf(r), order });
+            a.hosts.set(h, list);
+          }
+        } else if (r.l4) {
+          a.l4.push({ route: r.kind === 'TLSRoute' ? { ...r.l4, hostnames } : r.l4, result: r });
+        }
+      }
+    }
+  }
+  const ports = new Map<string, PortIR>();
+  for (const a of acc.values()) {
+    const l = a.model.spec;
+    const t = transport(l.protocol);
+    const key = `${t}/${l.port}`;
+    let port = ports.get(key);
+    if (!port) ports.set(key, (port = { name: `${t}-${l.port}`, port: l.port, transport: t, listeners: [] }));
+    const ir: GatewayListenerIR = { name: listenerIRName(a.model), protocol: l.protocol };
+    if (l.hostname) ir.hostname = l.hostname;
+    if (l.protocol === 'HTTPS' || l.protocol === 'TLS') {
+      ir.tls = { mode: l.protocol === 'HTTPS' ? 'Terminate' : tlsMode(l), certificates: a.model.certificates.map((c) => c.secret) };
+      if (a.model.clientCA) ir.tls.clientCA = a.model.clientCA;
+    }
+    if (l.protocol === 'HTTP' || l.protocol === 'HTTPS') {
+      const vhosts: VirtualHostIR[] = [];
+      for (const h of [...a.hosts.keys()].sort()) {
+        const ranked = (a.hosts.get(h) as RankedRoute[]).sort(compareRoutePrecedence);
+        vhosts.push({ name: `${ir.name}/${h}`, domains: [h], routes: ranked.map((r) => r.route) });
+      }
+      ir.virtualHosts = vhosts;
+    } else {
+      const sorted = a.l4.sort((x, y) => compareAge(x.result.object, y.result.object) || compareNames(x.result.object, y.result.object));
+      ir.routes = l.protocol === 'TLS' ? sorted.map((x) => x.route) : sorted.slice(0, 1).map((x) => x.route);
+    }
+    port.listeners.push(ir);
+  }
+  const secrets = new Set<string>();
+  for (const l of listeners) for (const c of l.certificates) secrets.add(c.secret);
+  const gw = g.object;
+  const out: GatewayIR = {
+    name: gw.metadata.name,
+    namespace: gw.metadata.namespace ?? '',
+    ports: [...ports.values()].sort((a, b) => a.port - b.port || (a.transport < b.transport ? -1 : 1)),
+    clusters: [...clusters.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+    secrets: [...secrets].sort(),
+  };
+  for (const p of out.ports) p.listeners.sort((a, b) => (a.name < b.name ? -1 : 1));
+  if (g.proxyConfig?.spec?.proxylessGRPC) out.proxyless = true;
+  return out;
+}

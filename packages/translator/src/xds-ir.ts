@@ -1,0 +1,95 @@
+// The xDS IR: per Gateway, what its proxy listens on and where traffic goes. Plain JSON; the
+// xds package turns it into Envoy resources.
+
+export interface RouteSource { kind: string; namespace: string; name: string; rule: number; match?: number }
+
+export interface EndpointIR { address: string; port: number; ready: boolean }
+
+export interface ClusterIR {
+  /** `namespace/service/port`. */
+  name: string;
+  service: { namespace: string; name: string; port: number };
+  protocol: 'http' | 'h2' | 'tcp' | 'udp';
+  endpoints: EndpointIR[];
+  tls?: { sni: string; caBundle?: string; wellKnownCA?: string; subjectAltNames: string[]; policy: string };
+}
+
+export interface WeightedCluster { cluster: string; weight: number; filters?: HTTPFiltersIR }
+
+export interface StringMatchIR { type: 'Exact' | 'RegularExpression' | 'Prefix'; value: string }
+
+export interface HTTPMatchIR {
+  path: { type: 'Exact' | 'PathPrefix' | 'RegularExpression'; value: string };
+  headers: ({ name: string } & StringMatchIR)[];
+  queryParams: ({ name: string } & StringMatchIR)[];
+  method?: string;
+}
+
+export interface HeaderChangesIR { set: { name: string; value: string }[]; add: { name: string; value: string }[]; remove: string[] }
+
+export interface HTTPFiltersIR {
+  requestHeaders?: HeaderChangesIR;
+  responseHeaders?: HeaderChangesIR;
+  rewrite?: { hostname?: string; path?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string } };
+  mirrors?: { cluster: string; percent: number }[];
+  cors?: { allowOrigins: string[]; allowMethods: string[]; allowHeaders: string[]; exposeHeaders: string[]; allowCredentials: boolean; maxAge?: number };
+  plugins?: { name: string; type: 'lua' | 'wasm'; sha256: string }[];
+}
+
+export interface RedirectIR { scheme?: string; hostname?: string; port?: number; path?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string }; statusCode: number }
+
+export interface HTTPRouteIR {
+  /** Unique within the Gateway: `kind/namespace/name/rule/match`. */
+  name: string;
+  source: RouteSource;
+  match: HTTPMatchIR;
+  filters?: HTTPFiltersIR;
+  backends?: WeightedCluster[];
+  /** Share of traffic (by weight) that goes to invalid backends and is answered with 500. */
+  invalidWeight?: number;
+  directResponse?: { status: number; body?: string };
+  redirect?: RedirectIR;
+  timeouts?: { request?: string; backendRequest?: string };
+  retry?: { codes: number[]; attempts: number; backoff?: string };
+}
+
+export interface VirtualHostIR { name: string; domains: string[]; routes: HTTPRouteIR[] }
+
+export interface L4RouteIR { name: string; source: RouteSource; hostnames?: string[]; backends: WeightedCluster[]; invalidWeight?: number }
+
+export interface ListenerTLSIR {
+  mode: 'Terminate' | 'Passthrough';
+  /** Secret keys `namespace/name`; their content is in GatewayIR.secrets. */
+  certificates: string[];
+  clientCA?: string;
+}
+
+export interface GatewayListenerIR {
+  /** `Gateway|ListenerSet/namespace/name/listener`. */
+  name: string;
+  protocol: string;
+  hostname?: string;
+  tls?: ListenerTLSIR;
+  virtualHosts?: VirtualHostIR[];
+  routes?: L4RouteIR[];
+}
+
+export interface PortIR {
+  name: string;
+  port: number;
+  transport: 'tcp' | 'udp';
+  listeners: GatewayListenerIR[];
+}
+
+export interface GatewayIR {
+  name: string;
+  namespace: string;
+  ports: PortIR[];
+  clusters: ClusterIR[];
+  /** TLS Secrets the listeners use, by `namespace/name` (content stays out of printed IR). */
+  secrets: string[];
+  /** gRPC services exposed to proxyless clients, when the ProxyConfig asks for it. */
+  proxyless?: boolean;
+}
+
+export interface XdsIR { gateways: Record<string, GatewayIR> }
