@@ -1,0 +1,74 @@
+// `turnpike diff A B`: what a change to the manifests (or between two points of an event log)
+// does to statuses and proxy configuration. Exit 0 when the same, 1 when different, 2 on error.
+import { existsSync, statSync } from 'node:fs';
+import type { Command } from 'commander';
+import { readEventLog } from '@turnpike/engine';
+import type { TranslateResult } from '@turnpike/translator';
+import pc from 'picocolors';
+import { CliError } from '../errors.js';
+import { stateAt } from '../log-state.js';
+import { translatePaths } from '../offline.js';
+import { semanticDiff, type SemanticDiff, type SetChange } from '../semantic-diff.js';
+
+/** A side is a manifest file or directory, or `LOG@SEQ` (the state after event SEQ). */
+export function loadSide(spec: string): TranslateResult {
+  const at = spec.lastIndexOf('@');
+  if (at > 0 && !existsSync(spec)) {
+    const path = spec.slice(0, at);
+    const seq = Number(spec.slice(at + 1));
+    if (!Number.isInteger(seq) || seq < 0) throw new CliError(`${spec}: "${spec.slice(at + 1)}" is not an event number`);
+    if (!existsSync(path) || !statSync(path).isFile()) throw new CliError(`${spec}: no event log at ${path}`);
+    return stateAt(readEventLog(path), seq).result;
+  }
+  const r = translatePaths([spec], '1970-01-01T00:00:00Z');
+  for (const w of r.warnings) process.stderr.write(`turnpike: warning: ${w}\n`);
+  return r.result;
+}
+
+export function registerDiff(program: Command): void {
+  program
+    .command('diff')
+    .description('show what changes between two sets of manifests (or LOG@SEQ points) in statuses, xDS and infra')
+    .argument('<a>', 'manifest file/directory or LOG@SEQ')
+    .argument('<b>', 'manifest file/directory or LOG@SEQ')
+    .option('-o, --output <format>', 'text or json', 'text')
+    .option('--color', 'force colour')
+    .option('--no-color', 'no colour')
+    .action((a: string, b: string, opts: { output: string; color?: boolean }) => {
+      const d = semanticDiff(loadSide(a), loadSide(b));
+      if (opts.output === 'json') process.stdout.write(`${JSON.stringify(d, null, 2)}\n`);
+      else if (opts.output === 'text') process.stdout.write(renderDiff(d, opts.color ?? process.stdout.isTTY ?? false));
+      else throw new CliError(`-o ${opts.output}: unknown format (text, json)`);
+      process.exitCode = d.same ? 0 : 1;
+    });
+}
+
+export function renderDiff(d: SemanticDiff, color: boolean): string {
+  const c = pc.createColors(color);
+  if (d.same) return 'no differences\n';
+  const lines: string[] = [];
+  const sym = (change: string) => (change === 'added' ? c.green('+') : change === 'removed' ? c.red('-') : c.yellow('~'));
+  if (d.objects.length) lines.push(c.bold('statuses'));
+  for (const o of d.objects) {
+    lines.push(`${sym(o.change)} ${o.object}`);
+    for (const ch of o.conditions) {
+      lines.push(`    ${ch.where ? ch.where + ' ' : ''}${ch.type}: ${ch.old ? c.red(ch.old) : '(none)'} → ${ch.new ? c.green(ch.new) : '(none)'}`);
+    }
+    for (const r of o.attachedRoutes) lines.push(`    listener ${r.listener} attachedRoutes: ${r.old ?? '(none)'} → ${r.new ?? '(none)'}`);
+  }
+  const set = (label: string, s: SetChange) => {
+    for (const k of s.added) lines.push(`    ${c.green('+')} ${label} ${k}`);
+    for (const k of s.removed) lines.push(`    ${c.red('-')} ${label} ${k}`);
+    for (const k of s.changed) lines.push(`    ${c.yellow('~')} ${label} ${k}`);
+  };
+  if (d.xds.length) lines.push(c.bold('xds'));
+  for (const g of d.xds) {
+    lines.push(`${sym(g.change)} gateway ${g.gateway}`);
+    set('listener', g.listeners);
+    set('route', g.routes);
+    set('cluster', g.clusters);
+  }
+  if (d.infra.length) lines.push(c.bold('infra'));
+  for (const i of d.infra) lines.push(`${sym(i.change)} gateway ${i.gateway}${i.fields.length ? `: ${i.fields.join(', ')}` : ''}`);
+  return `${lines.join('\n')}\n`;
+}

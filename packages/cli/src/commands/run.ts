@@ -1,0 +1,85 @@
+// `turnpike run --dir DIR`: the engine on a directory of YAML, printing status changes as they
+// happen. `--record FILE` writes the event log.
+import type { Command } from 'commander';
+import { DIRECTORY_SOURCE, DEFAULT_MAX_DELAY_MS, DEFAULT_QUIET_MS, directorySource, EventLogWriter, runEngine, type EngineOutput } from '@turnpike/engine';
+import type { Subscription } from 'rxjs';
+import { CliError } from '../errors.js';
+import { statusSummary } from '../status-lines.js';
+import { canonical } from '../canonical.js';
+
+export interface RunOptions { dir?: string; record?: string; output: string; quietMs: string; maxDelayMs: string; poll: string }
+
+export function registerRun(program: Command): void {
+  program
+    .command('run')
+    .description('run the controller on a directory of YAML manifests and print status changes')
+    .option('--dir <dir>', 'directory of manifests to watch')
+    .option('--record <file>', 'write the event log (NDJSON) to this file')
+    .option('-o, --output <format>', 'text or json (one JSON object per line)', 'text')
+    .option('--quiet-ms <ms>', 'holdoff quiet period', String(DEFAULT_QUIET_MS))
+    .option('--max-delay-ms <ms>', 'holdoff maximum delay', String(DEFAULT_MAX_DELAY_MS))
+    .option('--poll <ms>', 'rescan the directory this often, besides file notifications', '1000')
+    .action(async (opts: RunOptions) => {
+      if (!opts.dir) throw new CliError('run needs --dir DIR (the in-cluster mode comes with --kubeconfig)');
+      if (opts.output !== 'text' && opts.output !== 'json') throw new CliError(`-o ${opts.output}: unknown format (text, json)`);
+      await runOnDirectory(opts);
+    });
+}
+
+function parseMs(v: string, flag: string): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new CliError(`${flag} ${v}: not a number of milliseconds`);
+  return n;
+}
+
+export function runOnDirectory(opts: RunOptions): Promise<void> {
+  const quietMs = parseMs(opts.quietMs, '--quiet-ms');
+  const maxDelayMs = parseMs(opts.maxDelayMs, '--max-delay-ms');
+  const json = opts.output === 'json';
+  const log = (line: Record<string, unknown>, text: string) => process.stdout.write(json ? `${JSON.stringify(line)}\n` : `${text}\n`);
+  const recorder = opts.record ? new EventLogWriter(opts.record, { createdAt: new Date().toISOString(), quietMs, maxDelayMs, source: `dir:${opts.dir}` }) : undefined;
+  const previous = new Map<string, string>();
+  const source = directorySource(opts.dir!, {
+    pollMs: parseMs(opts.poll, '--poll'),
+    onError: (m) => process.stderr.write(`turnpike: error: ${m}\n`),
+    onWarning: (m) => process.stderr.write(`turnpike: warning: ${m}\n`),
+  });
+  return new Promise<void>((resolve) => {
+    let sub: Subscription | undefined;
+    const stop = () => {
+      sub?.unsubscribe();
+      recorder?.close();
+      resolve();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    sub = runEngine({
+      sources: [source],
+      sourceNames: [DIRECTORY_SOURCE],
+      quietMs,
+      maxDelayMs,
+      onEvent: (e) => recorder?.event(e),
+      onError: (e) => process.stderr.write(`turnpike: error: translation failed: ${e.message}\n`),
+    }).subscribe((out: EngineOutput) => {
+      recorder?.output(out.seq, out.hash);
+      if (!out.changed) return;
+      const time = new Date().toISOString();
+      for (const d of out.result.diagnostics) process.stderr.write(`turnpike: ${d.level}: ${d.object}: ${d.message}\n`);
+      const seen = new Set<string>();
+      for (const [key, status] of Object.entries(out.result.statuses)) {
+        seen.add(key);
+        const c = canonical(status);
+        if (previous.get(key) === c) continue;
+        previous.set(key, c);
+        log({ time, seq: out.seq, object: key, status }, `${time.slice(11, 23)} ${key.replace(/\/\//, '/')} ${statusSummary(status)}`);
+      }
+      for (const key of [...previous.keys()]) {
+        if (seen.has(key)) continue;
+        previous.delete(key);
+        log({ time, seq: out.seq, object: key, status: null }, `${time.slice(11, 23)} ${key} (no longer ours)`);
+      }
+      const gws = Object.keys(out.result.xdsIR.gateways).length;
+      if (!json) process.stderr.write(`turnpike: translated event ${out.seq}: ${gws} gateway(s), output ${out.hash.slice(0, 12)}\n`);
+    });
+  });
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env node
+// The turnpike command.
+import { Command, CommanderError } from 'commander';
+import { registerDiff } from './commands/diff.js';
+import { registerReplay } from './commands/replay.js';
+import { registerRun } from './commands/run.js';
+import { registerTranslate } from './commands/translate.js';
+import { reportError } from './errors.js';
+
+export function buildProgram(): Command {
+  const program = new Command('turnpike')
+    .description('Turnpike: a Kubernetes Gateway API controller')
+    .option('--debug', 'print stack traces on errors')
+    .exitOverride()
+    .showHelpAfterError(false);
+  registerTranslate(program);
+  registerRun(program);
+  registerReplay(program);
+  registerDiff(program);
+  return program;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (e) {
+    if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
+    return reportError(e, argv.includes('--debug'));
+  }
+}
+
+process.exitCode = await main(process.argv);

@@ -1,0 +1,26 @@
+// Offline translation of manifests: load, translate, and merge statuses into the objects.
+import { CONTROLLER_NAME, OWNED_STATUS_KINDS, objectKey, type KubeObject } from '@turnpike/api';
+import { loadManifests } from '@turnpike/engine';
+import { mergeStatus, snapshotFromObjects, translate, type TranslateResult } from '@turnpike/translator';
+
+export interface OfflineResult { resources: KubeObject[]; result: TranslateResult; warnings: string[] }
+
+export function withStatuses(objects: readonly KubeObject[], result: TranslateResult, now: string): KubeObject[] {
+  return objects.map((o) => {
+    const ours = result.statuses[objectKey(o.kind, o.metadata.namespace, o.metadata.name)];
+    if (!ours || !OWNED_STATUS_KINDS.has(o.kind)) return o;
+    return { ...o, status: mergeStatus(o.kind, o.status as Record<string, unknown> | undefined, ours, CONTROLLER_NAME, now) };
+  });
+}
+
+export function translateObjects(objects: KubeObject[], now: string): OfflineResult {
+  const result = translate(snapshotFromObjects(objects));
+  return { resources: withStatuses(objects, result, now), result, warnings: [] };
+}
+
+export function translatePaths(paths: string[], now: string): OfflineResult {
+  const loaded = loadManifests(paths);
+  const r = translateObjects(loaded.objects, now);
+  for (const [kind, file] of loaded.unknownKinds) r.warnings.push(`ignoring kind ${kind} (first seen in ${file}): not a kind turnpike reads`);
+  return r;
+}

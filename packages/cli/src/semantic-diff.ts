@@ -1,0 +1,121 @@
+// A semantic diff of two translations: per object the conditions and attachedRoutes that
+// changed, per Gateway the listeners, routes and clusters added, removed or changed in the xDS
+// IR, and the infra changes. Pure; printing is separate.
+import type { Condition } from '@turnpike/api';
+import type { GatewayIR, TranslateResult } from '@turnpike/translator';
+import { canonical } from './canonical.js';
+
+type AnyStatus = Record<string, unknown>;
+
+export interface ConditionChange { where: string; type: string; old?: string; new?: string }
+export interface ObjectChange { object: string; change: 'added' | 'removed' | 'changed'; conditions: ConditionChange[]; attachedRoutes: { listener: string; old?: number; new?: number }[] }
+export interface SetChange { added: string[]; removed: string[]; changed: string[] }
+export interface GatewayXdsChange { gateway: string; change: 'added' | 'removed' | 'changed'; listeners: SetChange; routes: SetChange; clusters: SetChange }
+export interface InfraChange { gateway: string; change: 'added' | 'removed' | 'changed'; fields: string[] }
+export interface SemanticDiff { objects: ObjectChange[]; xds: GatewayXdsChange[]; infra: InfraChange[]; same: boolean }
+
+function condText(c: Condition | undefined): string | undefined {
+  return c ? `${c.status}/${c.reason}` : undefined;
+}
+
+/** Flattens a status into `where → type → condition`. */
+function flatten(status: AnyStatus | undefined): Map<string, Map<string, Condition>> {
+  const out = new Map<string, Map<string, Condition>>();
+  const add = (where: string, list: unknown) => {
+    const m = out.get(where) ?? new Map<string, Condition>();
+    for (const c of (list as Condition[] | undefined) ?? []) m.set(c.type, c);
+    out.set(where, m);
+  };
+  if (!status) return out;
+  if (status.conditions) add('', status.conditions);
+  for (const l of (status.listeners as AnyStatus[] | undefined) ?? []) add(`listener ${l.name}`, l.conditions);
+  for (const p of (status.parents as AnyStatus[] | undefined) ?? []) add(`parent ${refText(p.parentRef)}`, p.conditions);
+  for (const a of (status.ancestors as AnyStatus[] | undefined) ?? []) add(`ancestor ${refText(a.ancestorRef)}`, a.conditions);
+  return out;
+}
+
+function refText(r: unknown): string {
+  const ref = r as Record<string, unknown>;
+  return `${ref.kind ?? 'Gateway'} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}${ref.sectionName ? `/${ref.sectionName}` : ''}${ref.port ? `:${ref.port}` : ''}`;
+}
+
+function attached(status: AnyStatus | undefined): Map<string, number> {
+  return new Map(((status?.listeners as AnyStatus[] | undefined) ?? []).map((l) => [String(l.name), Number(l.attachedRoutes ?? 0)]));
+}
+
+function diffObject(key: string, a: AnyStatus | undefined, b: AnyStatus | undefined): ObjectChange | undefined {
+  const fa = flatten(a), fb = flatten(b);
+  const conditions: ConditionChange[] = [];
+  for (const where of [...new Set([...fa.keys(), ...fb.keys()])].sort()) {
+    const ca = fa.get(where) ?? new Map(), cb = fb.get(where) ?? new Map();
+    for (const type of [...new Set([...ca.keys(), ...cb.keys()])].sort()) {
+      const o = condText(ca.get(type)), n = condText(cb.get(type));
+      if (o !== n) {
+        const ch: ConditionChange = { where, type };
+        if (o) ch.old = o;
+        if (n) ch.new = n;
+        conditions.push(ch);
+      }
+    }
+  }
+  const aa = attached(a), ab = attached(b);
+  const routes: ObjectChange['attachedRoutes'] = [];
+  for (const l of [...new Set([...aa.keys(), ...ab.keys()])].sort()) {
+    if (aa.get(l) !== ab.get(l)) routes.push({ listener: l, ...(aa.has(l) ? { old: aa.get(l) } : {}), ...(ab.has(l) ? { new: ab.get(l) } : {}) });
+  }
+  const change = !a ? 'added' : !b ? 'removed' : 'changed';
+  if (change === 'changed' && !conditions.length && !routes.length) return undefined;
+  return { object: key, change, conditions, attachedRoutes: routes };
+}
+
+function diffKeyed(a: Map<string, string>, b: Map<string, string>): SetChange {
+  const out: SetChange = { added: [], removed: [], changed: [] };
+  for (const k of [...new Set([...a.keys(), ...b.keys()])].sort()) {
+    if (!a.has(k)) out.added.push(k);
+    else if (!b.has(k)) out.removed.push(k);
+    else if (a.get(k) !== b.get(k)) out.changed.push(k);
+  }
+  return out;
+}
+
+function gatewayParts(g: GatewayIR | undefined): { listeners: Map<string, string>; routes: Map<string, string>; clusters: Map<string, string> } {
+  const listeners = new Map<string, string>(), routes = new Map<string, string>(), clusters = new Map<string, string>();
+  for (const p of g?.ports ?? []) {
+    for (const l of p.listeners) {
+      const { virtualHosts, routes: l4, ...rest } = l;
+      listeners.set(`${p.name} ${l.name}`, canonical(rest));
+      for (const vh of virtualHosts ?? []) for (const r of vh.routes) routes.set(`${vh.domains.join(',')} ${r.name}`, canonical(r));
+      for (const r of l4 ?? []) routes.set(`${p.name} ${r.name}`, canonical(r));
+    }
+  }
+  for (const c of g?.clusters ?? []) clusters.set(c.name, canonical(c));
+  return { listeners, routes, clusters };
+}
+
+const empty = (s: SetChange) => !s.added.length && !s.removed.length && !s.changed.length;
+
+export function semanticDiff(a: TranslateResult, b: TranslateResult): SemanticDiff {
+  const objects: ObjectChange[] = [];
+  for (const key of [...new Set([...Object.keys(a.statuses), ...Object.keys(b.statuses)])].sort()) {
+    const d = diffObject(key, a.statuses[key], b.statuses[key]);
+    if (d) objects.push(d);
+  }
+  const xds: GatewayXdsChange[] = [];
+  for (const gw of [...new Set([...Object.keys(a.xdsIR.gateways), ...Object.keys(b.xdsIR.gateways)])].sort()) {
+    const ga = a.xdsIR.gateways[gw], gb = b.xdsIR.gateways[gw];
+    const pa = gatewayParts(ga), pb = gatewayParts(gb);
+    const d: GatewayXdsChange = {
+      gateway: gw, change: !ga ? 'added' : !gb ? 'removed' : 'changed',
+      listeners: diffKeyed(pa.listeners, pb.listeners), routes: diffKeyed(pa.routes, pb.routes), clusters: diffKeyed(pa.clusters, pb.clusters),
+    };
+    if (d.change !== 'changed' || !empty(d.listeners) || !empty(d.routes) || !empty(d.clusters)) xds.push(d);
+  }
+  const infra: InfraChange[] = [];
+  for (const gw of [...new Set([...Object.keys(a.infraIR.gateways), ...Object.keys(b.infraIR.gateways)])].sort()) {
+    const ia = a.infraIR.gateways[gw] as unknown as AnyStatus | undefined, ib = b.infraIR.gateways[gw] as unknown as AnyStatus | undefined;
+    if (!ia || !ib) { infra.push({ gateway: gw, change: !ia ? 'added' : 'removed', fields: [] }); continue; }
+    const fields = [...new Set([...Object.keys(ia), ...Object.keys(ib)])].sort().filter((k) => canonical(ia[k]) !== canonical(ib[k]));
+    if (fields.length) infra.push({ gateway: gw, change: 'changed', fields });
+  }
+  return { objects, xds, infra, same: !objects.length && !xds.length && !infra.length };
+}

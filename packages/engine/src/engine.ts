@@ -1,0 +1,109 @@
+// The pipeline: every source merges into one stream; events are numbered and stamped, folded
+// into the store, and after the holdoff the whole snapshot goes to the translator. Outputs that
+// hash the same as the previous one are not passed on.
+import { Translator, type Snapshot, type TranslateResult } from '@turnpike/translator';
+import { asyncScheduler, connectable, filter, map, merge, Observable, type SchedulerLike, Subject, take } from 'rxjs';
+import type { SourceEvent, WatchEvent } from './events.js';
+import { DEFAULT_MAX_DELAY_MS, DEFAULT_QUIET_MS, holdoff } from './holdoff.js';
+import { outputHash } from './output-hash.js';
+import { applyEvents, EMPTY_SNAPSHOT } from './store.js';
+
+export interface EngineOptions {
+  /** Sources; each emits `synced` with kind `*` once it has listed everything. */
+  sources: Observable<SourceEvent | WatchEvent>[];
+  /** Names of the sources that must be synced before the first translation. */
+  sourceNames: string[];
+  quietMs?: number;
+  maxDelayMs?: number;
+  scheduler?: SchedulerLike;
+  /** Stamps `at`; replay keeps the recorded stamps. */
+  clock?: () => string;
+  translator?: Translator;
+  onEvent?: (e: WatchEvent) => void;
+  onError?: (e: Error) => void;
+}
+
+export interface EngineOutput {
+  /** The last event the translation saw. */
+  seq: number;
+  hash: string;
+  /** False when the output equals the previous one (recorded, not passed to sinks). */
+  changed: boolean;
+  result: TranslateResult;
+  snapshot: Snapshot;
+}
+
+interface State { snapshot: Snapshot; seq: number; changed: boolean; synced: Set<string>; ready: boolean; becameReady: boolean }
+
+export function isoNow(scheduler: SchedulerLike): string {
+  return new Date(scheduler.now()).toISOString();
+}
+
+/**
+ * Builds the engine's output stream. Subscribing starts the sources; every translation is
+ * emitted (with `changed` telling whether it differs from the previous one).
+ */
+export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
+  const scheduler = opts.scheduler ?? asyncScheduler;
+  const clock = opts.clock ?? (() => isoNow(scheduler));
+  const translator = opts.translator ?? new Translator();
+  const required = new Set(opts.sourceNames);
+  let seq = 0;
+
+  const events$ = merge(...opts.sources).pipe(
+    map((e): WatchEvent => {
+      const w = e as WatchEvent;
+      if (typeof w.seq === 'number' && typeof w.at === 'string') {
+        seq = Math.max(seq, w.seq);
+        return w;
+      }
+      return { seq: ++seq, at: clock(), ...e };
+    }),
+  );
+
+  let state: State = { snapshot: EMPTY_SNAPSHOT, seq: 0, changed: false, synced: new Set(), ready: required.size === 0, becameReady: false };
+  // Connected only after every consumer subscribed, so synchronous sources lose nothing.
+  const state$ = connectable(events$.pipe(
+    map((e) => {
+      opts.onEvent?.(e);
+      const { snapshot, relevant } = applyEvents(state.snapshot, [e]);
+      const synced = state.synced;
+      if (e.type === 'synced' && e.kind === '*') synced.add(e.source);
+      const ready = [...required].every((s) => synced.has(s));
+      state = { snapshot, seq: e.seq, changed: relevant, synced, ready, becameReady: ready && !state.ready };
+      return state;
+    }),
+  ), { connector: () => new Subject<State>(), resetOnDisconnect: false });
+
+  const ready$ = state$.pipe(filter((s) => s.ready), take(1));
+  let lastHash = '';
+  const outputs$ = state$.pipe(
+    filter((s) => s.changed || s.becameReady),
+    holdoff<State>({ quietMs: opts.quietMs ?? DEFAULT_QUIET_MS, maxDelayMs: opts.maxDelayMs ?? DEFAULT_MAX_DELAY_MS, ready: required.size ? ready$ : undefined, scheduler }),
+    map((s) => {
+      // Translate the latest snapshot (level-triggered), not only the batch that woke us.
+      const current = state;
+      let result: TranslateResult;
+      try {
+        result = translator.translate(current.snapshot);
+      } catch (e) {
+        opts.onError?.(e as Error);
+        return undefined;
+      }
+      const hash = outputHash(result);
+      const changed = hash !== lastHash;
+      lastHash = hash;
+      void s;
+      return { seq: current.seq, hash, changed, result, snapshot: current.snapshot } satisfies EngineOutput;
+    }),
+    filter((o): o is EngineOutput => o !== undefined),
+  );
+  return new Observable<EngineOutput>((subscriber) => {
+    const sub = outputs$.subscribe(subscriber);
+    const connection = state$.connect();
+    return () => {
+      sub.unsubscribe();
+      connection.unsubscribe();
+    };
+  });
+}

@@ -1,0 +1,83 @@
+// The event log: NDJSON. A header line names the format and version, then one line per event,
+// and after each translation an output line naming the last event it saw and the hash of its
+// whole output. Each line is written with one write(2) so a crash loses at most the last line.
+import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
+import type { WatchEvent } from './events.js';
+
+export const LOG_FORMAT = 'turnpike.events';
+export const LOG_VERSION = 1;
+
+export interface LogHeader { format: typeof LOG_FORMAT; version: number; createdAt: string; quietMs: number; maxDelayMs: number; source?: string }
+export interface OutputRecord { type: 'output'; seq: number; hash: string }
+export type LogRecord = WatchEvent | OutputRecord;
+
+export class LogFormatError extends Error {}
+
+export class EventLogWriter {
+  private fd: number | undefined;
+  constructor(readonly path: string, header: Omit<LogHeader, 'format' | 'version'>) {
+    this.fd = openSync(path, 'w');
+    this.writeLine({ format: LOG_FORMAT, version: LOG_VERSION, ...header });
+  }
+  private writeLine(v: unknown): void {
+    if (this.fd === undefined) return;
+    writeSync(this.fd, `${JSON.stringify(v)}\n`);
+  }
+  event(e: WatchEvent): void {
+    this.writeLine(e);
+  }
+  output(seq: number, hash: string): void {
+    this.writeLine({ type: 'output', seq, hash } satisfies OutputRecord);
+  }
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+}
+
+export interface ParsedLog { header: LogHeader; events: WatchEvent[]; outputs: OutputRecord[] }
+
+export function parseEventLog(text: string, path = 'log'): ParsedLog {
+  const lines = text.split('\n');
+  let header: LogHeader | undefined;
+  const events: WatchEvent[] = [];
+  const outputs: OutputRecord[] = [];
+  lines.forEach((line, i) => {
+    if (!line.trim()) return;
+    let v: Record<string, unknown>;
+    try {
+      v = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      // A crash can leave a torn last line; anything torn before it is corruption.
+      if (i === lines.length - 1 || (i === lines.length - 2 && lines[lines.length - 1] === '')) return;
+      throw new LogFormatError(`${path}:${i + 1}: not a JSON line`);
+    }
+    if (!header) {
+      if (v.format !== LOG_FORMAT) throw new LogFormatError(`${path}:1: not a turnpike event log (format is ${JSON.stringify(v.format)}, want ${LOG_FORMAT})`);
+      if (v.version !== LOG_VERSION) throw new LogFormatError(`${path}:1: event log version ${String(v.version)} is not supported (want ${LOG_VERSION})`);
+      header = v as unknown as LogHeader;
+      return;
+    }
+    if (v.type === 'output') {
+      if (typeof v.seq !== 'number' || typeof v.hash !== 'string') throw new LogFormatError(`${path}:${i + 1}: output line needs seq and hash`);
+      outputs.push(v as unknown as OutputRecord);
+      return;
+    }
+    if (v.type !== 'upsert' && v.type !== 'delete' && v.type !== 'synced') throw new LogFormatError(`${path}:${i + 1}: unknown record type ${JSON.stringify(v.type)}`);
+    if (typeof v.seq !== 'number' || typeof v.at !== 'string' || typeof v.kind !== 'string') throw new LogFormatError(`${path}:${i + 1}: event needs seq, at and kind`);
+    if (v.type === 'upsert' && (typeof v.object !== 'object' || v.object === null)) throw new LogFormatError(`${path}:${i + 1}: upsert event ${v.seq} has no object`);
+    events.push(v as unknown as WatchEvent);
+  });
+  if (!header) throw new LogFormatError(`${path}: empty event log`);
+  return { header, events, outputs };
+}
+
+export function readEventLog(path: string): ParsedLog {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new LogFormatError(`${path}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  return parseEventLog(text, path);
+}

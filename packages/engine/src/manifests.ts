@@ -1,0 +1,113 @@
+// Reading Kubernetes manifests from YAML files and directories, with errors that name the file,
+// line and column, or the object and field. Unknown kinds are reported once and skipped.
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { extname, join } from 'node:path';
+import { CLUSTER_SCOPED, isWatchedKind, objectKey, type KubeObject } from '@turnpike/api';
+import { LineCounter, parseAllDocuments } from 'yaml';
+
+export class ManifestError extends Error {}
+
+export interface LoadedManifests {
+  objects: KubeObject[];
+  /** Kinds we do not watch, each listed once with the first place it was seen. */
+  unknownKinds: Map<string, string>;
+  files: string[];
+}
+
+const YAML_EXT = new Set(['.yaml', '.yml', '.json']);
+
+/** Files under a path, in a stable order. A file is taken whatever its extension. */
+export function listManifestFiles(path: string): string[] {
+  let st;
+  try {
+    st = statSync(path);
+  } catch (e) {
+    throw new ManifestError(`${path}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  if (st.isFile()) return [path];
+  const out: string[] = [];
+  for (const name of readdirSync(path).sort()) {
+    if (name.startsWith('.')) continue;
+    const p = join(path, name);
+    const s = statSync(p);
+    if (s.isDirectory()) out.push(...listManifestFiles(p));
+    else if (YAML_EXT.has(extname(name))) out.push(p);
+  }
+  return out;
+}
+
+/** Parses one file's text into objects. Throws ManifestError naming file:line:column. */
+export function parseManifests(text: string, file: string): KubeObject[] {
+  const lineCounter = new LineCounter();
+  const docs = parseAllDocuments(text, { lineCounter, prettyErrors: false });
+  const out: KubeObject[] = [];
+  for (const doc of Array.isArray(docs) ? docs : [docs]) {
+    if (doc.errors.length) {
+      const err = doc.errors[0]!;
+      const pos = lineCounter.linePos(err.pos[0]);
+      throw new ManifestError(`${file}:${pos.line}:${pos.col}: YAML syntax error: ${err.message.split('\n')[0]}`);
+    }
+    const value = doc.toJS({ maxAliasCount: 100 }) as unknown;
+    if (value === null || value === undefined) continue;
+    const start = doc.contents?.range?.[0] ?? 0;
+    const where = `${file}:${lineCounter.linePos(start).line}`;
+    const items = isList(value) ? (value as { items: unknown[] }).items : [value];
+    for (const item of items) out.push(checkObject(item, where));
+  }
+  return out;
+}
+
+function isList(v: unknown): boolean {
+  return typeof v === 'object' && v !== null && typeof (v as { kind?: unknown }).kind === 'string' && (v as { kind: string }).kind.endsWith('List') && Array.isArray((v as { items?: unknown }).items);
+}
+
+function checkObject(v: unknown, where: string): KubeObject {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ManifestError(`${where}: document is not an object`);
+  const o = v as Partial<KubeObject>;
+  if (typeof o.kind !== 'string' || !o.kind) throw new ManifestError(`${where}: document has no "kind"`);
+  if (typeof o.apiVersion !== 'string' || !o.apiVersion) throw new ManifestError(`${where}: ${o.kind} has no "apiVersion"`);
+  if (typeof o.metadata?.name !== 'string' || !o.metadata.name) throw new ManifestError(`${where}: ${o.kind} has no "metadata.name"`);
+  return o as KubeObject;
+}
+
+/**
+ * Loads every manifest under the given paths. Objects of namespaced kinds without a namespace
+ * land in `defaultNamespace`, as kubectl would put them.
+ */
+export function loadManifests(paths: readonly string[], defaultNamespace = 'default'): LoadedManifests {
+  const files = paths.flatMap(listManifestFiles);
+  const objects: KubeObject[] = [];
+  const unknownKinds = new Map<string, string>();
+  const seen = new Map<string, string>();
+  for (const file of files) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (e) {
+      throw new ManifestError(`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    }
+    for (const o of parseManifests(text, file)) {
+      if (!isWatchedKind(o.kind)) {
+        if (!unknownKinds.has(o.kind)) unknownKinds.set(o.kind, file);
+        continue;
+      }
+      normalizeNamespace(o, defaultNamespace);
+      const key = objectKey(o.kind, o.metadata.namespace, o.metadata.name);
+      const first = seen.get(key);
+      if (first) throw new ManifestError(`${file}: ${key} is defined twice (first in ${first})`);
+      seen.set(key, file);
+      objects.push(o);
+    }
+  }
+  return { objects, unknownKinds, files };
+}
+
+/** Gives a manifest what the API server would on create: its namespace and generation 1. */
+export function normalizeNamespace(o: KubeObject, defaultNamespace: string): void {
+  if (o.metadata.generation === undefined) o.metadata.generation = 1;
+  if (CLUSTER_SCOPED.has(o.kind)) {
+    delete o.metadata.namespace;
+  } else if (!o.metadata.namespace) {
+    o.metadata.namespace = defaultNamespace;
+  }
+}

@@ -1,0 +1,98 @@
+// The store: an immutable snapshot (immer) keyed kind → namespace → name. Applying events
+// returns the next snapshot and whether the change matters to the translator: an update that
+// only touches the status of an object whose status we write (or its resourceVersion) is
+// stored but does not trigger a translation, so our own status writes do not loop.
+import { OWNED_STATUS_KINDS, type KubeObject } from '@turnpike/api';
+import type { Snapshot } from '@turnpike/translator';
+import { enableMapSet, freeze, produce } from 'immer';
+import type { WatchEvent } from './events.js';
+
+enableMapSet();
+
+export const EMPTY_SNAPSHOT: Snapshot = freeze(new Map(), true);
+
+/** Status of these kinds is input to the translator (written by other parts, not by it). */
+const STATUS_IS_INPUT = new Set(['PluginInstallation']);
+
+/** Copy without the fields that never matter and cost memory (managedFields). */
+export function sanitize(o: KubeObject): KubeObject {
+  if (!o.metadata?.managedFields) return o;
+  const { managedFields: _drop, ...metadata } = o.metadata;
+  return { ...o, metadata };
+}
+
+function comparable(o: KubeObject): unknown {
+  const { resourceVersion: _rv, managedFields: _mf, ...metadata } = o.metadata ?? ({} as KubeObject['metadata']);
+  const rest: Record<string, unknown> = { ...o, metadata };
+  if (OWNED_STATUS_KINDS.has(o.kind) && !STATUS_IS_INPUT.has(o.kind)) delete rest.status;
+  return rest;
+}
+
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((x, i) => deepEqual(x, b[i]));
+  }
+  if (Array.isArray(b)) return false;
+  const ka = Object.keys(a as object).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
+  const kb = Object.keys(b as object).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
+  if (ka.length !== kb.length) return false;
+  return ka.every((k) => deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}
+
+/** Does replacing `prev` by `next` change anything the translator reads? */
+export function isRelevantChange(prev: KubeObject | undefined, next: KubeObject): boolean {
+  if (!prev) return true;
+  return !deepEqual(comparable(prev), comparable(next));
+}
+
+export interface ApplyResult { snapshot: Snapshot; relevant: boolean }
+
+type MutableStore = Map<string, Map<string, Map<string, KubeObject>>>;
+
+/** Applies a batch of events in one produce (one structural copy per touched shard). */
+export function applyEvents(snapshot: Snapshot, events: readonly WatchEvent[]): ApplyResult {
+  let relevant = false;
+  const next = produce(snapshot as MutableStore, (draft) => {
+    for (const e of events) {
+      if (e.type === 'synced' || !e.name) continue;
+      const ns = e.namespace ?? '';
+      if (e.type === 'delete') {
+        const byNs = draft.get(e.kind);
+        const shard = byNs?.get(ns);
+        if (shard?.has(e.name)) {
+          shard.delete(e.name);
+          if (shard.size === 0) byNs!.delete(ns);
+          relevant = true;
+        }
+        continue;
+      }
+      if (!e.object) continue;
+      let byNs = draft.get(e.kind);
+      if (!byNs) draft.set(e.kind, (byNs = new Map()));
+      let shard = byNs.get(ns);
+      if (!shard) byNs.set(ns, (shard = new Map()));
+      const prev = shard.get(e.name) as KubeObject | undefined;
+      const obj = sanitize(e.object);
+      if (isRelevantChange(prev, obj)) relevant = true;
+      else if (prev && deepEqual(prev, obj)) continue; // nothing at all changed: keep identity
+      shard.set(e.name, obj);
+    }
+  });
+  return { snapshot: next as Snapshot, relevant };
+}
+
+/** All objects of a snapshot as a flat, sorted list. */
+export function snapshotObjects(snapshot: Snapshot): KubeObject[] {
+  const out: KubeObject[] = [];
+  for (const kind of [...snapshot.keys()].sort()) {
+    const byNs = snapshot.get(kind)!;
+    for (const ns of [...byNs.keys()].sort()) {
+      const shard = byNs.get(ns)!;
+      for (const name of [...shard.keys()].sort()) out.push(shard.get(name)!);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,31 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from '@jest/globals';
+import { EventLogWriter, LogFormatError, parseEventLog } from '../src/event-log.js';
+
+describe('event log', () => {
+  it('writes a header, events and output lines that parse back', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'tp-log-')), 'events.ndjson');
+    const w = new EventLogWriter(path, { createdAt: '2026-01-01T00:00:00Z', quietMs: 100, maxDelayMs: 500 });
+    w.event({ seq: 1, at: '2026-01-01T00:00:00.000Z', source: 'dir', type: 'upsert', kind: 'Service', namespace: 'a', name: 's', object: { apiVersion: 'v1', kind: 'Service', metadata: { name: 's', namespace: 'a' } } });
+    w.event({ seq: 2, at: '2026-01-01T00:00:00.001Z', source: 'dir', type: 'synced', kind: '*' });
+    w.output(2, 'abc');
+    w.close();
+    const text = readFileSync(path, 'utf8');
+    expect(JSON.parse(text.split('\n')[0]!)).toMatchObject({ format: 'turnpike.events', version: 1 });
+    const log = parseEventLog(text);
+    expect(log.events.map((e) => e.seq)).toEqual([1, 2]);
+    expect(log.outputs).toEqual([{ type: 'output', seq: 2, hash: 'abc' }]);
+  });
+  it('tolerates a torn last line (a crash mid-write) but not a torn line in the middle', () => {
+    const head = '{"format":"turnpike.events","version":1,"createdAt":"x","quietMs":100,"maxDelayMs":500}';
+    const ev = '{"seq":1,"at":"2026-01-01T00:00:00.000Z","source":"d","type":"synced","kind":"*"}';
+    expect(parseEventLog(`${head}\n${ev}\n{"seq":2,"at`).events).toHaveLength(1);
+    expect(() => parseEventLog(`${head}\n{"seq":2,"at\n${ev}\n`, 'x.log')).toThrow(/x.log:2: not a JSON line/);
+  });
+  it('rejects other formats and versions', () => {
+    expect(() => parseEventLog('{"format":"other"}\n')).toThrow(LogFormatError);
+    expect(() => parseEventLog('{"format":"turnpike.events","version":2}\n')).toThrow(/version 2 is not supported/);
+  });
+});
