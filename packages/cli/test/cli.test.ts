@@ -1,0 +1,140 @@
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from '@jest/globals';
+import { MANIFEST, ROUTE, start, tmp, turnpike, waitFor, write } from './cli-helpers.js';
+
+describe('turnpike translate', () => {
+  it('prints the input objects with statuses, the xDS IR and the infra IR', () => {
+    const dir = tmp();
+    write(dir, 'a.yaml', MANIFEST);
+    write(dir, 'b.yaml', ROUTE('web'));
+    const r = turnpike('translate', '-f', dir, '-o', 'json');
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    const route = out.resources.find((o: { kind: string }) => o.kind === 'HTTPRoute');
+    expect(route.status.parents[0].conditions.map((c: { type: string; status: string }) => `${c.type}=${c.status}`)).toEqual(['Accepted=True', 'ResolvedRefs=True']);
+    expect(Object.keys(out.xdsIR.gateways)).toEqual(['infra/gw']);
+    expect(out.infraIR.gateways['infra/gw'].name).toBe('gw-tp');
+  });
+  it('prints YAML with -o yaml', () => {
+    const dir = tmp();
+    const f = write(dir, 'a.yaml', MANIFEST);
+    const r = turnpike('translate', '-f', f, '-o', 'yaml', '--to', 'resources');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^resources:\n/);
+  });
+  it('an unreadable path is one clear line and exit 2', () => {
+    const r = turnpike('translate', '-f', '/nonexistent/x.yaml');
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toBe('turnpike: /nonexistent/x.yaml: cannot read (ENOENT)');
+  });
+  it('a YAML syntax error names file:line:column, without a stack trace', () => {
+    const dir = tmp();
+    const f = write(dir, 'bad.yaml', 'apiVersion: v1\nkind: Service\nmetadata:\n  name: [unclosed\n');
+    const r = turnpike('translate', '-f', f);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(new RegExp(`^turnpike: ${f}:\\d+:\\d+: YAML syntax error`));
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+  it('a document without kind or name is an error naming the file and line', () => {
+    const dir = tmp();
+    const noKind = write(dir, 'nokind.yaml', 'apiVersion: v1\nmetadata: {name: x}\n');
+    expect(turnpike('translate', '-f', noKind).stderr).toContain(`${noKind}:1: document has no "kind"`);
+    const noName = write(dir, 'noname.yaml', '---\napiVersion: v1\nkind: Service\nmetadata: {}\n');
+    expect(turnpike('translate', '-f', noName).stderr).toContain(`${noName}:2: Service has no "metadata.name"`);
+  });
+  it('the same object twice is an error naming both files', () => {
+    const dir = tmp();
+    write(dir, 'a.yaml', MANIFEST);
+    write(dir, 'b.yaml', MANIFEST);
+    const r = turnpike('translate', '-f', dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/GatewayClass\/\/tp is defined twice \(first in .*a\.yaml\)/);
+  });
+  it('an unknown kind is warned about once and ignored', () => {
+    const dir = tmp();
+    write(dir, 'a.yaml', `${MANIFEST}---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: b}\n`);
+    const r = turnpike('translate', '-f', dir);
+    expect(r.code).toBe(0);
+    expect(r.stderr.match(/ignoring kind Deployment/g)).toHaveLength(1);
+  });
+  it('--debug adds the stack trace', () => {
+    const r = turnpike('translate', '-f', '/nonexistent', '--debug');
+    expect(r.stderr).toMatch(/\n\s+at /);
+  });
+});
+
+describe('turnpike diff', () => {
+  it('exits 0 when both sides translate the same', () => {
+    const a = tmp(), b = tmp();
+    for (const d of [a, b]) { write(d, 'm.yaml', MANIFEST); write(d, 'r.yaml', ROUTE('web')); }
+    const r = turnpike('diff', a, b);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('no differences\n');
+  });
+  it('exits 1 and names the condition, attachedRoutes and xDS changes', () => {
+    const a = tmp(), b = tmp();
+    write(a, 'm.yaml', MANIFEST); write(a, 'r.yaml', ROUTE('web'));
+    write(b, 'm.yaml', MANIFEST); write(b, 'r.yaml', ROUTE('gone'));
+    const r = turnpike('diff', a, b, '--no-color');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('~ HTTPRoute/apps/web');
+    expect(r.stdout).toContain('parent Gateway infra/gw ResolvedRefs: True/ResolvedRefs → False/BackendNotFound');
+    expect(r.stdout).toContain('- cluster apps/web/8080');
+    const j = JSON.parse(turnpike('diff', a, b, '-o', 'json').stdout);
+    expect(j.same).toBe(false);
+    expect(j.xds[0].routes.changed).toHaveLength(1);
+  });
+  it('exits 2 on a bad side', () => {
+    expect(turnpike('diff', '/nonexistent', '/nonexistent2').code).toBe(2);
+    expect(turnpike('diff', '/tmp/nothing.log@x', '/tmp').code).toBe(2);
+  });
+});
+
+describe('turnpike run --record and replay --verify', () => {
+  it('records a log while files change; the log replays identically; an altered log fails verification', async () => {
+    const dir = tmp();
+    const logDir = tmp();
+    const log = join(logDir, 'events.ndjson');
+    write(dir, 'm.yaml', MANIFEST);
+    const p = start('run', '--dir', dir, '--record', log, '--quiet-ms', '20', '--max-delay-ms', '100', '--poll', '100');
+    await waitFor(() => p.output().includes('Gateway/infra/gw'));
+    write(dir, 'r.yaml', ROUTE('web'));
+    await waitFor(() => /HTTPRoute\/apps\/web .*ResolvedRefs=True/.test(p.output()));
+    writeFileSync(join(dir, 'r.yaml'), ROUTE('gone'));
+    await waitFor(() => /HTTPRoute\/apps\/web .*ResolvedRefs=False\(BackendNotFound/.test(p.output()));
+    rmSync(join(dir, 'r.yaml'));
+    await waitFor(() => p.output().includes('HTTPRoute/apps/web (no longer ours)'));
+    const res = await p.stop();
+    expect(res.code).toBe(0);
+
+    const lines = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines[0]).toMatchObject({ format: 'turnpike.events', version: 1 });
+    expect(lines.filter((l) => l.type === 'delete').map((l) => l.kind)).toContain('HTTPRoute');
+    expect(lines.filter((l) => l.type === 'output').length).toBeGreaterThanOrEqual(4);
+
+    const ok = turnpike('replay', log, '--verify');
+    expect(ok.code).toBe(0);
+    expect(ok.stderr).toMatch(/verified \d+ output\(s\)/);
+
+    // --until shows the state at that point: the route with its missing backend.
+    const bad = lines.find((l) => l.type === 'upsert' && l.kind === 'HTTPRoute' && l.object.spec.rules[0].backendRefs[0].name === 'gone');
+    const at = JSON.parse(turnpike('replay', log, '--until', String(bad.seq), '--to', 'resources').stdout);
+    const routeAt = at.resources.find((o: { kind: string }) => o.kind === 'HTTPRoute');
+    expect(routeAt.status.parents[0].conditions.find((c: { type: string }) => c.type === 'ResolvedRefs').reason).toBe('BackendNotFound');
+
+    // Alter one recorded event: the backend name of the route's first version.
+    const first = lines.find((l) => l.type === 'upsert' && l.kind === 'HTTPRoute');
+    first.object.spec.rules[0].backendRefs[0].name = 'altered';
+    const altered = join(logDir, 'altered.ndjson');
+    writeFileSync(altered, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    const fail = turnpike('replay', altered, '--verify');
+    expect(fail.code).toBe(1);
+    expect(fail.stderr).toMatch(new RegExp(`diverges at the output after event \\d+`));
+
+    // diff between two points of the log
+    const d = turnpike('diff', `${log}@${first.seq}`, `${log}@${bad.seq}`, '--no-color');
+    expect(d.code).toBe(1);
+    expect(d.stdout).toContain('ResolvedRefs: True/ResolvedRefs → False/BackendNotFound');
+  }, 30_000);
+});

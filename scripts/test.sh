@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The whole test run: set-up, unit tests, then the end-to-end suites against a real
+# kube-apiserver built from Go modules (cached under ~/.cache after the first build).
+# Ends with the line "N passed, N failed".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+if [[ -d e2e/test ]]; then
+  TURNPIKE_KUBE_BIN=$(bash e2e/scripts/build-kube.sh)
+  export TURNPIKE_KUBE_BIN
+  exec node scripts/run-tests.mjs --e2e
+fi
+exec node scripts/run-tests.mjs
