@@ -19,5 +19,5 @@ const e2e = [project('e2e', 'e2e')];
 
 export default {
   projects: process.env.TURNPIKE_E2E === 'only' ? e2e : process.env.TURNPIKE_E2E ? [...unit, ...e2e] : unit,
-  reporters: ['default', '<rootDir>/scripts/summary-reporter.cjs'],
+  reporters: ['default'],
 };

@@ -16,17 +16,34 @@ export function getObject<T extends KubeObject>(snapshot: Snapshot, kind: string
   return kindStore(snapshot, kind).get(namespace ?? '')?.get(name) as T | undefined;
 }
 
+// Sorted views are cached by the identity of the (immutable) map they sort: with immer, only
+// the shards an event touched are new, so only those are sorted again.
+const sortedShards = new WeakMap<NamespaceShard, KubeObject[]>();
+const sortedStores = new WeakMap<KindStore, KubeObject[]>();
+
+function sortedShard(shard: NamespaceShard): KubeObject[] {
+  let list = sortedShards.get(shard);
+  if (!list) {
+    list = [...shard.keys()].sort().map((name) => shard.get(name) as KubeObject);
+    sortedShards.set(shard, list);
+  }
+  return list;
+}
+
 /** Objects of a kind in a stable order (namespace, then name), whatever order they arrived in. */
 export function listObjects<T extends KubeObject>(snapshot: Snapshot, kind: string, namespace?: string): T[] {
   const store = kindStore(snapshot, kind);
-  const out: T[] = [];
-  const namespaces = namespace === undefined ? [...store.keys()].sort() : [namespace];
-  for (const ns of namespaces) {
-    const shard = store.get(ns);
-    if (!shard) continue;
-    for (const name of [...shard.keys()].sort()) out.push(shard.get(name) as T);
+  if (namespace !== undefined) {
+    const shard = store.get(namespace);
+    return shard ? (sortedShard(shard) as T[]) : [];
   }
-  return out;
+  let list = sortedStores.get(store);
+  if (!list) {
+    list = [];
+    for (const ns of [...store.keys()].sort()) list.push(...sortedShard(store.get(ns) as NamespaceShard));
+    sortedStores.set(store, list);
+  }
+  return list as T[];
 }
 
 /** Builds a snapshot from a flat list (offline translation and tests). Later duplicates win. */

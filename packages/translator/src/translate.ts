@@ -10,7 +10,7 @@ import { condition, sortConditions } from './conditions.js';
 import { buildContext, type TranslationContext } from './context.js';
 import { processClasses } from './gateway-classes.js';
 import { buildGateways } from './gateways.js';
-import { buildGatewayInfra, type InfraIR } from './infra-ir.js';
+import { buildGatewayInfra, type GatewayInfraIR, type InfraIR } from './infra-ir.js';
 import type { GatewayModel, ListenerModel } from './model.js';
 import type { ParentIndex } from './routes/attachment.js';
 import { translateGRPCRoute } from './routes/grpcroute.js';
@@ -21,7 +21,7 @@ import { kindStore, listObjects, type Snapshot } from './snapshot.js';
 import { gatewayClassStatus, gatewayStatus, listenerSetStatus } from './status-gateways.js';
 import { parentCarriesTraffic, routeStatus } from './status-routes.js';
 import { assembleGateway } from './xds-assembly.js';
-import type { XdsIR } from './xds-ir.js';
+import type { GatewayIR, XdsIR } from './xds-ir.js';
 
 const MAX_ANCESTORS = 16;
 
@@ -41,7 +41,19 @@ export interface TranslateOptions { controllerName?: string }
 const CONTEXT_KINDS = ['GatewayClass', 'Gateway', 'ListenerSet', 'ReferenceGrant', 'Service', 'EndpointSlice', 'Secret',
   'Namespace', 'ConfigMap', 'BackendTLSPolicy', 'ProxyConfig', 'PluginInstallation'];
 
-interface Memo { stores: unknown[]; routes: WeakMap<KubeObject, RouteResult>; ctx: TranslationContext; gateways: ReturnType<typeof buildGateways>; classes: ReturnType<typeof processClasses> }
+interface Memo {
+  stores: unknown[];
+  routes: WeakMap<KubeObject, RouteResult>;
+  routeStatuses: WeakMap<RouteResult, Record<string, unknown>>;
+  links: WeakMap<RouteResult, RouteLinks>;
+  gatewayStatuses: Map<GatewayModel, { counts: string; status: Record<string, unknown> }>;
+  infra: Map<GatewayModel, GatewayInfraIR>;
+  /** Per Gateway, the route results it was assembled from and the IR it gave. */
+  assembled: Map<GatewayModel, { routes: RouteResult[]; ir: GatewayIR }>;
+  ctx: TranslationContext;
+  gateways: ReturnType<typeof buildGateways>;
+  classes: ReturnType<typeof processClasses>;
+}
 
 /**
  * A translator keeps the memo of its last run. `translate` below is a convenience for one-off
@@ -58,7 +70,7 @@ export class Translator {
     if (!memo || memo.stores.some((s, i) => s !== stores[i])) {
       const ctx = buildContext(snapshot);
       const classes = processClasses(snapshot, controllerName);
-      memo = { stores, routes: new WeakMap(), ctx, classes, gateways: buildGateways(snapshot, classes, ctx.grants) };
+      memo = { stores, routes: new WeakMap(), routeStatuses: new WeakMap(), links: new WeakMap(), gatewayStatuses: new Map(), infra: new Map(), assembled: new Map(), ctx, classes, gateways: buildGateways(snapshot, classes, ctx.grants) };
       this.memo = memo;
     } else {
       memo.ctx.snapshot = snapshot;
@@ -69,6 +81,29 @@ export class Translator {
 
 export function translate(snapshot: Snapshot, options: TranslateOptions = {}): TranslateResult {
   return new Translator(options).translate(snapshot);
+}
+
+interface RouteLinks { key: string; listeners: ListenerModel[]; gateways: GatewayModel[] }
+
+/** What a route result attaches to, computed once per result. */
+function routeLinks(memo: Memo, r: RouteResult): RouteLinks {
+  let l = memo.links.get(r);
+  if (!l) {
+    const listeners = new Set<ListenerModel>();
+    const gateways = new Set<GatewayModel>();
+    for (const p of r.parents) {
+      if (p.problem) continue;
+      gateways.add(p.gateway);
+      for (const a of p.attached) listeners.add(a.listener);
+    }
+    l = { key: objectKey(r.kind, r.object.metadata.namespace, r.object.metadata.name), listeners: [...listeners], gateways: [...gateways] };
+    memo.links.set(r, l);
+  }
+  return l;
+}
+
+function sameElements<T>(a: readonly T[], b: readonly T[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 function translateRoute(ctx: TranslationContext, parents: ParentIndex, kind: string, route: KubeObject): RouteResult {
@@ -110,40 +145,57 @@ function assemble(snapshot: Snapshot, memo: Memo, controllerName: string): Trans
   const attached = new Map<ListenerModel, number>();
   const routesByGateway = new Map<GatewayModel, RouteResult[]>();
   for (const r of routes) {
-    const seen = new Set<ListenerModel>();
-    for (const p of r.parents) {
-      if (p.problem) continue;
-      for (const a of p.attached) if (!seen.has(a.listener)) { seen.add(a.listener); attached.set(a.listener, (attached.get(a.listener) ?? 0) + 1); }
-      const list = routesByGateway.get(p.gateway) ?? [];
-      if (list[list.length - 1] !== r) list.push(r);
-      routesByGateway.set(p.gateway, list);
+    const links = routeLinks(memo, r);
+    for (const l of links.listeners) attached.set(l, (attached.get(l) ?? 0) + 1);
+    for (const g of links.gateways) {
+      const list = routesByGateway.get(g);
+      if (list) list.push(r);
+      else routesByGateway.set(g, [r]);
     }
   }
 
-  const statuses = new Map<string, Record<string, unknown>>();
-  for (const c of classes.values()) statuses.set(objectKey('GatewayClass', undefined, c.model.object.metadata.name), gatewayClassStatus(c));
+  // Statuses are written in a fixed order (kind, then namespace/name), so the output does not
+  // depend on the order objects arrived in.
+  const statuses: Record<string, Record<string, unknown>> = {};
+  for (const c of classes.values()) statuses[objectKey('GatewayClass', undefined, c.model.object.metadata.name)] = gatewayClassStatus(c);
   const xdsIR: XdsIR = { gateways: {} };
   const infraIR: InfraIR = { gateways: {} };
   const ageOf = (r: RouteResult) => { const t = Date.parse(r.object.metadata.creationTimestamp ?? ''); return Number.isNaN(t) ? Number.MAX_SAFE_INTEGER : t; };
   for (const g of gateways) {
     const gw = g.object;
     const key = `${gw.metadata.namespace}/${gw.metadata.name}`;
-    statuses.set(objectKey('Gateway', gw.metadata.namespace, gw.metadata.name), gatewayStatus(g, attached, ctx.services) as Record<string, unknown>);
+    // Reuse the previous status object while the listeners' attachedRoutes are the same.
+    const counts = g.listeners.map((l) => attached.get(l) ?? 0).join(',');
+    let gs = memo.gatewayStatuses.get(g);
+    if (!gs || gs.counts !== counts) memo.gatewayStatuses.set(g, (gs = { counts, status: gatewayStatus(g, attached, ctx.services) as Record<string, unknown> }));
+    statuses[objectKey('Gateway', gw.metadata.namespace, gw.metadata.name)] = gs.status;
     if (g.parametersProblem || g.addressProblem) continue;
-    xdsIR.gateways[key] = assembleGateway(g, routesByGateway.get(g) ?? [], ageOf);
-    infraIR.gateways[key] = buildGatewayInfra(g, []);
+    const gwRoutes = routesByGateway.get(g) ?? [];
+    const prev = memo.assembled.get(g);
+    if (prev && sameElements(prev.routes, gwRoutes)) {
+      xdsIR.gateways[key] = prev.ir;
+    } else {
+      const ir = assembleGateway(g, gwRoutes, ageOf);
+      memo.assembled.set(g, { routes: gwRoutes, ir });
+      xdsIR.gateways[key] = ir;
+    }
+    let infra = memo.infra.get(g);
+    if (!infra) memo.infra.set(g, (infra = buildGatewayInfra(g, [])));
+    infraIR.gateways[key] = infra;
   }
-  for (const s of listenerSets) statuses.set(objectKey('ListenerSet', s.object.metadata.namespace, s.object.metadata.name), listenerSetStatus(s, attached));
-  for (const r of routes) statuses.set(objectKey(r.kind, r.object.metadata.namespace, r.object.metadata.name), routeStatus(r, controllerName));
+  for (const s of listenerSets) statuses[objectKey('ListenerSet', s.object.metadata.namespace, s.object.metadata.name)] = listenerSetStatus(s, attached);
+  for (const r of routes) {
+    let s = memo.routeStatuses.get(r);
+    if (!s) memo.routeStatuses.set(r, (s = routeStatus(r, controllerName)));
+    statuses[routeLinks(memo, r).key] = s;
+  }
   backendTLSStatuses(ctx, routes, controllerName, statuses);
 
-  const sortedStatuses: Record<string, Record<string, unknown>> = {};
-  for (const k of [...statuses.keys()].sort()) sortedStatuses[k] = statuses.get(k) as Record<string, unknown>;
-  return { statuses: sortedStatuses, xdsIR, infraIR, diagnostics: diagnostics.sort((a, b) => (a.object < b.object ? -1 : a.object > b.object ? 1 : 0)) };
+  return { statuses, xdsIR, infraIR, diagnostics: diagnostics.sort((a, b) => (a.object < b.object ? -1 : a.object > b.object ? 1 : 0)) };
 }
 
 /** BackendTLSPolicy ancestors are the route parents (Gateways) whose routes use the target. */
-function backendTLSStatuses(ctx: TranslationContext, routes: RouteResult[], controllerName: string, out: Map<string, Record<string, unknown>>): void {
+function backendTLSStatuses(ctx: TranslationContext, routes: RouteResult[], controllerName: string, out: Record<string, Record<string, unknown>>): void {
   const ancestors = new Map<string, Map<string, PolicyAncestorStatus['ancestorRef']>>();
   for (const r of routes) {
     for (const policy of r.backendTLSPolicies ?? []) {
@@ -169,7 +221,7 @@ function backendTLSStatuses(ctx: TranslationContext, routes: RouteResult[], cont
     ];
     // status.ancestors holds at most 16 entries (CRD maxItems): keep the first 16 in a stable order.
     const list = [...refs.keys()].sort().slice(0, MAX_ANCESTORS).map((k) => ({ ancestorRef: refs.get(k)!, controllerName, conditions: sortConditions(conds.map((c) => ({ ...c }))) }));
-    out.set(`BackendTLSPolicy/${p.metadata.namespace}/${p.metadata.name}`, { ancestors: list });
+    out[`BackendTLSPolicy/${p.metadata.namespace}/${p.metadata.name}`] = { ancestors: list };
   }
 }
 
