@@ -45,15 +45,7 @@ export function runOnDirectory(opts: RunOptions): Promise<void> {
     onWarning: (m) => process.stderr.write(`turnpike: warning: ${m}\n`),
   });
   return new Promise<void>((resolve) => {
-    let sub: Subscription | undefined;
-    const stop = () => {
-      sub?.unsubscribe();
-      recorder?.close();
-      resolve();
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-    sub = runEngine({
+    const sub: Subscription = runEngine({
       sources: [source],
       sourceNames: [DIRECTORY_SOURCE],
       quietMs,
@@ -81,5 +73,12 @@ export function runOnDirectory(opts: RunOptions): Promise<void> {
       const gws = Object.keys(out.result.xdsIR.gateways).length;
       if (!json) process.stderr.write(`turnpike: translated event ${out.seq}: ${gws} gateway(s), output ${out.hash.slice(0, 12)}\n`);
     });
+    const stop = () => {
+      sub.unsubscribe();
+      recorder?.close();
+      resolve();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
   });
 }
