@@ -2,6 +2,7 @@
 // The turnpike command.
 import { Command, CommanderError } from 'commander';
 import { registerDiff } from './commands/diff.js';
+import { registerExplain } from './commands/explain.js';
 import { registerReplay } from './commands/replay.js';
 import { registerRun } from './commands/run.js';
 import { registerTranslate } from './commands/translate.js';
@@ -17,6 +18,7 @@ export function buildProgram(): Command {
   registerRun(program);
   registerReplay(program);
   registerDiff(program);
+  registerExplain(program);
   return program;
 }
 

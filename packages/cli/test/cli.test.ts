@@ -138,3 +138,26 @@ describe('turnpike run --record and replay --verify', () => {
     expect(d.stdout).toContain('ResolvedRefs: True/ResolvedRefs → False/BackendNotFound');
   }, 30_000);
 });
+
+describe('turnpike explain', () => {
+  it('names each listener considered and why it refused the route, and each backend', () => {
+    const dir = tmp();
+    write(dir, 'm.yaml', MANIFEST.replace('allowedRoutes: {namespaces: {from: All}}', 'hostname: "*.example.com", allowedRoutes: {namespaces: {from: Same}}'));
+    write(dir, 'r.yaml', ROUTE('web'));
+    const r = turnpike('explain', 'HTTPRoute/apps/web', '-f', dir);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('parentRefs[0] Gateway infra/gw');
+    expect(r.stdout).toContain('NOT attached: NotAllowedByListeners');
+    expect(r.stdout).toContain('listener http (HTTP :80, hostname *.example.com): refuses routes from namespace apps; allowedRoutes.namespaces.from is Same (only infra)');
+    expect(r.stdout).toContain('spec.rules[0].backendRefs[0] Service apps/web:8080 weight 1: cluster apps/web/8080');
+  });
+  it('says when a backend does not resolve and when the object does not exist', () => {
+    const dir = tmp();
+    write(dir, 'm.yaml', MANIFEST);
+    write(dir, 'r.yaml', ROUTE('gone'));
+    expect(turnpike('explain', 'HTTPRoute/apps/web', '-f', dir).stdout).toContain('BackendNotFound: spec.rules[0].backendRefs[0]: Service apps/gone not found (its share answers 500)');
+    const missing = turnpike('explain', 'HTTPRoute/apps/nope', '-f', dir);
+    expect(missing.code).toBe(1);
+    expect(turnpike('explain', 'Bogus/x/y', '-f', dir).code).toBe(2);
+  });
+});

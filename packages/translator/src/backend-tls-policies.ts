@@ -16,6 +16,8 @@ export interface BackendTLSModel {
   wellKnown?: string;
   hostname: string;
   subjectAltNames: string[];
+  /** The older policy that won the target this one also names. */
+  lostTo?: BackendTLSModel;
 }
 
 export class BackendTLSIndex {
@@ -33,6 +35,7 @@ export class BackendTLSIndex {
         const key = `${p.metadata.namespace}/${t.name}/${t.sectionName ?? ''}`;
         const existing = this.byTarget.get(key);
         if (existing) {
+          m.lostTo ??= existing;
           m.notAccepted ??= { reason: 'Conflicted', message: `spec.targetRefs: Service ${t.name}${t.sectionName ? ' port ' + t.sectionName : ''} is already targeted by the older BackendTLSPolicy ${existing.policy.metadata.name}` };
           continue;
         }

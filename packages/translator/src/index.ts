@@ -7,3 +7,4 @@ export * from './compare.js';
 export { SUPPORTED_FEATURES } from './gateway-classes.js';
 export type { RouteResult } from './routes/route-result.js';
 export * from './status-merge.js';
+export * from './explain.js';

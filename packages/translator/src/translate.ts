@@ -77,6 +77,11 @@ export class Translator {
     }
     return assemble(snapshot, memo, controllerName);
   }
+
+  /** The route result of the last translation for this route object, if it was translated. */
+  routeResult(route: KubeObject): RouteResult | undefined {
+    return this.memo?.routes.get(route);
+  }
 }
 
 export function translate(snapshot: Snapshot, options: TranslateOptions = {}): TranslateResult {
@@ -212,7 +217,9 @@ function backendTLSStatuses(ctx: TranslationContext, routes: RouteResult[], cont
   for (const model of ctx.backendTLS.models) {
     const p: BackendTLSPolicy = model.policy;
     const key = `${p.metadata.namespace}/${p.metadata.name}`;
-    const refs = ancestors.get(key);
+    // A policy that lost a conflict reports on the ancestors of the winner it lost to.
+    const winner = model.lostTo?.policy;
+    const refs = ancestors.get(key) ?? (winner ? ancestors.get(`${winner.metadata.namespace}/${winner.metadata.name}`) : undefined);
     if (!refs) continue;
     const gen = p.metadata.generation;
     const conds: Condition[] = [

@@ -11,7 +11,7 @@ import { getObject, type Snapshot } from '../snapshot.js';
 export interface ListenerVerdict {
   listener: ListenerModel;
   accepted: boolean;
-  reason?: 'kind' | 'namespace' | 'hostname' | 'unusable';
+  reason?: 'kind' | 'namespace' | 'hostname' | 'unusable' | 'sectionName' | 'port';
   hostnames: string[];
 }
 
@@ -84,9 +84,12 @@ export function attachRoute(
       a.problem = setProblem;
       return;
     }
-    let selected = candidates;
-    if (ref.sectionName !== undefined) selected = selected.filter((l) => l.spec.name === ref.sectionName);
-    if (ref.port !== undefined) selected = selected.filter((l) => l.spec.port === ref.port);
+    const selected: ListenerModel[] = [];
+    for (const l of candidates) {
+      if (ref.sectionName !== undefined && l.spec.name !== ref.sectionName) a.verdicts.push({ listener: l, accepted: false, reason: 'sectionName', hostnames: [] });
+      else if (ref.port !== undefined && l.spec.port !== ref.port) a.verdicts.push({ listener: l, accepted: false, reason: 'port', hostnames: [] });
+      else selected.push(l);
+    }
     if (selected.length === 0) {
       const what = [ref.sectionName !== undefined ? `sectionName "${ref.sectionName}"` : '', ref.port !== undefined ? `port ${ref.port}` : ''].filter(Boolean).join(' and ');
       a.problem = { reason: 'NoMatchingParent', message: `parentRefs[${index}]: ${refKind} ${key} has no listener with ${what}` };
@@ -105,7 +108,7 @@ export function attachRoute(
       a.attached.push({ listener: l, hostnames });
     }
     if (a.attached.length === 0) {
-      const hostnameOnly = a.verdicts.some((v) => v.reason === 'hostname');
+      const hostnameOnly = a.verdicts.some((v) => v.reason === 'hostname') && !a.verdicts.some((v) => v.reason === 'kind' || v.reason === 'namespace');
       a.problem = hostnameOnly
         ? { reason: 'NoMatchingListenerHostname', message: `parentRefs[${index}]: no hostname of the route intersects the hostnames of ${refKind} ${key}'s listeners` }
         : { reason: 'NotAllowedByListeners', message: `parentRefs[${index}]: ${describeRefusals(a.verdicts, kind, routeNs)}` };
@@ -115,7 +118,7 @@ export function attachRoute(
 }
 
 function describeRefusals(verdicts: ListenerVerdict[], kind: string, routeNs: string): string {
-  return verdicts.map((v) => {
+  return verdicts.filter((v) => v.reason !== 'sectionName' && v.reason !== 'port').map((v) => {
     const n = `listener "${v.listener.spec.name}"`;
     switch (v.reason) {
       case 'kind': return `${n} does not allow ${kind}`;

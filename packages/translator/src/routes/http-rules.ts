@@ -7,7 +7,7 @@ import type { TranslationContext } from '../context.js';
 import type { ClusterIR, HTTPMatchIR, HTTPRouteIR, WeightedCluster } from '../xds-ir.js';
 import { resolveBackend } from './backends.js';
 import { compileFilters } from './http-filters.js';
-import { notePolicy, type RouteResult } from './route-result.js';
+import { noteBackend, notePolicy, verdictOf, type RouteResult } from './route-result.js';
 
 const BACKEND_FILTERS = new Set(['RequestHeaderModifier', 'ResponseHeaderModifier']);
 const DURATION = /^([0-9]{1,5}(h|m|s|ms)){1,4}$/;
@@ -41,6 +41,7 @@ export function translateRules(ctx: TranslationContext, route: KubeObject, kind:
     (rule.backendRefs ?? []).forEach((ref, bi) => {
       const r = resolveBackend(ctx, route, kind, ref, `${field}.backendRefs[${bi}]`, protocol);
       notePolicy(result, r.policy);
+      noteBackend(result, verdictOf(`${field}.backendRefs[${bi}]`, ref, route, r));
       if (r.problem) {
         result.unresolved ??= r.problem;
         invalidWeight += ref.weight ?? 1;

@@ -5,7 +5,7 @@ import type { TranslationContext } from '../context.js';
 import type { ClusterIR, L4RouteIR, WeightedCluster } from '../xds-ir.js';
 import { attachRoute, type ParentIndex } from './attachment.js';
 import { resolveBackend } from './backends.js';
-import { notePolicy, type RouteResult } from './route-result.js';
+import { noteBackend, notePolicy, verdictOf, type RouteResult } from './route-result.js';
 
 export function translateL4Route(ctx: TranslationContext, parents: ParentIndex, route: KubeObject, kind: 'TLSRoute' | 'TCPRoute' | 'UDPRoute'): RouteResult {
   const spec = (route.spec ?? {}) as { parentRefs?: ParentReference[]; hostnames?: string[]; rules?: L4RouteRule[] };
@@ -21,6 +21,7 @@ export function translateL4Route(ctx: TranslationContext, parents: ParentIndex, 
     (rule.backendRefs ?? []).forEach((ref, bi) => {
       const r = resolveBackend(ctx, route, kind, ref, `spec.rules[${ri}].backendRefs[${bi}]`, protocol);
       notePolicy(result, r.policy);
+      noteBackend(result, verdictOf(`spec.rules[${ri}].backendRefs[${bi}]`, ref, route, r));
       if (r.problem) {
         result.unresolved ??= r.problem;
         invalidWeight += ref.weight ?? 1;

@@ -1,5 +1,5 @@
 // What translating one route yields, whatever its kind.
-import type { KubeObject } from '@turnpike/api';
+import type { BackendRef, KubeObject } from '@turnpike/api';
 import type { Problem } from '../conditions.js';
 import type { ClusterIR, HTTPRouteIR, L4RouteIR } from '../xds-ir.js';
 import type { ParentAttachment } from './attachment.js';
@@ -17,8 +17,16 @@ export interface RouteResult {
   http?: HTTPRouteIR[];
   l4?: L4RouteIR;
   clusters: ClusterIR[];
+  /** Every backendRef considered and what became of it (for `explain`). */
+  backendVerdicts?: BackendVerdict[];
   /** BackendTLSPolicies (`namespace/name`) that apply to this route's backends. */
   backendTLSPolicies?: string[];
+}
+
+export interface BackendVerdict { field: string; ref: string; weight: number; cluster?: string; endpoints?: number; problem?: Problem }
+
+export function noteBackend(result: RouteResult, v: BackendVerdict): void {
+  (result.backendVerdicts ??= []).push(v);
 }
 
 export function notePolicy(result: RouteResult, policy: string | undefined): void {
@@ -27,3 +35,13 @@ export function notePolicy(result: RouteResult, policy: string | undefined): voi
   if (!l.includes(policy)) l.push(policy);
 }
 
+
+export function verdictOf(field: string, ref: BackendRef, route: KubeObject, r: { backend?: { cluster: ClusterIR }; problem?: Problem }): BackendVerdict {
+  const v: BackendVerdict = { field, ref: `${ref.kind ?? 'Service'} ${ref.namespace ?? route.metadata.namespace}/${ref.name}${ref.port !== undefined ? ':' + ref.port : ''}`, weight: ref.weight ?? 1 };
+  if (r.problem) v.problem = r.problem;
+  if (r.backend) {
+    v.cluster = r.backend.cluster.name;
+    v.endpoints = r.backend.cluster.endpoints.filter((e) => e.ready).length;
+  }
+  return v;
+}

@@ -1,0 +1,35 @@
+// `turnpike explain KIND/NAMESPACE/NAME -f FILE|DIR`: why an object has its status.
+import type { Command } from 'commander';
+import { CLUSTER_SCOPED, isWatchedKind } from '@turnpike/api';
+import { loadManifests } from '@turnpike/engine';
+import { explain, snapshotFromObjects } from '@turnpike/translator';
+import { CliError } from '../errors.js';
+
+export function parseObjectRef(ref: string): { kind: string; namespace?: string; name: string } {
+  const parts = ref.split('/');
+  const kind = parts[0] ?? '';
+  if (!isWatchedKind(kind)) throw new CliError(`${ref}: unknown kind "${kind}" (use KIND/NAMESPACE/NAME, e.g. HTTPRoute/shop/store)`);
+  if (CLUSTER_SCOPED.has(kind)) {
+    if (parts.length !== 2 || !parts[1]) throw new CliError(`${ref}: ${kind} is cluster-scoped, use ${kind}/NAME`);
+    return { kind, name: parts[1] };
+  }
+  if (parts.length !== 3 || !parts[1] || !parts[2]) throw new CliError(`${ref}: use ${kind}/NAMESPACE/NAME`);
+  return { kind, namespace: parts[1], name: parts[2] };
+}
+
+export function registerExplain(program: Command): void {
+  program
+    .command('explain')
+    .description('explain why an object has its status: listeners considered, backends resolved')
+    .argument('<object>', 'KIND/NAMESPACE/NAME (or KIND/NAME for cluster-scoped kinds)')
+    .requiredOption('-f, --file <path>', 'manifest file or directory (repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .option('-o, --output <format>', 'text or json', 'text')
+    .action((ref: string, opts: { file: string[]; output: string }) => {
+      const { kind, namespace, name } = parseObjectRef(ref);
+      const snapshot = snapshotFromObjects(loadManifests(opts.file).objects);
+      const e = explain(snapshot, kind, namespace, name);
+      if (opts.output === 'json') process.stdout.write(`${JSON.stringify(e, null, 2)}\n`);
+      else process.stdout.write(`${e.lines.join('\n')}\n`);
+      if (!e.found) process.exitCode = 1;
+    });
+}
