@@ -36,7 +36,7 @@ export class BackendTLSIndex {
         const existing = this.byTarget.get(key);
         if (existing) {
           m.lostTo ??= existing;
-          m.notAccepted ??= { reason: 'Conflicted', message: `spec.targetRefs: Service ${t.name}${t.sectionName ? ' port ' + t.sectionName : ''} is already targeted by the older BackendTLSPolicy ${existing.policy.metadata.name}` };
+          m.notAccepted = { reason: 'Conflicted', message: `spec.targetRefs: Service ${t.name}${t.sectionName ? ' port ' + t.sectionName : ''} is already targeted by the older BackendTLSPolicy ${existing.policy.metadata.name}` };
           continue;
         }
         this.byTarget.set(key, m);
