@@ -23,7 +23,11 @@ export function routeStatus(r: RouteResult, controllerName = CONTROLLER_NAME): {
   return { parents };
 }
 
-/** A route parent that carries traffic: attached and the route is not wholly invalid. */
-export function parentCarriesTraffic(r: RouteResult, p: RouteResult['parents'][number]): boolean {
-  return !p.problem && !r.invalid;
+/**
+ * A route parent whose listeners get the route's configuration: it attached. A route whose rules
+ * are all invalid still gets configured, as 500s for its matches, so a typo fails closed instead
+ * of letting the requests fall through to another route.
+ */
+export function parentCarriesTraffic(_r: RouteResult, p: RouteResult['parents'][number]): boolean {
+  return !p.problem;
 }

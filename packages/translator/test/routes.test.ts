@@ -96,8 +96,13 @@ describe('backendRefs', () => {
     expect(irRoutes(r)[0].directResponse).toEqual({ status: 500 });
   });
   it('a weight of 0 sends no traffic to that backend', () => {
-    const r = run([...base(), service('b'), httpRoute('r', { parentRefs: [toGw({ sectionName: 'other' })], rules: [{ backendRefs: [backend('svc', { weight: 0 }), backend('b', { weight: 1 })] }] })]);
+    const r = run([...base(), service('b'), endpointSlice('b'), httpRoute('r', { parentRefs: [toGw({ sectionName: 'other' })], rules: [{ backendRefs: [backend('svc', { weight: 0 }), backend('b', { weight: 1 })] }] })]);
     expect(irRoutes(r)[0].backends).toEqual([{ cluster: 'apps/b/8080', weight: 1 }]);
+  });
+  it('valid backends without a ready endpoint answer 503', () => {
+    const r = run([...base(), service('empty'), httpRoute('r', { parentRefs: [toGw({ sectionName: 'other' })], rules: [{ backendRefs: [backend('empty')] }] })]);
+    expect(sr(parent(r, 'HTTPRoute', 'apps', 'r').conditions, 'ResolvedRefs')).toBe('True/ResolvedRefs');
+    expect(irRoutes(r)[0].directResponse).toEqual({ status: 503 });
   });
 });
 
@@ -115,9 +120,10 @@ describe('HTTPRoute rules', () => {
     expect(byRule[0].backends).toBeDefined();
     expect(byRule[1].directResponse).toEqual({ status: 500 });
   });
-  it('a route whose every rule is invalid is Accepted=False/UnsupportedValue', () => {
-    const r = run([...base(), httpRoute('r', { parentRefs: [toGw()], rules: [{ filters: [{ type: 'RequestRedirect', requestRedirect: { scheme: 'gopher' } }] }] })]);
+  it('a route whose every rule is invalid is Accepted=False/UnsupportedValue and its matches answer 500 (fail closed)', () => {
+    const r = run([...base(), httpRoute('r', { parentRefs: [toGw({ sectionName: 'other' })], rules: [{ filters: [{ type: 'RequestRedirect', requestRedirect: { scheme: 'gopher' } }] }] })]);
     expect(sr(parent(r, 'HTTPRoute', 'apps', 'r').conditions, 'Accepted')).toBe('False/UnsupportedValue');
+    expect(irRoutes(r).map((x) => x.directResponse)).toEqual([{ status: 500 }]);
   });
   it('header modifiers reject invalid names and the Host header', () => {
     for (const name of ['bad:name', 'host', '']) {

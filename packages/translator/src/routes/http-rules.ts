@@ -81,6 +81,9 @@ export function translateRules(ctx: TranslationContext, route: KubeObject, kind:
         ir.redirect = compiled.redirect;
       } else if (backends.length === 0) {
         ir.directResponse = { status: 500 };
+      } else if (invalidWeight === 0 && backends.every((b) => readyEndpoints(clusters.get(b.cluster)) === 0)) {
+        // Valid backends, none with a ready endpoint: 503, as the spec suggests.
+        ir.directResponse = { status: 503 };
       } else {
         ir.backends = backends;
         if (invalidWeight > 0) ir.invalidWeight = invalidWeight;
@@ -98,4 +101,8 @@ export function translateRules(ctx: TranslationContext, route: KubeObject, kind:
   }
   result.http = irRoutes;
   result.clusters = [...clusters.values()];
+}
+
+function readyEndpoints(c: ClusterIR | undefined): number {
+  return c ? c.endpoints.filter((e) => e.ready).length : 0;
 }
