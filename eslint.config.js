@@ -2,7 +2,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'e2e/kube/**', 'coverage/**'] },
+  { ignores: ['**/dist/**', '**/generated/**', '**/node_modules/**', 'e2e/kube/**', 'coverage/**'] },
   ...tseslint.configs.recommended,
   {
     rules: {

@@ -3,3 +3,4 @@ export * from './gateway-api.js';
 export * from './core.js';
 export * from './turnpike.js';
 export * from './kinds.js';
+export * from './xds-ir.js';

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The turnpike command.
 import { Command, CommanderError } from 'commander';
+import { registerBootstrap } from './commands/bootstrap.js';
 import { registerDiff } from './commands/diff.js';
 import { registerExplain } from './commands/explain.js';
 import { registerReplay } from './commands/replay.js';
@@ -19,6 +20,7 @@ export function buildProgram(): Command {
   registerReplay(program);
   registerDiff(program);
   registerExplain(program);
+  registerBootstrap(program);
   return program;
 }
 

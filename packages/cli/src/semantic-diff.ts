@@ -2,7 +2,8 @@
 // changed, per Gateway the listeners, routes and clusters added, removed or changed in the xDS
 // IR, and the infra changes. Pure; printing is separate.
 import type { Condition } from '@turnpike/api';
-import type { GatewayIR, TranslateResult } from '@turnpike/translator';
+import type { GatewayIR } from '@turnpike/api';
+import type { TranslateResult } from '@turnpike/translator';
 import { canonical } from './canonical.js';
 
 type AnyStatus = Record<string, unknown>;

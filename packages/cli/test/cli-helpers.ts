@@ -25,13 +25,14 @@ export function write(dir: string, name: string, text: string): string {
 }
 
 /** Starts a long-running command; `stop()` sends SIGTERM and resolves with its output. */
-export function start(...args: string[]): { stop: () => Promise<Result>; output: () => string } {
+export function start(...args: string[]): { stop: () => Promise<Result>; output: () => string; errors: () => string } {
   const p = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '', stderr = '';
   p.stdout.on('data', (d) => (stdout += d));
   p.stderr.on('data', (d) => (stderr += d));
   return {
     output: () => stdout,
+    errors: () => stderr,
     stop: () => new Promise((res) => {
       p.on('close', (code) => res({ code: code ?? -1, stdout, stderr }));
       p.kill('SIGTERM');

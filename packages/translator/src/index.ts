@@ -1,6 +1,5 @@
 export * from './snapshot.js';
 export * from './translate.js';
-export * from './xds-ir.js';
 export * from './infra-ir.js';
 export * from './hostnames.js';
 export * from './compare.js';

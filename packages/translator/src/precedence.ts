@@ -3,7 +3,7 @@
 // then the most query matches; remaining ties go to the oldest route, then namespace/name, then
 // rule and match order. Regular expressions rank between Exact and PathPrefix (implementation-
 // specific in the spec), longer first.
-import type { HTTPRouteIR } from './xds-ir.js';
+import type { HTTPRouteIR } from '@turnpike/api';
 
 const PATH_RANK = { Exact: 3, RegularExpression: 2, PathPrefix: 1 } as const;
 

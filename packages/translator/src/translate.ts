@@ -21,7 +21,7 @@ import { kindStore, listObjects, type Snapshot } from './snapshot.js';
 import { gatewayClassStatus, gatewayStatus, listenerSetStatus } from './status-gateways.js';
 import { parentCarriesTraffic, routeStatus } from './status-routes.js';
 import { assembleGateway } from './xds-assembly.js';
-import type { GatewayIR, XdsIR } from './xds-ir.js';
+import type { GatewayIR, XdsIR } from '@turnpike/api';
 
 const MAX_ANCESTORS = 16;
 

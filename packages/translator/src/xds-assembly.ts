@@ -8,7 +8,7 @@ import type { GatewayModel, ListenerModel } from './model.js';
 import { compareRoutePrecedence, type RankedRoute } from './precedence.js';
 import type { RouteResult } from './routes/route-result.js';
 import { parentCarriesTraffic } from './status-routes.js';
-import type { ClusterIR, GatewayIR, GatewayListenerIR, L4RouteIR, PortIR, VirtualHostIR } from './xds-ir.js';
+import type { ClusterIR, GatewayIR, GatewayListenerIR, L4RouteIR, PortIR, VirtualHostIR } from '@turnpike/api';
 
 export function listenerIRName(l: ListenerModel): string {
   return `${l.ownerKind}/${l.owner.metadata.namespace}/${l.owner.metadata.name}/${l.spec.name}`;

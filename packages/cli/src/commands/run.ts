@@ -6,8 +6,9 @@ import type { Subscription } from 'rxjs';
 import { CliError } from '../errors.js';
 import { statusSummary } from '../status-lines.js';
 import { canonical } from '../canonical.js';
+import { startXds } from '../xds-serving.js';
 
-export interface RunOptions { dir?: string; record?: string; output: string; quietMs: string; maxDelayMs: string; poll: string }
+export interface RunOptions { dir?: string; record?: string; output: string; quietMs: string; maxDelayMs: string; poll: string; xdsAddress: string; xds: boolean }
 
 export function registerRun(program: Command): void {
   program
@@ -19,6 +20,8 @@ export function registerRun(program: Command): void {
     .option('--quiet-ms <ms>', 'holdoff quiet period', String(DEFAULT_QUIET_MS))
     .option('--max-delay-ms <ms>', 'holdoff maximum delay', String(DEFAULT_MAX_DELAY_MS))
     .option('--poll <ms>', 'rescan the directory this often, besides file notifications', '1000')
+    .option('--xds-address <host:port>', 'serve xDS (ADS) here; port 0 picks a free one', '127.0.0.1:18000')
+    .option('--no-xds', 'do not serve xDS')
     .action(async (opts: RunOptions) => {
       if (!opts.dir) throw new CliError('run needs --dir DIR (the in-cluster mode comes with --kubeconfig)');
       if (opts.output !== 'text' && opts.output !== 'json') throw new CliError(`-o ${opts.output}: unknown format (text, json)`);
@@ -32,7 +35,7 @@ function parseMs(v: string, flag: string): number {
   return n;
 }
 
-export function runOnDirectory(opts: RunOptions): Promise<void> {
+export async function runOnDirectory(opts: RunOptions): Promise<void> {
   const quietMs = parseMs(opts.quietMs, '--quiet-ms');
   const maxDelayMs = parseMs(opts.maxDelayMs, '--max-delay-ms');
   const json = opts.output === 'json';
@@ -44,6 +47,7 @@ export function runOnDirectory(opts: RunOptions): Promise<void> {
     onError: (m) => process.stderr.write(`turnpike: error: ${m}\n`),
     onWarning: (m) => process.stderr.write(`turnpike: warning: ${m}\n`),
   });
+  const xds = opts.xds ? await startXds(opts.xdsAddress) : undefined;
   return new Promise<void>((resolve) => {
     const sub: Subscription = runEngine({
       sources: [source],
@@ -55,6 +59,7 @@ export function runOnDirectory(opts: RunOptions): Promise<void> {
     }).subscribe((out: EngineOutput) => {
       recorder?.output(out.seq, out.hash);
       if (!out.changed) return;
+      xds?.update(out);
       const time = new Date().toISOString();
       for (const d of out.result.diagnostics) process.stderr.write(`turnpike: ${d.level}: ${d.object}: ${d.message}\n`);
       const seen = new Set<string>();
@@ -76,7 +81,7 @@ export function runOnDirectory(opts: RunOptions): Promise<void> {
     const stop = () => {
       sub.unsubscribe();
       recorder?.close();
-      resolve();
+      void (xds?.close() ?? Promise.resolve()).then(() => resolve());
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);

@@ -3,6 +3,21 @@ import type { Command } from 'commander';
 import { CliError } from '../errors.js';
 import { translatePaths } from '../offline.js';
 import { format, parseFormat } from '../output.js';
+import { envoyResourcesFor } from '@turnpike/xds';
+import type { KubeObject } from '@turnpike/api';
+import type { OfflineResult } from '../offline.js';
+
+/** Envoy resources per Gateway; Secret contents are left out of printed output. */
+function envoyResourcesByGateway(r: OfflineResult): Record<string, unknown> {
+  const secrets = new Map(r.resources.filter((o) => o.kind === 'Secret').map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o]));
+  const lookup = (kind: string, ns: string, name: string): KubeObject | undefined => (kind === 'Secret' ? secrets.get(`${ns}/${name}`) : undefined);
+  const out: Record<string, unknown> = {};
+  for (const [key, gw] of Object.entries(r.result.xdsIR.gateways)) {
+    const res = envoyResourcesFor(gw, lookup);
+    out[key] = { ...res, secrets: res.secrets.map((s) => ({ name: s.name, tls_certificate: { certificate_chain: s.tls_certificate?.certificate_chain, private_key: { inline_string: '<redacted>' } } })) };
+  }
+  return out;
+}
 
 export function registerTranslate(program: Command): void {
   program
@@ -10,7 +25,7 @@ export function registerTranslate(program: Command): void {
     .description('translate manifests offline and print statuses, the xDS IR and the infra IR')
     .requiredOption('-f, --file <path>', 'manifest file or directory (repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
     .option('-o, --output <format>', 'json or yaml', 'json')
-    .option('--to <what>', 'resources, ir, xds or all', 'all')
+    .option('--to <what>', 'resources, ir (xDS and infra IR), xds (Envoy resources) or all', 'all')
     .option('--now <time>', 'timestamp for lastTransitionTime (RFC 3339); default: now')
     .action((opts: { file: string[]; output: string; to: string; now?: string }) => {
       const fmt = parseFormat(opts.output);
@@ -23,7 +38,8 @@ export function registerTranslate(program: Command): void {
         case 'all': out = { resources: r.resources, xdsIR: r.result.xdsIR, infraIR: r.result.infraIR }; break;
         case 'resources': out = { resources: r.resources }; break;
         case 'ir': out = { xdsIR: r.result.xdsIR, infraIR: r.result.infraIR }; break;
-        default: throw new CliError(`--to ${opts.to}: unknown target (resources, ir, all)`);
+        case 'xds': out = { xds: envoyResourcesByGateway(r) }; break;
+        default: throw new CliError(`--to ${opts.to}: unknown target (resources, ir, xds, all)`);
       }
       process.stdout.write(format(out, fmt));
     });

@@ -3,7 +3,7 @@
 // from the Service's EndpointSlices; an upstream BackendTLSPolicy is attached to the cluster.
 import { GATEWAY_GROUP, type BackendRef, type EndpointSlice, type KubeObject, type Service } from '@turnpike/api';
 import type { Problem } from '../conditions.js';
-import type { ClusterIR, EndpointIR } from '../xds-ir.js';
+import type { ClusterIR, EndpointIR } from '@turnpike/api';
 import type { TranslationContext } from '../context.js';
 
 export interface ResolvedBackend { cluster: ClusterIR; weight: number; port: number }

@@ -3,7 +3,7 @@ import type { GRPCRoute, GRPCRouteMatch } from '@turnpike/api';
 import type { Problem } from '../conditions.js';
 import type { TranslationContext } from '../context.js';
 import { validateHostname } from '../hostnames.js';
-import type { HTTPMatchIR } from '../xds-ir.js';
+import type { HTTPMatchIR } from '@turnpike/api';
 import { attachRoute, type ParentIndex } from './attachment.js';
 import { checkRegex } from './http-matches.js';
 import { translateRules } from './http-rules.js';
@@ -19,7 +19,7 @@ export function compileGRPCMatch(m: GRPCRouteMatch, field: string): HTTPMatchIR 
     if (!mm.service && !mm.method) return { reason: 'UnsupportedValue', message: `${field}.method: service or method must be set` };
     if (type === 'Exact') {
       if (mm.service && mm.method) ir.path = { type: 'Exact', value: `/${mm.service}/${mm.method}` };
-      else if (mm.service) ir.path = { type: 'PathPrefix', value: `/${mm.service}` };
+      else if (mm.service) ir.path = { type: 'PathPrefix', value: `/${mm.service}/` };
       else ir.path = { type: 'RegularExpression', value: `/[^/]+/${(mm.method as string).replace(ESCAPE, '\\$&')}` };
     } else if (type === 'RegularExpression') {
       for (const v of [mm.service, mm.method]) {

@@ -4,7 +4,7 @@ import { TURNPIKE_GROUP, type HTTPRouteFilter, type HeaderModifier, type KubeObj
 import type { Problem } from '../conditions.js';
 import type { TranslationContext } from '../context.js';
 import { validateHostname } from '../hostnames.js';
-import type { ClusterIR, HTTPFiltersIR, HeaderChangesIR, RedirectIR } from '../xds-ir.js';
+import type { ClusterIR, HTTPFiltersIR, HeaderChangesIR, RedirectIR } from '@turnpike/api';
 import { resolveBackend } from './backends.js';
 
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;

@@ -2,7 +2,7 @@
 // without matches matches every request (PathPrefix "/").
 import type { HTTPRouteMatch } from '@turnpike/api';
 import type { Problem } from '../conditions.js';
-import type { HTTPMatchIR, StringMatchIR } from '../xds-ir.js';
+import type { HTTPMatchIR, StringMatchIR } from '@turnpike/api';
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH']);
 

@@ -4,7 +4,7 @@
 import type { BackendRef, HTTPRouteFilter, HTTPRouteRule, KubeObject } from '@turnpike/api';
 import type { Problem } from '../conditions.js';
 import type { TranslationContext } from '../context.js';
-import type { ClusterIR, HTTPMatchIR, HTTPRouteIR, WeightedCluster } from '../xds-ir.js';
+import type { ClusterIR, HTTPMatchIR, HTTPRouteIR, WeightedCluster } from '@turnpike/api';
 import { resolveBackend } from './backends.js';
 import { compileFilters } from './http-filters.js';
 import { noteBackend, notePolicy, verdictOf, type RouteResult } from './route-result.js';

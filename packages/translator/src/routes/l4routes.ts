@@ -2,7 +2,7 @@
 // weight (connections to that share are rejected).
 import type { KubeObject, L4RouteRule, ParentReference } from '@turnpike/api';
 import type { TranslationContext } from '../context.js';
-import type { ClusterIR, L4RouteIR, WeightedCluster } from '../xds-ir.js';
+import type { ClusterIR, L4RouteIR, WeightedCluster } from '@turnpike/api';
 import { attachRoute, type ParentIndex } from './attachment.js';
 import { resolveBackend } from './backends.js';
 import { noteBackend, notePolicy, verdictOf, type RouteResult } from './route-result.js';

@@ -1,7 +1,7 @@
 // What translating one route yields, whatever its kind.
 import type { BackendRef, KubeObject } from '@turnpike/api';
 import type { Problem } from '../conditions.js';
-import type { ClusterIR, HTTPRouteIR, L4RouteIR } from '../xds-ir.js';
+import type { ClusterIR, HTTPRouteIR, L4RouteIR } from '@turnpike/api';
 import type { ParentAttachment } from './attachment.js';
 
 export interface RouteResult {

@@ -1,0 +1,216 @@
+// The ADS server: state of the world and delta, on @grpc/grpc-js. Each node is served the
+// snapshot of its Gateway (node.cluster = "<namespace>/<name>"). Versions are content hashes.
+// A stale nonce is ignored; a NACK (error_detail) keeps the last ACKed config in force, is not
+// answered with the same version again, and is logged, counted and reported to `onNack`.
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { randomUUID } from 'node:crypto';
+import { INCLUDE_DIRS } from './proto-root.js';
+import type { EncodedResource, NodeSnapshot, SnapshotCache } from './snapshot-cache.js';
+import { SEND_ORDER, WILDCARD_TYPES, type TypeUrl } from './type-urls.js';
+
+export interface NackReport { node: string; typeUrl: string; version: string; message: string; at: string }
+
+export interface AdsServerOptions {
+  cache: SnapshotCache;
+  onNack?: (n: NackReport) => void;
+  onAck?: (node: string, typeUrl: string, version: string) => void;
+  onConnect?: (node: string, connected: number) => void;
+  log?: (msg: string, fields?: Record<string, unknown>) => void;
+}
+
+interface Node { id?: string; cluster?: string }
+interface DiscoveryRequest { version_info?: string; node?: Node; resource_names?: string[]; type_url?: string; response_nonce?: string; error_detail?: { message?: string } | null }
+interface DeltaRequest { node?: Node; type_url?: string; resource_names_subscribe?: string[]; resource_names_unsubscribe?: string[]; initial_resource_versions?: Record<string, string>; response_nonce?: string; error_detail?: { message?: string } | null }
+
+interface SotwTypeState { names: Set<string>; wildcard: boolean; lastNonce?: string; sentVersion?: string; ackedVersion?: string; nackedVersion?: string; sentNames?: string }
+interface DeltaTypeState { names: Set<string>; wildcard: boolean; known: Map<string, string>; lastNonce?: string; nackedVersions: Map<string, string> }
+
+export function loadAdsService(): grpc.ServiceDefinition {
+  const def = protoLoader.loadSync('envoy/service/discovery/v3/ads.proto', { keepCase: true, longs: String, enums: String, defaults: false, oneofs: true, includeDirs: INCLUDE_DIRS });
+  const pkg = grpc.loadPackageDefinition(def) as unknown as { envoy: { service: { discovery: { v3: { AggregatedDiscoveryService: { service: grpc.ServiceDefinition } } } } } };
+  return pkg.envoy.service.discovery.v3.AggregatedDiscoveryService.service;
+}
+
+export class AdsServer {
+  private readonly server = new grpc.Server({ 'grpc.keepalive_time_ms': 30_000, 'grpc.keepalive_permit_without_calls': 1 });
+  private connected = 0;
+  readonly stats = { pushes: 0, nacks: 0, acks: 0 };
+  private readonly listeners = new Set<() => void>();
+
+  constructor(private readonly opts: AdsServerOptions) {
+    this.server.addService(loadAdsService(), {
+      StreamAggregatedResources: (call: grpc.ServerDuplexStream<DiscoveryRequest, unknown>) => this.sotw(call),
+      DeltaAggregatedResources: (call: grpc.ServerDuplexStream<DeltaRequest, unknown>) => this.delta(call),
+    });
+  }
+
+  get connectedProxies(): number {
+    return this.connected;
+  }
+
+  listen(address: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port)));
+    });
+  }
+
+  async close(): Promise<void> {
+    for (const l of this.listeners) l();
+    await new Promise<void>((resolve) => this.server.tryShutdown(() => resolve()));
+    this.server.forceShutdown();
+  }
+
+  private log(msg: string, fields?: Record<string, unknown>): void {
+    this.opts.log?.(msg, fields);
+  }
+
+  private track(node: string, onUpdate: () => void, call: grpc.ServerDuplexStream<unknown, unknown>): void {
+    this.connected++;
+    this.opts.onConnect?.(node, this.connected);
+    const handler = (nodes: string[]) => { if (nodes.includes(node)) onUpdate(); };
+    this.opts.cache.on('update', handler);
+    let done = false;
+    const cleanup = () => {
+      if (done) return;
+      done = true;
+      this.connected--;
+      this.opts.cache.off('update', handler);
+      this.listeners.delete(end);
+      this.opts.onConnect?.(node, this.connected);
+    };
+    const end = () => { cleanup(); call.end(); };
+    this.listeners.add(end);
+    call.on('end', () => { cleanup(); call.end(); });
+    call.on('error', cleanup);
+    call.on('close', cleanup);
+    call.on('cancelled', cleanup);
+  }
+
+  private sotw(call: grpc.ServerDuplexStream<DiscoveryRequest, unknown>): void {
+    const types = new Map<string, SotwTypeState>();
+    let node = '';
+    const send = (typeUrl: string, force: boolean) => {
+      const st = types.get(typeUrl);
+      const snap: NodeSnapshot | undefined = this.opts.cache.get(node);
+      if (!st) return;
+      const ts = snap?.get(typeUrl as TypeUrl);
+      const version = ts?.version ?? 'empty';
+      const names = st.wildcard ? '*' : [...st.names].sort().join(',');
+      if (!force && version === st.sentVersion && names === st.sentNames) return;
+      // The version the client rejected is not sent again; a newer one will be.
+      if (version === st.nackedVersion && names === st.sentNames) return;
+      const resources: EncodedResource[] = [];
+      for (const r of ts?.resources.values() ?? []) if (st.wildcard || st.names.has(r.name)) resources.push(r);
+      const nonce = randomUUID();
+      st.lastNonce = nonce;
+      st.sentVersion = version;
+      st.sentNames = names;
+      this.stats.pushes++;
+      call.write({ version_info: version, resources: resources.map((r) => r.any), type_url: typeUrl, nonce });
+    };
+    const pushAll = () => { for (const t of SEND_ORDER) send(t, false); };
+    call.on('data', (req: DiscoveryRequest) => {
+      if (!node) {
+        node = req.node?.cluster ?? '';
+        if (!node) {
+          call.destroy({ name: 'Error', message: 'node.cluster must name the Gateway as <namespace>/<name>', code: grpc.status.INVALID_ARGUMENT } as unknown as Error);
+          return;
+        }
+        this.track(node, pushAll, call as unknown as grpc.ServerDuplexStream<unknown, unknown>);
+        this.log('proxy connected (sotw)', { node, id: req.node?.id });
+      }
+      const typeUrl = req.type_url ?? '';
+      let st = types.get(typeUrl);
+      if (!st) {
+        st = { names: new Set(), wildcard: false };
+        types.set(typeUrl, st);
+      }
+      if (req.response_nonce) {
+        if (req.response_nonce !== st.lastNonce) return; // stale: a newer response is in flight
+        if (req.error_detail) {
+          st.nackedVersion = st.sentVersion;
+          this.stats.nacks++;
+          const report = { node, typeUrl, version: st.sentVersion ?? '', message: req.error_detail.message ?? '', at: new Date().toISOString() };
+          this.log('proxy rejected configuration (NACK)', { ...report });
+          this.opts.onNack?.(report);
+        } else {
+          st.ackedVersion = req.version_info ?? '';
+          st.nackedVersion = undefined;
+          this.stats.acks++;
+          this.opts.onAck?.(node, typeUrl, st.ackedVersion);
+        }
+      }
+      const names = req.resource_names ?? [];
+      st.wildcard = (names.length === 0 && WILDCARD_TYPES.has(typeUrl)) || names.includes('*');
+      st.names = new Set(names.filter((n) => n !== '*'));
+      send(typeUrl, !req.response_nonce);
+    });
+  }
+
+  private delta(call: grpc.ServerDuplexStream<DeltaRequest, unknown>): void {
+    const types = new Map<string, DeltaTypeState>();
+    let node = '';
+    const send = (typeUrl: string, force: boolean) => {
+      const st = types.get(typeUrl);
+      if (!st) return;
+      const ts = this.opts.cache.get(node)?.get(typeUrl as TypeUrl);
+      const resources: { name: string; version: string; resource: { type_url: string; value: Buffer } }[] = [];
+      const removed: string[] = [];
+      const current = new Map<string, EncodedResource>();
+      for (const r of ts?.resources.values() ?? []) if (st.wildcard || st.names.has(r.name)) current.set(r.name, r);
+      for (const [name, r] of current) {
+        if (st.known.get(name) === r.version) continue;
+        if (st.nackedVersions.get(name) === r.version) continue;
+        resources.push({ name, version: r.version, resource: r.any });
+      }
+      for (const name of st.known.keys()) if (!current.has(name)) removed.push(name);
+      if (!resources.length && !removed.length && !force) return;
+      for (const r of resources) st.known.set(r.name, r.version);
+      for (const n of removed) st.known.delete(n);
+      const nonce = randomUUID();
+      st.lastNonce = nonce;
+      this.stats.pushes++;
+      call.write({ system_version_info: ts?.version ?? 'empty', resources, removed_resources: removed, type_url: typeUrl, nonce });
+    };
+    const pushAll = () => { for (const t of SEND_ORDER) send(t, false); };
+    call.on('data', (req: DeltaRequest) => {
+      if (!node) {
+        node = req.node?.cluster ?? '';
+        if (!node) {
+          call.destroy({ name: 'Error', message: 'node.cluster must name the Gateway as <namespace>/<name>', code: grpc.status.INVALID_ARGUMENT } as unknown as Error);
+          return;
+        }
+        this.track(node, pushAll, call as unknown as grpc.ServerDuplexStream<unknown, unknown>);
+        this.log('proxy connected (delta)', { node, id: req.node?.id });
+      }
+      const typeUrl = req.type_url ?? '';
+      let st = types.get(typeUrl);
+      const first = !st;
+      if (!st) {
+        st = { names: new Set(), wildcard: false, known: new Map(Object.entries(req.initial_resource_versions ?? {})), nackedVersions: new Map() };
+        types.set(typeUrl, st);
+      }
+      if (req.response_nonce && req.response_nonce === st.lastNonce && req.error_detail) {
+        this.stats.nacks++;
+        // What we just sent was rejected: remember those versions so they are not resent.
+        const ts = this.opts.cache.get(node)?.get(typeUrl as TypeUrl);
+        for (const [name, v] of st.known) if (ts?.resources.get(name)?.version === v) st.nackedVersions.set(name, v);
+        const report = { node, typeUrl, version: ts?.version ?? '', message: req.error_detail.message ?? '', at: new Date().toISOString() };
+        this.log('proxy rejected configuration (NACK)', { ...report });
+        this.opts.onNack?.(report);
+      } else if (req.response_nonce && req.response_nonce === st.lastNonce) {
+        this.stats.acks++;
+      }
+      const sub = req.resource_names_subscribe ?? [];
+      if (first && sub.length === 0 && WILDCARD_TYPES.has(typeUrl)) st.wildcard = true;
+      for (const n of sub) if (n === '*') st.wildcard = true; else st.names.add(n);
+      for (const n of req.resource_names_unsubscribe ?? []) {
+        if (n === '*') st.wildcard = false;
+        st.names.delete(n);
+        st.known.delete(n);
+      }
+      send(typeUrl, first);
+    });
+  }
+}

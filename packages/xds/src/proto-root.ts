@@ -1,0 +1,49 @@
+// Envoy's protos loaded into one protobufjs Root (the tree @grpc/grpc-js-xds ships), for
+// encoding resources and for reading their validation rules.
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import protobuf from 'protobufjs';
+
+const require = createRequire(import.meta.url);
+
+const list = require('../protos.json') as { includeDirs: string[]; files: string[] };
+
+export const PROTO_DEPS = join(dirname(require.resolve('@grpc/grpc-js-xds/package.json')), 'deps');
+export const INCLUDE_DIRS = list.includeDirs.map((d) => join(PROTO_DEPS, d));
+export const PROTO_FILES = list.files;
+
+let root: protobuf.Root | undefined;
+
+export function envoyRoot(): protobuf.Root {
+  if (root) return root;
+  const r = new protobuf.Root();
+  // protobufjs ships google/protobuf/descriptor.proto (the validate rules import it).
+  const dirs = [...INCLUDE_DIRS, dirname(require.resolve('protobufjs/package.json'))];
+  r.resolvePath = (_origin, target) => {
+    for (const dir of dirs) {
+      const p = join(dir, target);
+      if (existsSync(p)) return p;
+    }
+    return target;
+  };
+  r.loadSync(PROTO_FILES, { keepCase: true });
+  r.resolveAll();
+  root = r;
+  return r;
+}
+
+export function messageType(name: string): protobuf.Type {
+  return envoyRoot().lookupType(name);
+}
+
+/** Encodes a JSON-shaped message (Any as `{'@type': url, ...fields}`) into protobuf bytes. */
+export function encodeMessage(name: string, value: object): Buffer {
+  const t = messageType(name);
+  return Buffer.from(t.encode(t.fromObject(value)).finish());
+}
+
+export function decodeMessage(name: string, bytes: Uint8Array): Record<string, unknown> {
+  const t = messageType(name);
+  return t.toObject(t.decode(bytes), { longs: String, enums: String, defaults: false, oneofs: true, json: true }) as Record<string, unknown>;
+}

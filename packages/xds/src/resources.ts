@@ -1,0 +1,342 @@
+// xDS IR → Envoy v3 resources for one Gateway's proxy. Typed with the generated message types
+// (a misspelt field is a compile error); Any values are built through `typed()` so their
+// contents are typed too.
+import type { ClusterIR, GatewayIR, GatewayListenerIR, HTTPFiltersIR, HTTPRouteIR, HeaderChangesIR, L4RouteIR, PortIR, VirtualHostIR } from '@turnpike/api';
+import type {
+  Any, Cluster, ClusterLoadAssignment, Cors, CorsPolicy, DownstreamTlsContext, Duration, Filter, FilterChain, HeaderMatcher, HeaderValueOption,
+  HttpConnectionManager, Listener, Lua, LuaPerRoute, Route, RouteAction, RouteConfiguration, RouteMatch, Router, Secret, TcpProxy, TlsInspector,
+  UdpProxyConfig, UpstreamTlsContext, VirtualHost,
+} from './envoy-types.js';
+
+export interface EnvoyResources {
+  listeners: Listener[];
+  routes: RouteConfiguration[];
+  clusters: Cluster[];
+  endpoints: ClusterLoadAssignment[];
+  secrets: Secret[];
+}
+
+/** TLS material for SDS, looked up by Secret key `namespace/name`. */
+export type SecretLookup = (key: string) => { certificateChain: string; privateKey: string } | undefined;
+
+/** Plugin content for the Lua filter, looked up by PluginInstallation `namespace/name`. */
+export type PluginLookup = (name: string) => string | undefined;
+
+export const INVALID_BACKEND_CLUSTER = 'turnpike/invalid-backend';
+
+const ADS = { ads: {}, resource_api_version: 'V3' as const };
+
+function typed<T extends object>(message: string, value: T): Any {
+  return { '@type': `type.googleapis.com/${message}`, ...value } as Any;
+}
+
+export function duration(d: string): Duration {
+  let ms = 0;
+  for (const [, n, unit] of d.matchAll(/(\d+)(h|ms|m|s)/g)) ms += Number(n) * ({ h: 3_600_000, m: 60_000, s: 1000, ms: 1 } as Record<string, number>)[unit as string]!;
+  return { seconds: String(Math.floor(ms / 1000)), nanos: (ms % 1000) * 1_000_000 };
+}
+
+function headerOptions(c: HeaderChangesIR | undefined): HeaderValueOption[] {
+  if (!c) return [];
+  return [
+    ...c.set.map((h): HeaderValueOption => ({ header: { key: h.name, value: h.value }, append_action: 'OVERWRITE_IF_EXISTS_OR_ADD' })),
+    ...c.add.map((h): HeaderValueOption => ({ header: { key: h.name, value: h.value }, append_action: 'APPEND_IF_EXISTS_OR_ADD' })),
+  ];
+}
+
+function stringMatch(type: 'Exact' | 'RegularExpression' | 'Prefix', value: string) {
+  return type === 'Exact' ? { exact: value } : type === 'Prefix' ? { prefix: value } : { safe_regex: { regex: value } };
+}
+
+function routeMatch(r: HTTPRouteIR): RouteMatch {
+  const m = r.match;
+  const match: RouteMatch = {};
+  switch (m.path.type) {
+    case 'Exact': match.path = m.path.value; break;
+    case 'RegularExpression': match.safe_regex = { regex: m.path.value }; break;
+    default: {
+      // Gateway API prefixes match whole path elements; so does path_separated_prefix. gRPC
+      // paths are always /service/method, so a plain prefix is exact for them (and proxyless
+      // gRPC clients know no other).
+      const v = m.path.value.replace(/\/+$/, '');
+      if (v === '') match.prefix = '/';
+      else if (r.source.kind === 'GRPCRoute') match.prefix = `${v}/`;
+      else match.path_separated_prefix = v;
+    }
+  }
+  const headers: HeaderMatcher[] = m.headers.map((h) => ({ name: h.name, string_match: stringMatch(h.type, h.value) }));
+  if (m.method) headers.push({ name: ':method', string_match: { exact: m.method } });
+  if (headers.length) match.headers = headers;
+  if (m.queryParams.length) match.query_parameters = m.queryParams.map((q) => ({ name: q.name, string_match: stringMatch(q.type, q.value) }));
+  return match;
+}
+
+const REDIRECT_CODES = { 301: 'MOVED_PERMANENTLY', 302: 'FOUND', 303: 'SEE_OTHER', 307: 'TEMPORARY_REDIRECT', 308: 'PERMANENT_REDIRECT' } as const;
+
+function applyFilters(route: Route, action: RouteAction | undefined, f: HTTPFiltersIR | undefined, plugins: PluginLookup): void {
+  if (!f) return;
+  const req = headerOptions(f.requestHeaders);
+  if (req.length) route.request_headers_to_add = req;
+  if (f.requestHeaders?.remove.length) route.request_headers_to_remove = f.requestHeaders.remove;
+  const res = headerOptions(f.responseHeaders);
+  if (res.length) route.response_headers_to_add = res;
+  if (f.responseHeaders?.remove.length) route.response_headers_to_remove = f.responseHeaders.remove;
+  if (action && f.rewrite) {
+    if (f.rewrite.hostname) action.host_rewrite_literal = f.rewrite.hostname;
+    if (f.rewrite.path?.type === 'ReplacePrefixMatch') action.prefix_rewrite = f.rewrite.path.value;
+    if (f.rewrite.path?.type === 'ReplaceFullPath') action.regex_rewrite = { pattern: { regex: '^.*$' }, substitution: f.rewrite.path.value };
+  }
+  if (action && f.mirrors?.length) {
+    action.request_mirror_policies = f.mirrors.map((m) => ({ cluster: m.cluster, runtime_fraction: { default_value: { numerator: Math.round(m.percent * 10_000), denominator: 'MILLION' } } }));
+  }
+  const perFilter: Record<string, Any> = {};
+  if (f.cors) {
+    perFilter['envoy.filters.http.cors'] = typed<CorsPolicy>('envoy.extensions.filters.http.cors.v3.CorsPolicy', {
+      allow_origin_string_match: f.cors.allowOrigins.map((o) => (o === '*' ? { safe_regex: { regex: '.*' } } : o.includes('*') ? { safe_regex: { regex: `^${o.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^.]+')}$` } } : { exact: o })),
+      allow_methods: f.cors.allowMethods.join(','), allow_headers: f.cors.allowHeaders.join(','), expose_headers: f.cors.exposeHeaders.join(','),
+      allow_credentials: { value: f.cors.allowCredentials }, ...(f.cors.maxAge !== undefined ? { max_age: String(f.cors.maxAge) } : {}),
+    });
+  }
+  for (const p of f.plugins ?? []) {
+    if (p.type !== 'lua') continue;
+    const code = plugins(p.name);
+    if (code !== undefined) perFilter['envoy.filters.http.lua'] = typed<LuaPerRoute>('envoy.extensions.filters.http.lua.v3.LuaPerRoute', { source_code: { inline_string: code } });
+  }
+  if (Object.keys(perFilter).length) route.typed_per_filter_config = perFilter;
+}
+
+export function buildRoute(r: HTTPRouteIR, plugins: PluginLookup): Route {
+  const route: Route = { name: r.name, match: routeMatch(r) };
+  if (r.directResponse) {
+    route.direct_response = { status: r.directResponse.status, ...(r.directResponse.body ? { body: { inline_string: r.directResponse.body } } : {}) };
+    return route;
+  }
+  if (r.redirect) {
+    const red = r.redirect;
+    route.redirect = {
+      response_code: REDIRECT_CODES[red.statusCode as keyof typeof REDIRECT_CODES] ?? 'FOUND',
+      ...(red.scheme ? { scheme_redirect: red.scheme } : {}),
+      ...(red.hostname ? { host_redirect: red.hostname } : {}),
+      ...(red.port !== undefined ? { port_redirect: red.port } : {}),
+      ...(red.path?.type === 'ReplaceFullPath' ? { path_redirect: red.path.value } : {}),
+      ...(red.path?.type === 'ReplacePrefixMatch' ? { prefix_rewrite: red.path.value } : {}),
+    };
+    applyFilters(route, undefined, r.filters, plugins);
+    return route;
+  }
+  const backends = r.backends ?? [];
+  const action: RouteAction = {};
+  if (backends.length === 1 && !r.invalidWeight && !backends[0]!.filters) {
+    action.cluster = backends[0]!.cluster;
+  } else {
+    const clusters = backends.map((b) => {
+      const wc: NonNullable<NonNullable<RouteAction['weighted_clusters']>['clusters']>[number] = { name: b.cluster, weight: { value: b.weight } };
+      const req = headerOptions(b.filters?.requestHeaders);
+      if (req.length) wc.request_headers_to_add = req;
+      if (b.filters?.requestHeaders?.remove.length) wc.request_headers_to_remove = b.filters.requestHeaders.remove;
+      const res = headerOptions(b.filters?.responseHeaders);
+      if (res.length) wc.response_headers_to_add = res;
+      if (b.filters?.responseHeaders?.remove.length) wc.response_headers_to_remove = b.filters.responseHeaders.remove;
+      if (b.filters?.rewrite?.hostname) wc.host_rewrite_literal = b.filters.rewrite.hostname;
+      return wc;
+    });
+    // The share of invalid backends goes to a cluster with no endpoints (the proxy answers 503).
+    if (r.invalidWeight) clusters.push({ name: INVALID_BACKEND_CLUSTER, weight: { value: r.invalidWeight } });
+    action.weighted_clusters = { clusters };
+  }
+  if (r.timeouts?.request) action.timeout = duration(r.timeouts.request);
+  if (r.retry || r.timeouts?.backendRequest) {
+    action.retry_policy = {
+      retry_on: r.retry?.codes.length ? 'retriable-status-codes' : '5xx',
+      num_retries: { value: r.retry?.attempts ?? 0 },
+      ...(r.retry?.codes.length ? { retriable_status_codes: r.retry.codes } : {}),
+      ...(r.timeouts?.backendRequest ? { per_try_timeout: duration(r.timeouts.backendRequest) } : {}),
+    };
+  }
+  route.route = action;
+  applyFilters(route, action, r.filters, plugins);
+  return route;
+}
+
+/** Merges the virtual hosts of several Gateway listeners sharing a port; domains stay unique. */
+function mergeVirtualHosts(listeners: GatewayListenerIR[], plugins: PluginLookup): VirtualHost[] {
+  const byDomain = new Map<string, { name: string; routes: Route[] }>();
+  // More specific listener hostnames first, so their routes win inside a merged host.
+  const ordered = [...listeners].sort((a, b) => (b.hostname ?? '').length - (a.hostname ?? '').length || (a.name < b.name ? -1 : 1));
+  for (const l of ordered) {
+    for (const vh of l.virtualHosts ?? []) {
+      for (const d of vh.domains) {
+        const entry = byDomain.get(d) ?? { name: `${d}`, routes: [] };
+        entry.routes.push(...vh.routes.map((r) => buildRoute(r, plugins)));
+        byDomain.set(d, entry);
+      }
+    }
+  }
+  return [...byDomain.keys()].sort().map((d) => ({ name: byDomain.get(d)!.name, domains: [d], routes: byDomain.get(d)!.routes }));
+}
+
+function httpConnectionManager(statPrefix: string, routeConfigName: string, withCors: boolean, withLua: boolean): Any {
+  const filters: NonNullable<HttpConnectionManager['http_filters']> = [];
+  if (withCors) filters.push({ name: 'envoy.filters.http.cors', typed_config: typed<Cors>('envoy.extensions.filters.http.cors.v3.Cors', {}) });
+  if (withLua) filters.push({ name: 'envoy.filters.http.lua', typed_config: typed<Lua>('envoy.extensions.filters.http.lua.v3.Lua', {}) });
+  filters.push({ name: 'envoy.filters.http.router', typed_config: typed<Router>('envoy.extensions.filters.http.router.v3.Router', {}) });
+  return typed<HttpConnectionManager>('envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager', {
+    stat_prefix: statPrefix,
+    rds: { route_config_name: routeConfigName, config_source: ADS },
+    http_filters: filters,
+    // Host headers carry the port on non-default ports; routing is by hostname only.
+    strip_any_host_port: true,
+  });
+}
+
+function usesFilter(listeners: GatewayListenerIR[], pick: (f: HTTPFiltersIR) => unknown): boolean {
+  return listeners.some((l) => (l.virtualHosts ?? []).some((v) => v.routes.some((r) => r.filters && pick(r.filters))));
+}
+
+function tcpProxy(statPrefix: string, route: L4RouteIR | undefined): Filter {
+  const backends = route?.backends ?? [];
+  const value: TcpProxy = { stat_prefix: statPrefix };
+  if (backends.length === 1 && !route?.invalidWeight) value.cluster = backends[0]!.cluster;
+  else if (backends.length) value.weighted_clusters = { clusters: [...backends.map((b) => ({ name: b.cluster, weight: b.weight })), ...(route?.invalidWeight ? [{ name: INVALID_BACKEND_CLUSTER, weight: route.invalidWeight }] : [])] };
+  else value.cluster = INVALID_BACKEND_CLUSTER;
+  return { name: 'envoy.filters.network.tcp_proxy', typed_config: typed<TcpProxy>('envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy', value) };
+}
+
+function downstreamTls(l: GatewayListenerIR): FilterChain['transport_socket'] {
+  const ctx: DownstreamTlsContext = {
+    common_tls_context: {
+      tls_certificate_sds_secret_configs: (l.tls?.certificates ?? []).map((name) => ({ name, sds_config: ADS })),
+      ...(l.tls?.clientCA ? { validation_context: { trusted_ca: { inline_string: l.tls.clientCA } } } : {}),
+    },
+    ...(l.tls?.clientCA ? { require_client_certificate: { value: true } } : {}),
+  };
+  return { name: 'envoy.transport_sockets.tls', typed_config: typed<DownstreamTlsContext>('envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext', ctx) };
+}
+
+function serverNames(hostname: string | undefined): string[] {
+  return hostname && hostname !== '*' ? [hostname] : [];
+}
+
+export function listenerPort(port: number): number {
+  return port < 1024 ? port + 10000 : port;
+}
+
+function buildPort(gw: GatewayIR, port: PortIR, out: EnvoyResources, plugins: PluginLookup): void {
+  const address = { socket_address: { address: '0.0.0.0', port_value: listenerPort(port.port), protocol: port.transport === 'udp' ? 'UDP' as const : 'TCP' as const } };
+  const listener: Listener = { name: port.name, address };
+  const first = port.listeners[0];
+  if (!first) return;
+  if (port.transport === 'udp') {
+    const route = first.routes?.[0];
+    const top = [...(route?.backends ?? [])].sort((a, b) => b.weight - a.weight)[0];
+    listener.listener_filters = [{ name: 'envoy.filters.udp_listener.udp_proxy', typed_config: typed<UdpProxyConfig>('envoy.extensions.filters.udp.udp_proxy.v3.UdpProxyConfig', { stat_prefix: port.name, cluster: top?.cluster ?? INVALID_BACKEND_CLUSTER }) }];
+    out.listeners.push(listener);
+    return;
+  }
+  const family = first.protocol;
+  if (family === 'HTTP') {
+    const routeName = port.name;
+    listener.filter_chains = [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: httpConnectionManager(routeName, routeName, usesFilter(port.listeners, (f) => f.cors), usesFilter(port.listeners, (f) => f.plugins?.length)) }] }];
+    out.routes.push({ name: routeName, virtual_hosts: mergeVirtualHosts(port.listeners, plugins) });
+  } else if (family === 'TCP') {
+    listener.filter_chains = [{ filters: [tcpProxy(port.name, first.routes?.[0])] }];
+  } else {
+    // HTTPS and TLS share the port; filter chains are chosen by SNI.
+    listener.listener_filters = [{ name: 'envoy.filters.listener.tls_inspector', typed_config: typed<TlsInspector>('envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector', {}) }];
+    const chains: FilterChain[] = [];
+    for (const l of port.listeners) {
+      if (l.protocol === 'HTTPS') {
+        const routeName = `${port.name}/${l.name}`;
+        chains.push({ name: l.name, filter_chain_match: { server_names: serverNames(l.hostname) }, transport_socket: downstreamTls(l),
+          filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: httpConnectionManager(routeName, routeName, usesFilter([l], (f) => f.cors), usesFilter([l], (f) => f.plugins?.length)) }] });
+        out.routes.push({ name: routeName, virtual_hosts: mergeVirtualHosts([l], plugins) });
+      } else {
+        for (const r of l.routes ?? []) {
+          const names = (r.hostnames ?? []).filter((h) => h !== '*');
+          chains.push({ name: `${l.name}/${r.name}`, filter_chain_match: { server_names: names.length ? names : serverNames(l.hostname) },
+            ...(l.tls?.mode === 'Terminate' ? { transport_socket: downstreamTls(l) } : {}), filters: [tcpProxy(`${port.name}/${r.name}`, r)] });
+        }
+      }
+    }
+    listener.filter_chains = chains;
+  }
+  out.listeners.push(listener);
+  void gw;
+}
+
+function buildCluster(c: ClusterIR): Cluster {
+  const cluster: Cluster = {
+    name: c.name,
+    type: 'EDS',
+    eds_cluster_config: { eds_config: ADS, service_name: c.name },
+    connect_timeout: { seconds: '5', nanos: 0 },
+    lb_policy: 'ROUND_ROBIN',
+  };
+  if (c.protocol === 'h2') cluster.http2_protocol_options = {};
+  if (c.tls) {
+    const ctx: UpstreamTlsContext = {
+      sni: c.tls.sni,
+      common_tls_context: {
+        validation_context: {
+          ...(c.tls.caBundle ? { trusted_ca: { inline_string: c.tls.caBundle } } : { trusted_ca: { filename: '/etc/ssl/certs/ca-certificates.crt' } }),
+          match_typed_subject_alt_names: (c.tls.subjectAltNames.length ? c.tls.subjectAltNames : [c.tls.sni]).map((n) => ({ san_type: n.includes('://') ? 'URI' as const : 'DNS' as const, matcher: { exact: n } })),
+        },
+      },
+    };
+    cluster.transport_socket = { name: 'envoy.transport_sockets.tls', typed_config: typed<UpstreamTlsContext>('envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext', ctx) };
+  }
+  return cluster;
+}
+
+function buildEndpoints(c: ClusterIR): ClusterLoadAssignment {
+  return {
+    cluster_name: c.name,
+    // gRPC's xDS client ignores localities without a weight.
+    endpoints: c.endpoints.length ? [{ locality: {}, load_balancing_weight: { value: 1 }, lb_endpoints: c.endpoints.map((e) => ({ endpoint: { address: { socket_address: { address: e.address, port_value: e.port, protocol: c.protocol === 'udp' ? 'UDP' as const : 'TCP' as const } } }, health_status: e.ready ? 'HEALTHY' as const : 'UNHEALTHY' as const })) }] : [],
+  };
+}
+
+/**
+ * Proxyless gRPC: each hostname with GRPCRoutes becomes an API listener named after the
+ * hostname, so clients dialling `xds:///<hostname>` route per the GRPCRoute with no proxy.
+ */
+function buildProxyless(gw: GatewayIR, out: EnvoyResources, plugins: PluginLookup): void {
+  const byHost = new Map<string, HTTPRouteIR[]>();
+  for (const port of gw.ports) for (const l of port.listeners) for (const vh of l.virtualHosts ?? []) {
+    for (const r of vh.routes) {
+      if (r.source.kind !== 'GRPCRoute') continue;
+      for (const d of vh.domains) {
+        if (d === '*' || d.startsWith('*.')) continue;
+        const list = byHost.get(d) ?? [];
+        list.push(r);
+        byHost.set(d, list);
+      }
+    }
+  }
+  for (const host of [...byHost.keys()].sort()) {
+    const routeName = `proxyless/${host}`;
+    out.listeners.push({ name: host, api_listener: { api_listener: httpConnectionManager(routeName, routeName, false, false) } });
+    const vh: VirtualHostIR = { name: host, domains: [host], routes: byHost.get(host)! };
+    out.routes.push({ name: routeName, virtual_hosts: [{ name: vh.name, domains: vh.domains, routes: vh.routes.map((r) => buildRoute(r, plugins)) }] });
+  }
+}
+
+export function buildResources(gw: GatewayIR, secrets: SecretLookup, plugins: PluginLookup = () => undefined): EnvoyResources {
+  const out: EnvoyResources = { listeners: [], routes: [], clusters: [], endpoints: [], secrets: [] };
+  for (const port of gw.ports) buildPort(gw, port, out, plugins);
+  if (gw.proxyless) buildProxyless(gw, out, plugins);
+  for (const c of gw.clusters) {
+    out.clusters.push(buildCluster(c));
+    out.endpoints.push(buildEndpoints(c));
+  }
+  const referencesInvalid = JSON.stringify(out.listeners).includes(INVALID_BACKEND_CLUSTER) || JSON.stringify(out.routes).includes(INVALID_BACKEND_CLUSTER);
+  if (referencesInvalid) {
+    out.clusters.push({ name: INVALID_BACKEND_CLUSTER, type: 'STATIC', connect_timeout: { seconds: '1', nanos: 0 }, load_assignment: { cluster_name: INVALID_BACKEND_CLUSTER, endpoints: [] } });
+  }
+  for (const key of gw.secrets) {
+    const s = secrets(key);
+    if (!s) continue;
+    out.secrets.push({ name: key, tls_certificate: { certificate_chain: { inline_string: s.certificateChain }, private_key: { inline_string: s.privateKey } } });
+  }
+  return out;
+}

@@ -1,0 +1,159 @@
+// An offline checker of Envoy's protoc-gen-validate rules (the `(validate.rules)` and
+// `(validate.required)` annotations in Envoy's protos), applied to the JSON-shaped resources we
+// emit, through every nested Any. No Envoy binary can run here; this catches the field-level
+// mistakes Envoy would NACK (empty names, missing required messages, out-of-range numbers).
+import protobuf from 'protobufjs';
+import { envoyRoot } from './proto-root.js';
+
+type Rules = Record<string, Record<string, unknown>>;
+
+function fieldRules(field: protobuf.Field): { rules?: Rules; required?: boolean } {
+  const out: { rules?: Rules; required?: boolean } = {};
+  for (const o of (field.parsedOptions ?? []) as Record<string, unknown>[]) {
+    if (o['(validate.rules)']) out.rules = o['(validate.rules)'] as Rules;
+  }
+  return out;
+}
+
+function oneofRequired(o: protobuf.OneOf): boolean {
+  return ((o.parsedOptions ?? []) as Record<string, unknown>[]).some((x) => x['(validate.required)'] === true);
+}
+
+const WRAPPERS = new Set(['google.protobuf.UInt32Value', 'google.protobuf.UInt64Value', 'google.protobuf.Int32Value', 'google.protobuf.Int64Value', 'google.protobuf.DoubleValue', 'google.protobuf.FloatValue', 'google.protobuf.BoolValue', 'google.protobuf.StringValue']);
+
+function durationNanos(d: unknown): number | undefined {
+  if (typeof d !== 'object' || d === null) return undefined;
+  const x = d as { seconds?: string | number; nanos?: number };
+  return Number(x.seconds ?? 0) * 1e9 + Number(x.nanos ?? 0);
+}
+
+function checkNumber(v: number, r: Record<string, unknown>, where: string, errors: string[]): void {
+  const n = (k: string) => (r[k] === undefined ? undefined : Number(r[k]));
+  if (n('gt') !== undefined && !(v > n('gt')!)) errors.push(`${where}: must be > ${r.gt}, is ${v}`);
+  if (n('gte') !== undefined && !(v >= n('gte')!)) errors.push(`${where}: must be >= ${r.gte}, is ${v}`);
+  if (n('lt') !== undefined && !(v < n('lt')!)) errors.push(`${where}: must be < ${r.lt}, is ${v}`);
+  if (n('lte') !== undefined && !(v <= n('lte')!)) errors.push(`${where}: must be <= ${r.lte}, is ${v}`);
+  if (Array.isArray(r.in) && !r.in.map(Number).includes(v)) errors.push(`${where}: must be one of ${r.in.join(', ')}`);
+  if (n('const') !== undefined && v !== n('const')) errors.push(`${where}: must be ${r.const}`);
+}
+
+function checkScalar(value: unknown, rules: Rules, where: string, errors: string[]): void {
+  if (rules.string && typeof value === 'string') {
+    const r = rules.string;
+    if (r.min_len !== undefined && [...value].length < Number(r.min_len)) errors.push(`${where}: must have at least ${r.min_len} character(s)`);
+    if (r.max_len !== undefined && [...value].length > Number(r.max_len)) errors.push(`${where}: must have at most ${r.max_len} character(s)`);
+    if (r.min_bytes !== undefined && Buffer.byteLength(value) < Number(r.min_bytes)) errors.push(`${where}: must have at least ${r.min_bytes} byte(s)`);
+    if (r.max_bytes !== undefined && Buffer.byteLength(value) > Number(r.max_bytes)) errors.push(`${where}: must have at most ${r.max_bytes} byte(s)`);
+    if (typeof r.prefix === 'string' && !value.startsWith(r.prefix)) errors.push(`${where}: must start with ${r.prefix}`);
+    if (r.well_known_regex === 'HTTP_HEADER_NAME' && !/^:?[0-9a-zA-Z!#$%&'*+\-.^_|~`]+$/.test(value)) errors.push(`${where}: "${value}" is not a valid HTTP header name`);
+    if (r.well_known_regex === 'HTTP_HEADER_VALUE' && /[\0\r\n]/.test(value)) errors.push(`${where}: header value must not contain NUL, CR or LF`);
+    if (Array.isArray(r.in) && !r.in.includes(value)) errors.push(`${where}: must be one of ${r.in.join(', ')}`);
+  }
+  for (const t of ['uint32', 'uint64', 'int32', 'int64', 'double', 'float', 'sint32', 'fixed32']) {
+    if (rules[t] && (typeof value === 'number' || typeof value === 'string')) checkNumber(Number(value), rules[t]!, where, errors);
+  }
+}
+
+export function validateMessage(typeName: string, value: unknown, where = typeName): string[] {
+  const errors: string[] = [];
+  walk(envoyRoot().lookupType(typeName), value, where, errors);
+  return errors;
+}
+
+function walk(type: protobuf.Type, value: unknown, where: string, errors: string[]): void {
+  if (typeof value !== 'object' || value === null) {
+    errors.push(`${where}: expected a ${type.fullName.slice(1)} message`);
+    return;
+  }
+  const obj = value as Record<string, unknown>;
+  if (type.fullName === '.google.protobuf.Any') {
+    const url = obj['@type'];
+    if (typeof url !== 'string') {
+      if (typeof obj.type_url !== 'string') errors.push(`${where}: Any without @type`);
+      return;
+    }
+    const inner = envoyRoot().lookup(url.slice(url.lastIndexOf('/') + 1));
+    if (!(inner instanceof protobuf.Type)) {
+      errors.push(`${where}: unknown Any type ${url}`);
+      return;
+    }
+    const { '@type': _t, ...rest } = obj;
+    walk(inner, rest, `${where}<${inner.name}>`, errors);
+    return;
+  }
+  const known = new Set(type.fieldsArray.map((f) => f.name));
+  for (const k of Object.keys(obj)) {
+    if (!known.has(k) && !type.oneofs?.[k]) errors.push(`${where}.${k}: no such field in ${type.name}`);
+  }
+  for (const field of type.fieldsArray) {
+    field.resolve();
+    const v = obj[field.name];
+    const { rules } = fieldRules(field);
+    const f = `${where}.${field.name}`;
+    const present = v !== undefined && v !== null;
+    // Rules on a oneof member apply only when that member is the one set.
+    if (!present && field.partOf) continue;
+    if (rules?.message && (rules.message as { required?: boolean }).required && !present) errors.push(`${f}: is required`);
+    if (rules?.duration && (rules.duration as { required?: boolean }).required && !present) errors.push(`${f}: is required`);
+    if (rules?.any && (rules.any as { required?: boolean }).required && !present) errors.push(`${f}: is required`);
+    if (!present) {
+      if (rules?.repeated && Number((rules.repeated as { min_items?: number }).min_items ?? 0) > 0) errors.push(`${f}: must have at least ${(rules.repeated as { min_items: number }).min_items} item(s)`);
+      if (rules?.string && Number((rules.string as { min_len?: number }).min_len ?? 0) > 0) errors.push(`${f}: must have at least ${(rules.string as { min_len: number }).min_len} character(s)`);
+      continue;
+    }
+    if (field.repeated) {
+      const list = v as unknown[];
+      if (!Array.isArray(list)) { errors.push(`${f}: must be a list`); continue; }
+      const rr = rules?.repeated as { min_items?: number; max_items?: number; items?: Rules } | undefined;
+      if (rr?.min_items !== undefined && list.length < Number(rr.min_items)) errors.push(`${f}: must have at least ${rr.min_items} item(s)`);
+      if (rr?.max_items !== undefined && list.length > Number(rr.max_items)) errors.push(`${f}: must have at most ${rr.max_items} item(s)`);
+      list.forEach((item, i) => {
+        if (field.resolvedType instanceof protobuf.Type) walk(field.resolvedType, item, `${f}[${i}]`, errors);
+        else if (rr?.items) checkScalar(item, rr.items, `${f}[${i}]`, errors);
+      });
+      continue;
+    }
+    if (field.map) continue;
+    if (field.resolvedType instanceof protobuf.Type) {
+      const full = field.resolvedType.fullName.slice(1);
+      if (full === 'google.protobuf.Duration' && rules?.duration) {
+        const n = durationNanos(v);
+        const r = rules.duration as Record<string, unknown>;
+        if (n !== undefined && r.gt !== undefined && !(n > (durationNanos(r.gt) ?? 0))) errors.push(`${f}: must be a positive duration`);
+        if (n !== undefined && r.gte !== undefined && !(n >= (durationNanos(r.gte) ?? 0))) errors.push(`${f}: must be at least ${JSON.stringify(r.gte)}`);
+        continue;
+      }
+      if (WRAPPERS.has(full) && rules) {
+        checkScalar((v as { value?: unknown }).value, rules, `${f}.value`, errors);
+        continue;
+      }
+      walk(field.resolvedType, v, f, errors);
+    } else if (field.resolvedType instanceof protobuf.Enum) {
+      const e = field.resolvedType;
+      const defined = typeof v === 'string' ? v in e.values : Object.values(e.values).includes(Number(v));
+      if (rules?.enum && (rules.enum as { defined_only?: boolean }).defined_only && !defined) errors.push(`${f}: ${String(v)} is not a ${e.name} value`);
+      if (!defined && typeof v === 'string') errors.push(`${f}: ${v} is not a ${e.name} value`);
+    } else if (rules) {
+      checkScalar(v, rules, f, errors);
+    }
+  }
+  for (const o of type.oneofsArray) {
+    if (!oneofRequired(o)) continue;
+    const set = o.fieldsArray.filter((x) => obj[x.name] !== undefined && obj[x.name] !== null);
+    if (set.length === 0) errors.push(`${where}: one of ${o.fieldsArray.map((x) => x.name).join(', ')} is required`);
+  }
+}
+
+/** Validates every resource of a set, naming each by its type and name. */
+export function validateResources(resources: { listeners: object[]; routes: object[]; clusters: object[]; endpoints: object[]; secrets: object[] }): string[] {
+  const errors: string[] = [];
+  const check = (type: string, list: object[], nameOf: (o: Record<string, unknown>) => unknown) => {
+    for (const r of list) errors.push(...validateMessage(type, r, `${type.slice(type.lastIndexOf('.') + 1)} ${String(nameOf(r as Record<string, unknown>))}`));
+  };
+  check('envoy.config.listener.v3.Listener', resources.listeners, (o) => o.name);
+  check('envoy.config.route.v3.RouteConfiguration', resources.routes, (o) => o.name);
+  check('envoy.config.cluster.v3.Cluster', resources.clusters, (o) => o.name);
+  check('envoy.config.endpoint.v3.ClusterLoadAssignment', resources.endpoints, (o) => o.cluster_name);
+  check('envoy.extensions.transport_sockets.tls.v3.Secret', resources.secrets, (o) => o.name);
+  return errors;
+}
