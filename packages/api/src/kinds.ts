@@ -1,3 +1,4 @@
+import type { KubeObject } from './meta.js';
 // The kinds Turnpike watches, with the group each belongs to, and the order they are listed in.
 import { GATEWAY_GROUP } from './gateway-api.js';
 import { TURNPIKE_GROUP } from './turnpike.js';
@@ -16,6 +17,17 @@ export const KIND_GROUP: Record<WatchedKind, string> = {
   BackendTLSPolicy: GATEWAY_GROUP, ReferenceGrant: GATEWAY_GROUP, Service: '', EndpointSlice: 'discovery.k8s.io',
   Secret: '', Namespace: '', ConfigMap: '', ProxyConfig: TURNPIKE_GROUP, PluginInstallation: TURNPIKE_GROUP,
 };
+
+/**
+ * Kinds the controller itself feeds into the stream (never read from manifests or the API):
+ * ProxyStatus carries what the xDS server learned from a Gateway's proxies (a rejected config).
+ */
+export const INTERNAL_KINDS = ['ProxyStatus'] as const;
+
+/** A Gateway's proxies rejected a configuration (xDS NACK); cleared when a newer one is accepted. */
+export interface ProxyStatus extends KubeObject {
+  status: { rejected?: { typeUrl: string; version: string; message: string; node: string } };
+}
 
 /** Kinds without a namespace. */
 export const CLUSTER_SCOPED = new Set<string>(['GatewayClass', 'Namespace']);

@@ -1,10 +1,26 @@
 // Serving the engine's outputs over ADS: each changed output becomes the node snapshots.
 import type { EngineOutput } from '@turnpike/engine';
-import type { KubeObject } from '@turnpike/api';
+import type { KubeObject, ProxyStatus } from '@turnpike/api';
+import { remove, upsert, type SourceEvent } from '@turnpike/engine';
+import { Subject } from 'rxjs';
 import { AdsServer, parseHostPort, SnapshotCache, XdsSnapshotBuilder } from '@turnpike/xds';
 import { CliError } from './errors.js';
 
-export interface XdsServing { server: AdsServer; cache: SnapshotCache; update(out: EngineOutput): void; close(): Promise<void> }
+export interface XdsServing {
+  server: AdsServer;
+  cache: SnapshotCache;
+  /** What the proxies said, as events for the engine (ProxyStatus objects). */
+  events: Subject<SourceEvent>;
+  update(out: EngineOutput): void;
+  close(): Promise<void>;
+}
+
+export const XDS_SOURCE = 'xds';
+
+function proxyStatus(node: string, rejected?: ProxyStatus['status']['rejected']): ProxyStatus {
+  const [namespace, name] = node.split('/') as [string, string];
+  return { apiVersion: 'turnpike.dev/internal', kind: 'ProxyStatus', metadata: { name, namespace }, status: rejected ? { rejected } : {} };
+}
 
 export async function startXds(address: string, log: (m: string) => void = (m) => process.stderr.write(`turnpike: ${m}\n`)): Promise<XdsServing> {
   let hp;
@@ -14,8 +30,24 @@ export async function startXds(address: string, log: (m: string) => void = (m) =
     throw new CliError(`--xds-address: ${(e as Error).message}`);
   }
   const cache = new SnapshotCache();
+  const events = new Subject<SourceEvent>();
+  const rejected = new Map<string, string>();
   const server = new AdsServer({
     cache,
+    // A NACK becomes a condition on the Gateway; a later ACK of another version clears it.
+    onNack: (n) => {
+      const [namespace, name] = n.node.split('/');
+      if (!namespace || !name) return;
+      rejected.set(n.node, n.version);
+      events.next(upsert(XDS_SOURCE, proxyStatus(n.node, { typeUrl: n.typeUrl, version: n.version, message: n.message.slice(0, 500), node: n.node })));
+    },
+    onAck: (node, _type, version) => {
+      const v = rejected.get(node);
+      if (v === undefined || v === version) return;
+      rejected.delete(node);
+      const [namespace, name] = node.split('/') as [string, string];
+      events.next(remove(XDS_SOURCE, 'ProxyStatus', namespace, name));
+    },
     log: (msg, fields) => log(`${msg}${fields ? ' ' + JSON.stringify(fields) : ''}`),
   });
   let port: number;
@@ -29,6 +61,7 @@ export async function startXds(address: string, log: (m: string) => void = (m) =
   return {
     server,
     cache,
+    events,
     update(out: EngineOutput) {
       const lookup = (kind: string, ns: string, name: string) => out.snapshot.get(kind)?.get(ns)?.get(name) as KubeObject | undefined;
       cache.setAll(builder.build(out.result.xdsIR.gateways, lookup));

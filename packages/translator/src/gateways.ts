@@ -3,7 +3,7 @@
 // Gateway-level references.
 import {
   GATEWAY_GROUP, TURNPIKE_GROUP,
-  type Gateway, type Listener, type ListenerSet, type Namespace, type ProxyConfig,
+  type Gateway, type Listener, type ListenerSet, type Namespace, type ProxyConfig, type ProxyStatus,
 } from '@turnpike/api';
 import { compareAge } from './compare.js';
 import type { Problem } from './conditions.js';
@@ -113,6 +113,8 @@ export function buildGateways(snapshot: Snapshot, classes: Map<string, ClassResu
     if (params.problem) model.parametersProblem = params.problem;
     const pc = params.proxyConfig ?? cls.model.proxyConfig;
     if (pc) model.proxyConfig = pc;
+    const ps = getObject<ProxyStatus>(snapshot, 'ProxyStatus', gw.metadata.namespace, gw.metadata.name)?.status?.rejected;
+    if (ps) model.proxyRejected = `proxy ${ps.node} rejected ${ps.typeUrl.slice(ps.typeUrl.lastIndexOf('.') + 1)} version ${ps.version}: ${ps.message}; the previous configuration stays in force`;
     const addr = checkAddresses(gw);
     if (addr) model.addressProblem = addr;
     const ccr = gw.spec?.tls?.backend?.clientCertificateRef;

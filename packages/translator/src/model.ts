@@ -47,6 +47,8 @@ export interface GatewayModel {
   /** Gateway-level reference problem (spec.tls.backend.clientCertificateRef). */
   refsProblem?: Problem;
   addressProblem?: Problem;
+  /** The proxies rejected the last configuration (from ProxyStatus): what they said. */
+  proxyRejected?: string;
   listeners: ListenerModel[];
   listenerSets: ListenerSetModel[];
 }

@@ -7,6 +7,8 @@ import { listenerProgrammable } from './gateways.js';
 import { generatedName } from './infra-ir.js';
 import type { GatewayModel, ListenerModel, ListenerSetModel } from './model.js';
 
+export const CONFIG_REJECTED = 'turnpike.dev/ConfigRejected';
+
 export function gatewayClassStatus(c: ClassResult): Record<string, unknown> {
   const gen = c.model.object.metadata.generation;
   const accepted = c.problem
@@ -86,6 +88,8 @@ export function gatewayStatus(g: GatewayModel, attached: Map<ListenerModel, numb
   if (refs) conds.push(condition('ResolvedRefs', false, refs.reason, refs.message, gen));
   else conds.push(condition('ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved', gen));
 
+  // What the proxies said about the last configuration (our own condition type).
+  if (g.proxyRejected) conds.push(condition(CONFIG_REJECTED, true, 'Rejected', g.proxyRejected, gen));
   const status: GatewayStatus = {
     conditions: sortConditions(conds),
     listeners: g.listeners.map((l) => listenerStatus(l, attached.get(l) ?? 0)),

@@ -18,7 +18,7 @@ function mergeConditions(existing: Condition[] | undefined, ours: Condition[], n
 }
 
 /** Condition types we may set; a stale one of these is ours to remove. */
-const OWN_CONDITION_TYPES = new Set(['Accepted', 'Programmed', 'ResolvedRefs', 'Conflicted', 'PartiallyInvalid', 'OverlappingTLSConfig', 'SupportedVersion', 'Fetched', 'Installed']);
+const OWN_CONDITION_TYPES = new Set(['turnpike.dev/ConfigRejected', 'Accepted', 'Programmed', 'ResolvedRefs', 'Conflicted', 'PartiallyInvalid', 'OverlappingTLSConfig', 'SupportedVersion', 'Fetched', 'Installed']);
 
 function mergeEntries(existing: AnyStatus[] | undefined, ours: AnyStatus[], refField: string, controllerName: string, now: string): AnyStatus[] {
   const prevOurs = new Map((existing ?? []).filter((e) => e.controllerName === controllerName).map((e) => [JSON.stringify(e[refField]), e]));

@@ -39,7 +39,7 @@ export interface TranslateOptions { controllerName?: string }
 
 /** Kinds whose change invalidates every memoised route result. */
 const CONTEXT_KINDS = ['GatewayClass', 'Gateway', 'ListenerSet', 'ReferenceGrant', 'Service', 'EndpointSlice', 'Secret',
-  'Namespace', 'ConfigMap', 'BackendTLSPolicy', 'ProxyConfig', 'PluginInstallation'];
+  'Namespace', 'ConfigMap', 'BackendTLSPolicy', 'ProxyConfig', 'PluginInstallation', 'ProxyStatus'];
 
 interface Memo {
   stores: unknown[];

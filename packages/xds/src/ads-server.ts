@@ -26,6 +26,10 @@ interface DeltaRequest { node?: Node; type_url?: string; resource_names_subscrib
 interface SotwTypeState { names: Set<string>; wildcard: boolean; lastNonce?: string; sentVersion?: string; ackedVersion?: string; nackedVersion?: string; sentNames?: string }
 interface DeltaTypeState { names: Set<string>; wildcard: boolean; known: Map<string, string>; lastNonce?: string; nackedVersions: Map<string, string> }
 
+function refuse(call: grpc.ServerDuplexStream<unknown, unknown>): void {
+  call.emit('error', { code: grpc.status.INVALID_ARGUMENT, details: 'node.cluster must name the Gateway as <namespace>/<name>' });
+}
+
 export function loadAdsService(): grpc.ServiceDefinition {
   const def = protoLoader.loadSync('envoy/service/discovery/v3/ads.proto', { keepCase: true, longs: String, enums: String, defaults: false, oneofs: true, includeDirs: INCLUDE_DIRS });
   const pkg = grpc.loadPackageDefinition(def) as unknown as { envoy: { service: { discovery: { v3: { AggregatedDiscoveryService: { service: grpc.ServiceDefinition } } } } } };
@@ -55,10 +59,13 @@ export class AdsServer {
     });
   }
 
+  /** Ends every stream, then stops; streams a client keeps open are cut after a second. */
   async close(): Promise<void> {
-    for (const l of this.listeners) l();
-    await new Promise<void>((resolve) => this.server.tryShutdown(() => resolve()));
-    this.server.forceShutdown();
+    for (const l of [...this.listeners]) l();
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(() => { this.server.forceShutdown(); resolve(); }, 1000);
+      this.server.tryShutdown(() => { clearTimeout(t); resolve(); });
+    });
   }
 
   private log(msg: string, fields?: Record<string, unknown>): void {
@@ -114,7 +121,7 @@ export class AdsServer {
       if (!node) {
         node = req.node?.cluster ?? '';
         if (!node) {
-          call.destroy({ name: 'Error', message: 'node.cluster must name the Gateway as <namespace>/<name>', code: grpc.status.INVALID_ARGUMENT } as unknown as Error);
+          refuse(call as unknown as grpc.ServerDuplexStream<unknown, unknown>);
           return;
         }
         this.track(node, pushAll, call as unknown as grpc.ServerDuplexStream<unknown, unknown>);
@@ -178,7 +185,7 @@ export class AdsServer {
       if (!node) {
         node = req.node?.cluster ?? '';
         if (!node) {
-          call.destroy({ name: 'Error', message: 'node.cluster must name the Gateway as <namespace>/<name>', code: grpc.status.INVALID_ARGUMENT } as unknown as Error);
+          refuse(call as unknown as grpc.ServerDuplexStream<unknown, unknown>);
           return;
         }
         this.track(node, pushAll, call as unknown as grpc.ServerDuplexStream<unknown, unknown>);

@@ -50,7 +50,7 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
   const xds = opts.xds ? await startXds(opts.xdsAddress) : undefined;
   return new Promise<void>((resolve) => {
     const sub: Subscription = runEngine({
-      sources: [source],
+      sources: xds ? [source, xds.events] : [source],
       sourceNames: [DIRECTORY_SOURCE],
       quietMs,
       maxDelayMs,
