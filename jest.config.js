@@ -8,13 +8,13 @@ const project = (name, dir = `packages/${name}`) => ({
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: {
-    '^@turnpike/([^/]+)$': '<rootDir>/../../packages/$1/src/index.ts',
+    '^@turnpike/([^/]+)$': `<rootDir>/${dir.split('/').map(() => '..').join('/')}/packages/$1/src/index.ts`,
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: { '^.+\\.ts$': swc },
 });
 
-const unit = ['api', 'translator', 'engine', 'xds', 'cli'].map((p) => project(p));
+const unit = ['api', 'translator', 'engine', 'xds', 'kube', 'cli'].map((p) => project(p));
 const e2e = [project('e2e', 'e2e')];
 
 export default {

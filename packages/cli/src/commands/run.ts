@@ -7,14 +7,22 @@ import { CliError } from '../errors.js';
 import { statusSummary } from '../status-lines.js';
 import { canonical } from '../canonical.js';
 import { startXds } from '../xds-serving.js';
+import { runInCluster } from './run-kube.js';
 
-export interface RunOptions { dir?: string; record?: string; output: string; quietMs: string; maxDelayMs: string; poll: string; xdsAddress: string; xds: boolean }
+export interface RunOptions {
+  dir?: string; kubeconfig?: string; inCluster?: boolean; record?: string; output: string; quietMs: string; maxDelayMs: string; poll: string;
+  xdsAddress: string; xds: boolean; healthAddress: string; logLevel: string;
+}
 
 export function registerRun(program: Command): void {
   program
     .command('run')
-    .description('run the controller on a directory of YAML manifests and print status changes')
+    .description('run the controller: on a directory of YAML manifests (--dir), or against a cluster (--kubeconfig, --in-cluster)')
     .option('--dir <dir>', 'directory of manifests to watch')
+    .option('--kubeconfig <path>', 'run against the cluster of this kubeconfig')
+    .option('--in-cluster', 'run inside a cluster, with the pod\'s service account')
+    .option('--health-address <host:port>', 'with a cluster: /healthz, /readyz and /metrics', '0.0.0.0:8080')
+    .option('--log-level <level>', 'with a cluster: pino log level', 'info')
     .option('--record <file>', 'write the event log (NDJSON) to this file')
     .option('-o, --output <format>', 'text or json (one JSON object per line)', 'text')
     .option('--quiet-ms <ms>', 'holdoff quiet period', String(DEFAULT_QUIET_MS))
@@ -23,7 +31,12 @@ export function registerRun(program: Command): void {
     .option('--xds-address <host:port>', 'serve xDS (ADS) here; port 0 picks a free one', '127.0.0.1:18000')
     .option('--no-xds', 'do not serve xDS')
     .action(async (opts: RunOptions) => {
-      if (!opts.dir) throw new CliError('run needs --dir DIR (the in-cluster mode comes with --kubeconfig)');
+      const modes = [opts.dir, opts.kubeconfig, opts.inCluster].filter(Boolean).length;
+      if (modes !== 1) throw new CliError('run needs exactly one of --dir DIR, --kubeconfig PATH, --in-cluster');
+      if (!opts.dir) {
+        await runInCluster({ ...opts, quietMs: parseMs(opts.quietMs, '--quiet-ms'), maxDelayMs: parseMs(opts.maxDelayMs, '--max-delay-ms') });
+        return;
+      }
       if (opts.output !== 'text' && opts.output !== 'json') throw new CliError(`-o ${opts.output}: unknown format (text, json)`);
       await runOnDirectory(opts);
     });

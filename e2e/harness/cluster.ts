@@ -1,0 +1,186 @@
+// A real control plane for end-to-end tests: etcd and kube-apiserver built from Go modules
+// (e2e/scripts/build-kube.sh, cached under ~/.cache), started on loopback with generated keys and
+// tokens; the Gateway API CRDs (from the sigs.k8s.io/gateway-api module) and deploy/'s CRDs and
+// RBAC are installed. The controller under test authenticates as deploy/'s ServiceAccount.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { KubeObject } from '@turnpike/api';
+import { KubeApiError, KubeClient, objectPath, resourceInfo, collectionPath } from '@turnpike/kube';
+import { parseAllDocuments } from 'yaml';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const GATEWAY_API_VERSION = 'v1.6.3';
+const CONTROLLER_USER = 'system:serviceaccount:turnpike-system:turnpike';
+
+function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      s.close(() => (typeof a === 'object' && a ? res(a.port) : rej(new Error('no port'))));
+    });
+  });
+}
+
+export function kubeBinDir(): string {
+  if (process.env.TURNPIKE_KUBE_BIN && existsSync(join(process.env.TURNPIKE_KUBE_BIN, 'kube-apiserver'))) return process.env.TURNPIKE_KUBE_BIN;
+  return execFileSync('bash', [join(ROOT, 'e2e/scripts/build-kube.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+}
+
+export function gatewayApiCrds(): KubeObject[] {
+  const out = execFileSync('go', ['mod', 'download', '-json', `sigs.k8s.io/gateway-api@${GATEWAY_API_VERSION}`], { encoding: 'utf8', env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod' }, cwd: join(ROOT, 'e2e/kube') });
+  const dir = join((JSON.parse(out) as { Dir: string }).Dir, 'config/crd/experimental');
+  return readdirSync(dir).filter((f) => f.endsWith('.yaml')).flatMap((f) => loadYaml(join(dir, f))).filter((o) => o.kind === 'CustomResourceDefinition');
+}
+
+export function loadYaml(path: string): KubeObject[] {
+  return parseAllDocuments(readFileSync(path, 'utf8')).map((d) => d.toJS() as KubeObject).filter((o) => o && o.kind);
+}
+
+async function waitFor<T>(what: string, f: () => Promise<T | undefined>, timeoutMs = 60_000, everyMs = 200): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < end) {
+    try {
+      const v = await f();
+      if (v !== undefined) return v;
+    } catch (e) {
+      last = e;
+    }
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+}
+
+export class Cluster {
+  readonly admin: KubeClient;
+  private etcd?: ChildProcess;
+  private apiserver?: ChildProcess;
+  readonly adminKubeconfig: string;
+  readonly controllerKubeconfig: string;
+
+  private constructor(readonly dir: string, readonly bin: string, readonly etcdPort: number, readonly apiPort: number, private readonly adminToken: string, private readonly controllerToken: string) {
+    this.adminKubeconfig = this.kubeconfig('admin', adminToken);
+    this.controllerKubeconfig = this.kubeconfig('controller', controllerToken);
+    this.admin = KubeClient.fromKubeconfig(this.adminKubeconfig);
+  }
+
+  static async start(): Promise<Cluster> {
+    const bin = kubeBinDir();
+    const dir = mkdtempSync(join(tmpdir(), 'turnpike-e2e-'));
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    writeFileSync(join(dir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
+    writeFileSync(join(dir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
+    const adminToken = randomBytes(16).toString('hex');
+    const controllerToken = randomBytes(16).toString('hex');
+    writeFileSync(join(dir, 'tokens.csv'), `${adminToken},admin,admin,"system:masters"\n${controllerToken},${CONTROLLER_USER},turnpike-uid,"system:serviceaccounts,system:serviceaccounts:turnpike-system,system:authenticated"\n`);
+    const c = new Cluster(dir, bin, await freePort(), await freePort(), adminToken, controllerToken);
+    await c.startEtcd();
+    await c.startApiserver();
+    await c.install();
+    return c;
+  }
+
+  private kubeconfig(user: string, token: string): string {
+    const path = join(this.dir, `${user}.kubeconfig`);
+    writeFileSync(path, JSON.stringify({
+      apiVersion: 'v1', kind: 'Config', 'current-context': 'e2e',
+      clusters: [{ name: 'e2e', cluster: { server: `https://127.0.0.1:${this.apiPort}`, 'insecure-skip-tls-verify': true } }],
+      users: [{ name: user, user: { token } }],
+      contexts: [{ name: 'e2e', context: { cluster: 'e2e', user } }],
+    }));
+    return path;
+  }
+
+  private async startEtcd(): Promise<void> {
+    const peer = await freePort();
+    this.etcd = spawn(join(this.bin, 'etcd'), ['--data-dir', join(this.dir, 'etcd'), '--listen-client-urls', `http://127.0.0.1:${this.etcdPort}`,
+      '--advertise-client-urls', `http://127.0.0.1:${this.etcdPort}`, '--listen-peer-urls', `http://127.0.0.1:${peer}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${peer}`,
+      '--initial-cluster', `default=http://127.0.0.1:${peer}`, '--unsafe-no-fsync', '--log-level', 'error'], { stdio: 'ignore' });
+  }
+
+  async startApiserver(): Promise<void> {
+    const d = this.dir;
+    this.apiserver = spawn(join(this.bin, 'kube-apiserver'), [
+      `--etcd-servers=http://127.0.0.1:${this.etcdPort}`, '--bind-address=127.0.0.1', `--secure-port=${this.apiPort}`, '--advertise-address=127.0.0.1',
+      '--endpoint-reconciler-type=none', `--cert-dir=${join(d, 'pki')}`, '--service-cluster-ip-range=10.96.0.0/16',
+      '--service-account-issuer=https://kubernetes.default.svc', `--service-account-key-file=${join(d, 'sa.pub')}`, `--service-account-signing-key-file=${join(d, 'sa.key')}`,
+      '--authorization-mode=RBAC', `--token-auth-file=${join(d, 'tokens.csv')}`, '--disable-admission-plugins=ServiceAccount', '--allow-privileged=true',
+    ], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    this.apiserver.stderr?.on('data', (b) => { err = (err + b).slice(-4000); });
+    await waitFor('kube-apiserver /readyz', async () => {
+      if (this.apiserver?.exitCode !== null && this.apiserver?.exitCode !== undefined) throw new Error(`kube-apiserver exited: ${err.slice(-1000)}`);
+      const r = await this.admin.request('GET', '/readyz');
+      return r.status === 200 ? true : undefined;
+    }, 90_000);
+  }
+
+  /** Kills kube-apiserver (etcd keeps the data) and starts it again. */
+  async restartApiserver(downMs = 2000): Promise<void> {
+    this.apiserver?.kill('SIGKILL');
+    await new Promise((r) => setTimeout(r, downMs));
+    await this.startApiserver();
+  }
+
+  private async install(): Promise<void> {
+    const crds = [...gatewayApiCrds(), ...loadYaml(join(ROOT, 'deploy/crds/turnpike.dev_proxyconfigs.yaml')), ...loadYaml(join(ROOT, 'deploy/crds/turnpike.dev_plugininstallations.yaml'))];
+    for (const crd of crds) await this.apply(crd);
+    for (const crd of crds) {
+      await waitFor(`CRD ${crd.metadata.name} Established`, async () => {
+        const c = await this.admin.must<{ status?: { conditions?: { type: string; status: string }[] } }>('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`);
+        return c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True') ? true : undefined;
+      });
+    }
+    for (const o of [...loadYaml(join(ROOT, 'deploy/namespace.yaml')), ...loadYaml(join(ROOT, 'deploy/rbac.yaml'))]) await this.apply(o);
+  }
+
+  /** Path of an object of any kind, for the few kinds the tests create beyond the watched ones. */
+  private pathOf(o: KubeObject, withName: boolean): string {
+    const info = resourceInfo(o.kind);
+    if (info) return withName ? objectPath(info, o.metadata.namespace, o.metadata.name) : collectionPath(info, o.metadata.namespace);
+    const [group, version] = o.apiVersion.includes('/') ? o.apiVersion.split('/') : ['', o.apiVersion];
+    const plural = `${o.kind.toLowerCase()}${o.kind.endsWith('s') ? 'es' : 's'}`;
+    const base = group ? `/apis/${group}/${version}` : `/api/${version}`;
+    const ns = o.metadata.namespace ? `/namespaces/${o.metadata.namespace}` : '';
+    return `${base}${ns}/${o.kind === 'CustomResourceDefinition' ? 'customresourcedefinitions' : plural}${withName ? `/${o.metadata.name}` : ''}`;
+  }
+
+  /** Create, or replace what exists (keeping its resourceVersion). */
+  async apply(o: KubeObject): Promise<KubeObject> {
+    const r = await this.admin.request<KubeObject>('POST', this.pathOf(o, false), o);
+    if (r.status === 201 || r.status === 200) return r.body;
+    if (r.status !== 409) throw new KubeApiError(r.status, '', `create ${o.kind} ${o.metadata.name}: ${r.text.slice(0, 300)}`);
+    for (let i = 0; i < 5; i++) {
+      const cur = await this.admin.must<KubeObject>('GET', this.pathOf(o, true));
+      const put = await this.admin.request<KubeObject>('PUT', this.pathOf(o, true), { ...o, metadata: { ...o.metadata, resourceVersion: cur.metadata.resourceVersion }, status: cur.status });
+      if (put.status === 200) return put.body;
+      if (put.status !== 409) throw new KubeApiError(put.status, '', `replace ${o.kind} ${o.metadata.name}: ${put.text.slice(0, 300)}`);
+    }
+    throw new Error(`replace ${o.kind} ${o.metadata.name}: conflicts`);
+  }
+
+  async get(o: Pick<KubeObject, 'kind' | 'apiVersion' | 'metadata'>): Promise<KubeObject | undefined> {
+    const r = await this.admin.request<KubeObject>('GET', this.pathOf(o as KubeObject, true));
+    return r.status === 200 ? r.body : undefined;
+  }
+
+  async delete(o: Pick<KubeObject, 'kind' | 'apiVersion' | 'metadata'>): Promise<void> {
+    await this.admin.request('DELETE', this.pathOf(o as KubeObject, true));
+  }
+
+  async stop(): Promise<void> {
+    this.admin.close();
+    this.apiserver?.kill('SIGKILL');
+    this.etcd?.kill('SIGKILL');
+    await new Promise((r) => setTimeout(r, 200));
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+export { waitFor };

@@ -1,0 +1,55 @@
+// The controller under test: a separate process, `turnpike run --kubeconfig`, authenticated as
+// deploy/'s ServiceAccount under deploy/'s RBAC (a missing permission fails the test).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { ROOT, waitFor } from './cluster.js';
+
+export class Controller {
+  private proc?: ChildProcess;
+  out = '';
+  healthPort = 0;
+  xdsPort = 0;
+
+  constructor(private readonly kubeconfig: string, private readonly extra: string[] = []) {}
+
+  async start(): Promise<void> {
+    this.out = '';
+    this.proc = spawn(process.execPath, [join(ROOT, 'packages/cli/dist/main.js'), 'run', '--kubeconfig', this.kubeconfig, '--xds-address', '127.0.0.1:0',
+      '--health-address', '127.0.0.1:0', '--quiet-ms', '50', '--max-delay-ms', '250', '--log-level', 'info', ...this.extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.proc.stdout?.on('data', (b) => { this.out += b; });
+    this.proc.stderr?.on('data', (b) => { this.out += b; });
+    await waitFor('controller health address', async () => {
+      const m = /"address":"127\.0\.0\.1:(\d+)".*serving \/healthz/.exec(this.out);
+      const x = /serving xDS on 127\.0\.0\.1:(\d+)/.exec(this.out);
+      if (m && x) { this.healthPort = Number(m[1]); this.xdsPort = Number(x[1]); return true; }
+      if (this.proc?.exitCode !== null) throw new Error(`controller exited: ${this.out.slice(-2000)}`);
+      return undefined;
+    }, 30_000);
+  }
+
+  async ready(): Promise<void> {
+    await waitFor('controller /readyz', async () => ((await fetch(`http://127.0.0.1:${this.healthPort}/readyz`)).status === 200 ? true : undefined), 60_000);
+  }
+
+  /** A counter or gauge from /metrics, summed over its labels. */
+  async metric(name: string, labels?: string): Promise<number> {
+    const text = await (await fetch(`http://127.0.0.1:${this.healthPort}/metrics`)).text();
+    let sum = 0;
+    for (const line of text.split('\n')) {
+      if (!line.startsWith(name) || line.startsWith('#')) continue;
+      if (labels && !line.includes(labels)) continue;
+      const rest = line.slice(name.length);
+      if (rest[0] !== ' ' && rest[0] !== '{') continue;
+      sum += Number(line.split(' ').pop());
+    }
+    return sum;
+  }
+
+  async stop(): Promise<void> {
+    if (!this.proc || this.proc.exitCode !== null) return;
+    const done = new Promise((r) => this.proc!.once('exit', r));
+    this.proc.kill('SIGTERM');
+    await Promise.race([done, new Promise((r) => setTimeout(r, 5000))]);
+    if (this.proc.exitCode === null) this.proc.kill('SIGKILL');
+  }
+}

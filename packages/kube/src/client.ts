@@ -1,0 +1,93 @@
+// A thin HTTP client to the API server on @kubernetes/client-node's configuration and auth
+// (kubeconfig or in-cluster), with ONE keep-alive agent for every request and watch: the
+// library's own watch makes a new agent per reconnect and leaks sockets on Node 20.
+import { request as httpsRequest, Agent, type RequestOptions } from 'node:https';
+import { request as httpRequest, Agent as HttpAgent, type IncomingMessage } from 'node:http';
+import { KubeConfig } from '@kubernetes/client-node';
+
+export interface KubeResponse<T = unknown> { status: number; body: T; text: string }
+
+export class KubeApiError extends Error {
+  constructor(readonly status: number, readonly reason: string, message: string) {
+    super(message);
+  }
+}
+
+export class KubeClient {
+  private readonly agent: Agent | HttpAgent;
+  private readonly server: URL;
+
+  private constructor(readonly kc: KubeConfig) {
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster');
+    this.server = new URL(cluster.server);
+    this.agent = this.server.protocol === 'http:' ? new HttpAgent({ keepAlive: true, maxSockets: 64 }) : new Agent({ keepAlive: true, maxSockets: 64 });
+  }
+
+  static fromKubeconfig(path: string): KubeClient {
+    const kc = new KubeConfig();
+    kc.loadFromFile(path);
+    return new KubeClient(kc);
+  }
+
+  static inCluster(): KubeClient {
+    const kc = new KubeConfig();
+    kc.loadFromCluster();
+    return new KubeClient(kc);
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+
+  private async options(method: string, path: string, headers: Record<string, string>): Promise<RequestOptions> {
+    const opts: RequestOptions = { method, headers: { Accept: 'application/json', ...headers } };
+    // Refreshes credentials (token files rotate) and TLS material on every request.
+    await this.kc.applyToHTTPSOptions(opts);
+    opts.agent = this.agent as Agent;
+    opts.hostname = this.server.hostname;
+    opts.port = this.server.port || (this.server.protocol === 'http:' ? 80 : 443);
+    opts.path = `${this.server.pathname.replace(/\/$/, '')}${path}`;
+    return opts;
+  }
+
+  private send(opts: RequestOptions, body?: string): Promise<IncomingMessage> {
+    return new Promise((resolve, reject) => {
+      const req = (this.server.protocol === 'http:' ? httpRequest : httpsRequest)(opts, resolve);
+      req.on('error', reject);
+      req.setTimeout(60_000, () => req.destroy(new Error(`${opts.method} ${opts.path}: timed out`)));
+      if (body !== undefined) req.write(body);
+      req.end();
+    });
+  }
+
+  async request<T = unknown>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<KubeResponse<T>> {
+    const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+    const opts = await this.options(method, path, payload !== undefined ? { 'Content-Type': contentType } : {});
+    const res = await this.send(opts, payload);
+    const chunks: Buffer[] = [];
+    for await (const c of res) chunks.push(c as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    let parsed: unknown = undefined;
+    try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
+    return { status: res.statusCode ?? 0, body: parsed as T, text };
+  }
+
+  /** Like request, but throws KubeApiError for a non-2xx answer. */
+  async must<T = unknown>(method: string, path: string, body?: unknown, contentType?: string): Promise<T> {
+    const r = await this.request<T>(method, path, body, contentType);
+    if (r.status < 200 || r.status > 299) {
+      const st = r.body as { reason?: string; message?: string } | undefined;
+      throw new KubeApiError(r.status, st?.reason ?? String(r.status), `${method} ${path}: ${r.status} ${st?.message ?? r.text.slice(0, 200)}`);
+    }
+    return r.body;
+  }
+
+  /** Opens a streaming GET (watch); the caller reads the response. */
+  async stream(path: string, signal: AbortSignal): Promise<IncomingMessage> {
+    const opts = await this.options('GET', path, {});
+    opts.signal = signal;
+    const res = await this.send(opts);
+    return res;
+  }
+}

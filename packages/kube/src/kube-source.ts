@@ -1,0 +1,38 @@
+// The Kubernetes source: one reflector per watched kind, merged into one observable of events.
+// It reports `synced` once every kind has been listed (or found missing).
+import { synced, type SourceEvent } from '@turnpike/engine';
+import { Observable } from 'rxjs';
+import type { KubeClient } from './client.js';
+import { Reflector, type ReflectorOptions } from './reflector.js';
+import { RESOURCES } from './resources.js';
+
+export const KUBE_SOURCE = 'kube';
+
+/** Secrets that can never matter (Helm releases, service account tokens) stay out of memory. */
+export const SECRET_FIELD_SELECTOR = 'type!=helm.sh/release.v1,type!=kubernetes.io/service-account-token';
+
+export interface KubeSourceOptions extends Partial<Omit<ReflectorOptions, 'client' | 'resource' | 'source' | 'emit' | 'onSynced'>> {
+  client: KubeClient;
+  onReflectors?: (r: Reflector[]) => void;
+}
+
+export function kubeSource(opts: KubeSourceOptions): Observable<SourceEvent> {
+  return new Observable<SourceEvent>((subscriber) => {
+    const pending = new Set(RESOURCES.map((r) => r.kind));
+    const reflectors = RESOURCES.map((resource) => new Reflector({
+      ...opts,
+      resource,
+      source: KUBE_SOURCE,
+      ...(resource.kind === 'Secret' ? { fieldSelector: SECRET_FIELD_SELECTOR } : {}),
+      emit: (e) => subscriber.next(e),
+      onSynced: () => {
+        subscriber.next(synced(KUBE_SOURCE, resource.kind));
+        pending.delete(resource.kind);
+        if (pending.size === 0) subscriber.next(synced(KUBE_SOURCE));
+      },
+    }));
+    opts.onReflectors?.(reflectors);
+    for (const r of reflectors) r.start();
+    return () => { for (const r of reflectors) r.stop(); };
+  });
+}

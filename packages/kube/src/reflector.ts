@@ -1,0 +1,211 @@
+// A reflector keeps one kind's objects in step with the API server: a paginated LIST, then a
+// WATCH (bookmarks on, jittered server timeout, inactivity watchdog) from the list's
+// resourceVersion; 410 Gone → relist and emit the difference as upserts and deletes; any other
+// failure → exponential backoff with jitter, reset after a healthy watch. A kind whose CRD is not
+// installed is reported once and looked for again periodically. It never stops on its own.
+import type { KubeObject } from '@turnpike/api';
+import { remove, upsert, type SourceEvent } from '@turnpike/engine';
+import { createInterface } from 'node:readline';
+import { KubeApiError, type KubeClient } from './client.js';
+import { collectionPath, type ResourceInfo } from './resources.js';
+
+export interface ReflectorOptions {
+  client: KubeClient;
+  resource: ResourceInfo;
+  source: string;
+  emit: (e: SourceEvent) => void;
+  onSynced: () => void;
+  log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+  fieldSelector?: string;
+  pageSize?: number;
+  /** Server-side watch timeout range in seconds; a random value in it per watch. */
+  timeoutSeconds?: [number, number];
+  /** Abort a watch that received nothing (not even a bookmark) for this long. */
+  watchdogMs?: number;
+  backoffMs?: [number, number];
+  /** How often to look for a missing CRD again. */
+  missingRetryMs?: number;
+  random?: () => number;
+}
+
+class Gone extends Error {}
+
+export class Reflector {
+  private running = false;
+  private abort?: AbortController;
+  private sleepTimer?: NodeJS.Timeout;
+  private wake?: () => void;
+  private readonly known = new Map<string, { rv: string; namespace?: string; name: string }>();
+  private synced = false;
+  private missingReported = false;
+  /** Counters for metrics and tests. */
+  readonly stats = { lists: 0, watches: 0, relists: 0, errors: 0, events: 0 };
+
+  constructor(private readonly o: ReflectorOptions) {}
+
+  get kind(): string {
+    return this.o.resource.kind;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    void this.loop();
+  }
+
+  stop(): void {
+    this.running = false;
+    this.abort?.abort();
+    if (this.sleepTimer) clearTimeout(this.sleepTimer);
+    this.wake?.();
+  }
+
+  private log(level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>): void {
+    this.o.log?.(level, msg, { kind: this.kind, ...fields });
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.wake = resolve;
+      this.sleepTimer = setTimeout(resolve, ms);
+    });
+  }
+
+  private async loop(): Promise<void> {
+    const [minBackoff, maxBackoff] = this.o.backoffMs ?? [1000, 30_000];
+    const random = this.o.random ?? Math.random;
+    let backoff = minBackoff;
+    let rv: string | undefined;
+    while (this.running) {
+      try {
+        if (rv === undefined) rv = await this.list();
+        rv = await this.watch(rv);
+        backoff = minBackoff; // a watch that ended cleanly (server timeout) is healthy
+      } catch (e) {
+        if (!this.running) break;
+        if (e instanceof Gone) {
+          this.stats.relists++;
+          this.log('info', 'watch expired (410 Gone): relisting');
+          rv = undefined;
+          continue;
+        }
+        if (e instanceof KubeApiError && e.status === 404 && rv === undefined) {
+          if (!this.missingReported) this.log('warn', `${this.kind} is not served by the API server (CRD not installed?); skipping it and looking again later`);
+          this.missingReported = true;
+          if (!this.synced) this.markSynced(); // nothing to wait for
+          await this.sleep(this.o.missingRetryMs ?? 30_000);
+          continue;
+        }
+        this.stats.errors++;
+        const wait = Math.min(maxBackoff, backoff) * (0.5 + random());
+        this.log('warn', `${rv === undefined ? 'list' : 'watch'} failed, retrying in ${Math.round(wait)} ms: ${(e as Error).message}`);
+        await this.sleep(wait);
+        backoff = Math.min(maxBackoff, backoff * 2);
+      }
+    }
+  }
+
+  private markSynced(): void {
+    this.synced = true;
+    this.o.onSynced();
+  }
+
+  private normalize(item: KubeObject): KubeObject {
+    const r = this.o.resource;
+    return { ...item, apiVersion: r.group ? `${r.group}/${r.version}` : r.version, kind: r.kind };
+  }
+
+  private async list(): Promise<string> {
+    this.stats.lists++;
+    const seen = new Set<string>();
+    let cont: string | undefined;
+    let rv = '';
+    do {
+      const q = new URLSearchParams({ limit: String(this.o.pageSize ?? 500) });
+      if (cont) q.set('continue', cont);
+      if (this.o.fieldSelector) q.set('fieldSelector', this.o.fieldSelector);
+      const page = await this.o.client.must<{ metadata: { resourceVersion: string; continue?: string }; items: KubeObject[] }>('GET', `${collectionPath(this.o.resource)}?${q}`);
+      for (const raw of page.items ?? []) {
+        const item = this.normalize(raw);
+        const key = `${item.metadata.namespace ?? ''}/${item.metadata.name}`;
+        seen.add(key);
+        if (this.known.get(key)?.rv === item.metadata.resourceVersion) continue;
+        this.known.set(key, { rv: item.metadata.resourceVersion ?? '', ...(item.metadata.namespace ? { namespace: item.metadata.namespace } : {}), name: item.metadata.name });
+        this.stats.events++;
+        this.o.emit(upsert(this.o.source, item));
+      }
+      cont = page.metadata?.continue || undefined;
+      rv = page.metadata?.resourceVersion ?? rv;
+    } while (cont);
+    // What vanished while we were not watching is deleted now.
+    for (const [key, k] of [...this.known]) {
+      if (seen.has(key)) continue;
+      this.known.delete(key);
+      this.stats.events++;
+      this.o.emit(remove(this.o.source, this.kind, k.namespace, k.name));
+    }
+    if (this.missingReported) this.log('info', `${this.kind} is served now: watching it`);
+    this.missingReported = false;
+    if (!this.synced) this.markSynced();
+    return rv;
+  }
+
+  /** Watches from `rv`; returns the last resourceVersion when the server ends the watch. */
+  private async watch(rv: string): Promise<string> {
+    this.stats.watches++;
+    const [lo, hi] = this.o.timeoutSeconds ?? [300, 600];
+    const timeout = Math.floor(lo + (this.o.random ?? Math.random)() * (hi - lo));
+    const q = new URLSearchParams({ watch: '1', allowWatchBookmarks: 'true', timeoutSeconds: String(timeout), resourceVersion: rv });
+    if (this.o.fieldSelector) q.set('fieldSelector', this.o.fieldSelector);
+    const abort = new AbortController();
+    this.abort = abort;
+    const res = await this.o.client.stream(`${collectionPath(this.o.resource)}?${q}`, abort.signal);
+    if (res.statusCode === 410) {
+      res.resume();
+      throw new Gone();
+    }
+    if ((res.statusCode ?? 0) >= 300) {
+      const chunks: Buffer[] = [];
+      for await (const c of res) chunks.push(c as Buffer);
+      throw new KubeApiError(res.statusCode ?? 0, String(res.statusCode), `watch ${this.kind}: ${res.statusCode} ${Buffer.concat(chunks).toString('utf8').slice(0, 200)}`);
+    }
+    const watchdogMs = this.o.watchdogMs ?? 120_000;
+    let watchdog = setTimeout(() => abort.abort(), watchdogMs);
+    res.on('data', () => {
+      clearTimeout(watchdog);
+      watchdog = setTimeout(() => abort.abort(), watchdogMs);
+    });
+    let last = rv;
+    try {
+      const lines = createInterface({ input: res, crlfDelay: Infinity });
+      for await (const line of lines) {
+        if (!line.trim()) continue;
+        const ev = JSON.parse(line) as { type: string; object: KubeObject & { code?: number; message?: string } };
+        if (ev.type === 'ERROR') {
+          if (ev.object?.code === 410) throw new Gone();
+          throw new Error(`watch error: ${ev.object?.message ?? line.slice(0, 200)}`);
+        }
+        const objRv = ev.object?.metadata?.resourceVersion;
+        if (objRv) last = objRv;
+        if (ev.type === 'BOOKMARK') continue;
+        const item = this.normalize(ev.object);
+        const key = `${item.metadata.namespace ?? ''}/${item.metadata.name}`;
+        this.stats.events++;
+        if (ev.type === 'DELETED') {
+          this.known.delete(key);
+          this.o.emit(remove(this.o.source, this.kind, item.metadata.namespace, item.metadata.name));
+        } else {
+          this.known.set(key, { rv: objRv ?? '', ...(item.metadata.namespace ? { namespace: item.metadata.namespace } : {}), name: item.metadata.name });
+          this.o.emit(upsert(this.o.source, item));
+        }
+      }
+    } catch (e) {
+      if (abort.signal.aborted && this.running) throw new Error(`watch of ${this.kind} went silent for ${watchdogMs} ms; reconnecting`);
+      throw e;
+    } finally {
+      clearTimeout(watchdog);
+    }
+    if (abort.signal.aborted && this.running) throw new Error(`watch of ${this.kind} went silent for ${watchdogMs} ms; reconnecting`);
+    return last;
+  }
+}

@@ -1,0 +1,40 @@
+// Where each watched kind lives in the API: group, version, plural, and whether it is namespaced.
+import type { WatchedKind } from '@turnpike/api';
+
+export interface ResourceInfo { kind: WatchedKind; group: string; version: string; plural: string; namespaced: boolean }
+
+const GW = 'gateway.networking.k8s.io';
+
+export const RESOURCES: ResourceInfo[] = [
+  { kind: 'GatewayClass', group: GW, version: 'v1', plural: 'gatewayclasses', namespaced: false },
+  { kind: 'Gateway', group: GW, version: 'v1', plural: 'gateways', namespaced: true },
+  { kind: 'ListenerSet', group: GW, version: 'v1', plural: 'listenersets', namespaced: true },
+  { kind: 'HTTPRoute', group: GW, version: 'v1', plural: 'httproutes', namespaced: true },
+  { kind: 'GRPCRoute', group: GW, version: 'v1', plural: 'grpcroutes', namespaced: true },
+  { kind: 'TLSRoute', group: GW, version: 'v1', plural: 'tlsroutes', namespaced: true },
+  { kind: 'TCPRoute', group: GW, version: 'v1', plural: 'tcproutes', namespaced: true },
+  { kind: 'UDPRoute', group: GW, version: 'v1', plural: 'udproutes', namespaced: true },
+  { kind: 'BackendTLSPolicy', group: GW, version: 'v1', plural: 'backendtlspolicies', namespaced: true },
+  { kind: 'ReferenceGrant', group: GW, version: 'v1', plural: 'referencegrants', namespaced: true },
+  { kind: 'Service', group: '', version: 'v1', plural: 'services', namespaced: true },
+  { kind: 'EndpointSlice', group: 'discovery.k8s.io', version: 'v1', plural: 'endpointslices', namespaced: true },
+  { kind: 'Secret', group: '', version: 'v1', plural: 'secrets', namespaced: true },
+  { kind: 'Namespace', group: '', version: 'v1', plural: 'namespaces', namespaced: false },
+  { kind: 'ConfigMap', group: '', version: 'v1', plural: 'configmaps', namespaced: true },
+  { kind: 'ProxyConfig', group: 'turnpike.dev', version: 'v1alpha1', plural: 'proxyconfigs', namespaced: true },
+  { kind: 'PluginInstallation', group: 'turnpike.dev', version: 'v1alpha1', plural: 'plugininstallations', namespaced: true },
+];
+
+export function resourceInfo(kind: string): ResourceInfo | undefined {
+  return RESOURCES.find((r) => r.kind === kind);
+}
+
+/** The collection path, across namespaces (list/watch) or in one. */
+export function collectionPath(r: ResourceInfo, namespace?: string): string {
+  const base = r.group ? `/apis/${r.group}/${r.version}` : `/api/${r.version}`;
+  return namespace && r.namespaced ? `${base}/namespaces/${namespace}/${r.plural}` : `${base}/${r.plural}`;
+}
+
+export function objectPath(r: ResourceInfo, namespace: string | undefined, name: string): string {
+  return `${collectionPath(r, namespace)}/${encodeURIComponent(name)}`;
+}

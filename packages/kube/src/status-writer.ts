@@ -1,0 +1,161 @@
+// The status writer (leader only): read-modify-write of the status subresource. Only our route
+// parents / policy ancestors are touched and our stale ones removed; a write is skipped when
+// nothing but lastTransitionTime would change, so in steady state it writes nothing. Conflicts
+// (409) re-read and retry; other failures are retried with backoff; writes are rate-bounded.
+import { CONTROLLER_NAME, objectKey, type KubeObject } from '@turnpike/api';
+import { mergeStatus, withoutTransitionTimes, type Snapshot, type TranslateResult } from '@turnpike/translator';
+import { deepEqual } from '@turnpike/engine';
+import { KubeApiError, type KubeClient } from './client.js';
+import { objectPath, resourceInfo } from './resources.js';
+
+type AnyStatus = Record<string, unknown>;
+
+export interface StatusWriterOptions {
+  client: KubeClient;
+  controllerName?: string;
+  now?: () => string;
+  /** Writes per second at most. */
+  ratePerSecond?: number;
+  log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+  onWrite?: (key: string, ok: boolean) => void;
+}
+
+const PARENT_KINDS = new Set(['HTTPRoute', 'GRPCRoute', 'TLSRoute', 'TCPRoute', 'UDPRoute']);
+
+/** Our entries in a route or policy status, if any. */
+function hasOwnEntries(o: KubeObject, controller: string): boolean {
+  const s = o.status as { parents?: { controllerName?: string }[]; ancestors?: { controllerName?: string }[] } | undefined;
+  return [...(s?.parents ?? []), ...(s?.ancestors ?? [])].some((e) => e.controllerName === controller);
+}
+
+/** A stored condition newer than the object we hold means our copy is stale: do not write. */
+function newerThanUs(o: KubeObject): boolean {
+  const gen = o.metadata.generation ?? 0;
+  const walk = (v: unknown): boolean => {
+    if (Array.isArray(v)) return v.some(walk);
+    if (v && typeof v === 'object') {
+      const r = v as Record<string, unknown>;
+      if (typeof r.observedGeneration === 'number' && typeof r.type === 'string' && r.observedGeneration > gen) return true;
+      return Object.values(r).some(walk);
+    }
+    return false;
+  };
+  return walk(o.status);
+}
+
+export class StatusWriter {
+  private readonly desired = new Map<string, { kind: string; namespace?: string; name: string; status: AnyStatus }>();
+  private readonly attempts = new Map<string, number>();
+  private timer?: NodeJS.Timeout;
+  private draining = false;
+  private stopped = false;
+  readonly stats = { writes: 0, conflicts: 0, failures: 0, skipped: 0 };
+  private readonly controller: string;
+
+  constructor(private readonly o: StatusWriterOptions) {
+    this.controller = o.controllerName ?? CONTROLLER_NAME;
+  }
+
+  private now(): string {
+    return this.o.now?.() ?? new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  }
+
+  /** Computes what must be written for a translation and schedules it. */
+  update(result: TranslateResult, snapshot: Snapshot): void {
+    const get = (kind: string, ns: string | undefined, name: string) => snapshot.get(kind)?.get(ns ?? '')?.get(name);
+    const wanted = new Map<string, { kind: string; namespace?: string; name: string; ours: AnyStatus }>();
+    for (const [key, ours] of Object.entries(result.statuses)) {
+      const [kind, ns, ...rest] = key.split('/');
+      wanted.set(key, { kind: kind!, ...(ns ? { namespace: ns } : {}), name: rest.join('/'), ours });
+    }
+    // Routes and policies that still carry our entries but are ours no more: remove them.
+    for (const kind of [...PARENT_KINDS, 'BackendTLSPolicy']) {
+      for (const shard of snapshot.get(kind)?.values() ?? []) {
+        for (const o of shard.values()) {
+          const key = objectKey(kind, o.metadata.namespace, o.metadata.name);
+          if (wanted.has(key) || !hasOwnEntries(o, this.controller)) continue;
+          wanted.set(key, { kind, ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}), name: o.metadata.name, ours: kind === 'BackendTLSPolicy' ? { ancestors: [] } : { parents: [] } });
+        }
+      }
+    }
+    for (const [key, w] of wanted) {
+      const current = get(w.kind, w.namespace, w.name);
+      if (!current) continue;
+      if (newerThanUs(current)) { this.stats.skipped++; continue; }
+      const merged = mergeStatus(w.kind, current.status as AnyStatus | undefined, w.ours, this.controller, this.now());
+      if (deepEqual(withoutTransitionTimes(merged), withoutTransitionTimes(current.status ?? {}))) {
+        this.desired.delete(key);
+        continue;
+      }
+      this.desired.set(key, { kind: w.kind, ...(w.namespace ? { namespace: w.namespace } : {}), name: w.name, status: w.ours });
+    }
+    this.schedule(0);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  get pending(): number {
+    return this.desired.size;
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped || this.timer) return;
+    this.timer = setTimeout(() => { this.timer = undefined; void this.drain(); }, ms);
+  }
+
+  private async drain(): Promise<void> {
+    if (this.draining || this.stopped) return;
+    this.draining = true;
+    const interval = 1000 / (this.o.ratePerSecond ?? 50);
+    try {
+      for (const [key, d] of [...this.desired]) {
+        if (this.stopped) break;
+        if (this.desired.get(key) !== d) continue;
+        const ok = await this.write(key, d);
+        if (ok) {
+          if (this.desired.get(key) === d) this.desired.delete(key);
+          this.attempts.delete(key);
+        }
+        await new Promise((r) => setTimeout(r, interval));
+      }
+    } finally {
+      this.draining = false;
+    }
+    if (this.desired.size) {
+      const worst = Math.max(...[...this.desired.keys()].map((k) => this.attempts.get(k) ?? 0));
+      this.schedule(Math.min(30_000, 500 * 2 ** Math.min(worst, 6)));
+    }
+  }
+
+  /** One read-modify-write, retried on conflict. */
+  private async write(key: string, d: { kind: string; namespace?: string; name: string; status: AnyStatus }): Promise<boolean> {
+    const info = resourceInfo(d.kind);
+    if (!info) return true;
+    const path = objectPath(info, d.namespace, d.name);
+    for (let i = 0; i < 5; i++) {
+      try {
+        const current = await this.o.client.must<KubeObject>('GET', path);
+        if (newerThanUs(current)) return true;
+        const merged = mergeStatus(d.kind, current.status as AnyStatus | undefined, d.status, this.controller, this.now());
+        if (deepEqual(withoutTransitionTimes(merged), withoutTransitionTimes(current.status ?? {}))) return true;
+        await this.o.client.must('PUT', `${path}/status`, { ...current, status: merged });
+        this.stats.writes++;
+        this.o.onWrite?.(key, true);
+        return true;
+      } catch (e) {
+        if (e instanceof KubeApiError && e.status === 409) { this.stats.conflicts++; continue; }
+        if (e instanceof KubeApiError && e.status === 404) return true; // deleted meanwhile
+        this.stats.failures++;
+        this.attempts.set(key, (this.attempts.get(key) ?? 0) + 1);
+        this.o.log?.('warn', `status write failed, will retry: ${(e as Error).message}`, { object: key });
+        this.o.onWrite?.(key, false);
+        return false;
+      }
+    }
+    this.attempts.set(key, (this.attempts.get(key) ?? 0) + 1);
+    return false;
+  }
+}
