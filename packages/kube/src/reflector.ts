@@ -37,6 +37,8 @@ export class Reflector {
   private wake?: () => void;
   private readonly known = new Map<string, { rv: string; namespace?: string; name: string }>();
   private synced = false;
+  /** The newest resourceVersion seen on the current watch, kept when the watch breaks. */
+  private lastSeenRv?: string;
   private missingReported = false;
   /** Counters for metrics and tests. */
   readonly stats = { lists: 0, watches: 0, relists: 0, errors: 0, events: 0 };
@@ -97,6 +99,8 @@ export class Reflector {
           continue;
         }
         this.stats.errors++;
+        // A broken watch resumes from the last event it delivered, not from the list.
+        if (rv !== undefined && this.lastSeenRv) rv = this.lastSeenRv;
         const wait = Math.min(maxBackoff, backoff) * (0.5 + random());
         this.log('warn', `${rv === undefined ? 'list' : 'watch'} failed, retrying in ${Math.round(wait)} ms: ${(e as Error).message}`);
         await this.sleep(wait);
@@ -176,6 +180,7 @@ export class Reflector {
       watchdog = setTimeout(() => abort.abort(), watchdogMs);
     });
     let last = rv;
+    this.lastSeenRv = rv;
     try {
       const lines = createInterface({ input: res, crlfDelay: Infinity });
       for await (const line of lines) {
@@ -186,7 +191,7 @@ export class Reflector {
           throw new Error(`watch error: ${ev.object?.message ?? line.slice(0, 200)}`);
         }
         const objRv = ev.object?.metadata?.resourceVersion;
-        if (objRv) last = objRv;
+        if (objRv) last = this.lastSeenRv = objRv;
         if (ev.type === 'BOOKMARK') continue;
         const item = this.normalize(ev.object);
         const key = `${item.metadata.namespace ?? ''}/${item.metadata.name}`;

@@ -1,0 +1,168 @@
+// Reflector recovery against a local HTTP server that plays an API server and misbehaves on
+// demand: a connection cut mid-stream, a watch that hangs, 410 Gone, a burst of 500s.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from '@jest/globals';
+import type { SourceEvent } from '@turnpike/engine';
+import { KubeClient, Reflector, resourceInfo } from '../src/index.js';
+
+interface Fake { server: Server; port: number; lists: number; watches: number; handler: (req: IncomingMessage, res: ServerResponse, url: URL) => void }
+
+async function fakeApi(handler: Fake['handler']): Promise<Fake> {
+  const f = { lists: 0, watches: 0, handler } as Fake;
+  f.server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.searchParams.get('watch')) f.watches++; else f.lists++;
+    f.handler(req, res, url);
+  });
+  await new Promise<void>((r) => f.server.listen(0, '127.0.0.1', () => r()));
+  f.port = (f.server.address() as { port: number }).port;
+  return f;
+}
+
+function client(port: number): KubeClient {
+  const dir = mkdtempSync(join(tmpdir(), 'tp-kc-'));
+  const path = join(dir, 'kubeconfig');
+  writeFileSync(path, JSON.stringify({ apiVersion: 'v1', kind: 'Config', 'current-context': 'c', clusters: [{ name: 'c', cluster: { server: `http://127.0.0.1:${port}`, 'insecure-skip-tls-verify': true } }], users: [{ name: 'u', user: { token: 't' } }], contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }] }));
+  return KubeClient.fromKubeconfig(path);
+}
+
+const svc = (name: string, rv: string) => ({ metadata: { name, namespace: 'a', resourceVersion: rv }, spec: {} });
+const list = (res: ServerResponse, rv: string, items: unknown[]) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ metadata: { resourceVersion: rv }, items }));
+
+function reflector(port: number, events: SourceEvent[], extra: Partial<ConstructorParameters<typeof Reflector>[0]> = {}) {
+  let synced = 0;
+  const r = new Reflector({ client: client(port), resource: resourceInfo('Service')!, source: 'kube', emit: (e) => events.push(e), onSynced: () => synced++, backoffMs: [20, 100], random: () => 0.5, ...extra });
+  return { r, synced: () => synced };
+}
+
+async function until(check: () => boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('reflector recovery', () => {
+  const cleanup: (() => void)[] = [];
+  afterEach(() => { for (const c of cleanup.splice(0)) c(); });
+
+  it('a connection cut mid-stream: reconnects from the last resourceVersion without relisting', async () => {
+    const rvs: string[] = [];
+    const f = await fakeApi((_req, res, url) => {
+      if (!url.searchParams.get('watch')) return list(res, '10', [svc('a', '10')]);
+      rvs.push(url.searchParams.get('resourceVersion')!);
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      if (rvs.length === 1) {
+        res.write(`${JSON.stringify({ type: 'ADDED', object: svc('b', '11') })}\n`);
+        setTimeout(() => res.socket?.destroy(), 50); // cut without ending the chunked stream
+      }
+    });
+    const events: SourceEvent[] = [];
+    const { r } = reflector(f.port, events);
+    cleanup.push(() => { r.stop(); f.server.close(); });
+    r.start();
+    await until(() => rvs.length >= 2);
+    expect(rvs).toEqual(['10', '11']);
+    expect(f.lists).toBe(1);
+    expect(events.filter((e) => e.type === 'upsert').map((e) => e.name)).toEqual(['a', 'b']);
+  });
+
+  it('a watch that hangs silently is aborted by the watchdog and re-established', async () => {
+    const f = await fakeApi((_req, res, url) => {
+      if (!url.searchParams.get('watch')) return list(res, '5', []);
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.flushHeaders(); // then nothing, ever
+    });
+    const events: SourceEvent[] = [];
+    const { r } = reflector(f.port, events, { watchdogMs: 150 });
+    cleanup.push(() => { r.stop(); f.server.closeAllConnections(); f.server.close(); });
+    r.start();
+    await until(() => f.watches >= 3);
+    expect(r.stats.errors).toBeGreaterThanOrEqual(2);
+  });
+
+  it('410 Gone relists and emits the difference: deletes for what vanished, upserts for what changed', async () => {
+    let phase = 0;
+    const f = await fakeApi((_req, res, url) => {
+      if (!url.searchParams.get('watch')) {
+        phase++;
+        return phase === 1 ? list(res, '10', [svc('keep', '10'), svc('gone', '10')]) : list(res, '30', [svc('keep', '25'), svc('new', '26')]);
+      }
+      if (phase === 1) return res.writeHead(410, { 'Content-Type': 'application/json' }).end(JSON.stringify({ kind: 'Status', code: 410, reason: 'Expired' }));
+      res.writeHead(200).flushHeaders();
+    });
+    const events: SourceEvent[] = [];
+    const { r, synced } = reflector(f.port, events);
+    cleanup.push(() => { r.stop(); f.server.closeAllConnections(); f.server.close(); });
+    r.start();
+    await until(() => f.lists === 2 && events.length >= 5);
+    expect(events.map((e) => `${e.type}:${e.name}`)).toEqual(['upsert:keep', 'upsert:gone', 'upsert:keep', 'upsert:new', 'delete:gone']);
+    expect(synced()).toBe(1);
+    expect(r.stats.relists).toBe(1);
+  });
+
+  it('an ERROR event with code 410 inside the stream also relists', async () => {
+    const f = await fakeApi((_req, res, url) => {
+      if (!url.searchParams.get('watch')) return list(res, '1', []);
+      if (f.watches === 1) {
+        res.writeHead(200);
+        res.end(`${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 410, message: 'too old resource version' } })}\n`);
+        return;
+      }
+      res.writeHead(200).flushHeaders();
+    });
+    const { r } = reflector(f.port, []);
+    cleanup.push(() => { r.stop(); f.server.closeAllConnections(); f.server.close(); });
+    r.start();
+    await until(() => f.lists >= 2);
+    expect(r.stats.relists).toBe(1);
+  });
+
+  it('a burst of 500s on list backs off, then syncs; nothing is emitted twice', async () => {
+    let failures = 3;
+    const times: number[] = [];
+    const f = await fakeApi((_req, res, url) => {
+      if (!url.searchParams.get('watch')) {
+        times.push(Date.now());
+        if (failures-- > 0) return res.writeHead(500).end('{"message":"etcd leader changed"}');
+        return list(res, '3', [svc('a', '3')]);
+      }
+      res.writeHead(200).flushHeaders();
+    });
+    const events: SourceEvent[] = [];
+    const { r, synced } = reflector(f.port, events);
+    cleanup.push(() => { r.stop(); f.server.closeAllConnections(); f.server.close(); });
+    r.start();
+    await until(() => synced() === 1);
+    expect(f.lists).toBe(4);
+    // Waits grow: 20, 40, 80 ms (× jitter 1.0 here).
+    const gaps = times.slice(1).map((t, i) => t - times[i]!);
+    expect(gaps[1]!).toBeGreaterThanOrEqual(gaps[0]!);
+    expect(gaps[2]!).toBeGreaterThanOrEqual(60);
+    expect(events.map((e) => e.name)).toEqual(['a']);
+  });
+
+  it('a kind the API server does not serve (404) is reported once, counted as synced, and picked up later', async () => {
+    let served = false;
+    const f = await fakeApi((_req, res, url) => {
+      if (!served) return res.writeHead(404).end('{"message":"the server could not find the requested resource"}');
+      if (!url.searchParams.get('watch')) return list(res, '1', [svc('late', '1')]);
+      res.writeHead(200).flushHeaders();
+    });
+    const logs: string[] = [];
+    const events: SourceEvent[] = [];
+    const { r, synced } = reflector(f.port, events, { missingRetryMs: 100, log: (_l, m) => logs.push(m) });
+    cleanup.push(() => { r.stop(); f.server.closeAllConnections(); f.server.close(); });
+    r.start();
+    await until(() => synced() === 1);
+    await new Promise((res) => setTimeout(res, 250));
+    expect(logs.filter((m) => m.includes('not served')).length).toBe(1);
+    served = true;
+    await until(() => events.length === 1);
+    expect(events[0]!.name).toBe('late');
+  });
+});
