@@ -45,6 +45,11 @@ export class Controller {
     return sum;
   }
 
+  /** SIGKILL: no lease release, no goodbye. */
+  kill(): void {
+    this.proc?.kill('SIGKILL');
+  }
+
   async stop(): Promise<void> {
     if (!this.proc || this.proc.exitCode !== null) return;
     const done = new Promise((r) => this.proc!.once('exit', r));

@@ -5,3 +5,4 @@ export * from './kube-source.js';
 export * from './status-writer.js';
 export * from './metrics.js';
 export * from './health-server.js';
+export * from './leader-election.js';

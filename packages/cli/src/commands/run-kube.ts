@@ -2,7 +2,7 @@
 // kind, translates, writes statuses, serves xDS, and answers /healthz, /readyz and /metrics.
 // pino JSON logs name the object; SIGTERM stops it gracefully.
 import { EventLogWriter, runEngine, type EngineOutput } from '@turnpike/engine';
-import { createMetrics, KUBE_SOURCE, KubeClient, kubeSource, StatusWriter, startHealthServer } from '@turnpike/kube';
+import { createMetrics, KUBE_SOURCE, KubeClient, kubeSource, LeaderElector, StatusWriter, startHealthServer } from '@turnpike/kube';
 import { parseHostPort } from '@turnpike/xds';
 import pino from 'pino';
 import { CliError } from '../errors.js';
@@ -11,6 +11,7 @@ import { startXds } from '../xds-serving.js';
 export interface KubeRunOptions {
   kubeconfig?: string; inCluster?: boolean; record?: string; quietMs: number; maxDelayMs: number;
   xdsAddress: string; xds: boolean; healthAddress: string; logLevel: string;
+  leaderElectionNamespace?: string; leaderElect?: boolean;
 }
 
 export async function runInCluster(o: KubeRunOptions): Promise<void> {
@@ -22,7 +23,6 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     throw new CliError(`cannot load ${o.inCluster ? 'in-cluster configuration' : `kubeconfig ${o.kubeconfig}`}: ${(e as Error).message}`);
   }
   const metrics = createMetrics();
-  metrics.leader.set(1);
   const say = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => log[level](fields ?? {}, msg);
   const writer = new StatusWriter({ client, log: say, onWrite: (_k, ok) => metrics.statusWrites.inc({ result: ok ? 'ok' : 'error' }) });
   const xds = o.xds ? await startXds(o.xdsAddress, (m) => log.info(m)) : undefined;
@@ -33,6 +33,17 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
   log.info({ address: `${hp.host}:${health.port}` }, 'serving /healthz, /readyz and /metrics');
 
   const sources = [kubeSource({ client, log: say }), ...(xds ? [xds.events] : [])];
+  // Only the leader writes; every replica serves xDS. On gaining the lease, flush everything.
+  let last: EngineOutput | undefined;
+  let leading = o.leaderElect === false;
+  metrics.leader.set(leading ? 1 : 0);
+  const elector = o.leaderElect === false ? undefined : new LeaderElector({
+    client, namespace: o.leaderElectionNamespace ?? 'turnpike-system', name: 'turnpike', log: say,
+    onStartedLeading: () => { leading = true; metrics.leader.set(1); if (last) writer.update(last.result, last.snapshot); },
+    onStoppedLeading: () => { leading = false; metrics.leader.set(0); },
+  });
+  elector?.start();
+
   const sub = runEngine({
     sources,
     sourceNames: [KUBE_SOURCE],
@@ -50,7 +61,8 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     if (!out.changed) return;
     for (const d of out.result.diagnostics) log.warn({ object: d.object }, d.message);
     xds?.update(out);
-    writer.update(out.result, out.snapshot);
+    last = out;
+    if (leading) writer.update(out.result, out.snapshot);
     if (xds) {
       metrics.xdsPushes.set(xds.server.stats.pushes);
       metrics.connectedProxies.set(xds.server.connectedProxies);
@@ -64,7 +76,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
       sub.unsubscribe();
       writer.stop();
       recorder?.close();
-      void Promise.all([xds?.close(), health.close()]).then(() => { client.close(); resolve(); });
+      void Promise.all([elector?.stop(), xds?.close(), health.close()]).then(() => { client.close(); resolve(); });
     };
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));

@@ -11,7 +11,7 @@ import { runInCluster } from './run-kube.js';
 
 export interface RunOptions {
   dir?: string; kubeconfig?: string; inCluster?: boolean; record?: string; output: string; quietMs: string; maxDelayMs: string; poll: string;
-  xdsAddress: string; xds: boolean; healthAddress: string; logLevel: string;
+  xdsAddress: string; xds: boolean; healthAddress: string; logLevel: string; leaderElectionNamespace: string; leaderElect: boolean;
 }
 
 export function registerRun(program: Command): void {
@@ -23,6 +23,8 @@ export function registerRun(program: Command): void {
     .option('--in-cluster', 'run inside a cluster, with the pod\'s service account')
     .option('--health-address <host:port>', 'with a cluster: /healthz, /readyz and /metrics', '0.0.0.0:8080')
     .option('--log-level <level>', 'with a cluster: pino log level', 'info')
+    .option('--leader-election-namespace <ns>', 'with a cluster: namespace of the leader Lease', 'turnpike-system')
+    .option('--no-leader-elect', 'with a cluster: write without electing a leader (single replica)')
     .option('--record <file>', 'write the event log (NDJSON) to this file')
     .option('-o, --output <format>', 'text or json (one JSON object per line)', 'text')
     .option('--quiet-ms <ms>', 'holdoff quiet period', String(DEFAULT_QUIET_MS))
