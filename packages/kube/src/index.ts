@@ -6,3 +6,5 @@ export * from './status-writer.js';
 export * from './metrics.js';
 export * from './health-server.js';
 export * from './leader-election.js';
+export * from './infra-objects.js';
+export * from './infra-applier.js';

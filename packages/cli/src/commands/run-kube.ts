@@ -2,8 +2,8 @@
 // kind, translates, writes statuses, serves xDS, and answers /healthz, /readyz and /metrics.
 // pino JSON logs name the object; SIGTERM stops it gracefully.
 import { EventLogWriter, runEngine, type EngineOutput } from '@turnpike/engine';
-import { createMetrics, KUBE_SOURCE, KubeClient, kubeSource, LeaderElector, StatusWriter, startHealthServer } from '@turnpike/kube';
-import { parseHostPort } from '@turnpike/xds';
+import { createMetrics, InfraApplier, KUBE_SOURCE, KubeClient, kubeSource, LeaderElector, StatusWriter, startHealthServer } from '@turnpike/kube';
+import { buildBootstrap, parseHostPort } from '@turnpike/xds';
 import pino from 'pino';
 import { CliError } from '../errors.js';
 import { startXds } from '../xds-serving.js';
@@ -11,7 +11,7 @@ import { startXds } from '../xds-serving.js';
 export interface KubeRunOptions {
   kubeconfig?: string; inCluster?: boolean; record?: string; quietMs: number; maxDelayMs: number;
   xdsAddress: string; xds: boolean; healthAddress: string; logLevel: string;
-  leaderElectionNamespace?: string; leaderElect?: boolean;
+  leaderElectionNamespace?: string; leaderElect?: boolean; xdsPublicAddress?: string;
 }
 
 export async function runInCluster(o: KubeRunOptions): Promise<void> {
@@ -24,6 +24,11 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
   }
   const metrics = createMetrics();
   const say = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => log[level](fields ?? {}, msg);
+  const xdsPublic = parseHostPort(o.xdsPublicAddress ?? 'turnpike.turnpike-system.svc:18000');
+  const applier = new InfraApplier({
+    client, log: say, onError: () => metrics.applyErrors.inc(),
+    bootstrap: (namespace, name) => JSON.stringify(buildBootstrap({ namespace, name, xdsHost: xdsPublic.host, xdsPort: xdsPublic.port })),
+  });
   const writer = new StatusWriter({ client, log: say, onWrite: (_k, ok) => metrics.statusWrites.inc({ result: ok ? 'ok' : 'error' }) });
   const xds = o.xds ? await startXds(o.xdsAddress, (m) => log.info(m)) : undefined;
   const recorder = o.record ? new EventLogWriter(o.record, { createdAt: new Date().toISOString(), quietMs: o.quietMs, maxDelayMs: o.maxDelayMs, source: 'kube' }) : undefined;
@@ -39,7 +44,12 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
   metrics.leader.set(leading ? 1 : 0);
   const elector = o.leaderElect === false ? undefined : new LeaderElector({
     client, namespace: o.leaderElectionNamespace ?? 'turnpike-system', name: 'turnpike', log: say,
-    onStartedLeading: () => { leading = true; metrics.leader.set(1); if (last) writer.update(last.result, last.snapshot); },
+    onStartedLeading: () => {
+      leading = true;
+      metrics.leader.set(1);
+      applier.resync();
+      if (last) { writer.update(last.result, last.snapshot); applier.update(last.result.infraIR); }
+    },
     onStoppedLeading: () => { leading = false; metrics.leader.set(0); },
   });
   elector?.start();
@@ -62,7 +72,10 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     for (const d of out.result.diagnostics) log.warn({ object: d.object }, d.message);
     xds?.update(out);
     last = out;
-    if (leading) writer.update(out.result, out.snapshot);
+    if (leading) {
+      writer.update(out.result, out.snapshot);
+      applier.update(out.result.infraIR);
+    }
     if (xds) {
       metrics.xdsPushes.set(xds.server.stats.pushes);
       metrics.connectedProxies.set(xds.server.connectedProxies);
@@ -75,6 +88,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
       log.info({ signal }, 'shutting down');
       sub.unsubscribe();
       writer.stop();
+      applier.stop();
       recorder?.close();
       void Promise.all([elector?.stop(), xds?.close(), health.close()]).then(() => { client.close(); resolve(); });
     };

@@ -11,7 +11,7 @@ import { runInCluster } from './run-kube.js';
 
 export interface RunOptions {
   dir?: string; kubeconfig?: string; inCluster?: boolean; record?: string; output: string; quietMs: string; maxDelayMs: string; poll: string;
-  xdsAddress: string; xds: boolean; healthAddress: string; logLevel: string; leaderElectionNamespace: string; leaderElect: boolean;
+  xdsAddress: string; xds: boolean; healthAddress: string; logLevel: string; leaderElectionNamespace: string; leaderElect: boolean; xdsPublicAddress: string;
 }
 
 export function registerRun(program: Command): void {
@@ -24,6 +24,7 @@ export function registerRun(program: Command): void {
     .option('--health-address <host:port>', 'with a cluster: /healthz, /readyz and /metrics', '0.0.0.0:8080')
     .option('--log-level <level>', 'with a cluster: pino log level', 'info')
     .option('--leader-election-namespace <ns>', 'with a cluster: namespace of the leader Lease', 'turnpike-system')
+    .option('--xds-public-address <host:port>', 'with a cluster: where proxies reach this controller for xDS', 'turnpike.turnpike-system.svc:18000')
     .option('--no-leader-elect', 'with a cluster: write without electing a leader (single replica)')
     .option('--record <file>', 'write the event log (NDJSON) to this file')
     .option('-o, --output <format>', 'text or json (one JSON object per line)', 'text')

@@ -1,0 +1,72 @@
+// Infra: per Gateway the Deployment, Service, ServiceAccount and ConfigMap with the right
+// labels, owner references and tags annotation; changed when the ProxyConfig changes; pruned
+// when the Gateway goes; Gateway status.addresses from the Service.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { KubeObject } from '@turnpike/api';
+import { Cluster, waitFor } from '../harness/cluster.js';
+import { Controller } from '../harness/controller.js';
+import { gatewayClass, ns } from '../harness/fixtures.js';
+
+const get = (c: Cluster, path: string) => c.admin.request<KubeObject & { spec: any }>('GET', path);
+
+describe('proxy infrastructure', () => {
+  let cluster: Cluster;
+  let controller: Controller;
+  beforeAll(async () => {
+    cluster = await Cluster.start();
+    controller = new Controller(cluster.controllerKubeconfig);
+    await controller.start();
+    await controller.ready();
+    await cluster.apply(ns('edge'));
+    await cluster.apply(gatewayClass('tp'));
+  }, 240_000);
+  afterAll(async () => {
+    await controller?.stop();
+    await cluster?.stop();
+  }, 30_000);
+
+  it('creates, updates and prunes the objects of a Gateway, and publishes its address', async () => {
+    const pc: KubeObject = { apiVersion: 'turnpike.dev/v1alpha1', kind: 'ProxyConfig', metadata: { name: 'proxy', namespace: 'edge' }, spec: { replicas: 2, tags: { team: 'shop', tier: 'edge' }, service: { type: 'ClusterIP' } } };
+    await cluster.apply(pc);
+    const gw: KubeObject = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'public', namespace: 'edge' }, spec: {
+      gatewayClassName: 'tp', infrastructure: { labels: { 'example.com/team': 'shop' }, annotations: { 'example.com/owner': 'ops' }, parametersRef: { group: 'turnpike.dev', kind: 'ProxyConfig', name: 'proxy' } },
+      listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }, { name: 'dns', port: 53, protocol: 'UDP' }] } };
+    const created = await cluster.apply(gw);
+    const deploy = await waitFor('Deployment', async () => { const r = await get(cluster, '/apis/apps/v1/namespaces/edge/deployments/public-tp'); return r.status === 200 ? r.body : undefined; });
+    expect(deploy.metadata.labels).toMatchObject({ 'gateway.networking.k8s.io/gateway-name': 'public', 'example.com/team': 'shop' });
+    expect(deploy.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Gateway', name: 'public', uid: created.metadata.uid, controller: true })]);
+    expect(deploy.spec.replicas).toBe(2);
+    const podAnnotations = deploy.spec.template.metadata.annotations;
+    expect(JSON.parse(podAnnotations['turnpike.dev/tags'])).toEqual({ team: 'shop', tier: 'edge' });
+    expect(podAnnotations['turnpike.dev/config-hash']).toMatch(/^[0-9a-f]{16}$/);
+    const svc = (await get(cluster, '/api/v1/namespaces/edge/services/public-tp')).body;
+    expect(svc.spec.ports.map((p: any) => `${p.protocol}/${p.port}->${p.targetPort}`)).toEqual(['UDP/53->10053', 'TCP/80->10080']);
+    expect(svc.metadata.annotations['example.com/owner']).toBe('ops');
+    for (const path of ['/api/v1/namespaces/edge/serviceaccounts/public-tp', '/api/v1/namespaces/edge/configmaps/public-tp', '/apis/policy/v1/namespaces/edge/poddisruptionbudgets/public-tp']) {
+      const r = await get(cluster, path);
+      expect(r.status).toBe(200);
+      expect(r.body.metadata.labels?.['gateway.networking.k8s.io/gateway-name']).toBe('public');
+    }
+    const bootstrap = JSON.parse((await get(cluster, '/api/v1/namespaces/edge/configmaps/public-tp')).body.data['envoy.json']);
+    expect(bootstrap.node.cluster).toBe('edge/public');
+
+    // status.addresses from the Service's cluster IP.
+    const addresses = await waitFor('Gateway address', async () => {
+      const g = await cluster.get(gw);
+      const a = (g?.status as { addresses?: { type: string; value: string }[] })?.addresses;
+      return a?.length ? a : undefined;
+    });
+    expect(addresses).toEqual([{ type: 'IPAddress', value: svc.spec.clusterIP }]);
+
+    // A ProxyConfig change reaches the Deployment.
+    await cluster.apply({ ...pc, spec: { ...(pc.spec as object), replicas: 3 } });
+    await waitFor('replicas 3', async () => ((await get(cluster, '/apis/apps/v1/namespaces/edge/deployments/public-tp')).body.spec.replicas === 3 ? true : undefined));
+
+    // The Gateway goes: its objects are pruned (no garbage collector runs here; the applier prunes).
+    await cluster.delete(gw);
+    await waitFor('pruned', async () => {
+      const codes = await Promise.all(['/apis/apps/v1/namespaces/edge/deployments/public-tp', '/api/v1/namespaces/edge/services/public-tp', '/api/v1/namespaces/edge/configmaps/public-tp', '/api/v1/namespaces/edge/serviceaccounts/public-tp'].map(async (p) => (await get(cluster, p)).status));
+      return codes.every((c) => c === 404) ? true : undefined;
+    }, 30_000);
+  }, 180_000);
+});

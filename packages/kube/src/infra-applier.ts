@@ -1,0 +1,125 @@
+// The infra applier (leader only): server-side apply, under one field manager, of every
+// Gateway's proxy objects; objects no Gateway needs any more are pruned. An object whose desired
+// content has not changed since its last successful apply is not sent again; failures are
+// retried with backoff.
+import { createHash } from 'node:crypto';
+import type { KubeObject } from '@turnpike/api';
+import type { InfraIR } from '@turnpike/translator';
+import { KubeApiError, type KubeClient } from './client.js';
+import { infraObjects, MANAGED_SELECTOR, type InfraContext } from './infra-objects.js';
+
+export const FIELD_MANAGER = 'turnpike';
+
+interface KindPath { kind: string; base: string; plural: string }
+const KINDS: KindPath[] = [
+  { kind: 'ServiceAccount', base: '/api/v1', plural: 'serviceaccounts' },
+  { kind: 'ConfigMap', base: '/api/v1', plural: 'configmaps' },
+  { kind: 'Deployment', base: '/apis/apps/v1', plural: 'deployments' },
+  { kind: 'Service', base: '/api/v1', plural: 'services' },
+  { kind: 'PodDisruptionBudget', base: '/apis/policy/v1', plural: 'poddisruptionbudgets' },
+];
+
+function pathOf(kind: string, namespace: string, name?: string): string {
+  const k = KINDS.find((x) => x.kind === kind)!;
+  return `${k.base}/namespaces/${namespace}/${k.plural}${name ? `/${encodeURIComponent(name)}` : ''}`;
+}
+
+export interface InfraApplierOptions extends InfraContext {
+  client: KubeClient;
+  log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+  onError?: () => void;
+}
+
+export class InfraApplier {
+  private applied = new Map<string, string>();
+  private desired = new Map<string, KubeObject>();
+  private timer?: NodeJS.Timeout;
+  private running = false;
+  private dirty = false;
+  private failures = 0;
+  private stopped = false;
+  readonly stats = { applies: 0, prunes: 0, errors: 0 };
+
+  constructor(private readonly o: InfraApplierOptions) {}
+
+  update(infra: InfraIR): void {
+    const next = new Map<string, KubeObject>();
+    for (const ir of Object.values(infra.gateways)) {
+      for (const obj of infraObjects(ir, this.o)) next.set(`${obj.kind}/${obj.metadata.namespace}/${obj.metadata.name}`, obj);
+    }
+    this.desired = next;
+    this.dirty = true;
+    this.kick(0);
+  }
+
+  /** Forget what was applied (e.g. on becoming leader) so everything is applied again. */
+  resync(): void {
+    this.applied.clear();
+    this.dirty = true;
+    this.kick(0);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  private kick(ms: number): void {
+    if (this.stopped || this.timer) return;
+    this.timer = setTimeout(() => { this.timer = undefined; void this.run(); }, ms);
+  }
+
+  private async run(): Promise<void> {
+    if (this.running) { this.kick(100); return; }
+    this.running = true;
+    this.dirty = false;
+    let ok = true;
+    try {
+      for (const [key, obj] of this.desired) {
+        const hash = createHash('sha256').update(JSON.stringify(obj)).digest('hex');
+        if (this.applied.get(key) === hash) continue;
+        try {
+          await this.o.client.must('PATCH', `${pathOf(obj.kind, obj.metadata.namespace!, obj.metadata.name)}?fieldManager=${FIELD_MANAGER}&force=true`, obj, 'application/apply-patch+yaml');
+          this.applied.set(key, hash);
+          this.stats.applies++;
+        } catch (e) {
+          ok = false;
+          this.stats.errors++;
+          this.o.onError?.();
+          this.o.log?.('warn', `apply failed, will retry: ${(e as Error).message}`, { object: key });
+        }
+      }
+      if (ok) await this.prune();
+    } catch (e) {
+      ok = false;
+      this.o.log?.('warn', `prune failed, will retry: ${(e as Error).message}`);
+    } finally {
+      this.running = false;
+    }
+    if (!ok) {
+      this.failures++;
+      this.kick(Math.min(30_000, 500 * 2 ** Math.min(this.failures, 6)));
+    } else {
+      this.failures = 0;
+      if (this.dirty) this.kick(0);
+    }
+  }
+
+  private async prune(): Promise<void> {
+    for (const k of KINDS) {
+      const list = await this.o.client.must<{ items: KubeObject[] }>('GET', `${k.base}/${k.plural}?labelSelector=${encodeURIComponent(MANAGED_SELECTOR)}`);
+      for (const item of list.items ?? []) {
+        const key = `${k.kind}/${item.metadata.namespace}/${item.metadata.name}`;
+        if (this.desired.has(key)) continue;
+        try {
+          await this.o.client.must('DELETE', pathOf(k.kind, item.metadata.namespace!, item.metadata.name));
+          this.stats.prunes++;
+          this.applied.delete(key);
+          this.o.log?.('info', 'pruned an object no Gateway needs', { object: key });
+        } catch (e) {
+          if (!(e instanceof KubeApiError && e.status === 404)) throw e;
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,67 @@
+// The Kubernetes objects that run a Gateway's proxy, from its infra IR: ServiceAccount,
+// ConfigMap (the Envoy bootstrap), Deployment, Service and PodDisruptionBudget. All in the
+// Gateway's namespace, named from the IR, labelled with the Gateway's name and its
+// spec.infrastructure labels, and owned by the Gateway. Pure: no I/O.
+import { createHash } from 'node:crypto';
+import type { KubeObject } from '@turnpike/api';
+import type { GatewayInfraIR } from '@turnpike/translator';
+
+export const CONFIG_HASH_ANNOTATION = 'turnpike.dev/config-hash';
+export const MANAGED_SELECTOR = 'app.kubernetes.io/managed-by=turnpike';
+
+export interface InfraContext {
+  /** The Envoy bootstrap JSON for this Gateway. */
+  bootstrap: (namespace: string, name: string) => string;
+}
+
+export function infraObjects(ir: GatewayInfraIR, ctx: InfraContext): KubeObject[] {
+  const { namespace, name } = ir;
+  const owner = ir.gateway.uid
+    ? [{ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', name: ir.gateway.name, uid: ir.gateway.uid, controller: true, blockOwnerDeletion: true }]
+    : undefined;
+  const meta = (extra: Record<string, string> = {}) => ({
+    name, namespace, labels: ir.labels, annotations: { ...ir.annotations, ...extra }, ...(owner ? { ownerReferences: owner } : {}),
+  });
+  const selector = { 'gateway.networking.k8s.io/gateway-name': ir.labels['gateway.networking.k8s.io/gateway-name']!, 'app.kubernetes.io/managed-by': 'turnpike' };
+  const bootstrap = ctx.bootstrap(ir.gateway.namespace, ir.gateway.name);
+  // Pods roll when what they run changes: the bootstrap, the image, the plugins' content.
+  const configHash = createHash('sha256').update(JSON.stringify({ bootstrap, image: ir.image, plugins: ir.plugins.map((p) => p.sha256) })).digest('hex').slice(0, 16);
+  return [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta() },
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta(), data: { 'envoy.json': bootstrap } },
+    {
+      apiVersion: 'apps/v1', kind: 'Deployment', metadata: meta(),
+      spec: {
+        replicas: ir.replicas,
+        selector: { matchLabels: selector },
+        template: {
+          metadata: { labels: { ...ir.pod.labels, ...selector }, annotations: { ...ir.pod.annotations, [CONFIG_HASH_ANNOTATION]: configHash } },
+          spec: {
+            serviceAccountName: name,
+            securityContext: { runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: 'RuntimeDefault' } },
+            containers: [{
+              name: 'envoy',
+              image: ir.image,
+              args: ['-c', '/etc/envoy/envoy.json', '--log-level', 'info'],
+              ports: ir.ports.map((p) => ({ name: p.name, containerPort: p.containerPort, protocol: p.protocol })),
+              ...(ir.resources ? { resources: ir.resources } : {}),
+              volumeMounts: [{ name: 'bootstrap', mountPath: '/etc/envoy', readOnly: true }],
+              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+            }],
+            volumes: [{ name: 'bootstrap', configMap: { name } }],
+          },
+        },
+      },
+    },
+    {
+      apiVersion: 'v1', kind: 'Service', metadata: meta(ir.service.annotations),
+      spec: {
+        type: ir.service.type,
+        selector,
+        ports: ir.ports.length ? ir.ports.map((p) => ({ name: p.name, port: p.port, targetPort: p.containerPort, protocol: p.protocol })) : [{ name: 'none', port: 1, targetPort: 1 }],
+        ...(ir.service.addresses.length && ir.service.type === 'LoadBalancer' ? { loadBalancerIP: ir.service.addresses[0] } : {}),
+      },
+    },
+    { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: meta(), spec: { maxUnavailable: 1, selector: { matchLabels: selector } } },
+  ];
+}
