@@ -31,6 +31,8 @@ export interface EngineOutput {
   changed: boolean;
   result: TranslateResult;
   snapshot: Snapshot;
+  /** Wall time the translation took, in milliseconds (for metrics; not part of the output). */
+  durationMs: number;
 }
 
 interface State { snapshot: Snapshot; seq: number; changed: boolean; synced: Set<string>; ready: boolean; becameReady: boolean }
@@ -84,6 +86,7 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
       // Translate the latest snapshot (level-triggered), not only the batch that woke us.
       const current = state;
       let result: TranslateResult;
+      const t0 = performance.now();
       try {
         result = translator.translate(current.snapshot);
       } catch (e) {
@@ -94,7 +97,7 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
       const changed = hash !== lastHash;
       lastHash = hash;
       void s;
-      return { seq: current.seq, hash, changed, result, snapshot: current.snapshot } satisfies EngineOutput;
+      return { seq: current.seq, hash, changed, result, snapshot: current.snapshot, durationMs: performance.now() - t0 } satisfies EngineOutput;
     }),
     filter((o): o is EngineOutput => o !== undefined),
   );

@@ -67,6 +67,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
   }).subscribe((out: EngineOutput) => {
     recorder?.output(out.seq, out.hash);
     metrics.translations.inc();
+    metrics.translationSeconds.observe(out.durationMs / 1000);
     ready = true;
     if (!out.changed) return;
     for (const d of out.result.diagnostics) log.warn({ object: d.object }, d.message);

@@ -1,0 +1,61 @@
+// xDS from the cluster: a Go ADS client fetches a Gateway's configuration from the running
+// controller, and every resource passes go-control-plane's ValidateAll (through every Any).
+import { execFileSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { KubeObject } from '@turnpike/api';
+import { Cluster, waitFor, xdsCheckBinary } from '../harness/cluster.js';
+import { Controller } from '../harness/controller.js';
+import { cond, gatewayClass, ns, ourParents } from '../harness/fixtures.js';
+import { EXAMPLE_COM_CERT as crt, EXAMPLE_COM_KEY as key } from '../../packages/translator/test/tls-fixtures.js';
+
+
+describe('xDS served from a cluster', () => {
+  let cluster: Cluster;
+  let controller: Controller;
+  let checker: string;
+  beforeAll(async () => {
+    checker = xdsCheckBinary();
+    cluster = await Cluster.start();
+    controller = new Controller(cluster.controllerKubeconfig);
+    await controller.start();
+    await controller.ready();
+  }, 400_000);
+  afterAll(async () => {
+    await controller?.stop();
+    await cluster?.stop();
+  }, 30_000);
+
+  it('every resource of a Gateway passes go-control-plane ValidateAll', async () => {
+    const objects: KubeObject[] = [
+      ns('shop'), gatewayClass('tp'),
+      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'cert', namespace: 'shop' }, type: 'kubernetes.io/tls', data: { 'tls.crt': Buffer.from(crt).toString('base64'), 'tls.key': Buffer.from(key).toString('base64') } },
+      { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'gw', namespace: 'shop' }, spec: { gatewayClassName: 'tp', listeners: [
+        { name: 'http', port: 80, protocol: 'HTTP' },
+        { name: 'https', port: 443, protocol: 'HTTPS', hostname: 'shop.example.com', tls: { mode: 'Terminate', certificateRefs: [{ name: 'cert' }] } },
+        { name: 'tcp', port: 9000, protocol: 'TCP' }] } },
+      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'shop' }, spec: { ports: [{ name: 'http', port: 8080 }, { name: 'tcp', port: 9000 }] } },
+      { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'web-1', namespace: 'shop', labels: { 'kubernetes.io/service-name': 'web' } }, addressType: 'IPv4',
+        ports: [{ name: 'http', port: 8080 }, { name: 'tcp', port: 9000 }], endpoints: [{ addresses: ['10.1.2.3'], conditions: { ready: true } }] },
+      { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name: 'web', namespace: 'shop' }, spec: {
+        parentRefs: [{ name: 'gw', sectionName: 'http' }, { name: 'gw', sectionName: 'https' }],
+        rules: [
+          { matches: [{ path: { type: 'PathPrefix', value: '/api' }, headers: [{ name: 'x-v', value: '2' }] }], filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'x-gw', value: 'turnpike' }] } }], backendRefs: [{ name: 'web', port: 8080, weight: 9 }, { name: 'gone', port: 8080, weight: 1 }], timeouts: { request: '10s' } },
+          { matches: [{ path: { type: 'Exact', value: '/old' } }], filters: [{ type: 'RequestRedirect', requestRedirect: { path: { type: 'ReplaceFullPath', replaceFullPath: '/new' }, statusCode: 301 } }] },
+        ] } },
+      { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'TCPRoute', metadata: { name: 'raw', namespace: 'shop' }, spec: { parentRefs: [{ name: 'gw', sectionName: 'tcp' }], rules: [{ backendRefs: [{ name: 'web', port: 9000 }] }] } },
+    ];
+    for (const o of objects) await cluster.apply(o);
+    await waitFor('route attached', async () => (cond(ourParents(await cluster.get(objects[6]!))[0]?.conditions, 'Accepted')?.status === 'True' ? true : undefined));
+    await new Promise((r) => setTimeout(r, 1000));
+    let out = '';
+    try {
+      out = execFileSync(checker, ['-address', `127.0.0.1:${controller.xdsPort}`, '-node', 'shop/gw'], { encoding: 'utf8' });
+    } catch (e) {
+      throw new Error(`xds-check failed: ${(e as { stdout?: string }).stdout ?? ''} ${(e as { stderr?: string }).stderr ?? ''}`);
+    }
+    const report = JSON.parse(out) as { counts: Record<string, number>; errors: string[] };
+    expect(report.errors).toEqual([]);
+    // Two Service ports, plus the cluster that takes the invalid backend's share.
+    expect(report.counts).toEqual({ Listener: 3, Cluster: 3, ClusterLoadAssignment: 2, RouteConfiguration: 2, Secret: 1 });
+  }, 120_000);
+});
