@@ -22,7 +22,7 @@ function proxyStatus(node: string, rejected?: ProxyStatus['status']['rejected'])
   return { apiVersion: 'turnpike.dev/internal', kind: 'ProxyStatus', metadata: { name, namespace }, status: rejected ? { rejected } : {} };
 }
 
-export async function startXds(address: string, log: (m: string) => void = (m) => process.stderr.write(`turnpike: ${m}\n`)): Promise<XdsServing> {
+export async function startXds(address: string, log: (m: string) => void = (m) => process.stderr.write(`turnpike: ${m}\n`), onNack?: (node: string) => void): Promise<XdsServing> {
   let hp;
   try {
     hp = parseHostPort(address);
@@ -39,6 +39,7 @@ export async function startXds(address: string, log: (m: string) => void = (m) =
       const [namespace, name] = n.node.split('/');
       if (!namespace || !name) return;
       rejected.set(n.node, n.version);
+      onNack?.(n.node);
       events.next(upsert(XDS_SOURCE, proxyStatus(n.node, { typeUrl: n.typeUrl, version: n.version, message: n.message.slice(0, 500), node: n.node })));
     },
     onAck: (node, _type, version) => {

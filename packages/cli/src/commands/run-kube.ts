@@ -30,7 +30,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     bootstrap: (namespace, name) => JSON.stringify(buildBootstrap({ namespace, name, xdsHost: xdsPublic.host, xdsPort: xdsPublic.port })),
   });
   const writer = new StatusWriter({ client, log: say, onWrite: (_k, ok) => metrics.statusWrites.inc({ result: ok ? 'ok' : 'error' }) });
-  const xds = o.xds ? await startXds(o.xdsAddress, (m) => log.info(m)) : undefined;
+  const xds = o.xds ? await startXds(o.xdsAddress, (m) => log.info(m), (gateway) => metrics.xdsNacks.inc({ gateway })) : undefined;
   const recorder = o.record ? new EventLogWriter(o.record, { createdAt: new Date().toISOString(), quietMs: o.quietMs, maxDelayMs: o.maxDelayMs, source: 'kube' }) : undefined;
   let ready = false;
   const hp = parseHostPort(o.healthAddress);
