@@ -61,6 +61,7 @@ export class Cluster {
   readonly admin: KubeClient;
   private etcd?: ChildProcess;
   private apiserver?: ChildProcess;
+  private kcm?: ChildProcess;
   readonly adminKubeconfig: string;
   readonly controllerKubeconfig: string;
 
@@ -121,6 +122,18 @@ export class Cluster {
     }, 90_000);
   }
 
+  /**
+   * kube-controller-manager with the controllers the conformance suite relies on: Deployments
+   * to Pods, EndpointSlices, namespace deletion, garbage collection, default ServiceAccounts.
+   */
+  async startControllerManager(): Promise<void> {
+    this.kcm = spawn(join(this.bin, 'kube-controller-manager'), [
+      `--kubeconfig=${this.adminKubeconfig}`, `--authentication-kubeconfig=${this.adminKubeconfig}`, `--authorization-kubeconfig=${this.adminKubeconfig}`,
+      '--leader-elect=false', '--use-service-account-credentials=false', '--secure-port=0',
+      '--controllers=deployment-controller,replicaset-controller,endpointslice-controller,namespace-controller,garbage-collector-controller,serviceaccount-controller',
+    ], { stdio: 'ignore' });
+  }
+
   /** Kills kube-apiserver (etcd keeps the data) and starts it again. */
   async restartApiserver(downMs = 2000): Promise<void> {
     this.apiserver?.kill('SIGKILL');
@@ -176,6 +189,7 @@ export class Cluster {
 
   async stop(): Promise<void> {
     this.admin.close();
+    this.kcm?.kill('SIGKILL');
     this.apiserver?.kill('SIGKILL');
     this.etcd?.kill('SIGKILL');
     await new Promise((r) => setTimeout(r, 200));
