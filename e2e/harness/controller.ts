@@ -1,6 +1,8 @@
 // The controller under test: a separate process, `turnpike run --kubeconfig`, authenticated as
 // deploy/'s ServiceAccount under deploy/'s RBAC (a missing permission fails the test).
 import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, waitFor } from './cluster.js';
 
@@ -51,6 +53,8 @@ export class Controller {
   }
 
   async stop(): Promise<void> {
+    // Its log is kept for diagnosis: $TMPDIR/turnpike-controller-<pid>.log
+    if (this.proc?.pid) writeFileSync(join(tmpdir(), `turnpike-controller-${this.proc.pid}.log`), this.out);
     if (!this.proc || this.proc.exitCode !== null) return;
     const done = new Promise((r) => this.proc!.once('exit', r));
     this.proc.kill('SIGTERM');

@@ -1,9 +1,9 @@
 // A fake kubelet: one Ready Node; every pending Pod is bound to it and marked Running and Ready
 // with a pod IP, so Deployments (through kube-controller-manager) become available without a
-// container runtime.
+// container runtime; deleted Pods are removed at once.
 import type { KubeClient } from '@turnpike/kube';
 
-interface Pod { metadata: { name: string; namespace: string; resourceVersion?: string }; spec: { nodeName?: string; containers: { name: string; image?: string }[] }; status?: { phase?: string; conditions?: { type: string; status: string }[] } }
+interface Pod { metadata: { name: string; namespace: string; resourceVersion?: string; deletionTimestamp?: string }; spec: { nodeName?: string; containers: { name: string; image?: string }[] }; status?: { phase?: string; conditions?: { type: string; status: string }[] } }
 
 export class FakeKubelet {
   private timer?: NodeJS.Timeout;
@@ -44,6 +44,11 @@ export class FakeKubelet {
     const pods = await this.client.must<{ items: Pod[] }>('GET', '/api/v1/pods');
     for (const p of pods.items) {
       const { name, namespace } = p.metadata;
+      // A kubelet finishes a deletion once the containers stopped: here, at once.
+      if (p.metadata.deletionTimestamp) {
+        await this.client.request('DELETE', `/api/v1/namespaces/${namespace}/pods/${name}?gracePeriodSeconds=0`);
+        continue;
+      }
       if (!p.spec.nodeName) {
         await this.client.request('POST', `/api/v1/namespaces/${namespace}/pods/${name}/binding`, { apiVersion: 'v1', kind: 'Binding', metadata: { name, namespace }, target: { apiVersion: 'v1', kind: 'Node', name: this.node } });
         continue;

@@ -46,6 +46,8 @@ function newerThanUs(o: KubeObject): boolean {
 export class StatusWriter {
   private readonly desired = new Map<string, { kind: string; namespace?: string; name: string; status: AnyStatus }>();
   private readonly attempts = new Map<string, number>();
+  /** When a failed object may be tried again: one failing object never delays the others. */
+  private readonly notBefore = new Map<string, number>();
   private timer?: NodeJS.Timeout;
   private draining = false;
   private stopped = false;
@@ -87,6 +89,8 @@ export class StatusWriter {
         this.desired.delete(key);
         continue;
       }
+      const prev = this.desired.get(key);
+      if (!prev || !deepEqual(prev.status, w.ours)) this.notBefore.delete(key); // new content: try at once
       this.desired.set(key, { kind: w.kind, ...(w.namespace ? { namespace: w.namespace } : {}), name: w.name, status: w.ours });
     }
     this.schedule(0);
@@ -114,10 +118,15 @@ export class StatusWriter {
       for (const [key, d] of [...this.desired]) {
         if (this.stopped) break;
         if (this.desired.get(key) !== d) continue;
+        if ((this.notBefore.get(key) ?? 0) > Date.now()) continue;
         const ok = await this.write(key, d);
         if (ok) {
           if (this.desired.get(key) === d) this.desired.delete(key);
           this.attempts.delete(key);
+          this.notBefore.delete(key);
+        } else {
+          const n = this.attempts.get(key) ?? 1;
+          this.notBefore.set(key, Date.now() + Math.min(30_000, 500 * 2 ** Math.min(n, 6)));
         }
         await new Promise((r) => setTimeout(r, interval));
       }
@@ -125,8 +134,8 @@ export class StatusWriter {
       this.draining = false;
     }
     if (this.desired.size) {
-      const worst = Math.max(...[...this.desired.keys()].map((k) => this.attempts.get(k) ?? 0));
-      this.schedule(Math.min(30_000, 500 * 2 ** Math.min(worst, 6)));
+      const next = Math.min(...[...this.desired.keys()].map((k) => this.notBefore.get(k) ?? 0));
+      this.schedule(Math.max(0, next - Date.now()));
     }
   }
 
@@ -150,7 +159,7 @@ export class StatusWriter {
         if (e instanceof KubeApiError && e.status === 404) return true; // deleted meanwhile
         this.stats.failures++;
         this.attempts.set(key, (this.attempts.get(key) ?? 0) + 1);
-        this.o.log?.('warn', `status write failed, will retry: ${(e as Error).message}`, { object: key });
+        this.o.log?.(e instanceof KubeApiError && e.status === 422 ? 'error' : 'warn', `status write failed, will retry: ${(e as Error).message}`, { object: key });
         this.o.onWrite?.(key, false);
         return false;
       }

@@ -142,10 +142,12 @@ export function buildGateways(snapshot: Snapshot, classes: Map<string, ClassResu
     if (denied) {
       model.notAccepted = denied;
     } else {
-      markConflictsWithin(model.listeners);
       // Earlier listeners keep their port and hostname even when they conflict inside their own object.
       const accepted = gwModel.listeners.concat(...gwModel.listenerSets.map((s) => s.listeners)).filter((l) => !l.lostPrecedence && !l.notAccepted && !l.refsProblem && l.attachable);
+      // Precedence first: a listener that loses to an earlier one no longer claims its port, so
+      // it does not take its own set's other listeners down with it.
       for (const l of model.listeners) markConflictsAgainst(accepted, l);
+      markConflictsWithin(model.listeners.filter((l) => !l.lostPrecedence));
       gwModel.listenerSets.push(model);
     }
     listenerSets.push(model);

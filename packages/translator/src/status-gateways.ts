@@ -47,7 +47,10 @@ export function listenerStatus(l: ListenerModel, attachedRoutes: number): Listen
     conds.push(condition('Programmed', false, reason, `Listener is not programmed: ${why}`, gen));
   }
   if (l.overlappingTLS) conds.push(condition('OverlappingTLSConfig', true, l.overlappingTLS.reason, l.overlappingTLS.message, gen));
-  return { name: l.spec.name, supportedKinds: l.supportedKinds, attachedRoutes, conditions: sortConditions(conds) };
+  // A listener in a protocol conflict inside its own Gateway serves no route kind at all
+  // (TLSRouteListenerMixedTerminationNotSupported expects an empty supportedKinds).
+  const supportedKinds = l.conflicted?.reason === 'ProtocolConflict' && !l.lostPrecedence && l.ownerKind === 'Gateway' ? [] : l.supportedKinds;
+  return { name: l.spec.name, supportedKinds, attachedRoutes, conditions: sortConditions(conds) };
 }
 
 /** The address of the generated Service, once the API server or a load balancer assigned it. */

@@ -45,6 +45,16 @@ describe('ListenerSet (GEP-1713)', () => {
     expect(sr(newer.listeners[0].conditions, 'Conflicted')).toBe('True/HostnameConflict');
     expect(sr(newer.conditions, 'Accepted')).toBe('False/ListenersNotValid');
   });
+  it('a listener that loses to the Gateway does not take its own set down (ListenerSetProtocolConflict)', () => {
+    const gw = gateway('gw', [http('core', 80, { hostname: 'core.test' })], { allowedListeners: { namespaces: { from: 'Same' } } });
+    const r = run([gatewayClass(), gw, listenerSet('ls', 'infra', [http('a', 80, { hostname: 'a.test' }), { name: 'tcp', port: 80, protocol: 'TCP', allowedRoutes: { namespaces: { from: 'All' } } }, http('b', 80, { hostname: 'b.test' })])]);
+    const s = statusOf(r, 'ListenerSet', 'infra', 'ls');
+    const byName = (n: string) => s.listeners.find((l: { name: string }) => l.name === n);
+    expect(sr(byName('tcp').conditions, 'Accepted')).toBe('False/ProtocolConflict');
+    expect(sr(byName('a').conditions, 'Accepted')).toBe('True/Accepted');
+    expect(sr(byName('b').conditions, 'Accepted')).toBe('True/Accepted');
+    expect(sr(s.conditions, 'Accepted')).toBe('True/ListenersNotValid');
+  });
   it('a route attached to a ListenerSet is counted there, not on the Gateway', () => {
     const gw = gateway('gw', [http()], { allowedListeners: { namespaces: { from: 'All' } } });
     const r = run([gatewayClass(), gw, service('svc'), listenerSet('ls', 'infra', [http('extra', 8081)]),
