@@ -47,10 +47,22 @@ export class Controller {
     return sum;
   }
 
+  /** SIGSTOP / SIGCONT: the process and its connections stay, it just stops reading. */
+  pause(): void {
+    this.proc?.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    this.proc?.kill('SIGCONT');
+  }
+
   /** SIGKILL: no lease release, no goodbye. */
   kill(): void {
+    this.killed = true;
     this.proc?.kill('SIGKILL');
   }
+
+  killed = false;
 
   async stop(): Promise<void> {
     // Its log is kept for diagnosis: $TMPDIR/turnpike-controller-<pid>.log

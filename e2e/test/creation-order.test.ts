@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
 import { Cluster, waitFor } from '../harness/cluster.js';
 import { Controller } from '../harness/controller.js';
-import { cond, gateway, gatewayClass, httpRoute, ns, ourParents, service } from '../harness/fixtures.js';
+import { cond, gateway, gatewayClass, httpRoute, ns, ourParents, referenceGrant, service } from '../harness/fixtures.js';
 
 function permutations<T>(xs: T[]): T[][] {
   if (xs.length <= 1) return [xs];
@@ -19,7 +19,7 @@ function normalize(status: unknown, i: number): unknown {
     : typeof v === 'string' ? v.replaceAll(`order-${i}`, 'NS').replaceAll(`tp-${i}`, 'CLASS') : v)));
 }
 
-describe('creation order', () => {
+describe('creation order (ReferenceGrant in half of them)', () => {
   let cluster: Cluster;
   let controller: Controller;
   beforeAll(async () => {
@@ -36,17 +36,27 @@ describe('creation order', () => {
     await controller.ready();
     const orders = permutations(['class', 'gateway', 'route', 'service']);
     expect(orders).toHaveLength(24);
+    // In every other order the backend lives in another namespace, reachable through a
+    // ReferenceGrant created in the same step as the Service.
+    const crossNs = (i: number) => i % 2 === 0;
+    const backendNs = (i: number) => (crossNs(i) ? `order-${i}-data` : `order-${i}`);
     const objects = (i: number): Record<string, KubeObject> => ({
       class: gatewayClass(`tp-${i}`),
       gateway: gateway(`order-${i}`, 'gw', `tp-${i}`),
-      route: httpRoute(`order-${i}`, 'web', [{ name: 'gw' }], [{ name: 'web', port: 8080 }]),
-      service: service(`order-${i}`, 'web'),
+      route: httpRoute(`order-${i}`, 'web', [{ name: 'gw' }], [{ name: 'web', port: 8080, ...(crossNs(i) ? { namespace: backendNs(i) } : {}) }]),
+      service: service(backendNs(i), 'web'),
     });
-    for (let i = 0; i < 24; i++) await cluster.apply(ns(`order-${i}`));
+    for (let i = 0; i < 24; i++) {
+      await cluster.apply(ns(`order-${i}`));
+      if (crossNs(i)) await cluster.apply(ns(backendNs(i)));
+    }
     // Step through the orders together, one object of each per step, with time for the
     // controller to translate the intermediate states.
     for (let step = 0; step < 4; step++) {
-      await Promise.all(orders.map((order, i) => cluster.apply(objects(i)[order[step]!]!)));
+      await Promise.all(orders.map(async (order, i) => {
+        await cluster.apply(objects(i)[order[step]!]!);
+        if (order[step] === 'service' && crossNs(i)) await cluster.apply(referenceGrant(backendNs(i), 'allow-routes', `order-${i}`));
+      }));
       await new Promise((r) => setTimeout(r, 400));
     }
     const results = await Promise.all(orders.map((_, i) => waitFor(`order ${i} converged`, async () => {

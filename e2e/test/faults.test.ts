@@ -47,6 +47,21 @@ describe('faults', () => {
     expect(await follower.metric('turnpike_leader')).toBe(1);
   }, 120_000);
 
+  it('etcd compacted while the controller could not watch: 410 → relist, and the change made meanwhile is not lost', async () => {
+    const c = controllers.find((x) => !x.killed) ?? controllers[controllers.length - 1]!;
+    const logBefore = c.out.length;
+    c.pause();
+    try {
+      await cluster.restartApiserver(500); // every watch is cut while the controller sleeps
+      await cluster.apply(httpRoute('apps', 'during-outage', [{ name: 'gw', namespace: 'infra' }], [{ name: 'web', port: 8080 }]));
+      await cluster.compactEtcd();
+    } finally {
+      c.resume();
+    }
+    await waitFor('status of the route created meanwhile', async () => ((await resolved('during-outage')) === 'True' ? true : undefined), 60_000, 250);
+    expect(c.out.slice(logBefore)).toMatch(/410 Gone\): relisting/);
+  }, 120_000);
+
   it('kube-apiserver killed and restarted: the controller recovers and converges', async () => {
     await cluster.restartApiserver(2000);
     await cluster.apply(httpRoute('apps', 'after-restart', [{ name: 'gw', namespace: 'infra' }], [{ name: 'web', port: 8080 }]));
