@@ -1,9 +1,9 @@
 // Creation order never matters: a GatewayClass, Gateway, HTTPRoute and backend Service created
 // in all 24 orders (in their own namespaces, with their own class) converge to the same statuses.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
-import { Cluster, waitFor } from '../harness/cluster.js';
-import { Controller } from '../harness/controller.js';
+import { waitFor } from '../harness/cluster.js';
+import { clusterWithController } from '../harness/setup.js';
 import { cond, gateway, gatewayClass, httpRoute, ns, ourParents, referenceGrant, service } from '../harness/fixtures.js';
 
 function permutations<T>(xs: T[]): T[][] {
@@ -20,20 +20,10 @@ function normalize(status: unknown, i: number): unknown {
 }
 
 describe('creation order (ReferenceGrant in half of them)', () => {
-  let cluster: Cluster;
-  let controller: Controller;
-  beforeAll(async () => {
-    cluster = await Cluster.start();
-    controller = new Controller(cluster.controllerKubeconfig);
-    await controller.start();
-  }, 240_000);
-  afterAll(async () => {
-    await controller?.stop();
-    await cluster?.stop();
-  }, 30_000);
+  const env = clusterWithController();
 
   it('all 24 orders of GatewayClass, Gateway, HTTPRoute and Service converge to the same statuses', async () => {
-    await controller.ready();
+    const { cluster } = env;
     const orders = permutations(['class', 'gateway', 'route', 'service']);
     expect(orders).toHaveLength(24);
     // In every other order the backend lives in another namespace, reachable through a

@@ -1,31 +1,22 @@
 // Infra: per Gateway the Deployment, Service, ServiceAccount and ConfigMap with the right
 // labels, owner references and tags annotation; changed when the ProxyConfig changes; pruned
 // when the Gateway goes; Gateway status.addresses from the Service.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
 import { Cluster, waitFor } from '../harness/cluster.js';
-import { Controller } from '../harness/controller.js';
+import { clusterWithController } from '../harness/setup.js';
 import { gatewayClass, ns } from '../harness/fixtures.js';
 
 const get = (c: Cluster, path: string) => c.admin.request<KubeObject & { spec: any }>('GET', path);
 
 describe('proxy infrastructure', () => {
-  let cluster: Cluster;
-  let controller: Controller;
-  beforeAll(async () => {
-    cluster = await Cluster.start();
-    controller = new Controller(cluster.controllerKubeconfig);
-    await controller.start();
-    await controller.ready();
-    await cluster.apply(ns('edge'));
-    await cluster.apply(gatewayClass('tp'));
-  }, 240_000);
-  afterAll(async () => {
-    await controller?.stop();
-    await cluster?.stop();
-  }, 30_000);
+  const env = clusterWithController(async (c) => {
+    await c.apply(ns('edge'));
+    await c.apply(gatewayClass('tp'));
+  });
 
   it('creates, updates and prunes the objects of a Gateway, and publishes its address', async () => {
+    const { cluster } = env;
     const pc: KubeObject = { apiVersion: 'turnpike.dev/v1alpha1', kind: 'ProxyConfig', metadata: { name: 'proxy', namespace: 'edge' }, spec: { replicas: 2, tags: { team: 'shop', tier: 'edge' }, service: { type: 'ClusterIP' } } };
     await cluster.apply(pc);
     const gw: KubeObject = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'public', namespace: 'edge' }, spec: {

@@ -1,32 +1,22 @@
 // Against a real kube-apiserver, with the controller under deploy/'s RBAC: ReferenceGrants
 // grant and revoke, status hygiene (observedGeneration, other controllers' entries untouched,
 // our stale entries removed, no writes in steady state), and bad input on one object only.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
-import { Cluster, waitFor } from '../harness/cluster.js';
-import { Controller } from '../harness/controller.js';
+import { waitFor } from '../harness/cluster.js';
+import { clusterWithController } from '../harness/setup.js';
 import { cond, gateway, gatewayClass, httpRoute, ns, ourParents, referenceGrant, service } from '../harness/fixtures.js';
 
 describe('statuses in a real cluster', () => {
-  let cluster: Cluster;
-  let controller: Controller;
-  beforeAll(async () => {
-    cluster = await Cluster.start();
-    controller = new Controller(cluster.controllerKubeconfig);
-    await controller.start();
-    await controller.ready();
-    for (const n of ['infra', 'apps', 'data', 'hygiene', 'bad']) await cluster.apply(ns(n));
-    await cluster.apply(gatewayClass('tp'));
-    await cluster.apply(gateway('infra', 'gw', 'tp'));
-  }, 240_000);
-  afterAll(async () => {
-    await controller?.stop();
-    await cluster?.stop();
-  }, 30_000);
-
-  const routeResolved = async (route: KubeObject) => cond(ourParents(await cluster.get(route))[0]?.conditions, 'ResolvedRefs');
+  const env = clusterWithController(async (c) => {
+    for (const n of ['infra', 'apps', 'data', 'hygiene', 'bad']) await c.apply(ns(n));
+    await c.apply(gatewayClass('tp'));
+    await c.apply(gateway('infra', 'gw', 'tp'));
+  });
+  const routeResolved = async (route: KubeObject) => cond(ourParents(await env.cluster.get(route))[0]?.conditions, 'ResolvedRefs');
 
   it('a ReferenceGrant added resolves a cross-namespace backend; deleting it revokes access', async () => {
+    const { cluster } = env;
     await cluster.apply(service('data', 'db'));
     const route = httpRoute('apps', 'to-db', [{ name: 'gw', namespace: 'infra' }], [{ name: 'db', namespace: 'data', port: 8080 }]);
     await cluster.apply(route);
@@ -39,6 +29,7 @@ describe('statuses in a real cluster', () => {
   }, 120_000);
 
   it('status hygiene: observedGeneration everywhere, foreign entries kept, stale entries removed, no writes at rest', async () => {
+    const { cluster, controller } = env;
     await cluster.apply(service('hygiene', 'web'));
     const route = httpRoute('hygiene', 'web', [{ name: 'gw', namespace: 'infra' }], [{ name: 'web', port: 8080 }]);
     const created = await cluster.apply(route);
@@ -78,6 +69,7 @@ describe('statuses in a real cluster', () => {
   }, 180_000);
 
   it('bad input the CRD validation lets through gets a clear condition; other objects are unaffected', async () => {
+    const { cluster } = env;
     await cluster.apply(service('bad', 'web'));
     const badRegex = httpRoute('bad', 'regex', [{ name: 'gw', namespace: 'infra' }], [{ name: 'web', port: 8080 }]);
     (badRegex.spec as { rules: { matches?: unknown[] }[] }).rules[0]!.matches = [{ path: { type: 'RegularExpression', value: '([a-z' } }];

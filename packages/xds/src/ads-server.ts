@@ -94,6 +94,18 @@ export class AdsServer {
     call.on('cancelled', cleanup);
   }
 
+  /** The Gateway a stream serves (node.cluster), tracked for updates; '' refuses the stream. */
+  private identify(n: Node | undefined, protocol: string, onUpdate: () => void, call: grpc.ServerDuplexStream<unknown, unknown>): string {
+    const node = n?.cluster ?? '';
+    if (!node) {
+      refuse(call);
+      return '';
+    }
+    this.track(node, onUpdate, call);
+    this.log(`proxy connected (${protocol})`, { node, id: n?.id });
+    return node;
+  }
+
   private sotw(call: grpc.ServerDuplexStream<DiscoveryRequest, unknown>): void {
     const types = new Map<string, SotwTypeState>();
     let node = '';
@@ -119,13 +131,8 @@ export class AdsServer {
     const pushAll = () => { for (const t of SEND_ORDER) send(t, false); };
     call.on('data', (req: DiscoveryRequest) => {
       if (!node) {
-        node = req.node?.cluster ?? '';
-        if (!node) {
-          refuse(call as unknown as grpc.ServerDuplexStream<unknown, unknown>);
-          return;
-        }
-        this.track(node, pushAll, call as unknown as grpc.ServerDuplexStream<unknown, unknown>);
-        this.log('proxy connected (sotw)', { node, id: req.node?.id });
+        node = this.identify(req.node, 'sotw', pushAll, call as unknown as grpc.ServerDuplexStream<unknown, unknown>);
+        if (!node) return;
       }
       const typeUrl = req.type_url ?? '';
       let st = types.get(typeUrl);
@@ -183,13 +190,8 @@ export class AdsServer {
     const pushAll = () => { for (const t of SEND_ORDER) send(t, false); };
     call.on('data', (req: DeltaRequest) => {
       if (!node) {
-        node = req.node?.cluster ?? '';
-        if (!node) {
-          refuse(call as unknown as grpc.ServerDuplexStream<unknown, unknown>);
-          return;
-        }
-        this.track(node, pushAll, call as unknown as grpc.ServerDuplexStream<unknown, unknown>);
-        this.log('proxy connected (delta)', { node, id: req.node?.id });
+        node = this.identify(req.node, 'delta', pushAll, call as unknown as grpc.ServerDuplexStream<unknown, unknown>);
+        if (!node) return;
       }
       const typeUrl = req.type_url ?? '';
       let st = types.get(typeUrl);

@@ -1,0 +1,23 @@
+// The usual frame of a suite: a cluster and one controller, started before and stopped after.
+import { afterAll, beforeAll } from '@jest/globals';
+import { Cluster } from './cluster.js';
+import { Controller } from './controller.js';
+
+export interface Env { cluster: Cluster; controller: Controller }
+
+/** Starts a cluster and a ready controller for the suite; `prepare` runs before the controller. */
+export function clusterWithController(prepare?: (c: Cluster) => Promise<void>): Env {
+  const env = {} as Env;
+  beforeAll(async () => {
+    env.cluster = await Cluster.start();
+    await prepare?.(env.cluster);
+    env.controller = new Controller(env.cluster.controllerKubeconfig);
+    await env.controller.start();
+    await env.controller.ready();
+  }, 600_000);
+  afterAll(async () => {
+    await env.controller?.stop();
+    await env.cluster?.stop();
+  }, 30_000);
+  return env;
+}
