@@ -87,6 +87,8 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       log.info({ signal }, 'shutting down');
+      // Whatever still holds a socket open must not keep the process from exiting.
+      setTimeout(() => process.exit(0), 5000).unref();
       sub.unsubscribe();
       writer.stop();
       applier.stop();

@@ -97,6 +97,8 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
     const stop = () => {
       sub.unsubscribe();
       recorder?.close();
+      // A client that keeps a stream or socket open must not keep us from exiting.
+      setTimeout(() => process.exit(0), 2000).unref();
       void (xds?.close() ?? Promise.resolve()).then(() => resolve());
     };
     process.once('SIGINT', stop);
