@@ -32,13 +32,14 @@ describe('proxy infrastructure', () => {
     expect(podAnnotations['turnpike.dev/config-hash']).toMatch(/^[0-9a-f]{16}$/);
     const svc = (await get(cluster, '/api/v1/namespaces/edge/services/public-tp')).body;
     expect(svc.spec.ports.map((p: any) => `${p.protocol}/${p.port}->${p.targetPort}`)).toEqual(['UDP/53->10053', 'TCP/80->10080']);
-    expect(svc.metadata.annotations['example.com/owner']).toBe('ops');
+    expect(svc.metadata.annotations?.['example.com/owner']).toBe('ops');
     for (const path of ['/api/v1/namespaces/edge/serviceaccounts/public-tp', '/api/v1/namespaces/edge/configmaps/public-tp', '/apis/policy/v1/namespaces/edge/poddisruptionbudgets/public-tp']) {
       const r = await get(cluster, path);
       expect(r.status).toBe(200);
       expect(r.body.metadata.labels?.['gateway.networking.k8s.io/gateway-name']).toBe('public');
     }
-    const bootstrap = JSON.parse((await get(cluster, '/api/v1/namespaces/edge/configmaps/public-tp')).body.data['envoy.json']);
+    const cm = (await get(cluster, '/api/v1/namespaces/edge/configmaps/public-tp')).body as KubeObject & { data: Record<string, string> };
+    const bootstrap = JSON.parse(cm.data['envoy.json']!);
     expect(bootstrap.node.cluster).toBe('edge/public');
 
     // status.addresses from the Service's cluster IP.
