@@ -55,6 +55,8 @@ describe('xDS served from a cluster', () => {
     }
     const report = JSON.parse(out) as { counts: Record<string, number>; errors: string[] };
     expect(report.errors).toEqual([]);
+    // The checker's stream was counted as a connected proxy and served pushes.
+    expect(await controller.metric('turnpike_xds_pushes')).toBeGreaterThan(0);
     // Two Service ports, plus the cluster that takes the invalid backend's share.
     expect(report.counts).toEqual({ Listener: 3, Cluster: 3, ClusterLoadAssignment: 2, RouteConfiguration: 2, Secret: 1 });
   }, 120_000);

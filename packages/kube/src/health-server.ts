@@ -4,7 +4,8 @@ import type { Registry } from 'prom-client';
 
 export interface HealthServer { server: Server; port: number; close(): Promise<void> }
 
-export function startHealthServer(host: string, port: number, ready: () => boolean, registry: Registry): Promise<HealthServer> {
+/** `beforeScrape` refreshes gauges that mirror live state (connected proxies) at scrape time. */
+export function startHealthServer(host: string, port: number, ready: () => boolean, registry: Registry, beforeScrape?: () => void): Promise<HealthServer> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz') { res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok\n'); return; }
@@ -14,6 +15,7 @@ export function startHealthServer(host: string, port: number, ready: () => boole
       return;
     }
     if (path === '/metrics') {
+      beforeScrape?.();
       registry.metrics().then((body) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(body), (e) => res.writeHead(500).end(String(e)));
       return;
     }

@@ -34,7 +34,11 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
   const recorder = o.record ? new EventLogWriter(o.record, { createdAt: new Date().toISOString(), quietMs: o.quietMs, maxDelayMs: o.maxDelayMs, source: 'kube' }) : undefined;
   let ready = false;
   const hp = parseHostPort(o.healthAddress);
-  const health = await startHealthServer(hp.host, hp.port, () => ready, metrics.registry);
+  const health = await startHealthServer(hp.host, hp.port, () => ready, metrics.registry, () => {
+    if (!xds) return;
+    metrics.xdsPushes.set(xds.server.stats.pushes);
+    metrics.connectedProxies.set(xds.server.connectedProxies);
+  });
   log.info({ address: `${hp.host}:${health.port}` }, 'serving /healthz, /readyz and /metrics');
 
   const sources = [kubeSource({ client, log: say }), ...(xds ? [xds.events] : [])];
@@ -76,10 +80,6 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     if (leading) {
       writer.update(out.result, out.snapshot);
       applier.update(out.result.infraIR);
-    }
-    if (xds) {
-      metrics.xdsPushes.set(xds.server.stats.pushes);
-      metrics.connectedProxies.set(xds.server.connectedProxies);
     }
     log.info({ seq: out.seq, gateways: Object.keys(out.result.xdsIR.gateways).length, hash: out.hash.slice(0, 12) }, 'translated');
   });
