@@ -3,7 +3,7 @@
 // Per-route work is memoised by object identity: while nothing but routes changes, an unchanged
 // route (same object, thanks to immer) is not translated again.
 import {
-  CONTROLLER_NAME, OWNED_STATUS_KINDS, ROUTE_KINDS, objectKey,
+  CONTROLLER_NAME, ROUTE_KINDS, objectKey,
   type BackendTLSPolicy, type Condition, type GRPCRoute, type HTTPRoute, type KubeObject, type PolicyAncestorStatus,
 } from '@turnpike/api';
 import { condition, sortConditions } from './conditions.js';
@@ -232,4 +232,3 @@ function backendTLSStatuses(ctx: TranslationContext, routes: RouteResult[], cont
   }
 }
 
-export { OWNED_STATUS_KINDS };

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { explain, snapshotFromObjects } from '../src/index.js';
 import { endpointSlice, gateway, gatewayClass, http, httpRoute, irRoutes, listener, parent, referenceGrant, route, run, service, sr, statusOf } from './builders.js';
 
 const base = () => [gatewayClass(), gateway('gw', [http('http', 80, { hostname: '*.example.com' }), http('other', 8080)]), service('svc'), endpointSlice('svc')];
@@ -94,6 +95,13 @@ describe('backendRefs', () => {
   it('a rule with no backendRefs answers 500', () => {
     const r = run([...base(), httpRoute('r', { parentRefs: [toGw({ sectionName: 'other' })], rules: [{}] })]);
     expect(irRoutes(r)[0].directResponse).toEqual({ status: 500 });
+  });
+  it('a backendRef filter the proxy cannot apply per backend makes that backend invalid, and explain says why', () => {
+    const objs = [...base(), httpRoute('r', { parentRefs: [toGw()], rules: [{ backendRefs: [backend('svc', { filters: [{ type: 'RequestRedirect', requestRedirect: { scheme: 'https' } }] })] }] })];
+    const r = run(objs);
+    expect(sr(parent(r, 'HTTPRoute', 'apps', 'r').conditions, 'ResolvedRefs')).toBe('False/UnsupportedValue');
+    const e = explain(snapshotFromObjects(objs), 'HTTPRoute', 'apps', 'r');
+    expect(e.lines.join('\n')).toContain('spec.rules[0].backendRefs[0] Service apps/svc:8080 weight 1: UnsupportedValue: spec.rules[0].backendRefs[0].filters[0]: RequestRedirect is not supported on a backendRef');
   });
   it('a weight of 0 sends no traffic to that backend', () => {
     const r = run([...base(), service('b'), endpointSlice('b'), httpRoute('r', { parentRefs: [toGw({ sectionName: 'other' })], rules: [{ backendRefs: [backend('svc', { weight: 0 }), backend('b', { weight: 1 })] }] })]);

@@ -221,7 +221,7 @@ export function listenerPort(port: number): number {
   return port < 1024 ? port + 10000 : port;
 }
 
-function buildPort(gw: GatewayIR, port: PortIR, out: EnvoyResources, plugins: PluginLookup): void {
+function buildPort(port: PortIR, out: EnvoyResources, plugins: PluginLookup): void {
   const address = { socket_address: { address: '0.0.0.0', port_value: listenerPort(port.port), protocol: port.transport === 'udp' ? 'UDP' as const : 'TCP' as const } };
   const listener: Listener = { name: port.name, address };
   const first = port.listeners[0];
@@ -261,7 +261,6 @@ function buildPort(gw: GatewayIR, port: PortIR, out: EnvoyResources, plugins: Pl
     listener.filter_chains = chains;
   }
   out.listeners.push(listener);
-  void gw;
 }
 
 function buildCluster(c: ClusterIR): Cluster {
@@ -323,7 +322,7 @@ function buildProxyless(gw: GatewayIR, out: EnvoyResources, plugins: PluginLooku
 
 export function buildResources(gw: GatewayIR, secrets: SecretLookup, plugins: PluginLookup = () => undefined): EnvoyResources {
   const out: EnvoyResources = { listeners: [], routes: [], clusters: [], endpoints: [], secrets: [] };
-  for (const port of gw.ports) buildPort(gw, port, out, plugins);
+  for (const port of gw.ports) buildPort(port, out, plugins);
   if (gw.proxyless) buildProxyless(gw, out, plugins);
   for (const c of gw.clusters) {
     out.clusters.push(buildCluster(c));

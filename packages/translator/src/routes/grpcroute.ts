@@ -2,11 +2,10 @@
 import type { GRPCRoute, GRPCRouteMatch } from '@turnpike/api';
 import type { Problem } from '../conditions.js';
 import type { TranslationContext } from '../context.js';
-import { validateHostname } from '../hostnames.js';
 import type { HTTPMatchIR } from '@turnpike/api';
-import { attachRoute, type ParentIndex } from './attachment.js';
+import type { ParentIndex } from './attachment.js';
 import { checkRegex } from './http-matches.js';
-import { translateRules } from './http-rules.js';
+import { translateHTTPLikeRoute } from './http-rules.js';
 import type { RouteResult } from './route-result.js';
 
 const ESCAPE = /[.*+?^${}()|[\]\\]/g;
@@ -44,19 +43,5 @@ export function compileGRPCMatch(m: GRPCRouteMatch, field: string): HTTPMatchIR 
 }
 
 export function translateGRPCRoute(ctx: TranslationContext, parents: ParentIndex, route: GRPCRoute): RouteResult {
-  const spec = route.spec ?? {};
-  const result: RouteResult = { object: route, kind: 'GRPCRoute', parents: [], clusters: [] };
-  result.parents = attachRoute(ctx.snapshot, parents, route, 'GRPCRoute', spec.parentRefs ?? [], spec.hostnames);
-  if (result.parents.length === 0) return result;
-  const badHost = (spec.hostnames ?? []).map((h, i) => [i, validateHostname(h)] as const).find(([, e]) => e);
-  if (badHost) {
-    result.invalid = { reason: 'UnsupportedValue', message: `spec.hostnames[${badHost[0]}]: ${badHost[1]}` };
-    return result;
-  }
-  const rules = (spec.rules && spec.rules.length ? spec.rules : [{}]).map((r, ri) => ({
-    ...r,
-    matches: (r.matches && r.matches.length ? r.matches : [{}]).map((m, mi) => compileGRPCMatch(m, `spec.rules[${ri}].matches[${mi}]`)),
-  }));
-  translateRules(ctx, route, 'GRPCRoute', rules, result);
-  return result;
+  return translateHTTPLikeRoute(ctx, parents, route, 'GRPCRoute', compileGRPCMatch);
 }

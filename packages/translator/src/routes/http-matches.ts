@@ -59,4 +59,3 @@ export function compileHTTPMatch(m: HTTPRouteMatch, field: string): HTTPMatchIR 
   return ir;
 }
 
-export { isProblem };

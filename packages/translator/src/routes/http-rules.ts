@@ -1,9 +1,11 @@
 // Rules of HTTPRoute and GRPCRoute: filters, backends (weighted; invalid ones keep their share
 // as 500s), timeouts and retries. A rule whose backends are all invalid answers 500; an invalid
 // rule (bad match or filter value) answers 500 and is reported as UnsupportedValue.
-import type { BackendRef, HTTPRouteFilter, HTTPRouteRule, KubeObject } from '@turnpike/api';
+import type { BackendRef, HTTPRouteFilter, HTTPRouteRule, KubeObject, ParentReference } from '@turnpike/api';
 import type { Problem } from '../conditions.js';
 import type { TranslationContext } from '../context.js';
+import { validateHostname } from '../hostnames.js';
+import { attachRoute, type ParentIndex } from './attachment.js';
 import type { ClusterIR, HTTPMatchIR, HTTPRouteIR, WeightedCluster } from '@turnpike/api';
 import { resolveBackend } from './backends.js';
 import { compileFilters } from './http-filters.js';
@@ -41,6 +43,12 @@ export function translateRules(ctx: TranslationContext, route: KubeObject, kind:
     (rule.backendRefs ?? []).forEach((ref, bi) => {
       const r = resolveBackend(ctx, route, kind, ref, `${field}.backendRefs[${bi}]`, protocol);
       notePolicy(result, r.policy);
+      // Per-backend filters the proxy applies per weighted cluster: header changes and a host rewrite.
+      const unsupported = (ref.filters ?? []).findIndex((f) => !BACKEND_FILTERS.has(f.type) && !(f.type === 'URLRewrite' && f.urlRewrite?.hostname && !f.urlRewrite.path));
+      if (!r.problem && unsupported >= 0) {
+        r.problem = { reason: 'UnsupportedValue', message: `${field}.backendRefs[${bi}].filters[${unsupported}]: ${ref.filters![unsupported]!.type} is not supported on a backendRef (RequestHeaderModifier, ResponseHeaderModifier, URLRewrite of the hostname)` };
+        delete r.backend;
+      }
       noteBackend(result, verdictOf(`${field}.backendRefs[${bi}]`, ref, route, r));
       if (r.problem) {
         result.unresolved ??= r.problem;
@@ -48,13 +56,6 @@ export function translateRules(ctx: TranslationContext, route: KubeObject, kind:
         return;
       }
       const b = r.backend!;
-      // Per-backend filters the proxy applies per weighted cluster: header changes and a host rewrite.
-      const unsupported = (ref.filters ?? []).findIndex((f) => !BACKEND_FILTERS.has(f.type) && !(f.type === 'URLRewrite' && f.urlRewrite?.hostname && !f.urlRewrite.path));
-      if (unsupported >= 0) {
-        result.unresolved ??= { reason: 'UnsupportedValue', message: `${field}.backendRefs[${bi}].filters[${unsupported}]: ${ref.filters![unsupported]!.type} is not supported on a backendRef (RequestHeaderModifier, ResponseHeaderModifier, URLRewrite of the hostname)` };
-        invalidWeight += ref.weight ?? 1;
-        return;
-      }
       clusters.set(b.cluster.name, b.cluster);
       if (b.weight <= 0) return;
       const wc: WeightedCluster = { cluster: b.cluster.name, weight: b.weight };
@@ -105,4 +106,35 @@ export function translateRules(ctx: TranslationContext, route: KubeObject, kind:
 
 function readyEndpoints(c: ClusterIR | undefined): number {
   return c ? c.endpoints.filter((e) => e.ready).length : 0;
+}
+
+interface HTTPLikeSpec<M> {
+  parentRefs?: ParentReference[];
+  hostnames?: string[];
+  rules?: (Omit<RuleInput, 'matches'> & { matches?: M[] })[];
+}
+
+/**
+ * HTTPRoute and GRPCRoute share everything but their matches: attachment, hostname validation
+ * (an IP or malformed hostname makes the whole route invalid), default rule and match, rules.
+ */
+export function translateHTTPLikeRoute<M extends object>(
+  ctx: TranslationContext, parents: ParentIndex, route: KubeObject, kind: 'HTTPRoute' | 'GRPCRoute',
+  compileMatch: (m: M, field: string) => HTTPMatchIR | Problem,
+): RouteResult {
+  const spec = (route.spec ?? {}) as HTTPLikeSpec<M>;
+  const result: RouteResult = { object: route, kind, parents: [], clusters: [] };
+  result.parents = attachRoute(ctx.snapshot, parents, route, kind, spec.parentRefs ?? [], spec.hostnames);
+  if (result.parents.length === 0) return result;
+  const badHost = (spec.hostnames ?? []).map((h, i) => [i, validateHostname(h)] as const).find(([, e]) => e);
+  if (badHost) {
+    result.invalid = { reason: 'UnsupportedValue', message: `spec.hostnames[${badHost[0]}]: ${badHost[1]}` };
+    return result;
+  }
+  const rules = (spec.rules && spec.rules.length ? spec.rules : [{}]).map((r, ri) => ({
+    ...r,
+    matches: (r.matches && r.matches.length ? r.matches : [{} as M]).map((m, mi) => compileMatch(m, `spec.rules[${ri}].matches[${mi}]`)),
+  }));
+  translateRules(ctx, route, kind, rules, result);
+  return result;
 }
