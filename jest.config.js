@@ -14,7 +14,7 @@ const project = (name, dir = `packages/${name}`) => ({
   transform: { '^.+\\.ts$': swc },
 });
 
-const unit = ['api', 'translator', 'engine', 'xds', 'kube', 'cli'].map((p) => project(p));
+const unit = ['api', 'translator', 'engine', 'xds', 'kube', 'plugins', 'cli'].map((p) => project(p));
 const e2e = [project('e2e', 'e2e')];
 
 export default {

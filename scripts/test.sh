@@ -5,6 +5,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# The plugin tests pull from a real OCI registry: Debian's docker-registry (distribution v2).
+if [[ ! -x /usr/bin/docker-registry ]]; then
+  command -v apt-get >/dev/null || { echo "scripts/test.sh: the plugin tests need Debian's docker-registry package" >&2; exit 1; }
+  sudo_=""; [[ $(id -u) -ne 0 ]] && sudo_="sudo"
+  $sudo_ apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq --no-install-recommends docker-registry >/dev/null
+  # The package enables a system service on :5000; the tests start their own on loopback.
+  $sudo_ systemctl disable --now docker-registry >/dev/null 2>&1 || true
+fi
 # Go builds the kube-apiserver the end-to-end suites run against.
 export PATH="$PATH:/usr/local/go/bin:$HOME/go/bin"
 if [[ -d e2e/test ]]; then

@@ -4,3 +4,4 @@ export * from './core.js';
 export * from './turnpike.js';
 export * from './kinds.js';
 export * from './xds-ir.js';
+export * from './image-reference.js';

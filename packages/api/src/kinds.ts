@@ -20,9 +20,10 @@ export const KIND_GROUP: Record<WatchedKind, string> = {
 
 /**
  * Kinds the controller itself feeds into the stream (never read from manifests or the API):
- * ProxyStatus carries what the xDS server learned from a Gateway's proxies (a rejected config).
+ * ProxyStatus carries what the xDS server learned from a Gateway's proxies (a rejected config);
+ * PluginFetch carries what the plugin fetch worker got from a registry.
  */
-export const INTERNAL_KINDS = ['ProxyStatus'] as const;
+export const INTERNAL_KINDS = ['ProxyStatus', 'PluginFetch'] as const;
 
 /** A Gateway's proxies rejected a configuration (xDS NACK); cleared when a newer one is accepted. */
 export interface ProxyStatus extends KubeObject {

@@ -34,3 +34,28 @@ export interface PluginInstallation extends KubeObject {
     storage?: { configMap?: string; url?: string; sha256?: string; size?: number };
   };
 }
+
+/** Why a plugin is not fetched (the `Fetched` condition's reason when False). */
+export type PluginFetchReason = 'Pending' | 'FetchFailed' | 'NotFound' | 'Unauthorized' | 'TooLarge' | 'InvalidArtifact' | 'RefNotPermitted';
+
+/**
+ * Internal (never stored in the cluster): the fetch worker's latest result for one
+ * PluginInstallation, same namespace and name. A success carries where the content is stored;
+ * the content itself stays out of the stream and is looked up by sha256.
+ */
+export interface PluginFetch extends KubeObject {
+  status: {
+    /** The PluginInstallation generation and image this result is for. */
+    observedGeneration?: number;
+    image: string;
+    fetched: boolean;
+    reason: 'Fetched' | PluginFetchReason;
+    message: string;
+    /** The manifest digest the content came from. */
+    digest?: string;
+    /** sha256 (hex) and size of the plugin file itself. */
+    sha256?: string;
+    size?: number;
+    storage?: { configMap?: string; url?: string };
+  };
+}

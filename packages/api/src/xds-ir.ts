@@ -33,7 +33,8 @@ export interface HTTPFiltersIR {
   rewrite?: { hostname?: string; path?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string } };
   mirrors?: { cluster: string; percent: number }[];
   cors?: { allowOrigins: string[]; allowMethods: string[]; allowHeaders: string[]; exposeHeaders: string[]; allowCredentials: boolean; maxAge?: number };
-  plugins?: { name: string; type: 'lua' | 'wasm'; sha256: string }[];
+  /** Plugins enabled on this route: `namespace/name`; content by sha256, or from `url` when served over HTTP. */
+  plugins?: { name: string; type: 'lua' | 'wasm'; sha256: string; url?: string }[];
 }
 
 export interface RedirectIR { scheme?: string; hostname?: string; port?: number; path?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string }; statusCode: number }
@@ -90,6 +91,8 @@ export interface GatewayIR {
   secrets: string[];
   /** gRPC services exposed to proxyless clients, when the ProxyConfig asks for it. */
   proxyless?: boolean;
+  /** Plugins installed in this Gateway's proxies (ProxyConfig.spec.plugins) whose file is mounted there. */
+  installedPlugins?: { name: string; sha256: string; mountPath: string }[];
 }
 
 export interface XdsIR { gateways: Record<string, GatewayIR> }

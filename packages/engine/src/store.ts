@@ -11,9 +11,6 @@ enableMapSet();
 
 export const EMPTY_SNAPSHOT: Snapshot = freeze(new Map(), true);
 
-/** Status of these kinds is input to the translator (written by other parts, not by it). */
-const STATUS_IS_INPUT = new Set(['PluginInstallation']);
-
 /** Copy without the fields that never matter and cost memory (managedFields). */
 export function sanitize(o: KubeObject): KubeObject {
   if (!o.metadata?.managedFields) return o;
@@ -24,7 +21,7 @@ export function sanitize(o: KubeObject): KubeObject {
 function comparable(o: KubeObject): unknown {
   const { resourceVersion: _rv, managedFields: _mf, ...metadata } = o.metadata ?? ({} as KubeObject['metadata']);
   const rest: Record<string, unknown> = { ...o, metadata };
-  if (OWNED_STATUS_KINDS.has(o.kind) && !STATUS_IS_INPUT.has(o.kind)) delete rest.status;
+  if (OWNED_STATUS_KINDS.has(o.kind)) delete rest.status;
   return rest;
 }
 

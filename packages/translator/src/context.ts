@@ -1,5 +1,5 @@
 // Everything a route's translation needs besides the route itself, built once per snapshot.
-import type { EndpointSlice, PluginInstallation, Service } from '@turnpike/api';
+import type { EndpointSlice, Service } from '@turnpike/api';
 import { BackendTLSIndex } from './backend-tls-policies.js';
 import { ReferenceGrantIndex } from './reference-grants.js';
 import { indexServices, indexSlices } from './routes/backends.js';
@@ -11,7 +11,6 @@ export interface TranslationContext {
   services: Map<string, Service>;
   slicesByService: Map<string, EndpointSlice[]>;
   backendTLS: BackendTLSIndex;
-  plugins: Map<string, PluginInstallation>;
 }
 
 export function buildContext(snapshot: Snapshot): TranslationContext {
@@ -21,6 +20,5 @@ export function buildContext(snapshot: Snapshot): TranslationContext {
     services: indexServices(listObjects<Service>(snapshot, 'Service')),
     slicesByService: indexSlices(listObjects<EndpointSlice>(snapshot, 'EndpointSlice')),
     backendTLS: new BackendTLSIndex(snapshot),
-    plugins: new Map(listObjects<PluginInstallation>(snapshot, 'PluginInstallation').map((p) => [`${p.metadata.namespace}/${p.metadata.name}`, p])),
   };
 }

@@ -7,3 +7,5 @@ export { SUPPORTED_FEATURES } from './gateway-classes.js';
 export type { RouteResult } from './routes/route-result.js';
 export * from './status-merge.js';
 export * from './explain.js';
+export * from './plugins.js';
+export { ReferenceGrantIndex } from './reference-grants.js';

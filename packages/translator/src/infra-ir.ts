@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import type { GatewayModel } from './model.js';
 import { listenerProgrammable } from './gateways.js';
 import { transport } from './listener-protocols.js';
+import type { InstalledPlugin } from './plugins.js';
 
 export const DEFAULT_PROXY_IMAGE = 'envoyproxy/envoy:distroless-v1.36.2';
 export const GATEWAY_NAME_LABEL = 'gateway.networking.k8s.io/gateway-name';
@@ -28,7 +29,8 @@ export interface GatewayInfraIR {
   service: { type: 'ClusterIP' | 'LoadBalancer' | 'NodePort'; annotations: Record<string, string>; addresses: string[] };
   pod: { labels: Record<string, string>; annotations: Record<string, string> };
   tags: Record<string, string>;
-  plugins: { name: string; namespace: string; type: string; sha256: string; configMap?: string; url?: string }[];
+  /** Plugins the ProxyConfig installs; those with a mountPath are mounted from a copy of their ConfigMap. */
+  plugins: InstalledPlugin[];
 }
 
 export interface InfraIR { gateways: Record<string, GatewayInfraIR> }

@@ -46,6 +46,13 @@ export function mergeStatus(kind: string, existing: AnyStatus | undefined, ours:
       ...l, conditions: mergeConditions((prevListeners.get(l.name)?.conditions as Condition[] | undefined), l.conditions as Condition[], now, false),
     }));
   }
+  if (Array.isArray(ours.plugins)) {
+    const key = (p: AnyStatus) => `${p.namespace as string}/${p.name as string}`;
+    const prevPlugins = new Map(((prev.plugins as AnyStatus[] | undefined) ?? []).map((p) => [key(p), p]));
+    out.plugins = (ours.plugins as AnyStatus[]).map((p) => ({
+      ...p, conditions: mergeConditions((prevPlugins.get(key(p))?.conditions as Condition[] | undefined), p.conditions as Condition[], now, false),
+    }));
+  }
   void kind;
   return out;
 }

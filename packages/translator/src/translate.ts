@@ -4,7 +4,7 @@
 // route (same object, thanks to immer) is not translated again.
 import {
   CONTROLLER_NAME, ROUTE_KINDS, objectKey,
-  type BackendTLSPolicy, type Condition, type GRPCRoute, type HTTPRoute, type KubeObject, type PolicyAncestorStatus,
+  type BackendTLSPolicy, type Condition, type PluginInstallation, type ProxyConfig, type GRPCRoute, type HTTPRoute, type KubeObject, type PolicyAncestorStatus,
 } from '@turnpike/api';
 import { condition, sortConditions } from './conditions.js';
 import { buildContext, type TranslationContext } from './context.js';
@@ -21,6 +21,7 @@ import { kindStore, listObjects, type Snapshot } from './snapshot.js';
 import { gatewayClassStatus, gatewayStatus, listenerSetStatus } from './status-gateways.js';
 import { parentCarriesTraffic, routeStatus } from './status-routes.js';
 import { assembleGateway } from './xds-assembly.js';
+import { pluginInstallationStatus, proxyConfigPlugins } from './plugins.js';
 import type { GatewayIR, XdsIR } from '@turnpike/api';
 
 const MAX_ANCESTORS = 16;
@@ -39,7 +40,7 @@ export interface TranslateOptions { controllerName?: string }
 
 /** Kinds whose change invalidates every memoised route result. */
 const CONTEXT_KINDS = ['GatewayClass', 'Gateway', 'ListenerSet', 'ReferenceGrant', 'Service', 'EndpointSlice', 'Secret',
-  'Namespace', 'ConfigMap', 'BackendTLSPolicy', 'ProxyConfig', 'PluginInstallation', 'ProxyStatus'];
+  'Namespace', 'ConfigMap', 'BackendTLSPolicy', 'ProxyConfig', 'PluginInstallation', 'PluginFetch', 'ProxyStatus'];
 
 interface Memo {
   stores: unknown[];
@@ -47,6 +48,8 @@ interface Memo {
   routeStatuses: WeakMap<RouteResult, Record<string, unknown>>;
   links: WeakMap<RouteResult, RouteLinks>;
   gatewayStatuses: Map<GatewayModel, { counts: string; status: Record<string, unknown> }>;
+  /** Per ProxyConfig, the plugins it installs and its status. */
+  proxyConfigs: Map<ProxyConfig, ReturnType<typeof proxyConfigPlugins>>;
   infra: Map<GatewayModel, GatewayInfraIR>;
   /** Per Gateway, the route results it was assembled from and the IR it gave. */
   assembled: Map<GatewayModel, { routes: RouteResult[]; ir: GatewayIR }>;
@@ -70,7 +73,7 @@ export class Translator {
     if (!memo || memo.stores.some((s, i) => s !== stores[i])) {
       const ctx = buildContext(snapshot);
       const classes = processClasses(snapshot, controllerName);
-      memo = { stores, routes: new WeakMap(), routeStatuses: new WeakMap(), links: new WeakMap(), gatewayStatuses: new Map(), infra: new Map(), assembled: new Map(), ctx, classes, gateways: buildGateways(snapshot, classes, ctx.grants) };
+      memo = { stores, routes: new WeakMap(), routeStatuses: new WeakMap(), links: new WeakMap(), gatewayStatuses: new Map(), proxyConfigs: new Map(), infra: new Map(), assembled: new Map(), ctx, classes, gateways: buildGateways(snapshot, classes, ctx.grants) };
       this.memo = memo;
     } else {
       memo.ctx.snapshot = snapshot;
@@ -165,6 +168,11 @@ function assemble(snapshot: Snapshot, memo: Memo, controllerName: string): Trans
   for (const c of classes.values()) statuses[objectKey('GatewayClass', undefined, c.model.object.metadata.name)] = gatewayClassStatus(c);
   const xdsIR: XdsIR = { gateways: {} };
   const infraIR: InfraIR = { gateways: {} };
+  const installs = (pc: ProxyConfig) => {
+    let r = memo.proxyConfigs.get(pc);
+    if (!r) memo.proxyConfigs.set(pc, (r = proxyConfigPlugins(snapshot, ctx.grants, pc)));
+    return r;
+  };
   const ageOf = (r: RouteResult) => { const t = Date.parse(r.object.metadata.creationTimestamp ?? ''); return Number.isNaN(t) ? Number.MAX_SAFE_INTEGER : t; };
   for (const g of gateways) {
     const gw = g.object;
@@ -181,11 +189,13 @@ function assemble(snapshot: Snapshot, memo: Memo, controllerName: string): Trans
       xdsIR.gateways[key] = prev.ir;
     } else {
       const ir = assembleGateway(g, gwRoutes, ageOf);
+      const mounted = g.proxyConfig ? installs(g.proxyConfig).installed.filter((p) => p.mountPath) : [];
+      if (mounted.length) ir.installedPlugins = mounted.map((p) => ({ name: `${p.namespace}/${p.name}`, sha256: p.sha256, mountPath: p.mountPath! }));
       memo.assembled.set(g, { routes: gwRoutes, ir });
       xdsIR.gateways[key] = ir;
     }
     let infra = memo.infra.get(g);
-    if (!infra) memo.infra.set(g, (infra = buildGatewayInfra(g, [])));
+    if (!infra) memo.infra.set(g, (infra = buildGatewayInfra(g, g.proxyConfig ? installs(g.proxyConfig).installed : [])));
     infraIR.gateways[key] = infra;
   }
   for (const s of listenerSets) statuses[objectKey('ListenerSet', s.object.metadata.namespace, s.object.metadata.name)] = listenerSetStatus(s, attached);
@@ -195,6 +205,10 @@ function assemble(snapshot: Snapshot, memo: Memo, controllerName: string): Trans
     statuses[routeLinks(memo, r).key] = s;
   }
   backendTLSStatuses(ctx, routes, controllerName, statuses);
+  for (const pc of listObjects<ProxyConfig>(snapshot, 'ProxyConfig')) statuses[objectKey('ProxyConfig', pc.metadata.namespace, pc.metadata.name)] = installs(pc).status;
+  for (const pi of listObjects<PluginInstallation>(snapshot, 'PluginInstallation')) {
+    statuses[objectKey('PluginInstallation', pi.metadata.namespace, pi.metadata.name)] = pluginInstallationStatus(snapshot, ctx.grants, pi);
+  }
 
   return { statuses, xdsIR, infraIR, diagnostics: diagnostics.sort((a, b) => (a.object < b.object ? -1 : a.object > b.object ? 1 : 0)) };
 }

@@ -26,3 +26,7 @@ export type { LuaPerRoute } from './generated/envoy/extensions/filters/http/lua/
 export type { Lua } from './generated/envoy/extensions/filters/http/lua/v3/Lua.js';
 export type { Cors } from './generated/envoy/extensions/filters/http/cors/v3/Cors.js';
 export type { TlsInspector } from './generated/envoy/extensions/filters/listener/tls_inspector/v3/TlsInspector.js';
+export type { FilterConfig } from './generated/envoy/config/route/v3/FilterConfig.js';
+export type { Wasm } from './generated/envoy/extensions/filters/http/wasm/v3/Wasm.js';
+export type { AsyncDataSource } from './generated/envoy/config/core/v3/AsyncDataSource.js';
+export type { HttpFilter } from './generated/envoy/extensions/filters/network/http_connection_manager/v3/HttpFilter.js';

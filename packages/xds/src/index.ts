@@ -6,3 +6,4 @@ export * from './snapshot-cache.js';
 export * from './ads-server.js';
 export * from './bootstrap.js';
 export * from './xds-snapshots.js';
+export * from './plugin-filters.js';

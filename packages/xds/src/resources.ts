@@ -2,10 +2,11 @@
 // (a misspelt field is a compile error); Any values are built through `typed()` so their
 // contents are typed too.
 import type { ClusterIR, GatewayIR, GatewayListenerIR, HTTPFiltersIR, HTTPRouteIR, HeaderChangesIR, L4RouteIR, PortIR, VirtualHostIR } from '@turnpike/api';
+import { enablePlugin, pluginContentClusters, pluginFilterName, pluginHttpFilters, pluginsUsed, type PluginLookup, type PluginUse } from './plugin-filters.js';
 import type {
   Any, Cluster, ClusterLoadAssignment, Cors, CorsPolicy, DownstreamTlsContext, Duration, Filter, FilterChain, HeaderMatcher, HeaderValueOption,
-  HttpConnectionManager, Listener, Lua, LuaPerRoute, Route, RouteAction, RouteConfiguration, RouteMatch, Router, Secret, TcpProxy, TlsInspector,
-  UdpProxyConfig, UpstreamTlsContext, VirtualHost,
+  HttpConnectionManager, Listener, Route, RouteAction, RouteConfiguration, RouteMatch, Router, Secret, TcpProxy, TlsInspector,
+  UdpProxyConfig, UpstreamTlsContext, VirtualHost, HttpFilter,
 } from './envoy-types.js';
 
 export interface EnvoyResources {
@@ -19,8 +20,7 @@ export interface EnvoyResources {
 /** TLS material for SDS, looked up by Secret key `namespace/name`. */
 export type SecretLookup = (key: string) => { certificateChain: string; privateKey: string } | undefined;
 
-/** Plugin content for the Lua filter, looked up by PluginInstallation `namespace/name`. */
-export type PluginLookup = (name: string) => string | undefined;
+export type { PluginLookup } from './plugin-filters.js';
 
 export const INVALID_BACKEND_CLUSTER = 'turnpike/invalid-backend';
 
@@ -73,7 +73,7 @@ function routeMatch(r: HTTPRouteIR): RouteMatch {
 
 const REDIRECT_CODES = { 301: 'MOVED_PERMANENTLY', 302: 'FOUND', 303: 'SEE_OTHER', 307: 'TEMPORARY_REDIRECT', 308: 'PERMANENT_REDIRECT' } as const;
 
-function applyFilters(route: Route, action: RouteAction | undefined, f: HTTPFiltersIR | undefined, plugins: PluginLookup): void {
+function applyFilters(route: Route, action: RouteAction | undefined, f: HTTPFiltersIR | undefined): void {
   if (!f) return;
   const req = headerOptions(f.requestHeaders);
   if (req.length) route.request_headers_to_add = req;
@@ -97,15 +97,11 @@ function applyFilters(route: Route, action: RouteAction | undefined, f: HTTPFilt
       allow_credentials: { value: f.cors.allowCredentials }, ...(f.cors.maxAge !== undefined ? { max_age: String(f.cors.maxAge) } : {}),
     });
   }
-  for (const p of f.plugins ?? []) {
-    if (p.type !== 'lua') continue;
-    const code = plugins(p.name);
-    if (code !== undefined) perFilter['envoy.filters.http.lua'] = typed<LuaPerRoute>('envoy.extensions.filters.http.lua.v3.LuaPerRoute', { source_code: { inline_string: code } });
-  }
+  for (const p of f.plugins ?? []) perFilter[pluginFilterName(p.name)] = enablePlugin();
   if (Object.keys(perFilter).length) route.typed_per_filter_config = perFilter;
 }
 
-export function buildRoute(r: HTTPRouteIR, plugins: PluginLookup): Route {
+export function buildRoute(r: HTTPRouteIR): Route {
   const route: Route = { name: r.name, match: routeMatch(r) };
   if (r.directResponse) {
     route.direct_response = { status: r.directResponse.status, ...(r.directResponse.body ? { body: { inline_string: r.directResponse.body } } : {}) };
@@ -121,7 +117,7 @@ export function buildRoute(r: HTTPRouteIR, plugins: PluginLookup): Route {
       ...(red.path?.type === 'ReplaceFullPath' ? { path_redirect: red.path.value } : {}),
       ...(red.path?.type === 'ReplacePrefixMatch' ? { prefix_rewrite: red.path.value } : {}),
     };
-    applyFilters(route, undefined, r.filters, plugins);
+    applyFilters(route, undefined, r.filters);
     return route;
   }
   const backends = r.backends ?? [];
@@ -154,12 +150,12 @@ export function buildRoute(r: HTTPRouteIR, plugins: PluginLookup): Route {
     };
   }
   route.route = action;
-  applyFilters(route, action, r.filters, plugins);
+  applyFilters(route, action, r.filters);
   return route;
 }
 
 /** Merges the virtual hosts of several Gateway listeners sharing a port; domains stay unique. */
-function mergeVirtualHosts(listeners: GatewayListenerIR[], plugins: PluginLookup): VirtualHost[] {
+function mergeVirtualHosts(listeners: GatewayListenerIR[]): VirtualHost[] {
   const byDomain = new Map<string, { name: string; routes: Route[] }>();
   // More specific listener hostnames first, so their routes win inside a merged host.
   const ordered = [...listeners].sort((a, b) => (b.hostname ?? '').length - (a.hostname ?? '').length || (a.name < b.name ? -1 : 1));
@@ -167,7 +163,7 @@ function mergeVirtualHosts(listeners: GatewayListenerIR[], plugins: PluginLookup
     for (const vh of l.virtualHosts ?? []) {
       for (const d of vh.domains) {
         const entry = byDomain.get(d) ?? { name: `${d}`, routes: [] };
-        entry.routes.push(...vh.routes.map((r) => buildRoute(r, plugins)));
+        entry.routes.push(...vh.routes.map((r) => buildRoute(r)));
         byDomain.set(d, entry);
       }
     }
@@ -175,10 +171,10 @@ function mergeVirtualHosts(listeners: GatewayListenerIR[], plugins: PluginLookup
   return [...byDomain.keys()].sort().map((d) => ({ name: byDomain.get(d)!.name, domains: [d], routes: byDomain.get(d)!.routes }));
 }
 
-function httpConnectionManager(statPrefix: string, routeConfigName: string, withCors: boolean, withLua: boolean): Any {
+function httpConnectionManager(statPrefix: string, routeConfigName: string, withCors: boolean, pluginFilters: HttpFilter[] = []): Any {
   const filters: NonNullable<HttpConnectionManager['http_filters']> = [];
   if (withCors) filters.push({ name: 'envoy.filters.http.cors', typed_config: typed<Cors>('envoy.extensions.filters.http.cors.v3.Cors', {}) });
-  if (withLua) filters.push({ name: 'envoy.filters.http.lua', typed_config: typed<Lua>('envoy.extensions.filters.http.lua.v3.Lua', {}) });
+  filters.push(...pluginFilters);
   filters.push({ name: 'envoy.filters.http.router', typed_config: typed<Router>('envoy.extensions.filters.http.router.v3.Router', {}) });
   return typed<HttpConnectionManager>('envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager', {
     stat_prefix: statPrefix,
@@ -221,7 +217,15 @@ export function listenerPort(port: number): number {
   return port < 1024 ? port + 10000 : port;
 }
 
-function buildPort(port: PortIR, out: EnvoyResources, plugins: PluginLookup): void {
+interface PluginContext { gw: GatewayIR; lookup: PluginLookup; used: PluginUse[] }
+
+function pluginFilters(listeners: GatewayListenerIR[], pc: PluginContext): HttpFilter[] {
+  const used = pluginsUsed(listeners);
+  pc.used.push(...used);
+  return pluginHttpFilters(used, pc.gw, pc.lookup);
+}
+
+function buildPort(port: PortIR, out: EnvoyResources, plugins: PluginContext): void {
   const address = { socket_address: { address: '0.0.0.0', port_value: listenerPort(port.port), protocol: port.transport === 'udp' ? 'UDP' as const : 'TCP' as const } };
   const listener: Listener = { name: port.name, address };
   const first = port.listeners[0];
@@ -236,8 +240,8 @@ function buildPort(port: PortIR, out: EnvoyResources, plugins: PluginLookup): vo
   const family = first.protocol;
   if (family === 'HTTP') {
     const routeName = port.name;
-    listener.filter_chains = [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: httpConnectionManager(routeName, routeName, usesFilter(port.listeners, (f) => f.cors), usesFilter(port.listeners, (f) => f.plugins?.length)) }] }];
-    out.routes.push({ name: routeName, virtual_hosts: mergeVirtualHosts(port.listeners, plugins) });
+    listener.filter_chains = [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: httpConnectionManager(routeName, routeName, usesFilter(port.listeners, (f) => f.cors), pluginFilters(port.listeners, plugins)) }] }];
+    out.routes.push({ name: routeName, virtual_hosts: mergeVirtualHosts(port.listeners) });
   } else if (family === 'TCP') {
     listener.filter_chains = [{ filters: [tcpProxy(port.name, first.routes?.[0])] }];
   } else {
@@ -248,8 +252,8 @@ function buildPort(port: PortIR, out: EnvoyResources, plugins: PluginLookup): vo
       if (l.protocol === 'HTTPS') {
         const routeName = `${port.name}/${l.name}`;
         chains.push({ name: l.name, filter_chain_match: { server_names: serverNames(l.hostname) }, transport_socket: downstreamTls(l),
-          filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: httpConnectionManager(routeName, routeName, usesFilter([l], (f) => f.cors), usesFilter([l], (f) => f.plugins?.length)) }] });
-        out.routes.push({ name: routeName, virtual_hosts: mergeVirtualHosts([l], plugins) });
+          filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: httpConnectionManager(routeName, routeName, usesFilter([l], (f) => f.cors), pluginFilters([l], plugins)) }] });
+        out.routes.push({ name: routeName, virtual_hosts: mergeVirtualHosts([l]) });
       } else {
         for (const r of l.routes ?? []) {
           const names = (r.hostnames ?? []).filter((h) => h !== '*');
@@ -299,7 +303,7 @@ function buildEndpoints(c: ClusterIR): ClusterLoadAssignment {
  * Proxyless gRPC: each hostname with GRPCRoutes becomes an API listener named after the
  * hostname, so clients dialling `xds:///<hostname>` route per the GRPCRoute with no proxy.
  */
-function buildProxyless(gw: GatewayIR, out: EnvoyResources, plugins: PluginLookup): void {
+function buildProxyless(gw: GatewayIR, out: EnvoyResources): void {
   const byHost = new Map<string, HTTPRouteIR[]>();
   for (const port of gw.ports) for (const l of port.listeners) for (const vh of l.virtualHosts ?? []) {
     for (const r of vh.routes) {
@@ -314,16 +318,20 @@ function buildProxyless(gw: GatewayIR, out: EnvoyResources, plugins: PluginLooku
   }
   for (const host of [...byHost.keys()].sort()) {
     const routeName = `proxyless/${host}`;
-    out.listeners.push({ name: host, api_listener: { api_listener: httpConnectionManager(routeName, routeName, false, false) } });
+    out.listeners.push({ name: host, api_listener: { api_listener: httpConnectionManager(routeName, routeName, false) } });
     const vh: VirtualHostIR = { name: host, domains: [host], routes: byHost.get(host)! };
-    out.routes.push({ name: routeName, virtual_hosts: [{ name: vh.name, domains: vh.domains, routes: vh.routes.map((r) => buildRoute(r, plugins)) }] });
+    // Proxyless clients run no plugins (no Lua or Wasm in gRPC): their routes go without.
+    const withoutPlugins = (r: HTTPRouteIR): HTTPRouteIR => (r.filters?.plugins ? { ...r, filters: { ...r.filters, plugins: undefined } } : r);
+    out.routes.push({ name: routeName, virtual_hosts: [{ name: vh.name, domains: vh.domains, routes: vh.routes.map((r) => buildRoute(withoutPlugins(r))) }] });
   }
 }
 
 export function buildResources(gw: GatewayIR, secrets: SecretLookup, plugins: PluginLookup = () => undefined): EnvoyResources {
   const out: EnvoyResources = { listeners: [], routes: [], clusters: [], endpoints: [], secrets: [] };
-  for (const port of gw.ports) buildPort(port, out, plugins);
-  if (gw.proxyless) buildProxyless(gw, out, plugins);
+  const pc: PluginContext = { gw, lookup: plugins, used: [] };
+  for (const port of gw.ports) buildPort(port, out, pc);
+  if (gw.proxyless) buildProxyless(gw, out);
+  out.clusters.push(...pluginContentClusters(pc.used, gw));
   for (const c of gw.clusters) {
     out.clusters.push(buildCluster(c));
     out.endpoints.push(buildEndpoints(c));

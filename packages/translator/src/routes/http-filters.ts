@@ -1,11 +1,12 @@
 // HTTPRoute / GRPCRoute filters: validated (an invalid value makes the rule invalid: the route
 // reports UnsupportedValue and the rule answers 500) and compiled into the IR.
-import { TURNPIKE_GROUP, type HTTPRouteFilter, type HeaderModifier, type KubeObject } from '@turnpike/api';
+import { GATEWAY_GROUP, TURNPIKE_GROUP, type HTTPRouteFilter, type HeaderModifier, type KubeObject } from '@turnpike/api';
 import type { Problem } from '../conditions.js';
 import type { TranslationContext } from '../context.js';
 import { validateHostname } from '../hostnames.js';
 import type { ClusterIR, HTTPFiltersIR, HeaderChangesIR, RedirectIR } from '@turnpike/api';
 import { resolveBackend } from './backends.js';
+import { resolvePluginRef } from '../plugins.js';
 
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Headers the proxy owns: changing them would break routing or framing. */
@@ -151,15 +152,13 @@ export function compileFilters(
           out.unresolved ??= { reason: 'InvalidKind', message: `${ff}.extensionRef: ${e ? `${e.group}/${e.kind}` : 'missing'} is not supported, use ${TURNPIKE_GROUP}/PluginInstallation` };
           break;
         }
-        const key = `${route.metadata.namespace}/${e.name}`;
-        const plugin = ctx.plugins.get(key);
-        const fetched = plugin?.status?.conditions?.find((c) => c.type === 'Fetched');
-        if (!plugin) { out.unresolved ??= { reason: 'BackendNotFound', message: `${ff}.extensionRef: PluginInstallation ${key} not found` }; break; }
-        if (fetched?.status !== 'True' || !plugin.status?.storage?.sha256) {
-          out.unresolved ??= { reason: 'BackendNotFound', message: `${ff}.extensionRef: PluginInstallation ${key} is not fetched yet` };
-          break;
-        }
-        (out.filters.plugins ??= []).push({ name: key, type: plugin.spec.type, sha256: plugin.status.storage.sha256 });
+        const r = resolvePluginRef(ctx.snapshot, ctx.grants, { kind: routeKind, group: GATEWAY_GROUP, namespace: route.metadata.namespace ?? '' }, { name: e.name }, `${ff}.extensionRef`);
+        if (r.problem) { out.unresolved ??= r.problem; break; }
+        const { plugin, content } = r.resolved!;
+        (out.filters.plugins ??= []).push({
+          name: `${plugin.metadata.namespace}/${plugin.metadata.name}`, type: plugin.spec.type, sha256: content.sha256!,
+          ...(content.storage?.url ? { url: content.storage.url } : {}),
+        });
         break;
       }
       default:

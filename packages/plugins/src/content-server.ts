@@ -1,0 +1,48 @@
+// Serves large plugin content to the proxies over HTTP, at `/plugins/<token>.<type>` where the
+// token is an HMAC of the content's sha256: a URL cannot be guessed from what a tenant can see,
+// and replicas sharing the key serve the same URLs. Envoy checks the sha256 it was given.
+import { createHmac, randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { PluginContentStore } from './content-store.js';
+
+export class PluginContentServer {
+  private readonly tokens = new Map<string, string>();
+  private server?: Server;
+
+  /** `publicBase` is where proxies reach this server; without one, the address it listens on. */
+  constructor(private readonly content: PluginContentStore, private publicBase?: string, private readonly key: Buffer = randomBytes(32)) {}
+
+  /** The URL proxies fetch this content at. */
+  urlFor(sha256: string, type: string): string {
+    const token = createHmac('sha256', this.key).update(sha256).digest('base64url');
+    this.tokens.set(token, sha256);
+    return `${(this.publicBase ?? 'http://127.0.0.1').replace(/\/$/, '')}/plugins/${token}.${type}`;
+  }
+
+  async listen(host: string, port: number): Promise<number> {
+    this.server = createServer((req, res) => {
+      const m = /^\/plugins\/([A-Za-z0-9_-]{43})\.(lua|wasm)$/.exec(req.url ?? '');
+      const sha = m ? this.tokens.get(m[1]!) : undefined;
+      const body = sha ? this.content.get(sha) : undefined;
+      if (req.method !== 'GET' || !body) {
+        res.writeHead(404).end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': m![2] === 'wasm' ? 'application/wasm' : 'text/plain', 'content-length': body.length, 'cache-control': 'no-store' }).end(body);
+    });
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject);
+      this.server!.listen(port, host, () => resolve());
+    });
+    const bound = (this.server.address() as AddressInfo).port;
+    this.publicBase ??= `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${bound}`;
+    return bound;
+  }
+
+  async close(): Promise<void> {
+    if (!this.server) return;
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server!.close(() => resolve()));
+  }
+}

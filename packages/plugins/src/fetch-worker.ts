@@ -1,0 +1,231 @@
+// The plugin fetch worker. It lives outside the translator: it watches the same events as the
+// engine (PluginInstallations, Secrets, ReferenceGrants), fetches each plugin from its registry,
+// stores the content, and feeds its results back into the stream as PluginFetch events, so the
+// translator stays pure and a replayed log reproduces what happened.
+//
+// - A change to what a fetch depends on (image, type, generation, the pull Secret's content,
+//   whether the reference is permitted) fetches again at once.
+// - Failures are retried with exponential backoff and jitter (1 s doubling to 5 min by default).
+// - Tags are re-resolved periodically (default 10 min) and a moved tag is fetched again;
+//   digests are never re-resolved.
+// - Once a plugin has content, a failed re-resolve keeps it (logged); a registry down at start
+//   falls back to content stored before (the ConfigMap) for the same image.
+import { createHash } from 'node:crypto';
+import { parseImageReference, type PluginFetch, type PluginInstallation, type Secret } from '@turnpike/api';
+import { applyEvents, deepEqual, EMPTY_SNAPSHOT, remove, upsert, type SourceEvent, type WatchEvent } from '@turnpike/engine';
+import { pluginSpecProblem, pullSecretAccess, ReferenceGrantIndex, type Snapshot } from '@turnpike/translator';
+import { Subject } from 'rxjs';
+import { extractPlugin, pluginLayer, type PluginType } from './artifact.js';
+import type { PluginContentStore } from './content-store.js';
+import { sha256Hex } from './content-store.js';
+import { secretCredentials } from './docker-config.js';
+import { PluginFetchError } from './errors.js';
+import type { OciClient } from './oci-client.js';
+import { CONFIGMAP_CONTENT_LIMIT, type PluginStorage } from './storage.js';
+
+export const PLUGINS_SOURCE = 'plugins';
+const WATCHED = new Set(['PluginInstallation', 'Secret', 'ReferenceGrant']);
+
+export interface FetchWorkerOptions {
+  client: OciClient;
+  storage: PluginStorage;
+  content: PluginContentStore;
+  /** Largest plugin, in bytes. */
+  maxBytes: number;
+  /** How often a tag is resolved again, in milliseconds. */
+  resolveEveryMs?: number;
+  backoff?: { initialMs: number; maxMs: number };
+  log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+}
+
+type Result = PluginFetch['status'];
+
+interface Job {
+  key: string;
+  /** Fingerprint of everything the fetch depends on. */
+  inputs: string;
+  attempt: number;
+  timer?: NodeJS.Timeout;
+  running: boolean;
+  rerun: boolean;
+  /** The last successful result (kept across input changes: make before break). */
+  good?: Result;
+  emitted?: Result;
+}
+
+export class PluginFetchWorker {
+  /** PluginFetch upserts and deletes, for the engine. */
+  readonly events = new Subject<SourceEvent>();
+  private snapshot: Snapshot = EMPTY_SNAPSHOT;
+  private readonly jobs = new Map<string, Job>();
+  private scheduled?: NodeJS.Timeout;
+  private stopped = false;
+  private readonly resolveEveryMs: number;
+  private readonly backoff: { initialMs: number; maxMs: number };
+
+  constructor(private readonly opts: FetchWorkerOptions) {
+    this.resolveEveryMs = opts.resolveEveryMs ?? 600_000;
+    this.backoff = opts.backoff ?? { initialMs: 1000, maxMs: 300_000 };
+  }
+
+  /** Feed every engine event here; the worker keeps the kinds it needs. */
+  observe(e: WatchEvent): void {
+    if (this.stopped || !WATCHED.has(e.kind)) return;
+    this.snapshot = applyEvents(this.snapshot, [e]).snapshot;
+    // Coalesce a burst (an initial list) into one pass.
+    this.scheduled ??= setTimeout(() => { this.scheduled = undefined; this.reconcile(); }, 20);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.scheduled) clearTimeout(this.scheduled);
+    for (const j of this.jobs.values()) if (j.timer) clearTimeout(j.timer);
+    this.events.complete();
+  }
+
+  private plugin(key: string): PluginInstallation | undefined {
+    const [ns, name] = key.split('/') as [string, string];
+    return this.snapshot.get('PluginInstallation')?.get(ns)?.get(name) as PluginInstallation | undefined;
+  }
+
+  private reconcile(): void {
+    if (this.stopped) return;
+    const grants = new ReferenceGrantIndex(this.snapshot);
+    const seen = new Set<string>();
+    for (const byNs of this.snapshot.get('PluginInstallation')?.values() ?? []) {
+      for (const obj of byNs.values()) {
+        const pi = obj as PluginInstallation;
+        const key = `${pi.metadata.namespace}/${pi.metadata.name}`;
+        seen.add(key);
+        const problem = pluginSpecProblem(this.snapshot, grants, pi);
+        const secret = problem ? undefined : pullSecretAccess(this.snapshot, grants, pi).secret;
+        const inputs = JSON.stringify([pi.spec?.image, pi.spec?.type, pi.metadata.generation ?? 0, problem?.message ?? '', secret ? fingerprint(secret) : '']);
+        let job = this.jobs.get(key);
+        if (job && job.inputs === inputs) continue;
+        if (!job) this.jobs.set(key, (job = { key, inputs, attempt: 0, running: false, rerun: false }));
+        job.inputs = inputs;
+        job.attempt = 0;
+        if (job.timer) clearTimeout(job.timer);
+        job.timer = undefined;
+        // A spec that cannot be fetched waits for a change; the translator reports why.
+        if (!problem) void this.run(job);
+      }
+    }
+    for (const [key, job] of this.jobs) {
+      if (seen.has(key)) continue;
+      if (job.timer) clearTimeout(job.timer);
+      this.jobs.delete(key);
+      const [ns, name] = key.split('/') as [string, string];
+      if (job.emitted) this.events.next(remove(PLUGINS_SOURCE, 'PluginFetch', ns, name));
+    }
+    this.opts.content.retain(new Set([...this.jobs.values()].map((j) => j.good?.sha256).filter((s): s is string => !!s)));
+  }
+
+  private emit(job: Job, pi: PluginInstallation, result: Result): void {
+    if (job.emitted && deepEqual(job.emitted, result)) return;
+    job.emitted = result;
+    const obj: PluginFetch = { apiVersion: 'turnpike.dev/internal', kind: 'PluginFetch', metadata: { namespace: pi.metadata.namespace!, name: pi.metadata.name }, status: result };
+    this.events.next(upsert(PLUGINS_SOURCE, obj));
+  }
+
+  private schedule(job: Job, ms: number): void {
+    if (this.stopped) return;
+    if (job.timer) clearTimeout(job.timer);
+    job.timer = setTimeout(() => { job.timer = undefined; void this.run(job); }, ms);
+    job.timer.unref?.();
+  }
+
+  private retryDelay(attempt: number): number {
+    const base = Math.min(this.backoff.initialMs * 2 ** Math.max(0, attempt - 1), this.backoff.maxMs);
+    return Math.round(base * (0.8 + Math.random() * 0.4));
+  }
+
+  private async run(job: Job): Promise<void> {
+    if (job.running) { job.rerun = true; return; }
+    const pi = this.plugin(job.key);
+    if (!pi || this.stopped) return;
+    job.running = true;
+    const inputs = job.inputs;
+    const gen = pi.metadata.generation ?? 0;
+    const base = { observedGeneration: gen, image: pi.spec.image };
+    try {
+      const result = await this.fetch(pi, job);
+      if (job.inputs !== inputs || this.stopped) return;
+      job.attempt = 0;
+      job.good = result;
+      this.emit(job, pi, result);
+      this.opts.content.retain(new Set([...this.jobs.values()].map((j) => j.good?.sha256).filter((s): s is string => !!s)));
+      if (!parseImageReference(pi.spec.image).digest) this.schedule(job, this.resolveEveryMs);
+    } catch (e) {
+      if (job.inputs !== inputs || this.stopped) return;
+      const err = e instanceof PluginFetchError ? e : new PluginFetchError('FetchFailed', (e as Error).message);
+      job.attempt++;
+      const delay = this.retryDelay(job.attempt);
+      const retry = `retrying in ${Math.max(1, Math.round(delay / 1000))}s (attempt ${job.attempt})`;
+      const current = job.good && job.good.image === pi.spec.image && job.good.observedGeneration === gen;
+      if (current) {
+        // A tag re-resolve failed: keep serving what we have.
+        this.opts.log?.('warn', 'plugin re-resolve failed; keeping the fetched content', { plugin: job.key, reason: err.reason, err: err.message });
+      } else {
+        const stored = err.transient ? await this.opts.storage.load(pi).catch(() => undefined) : undefined;
+        if (stored && stored.image === pi.spec.image && job.inputs === inputs) {
+          this.opts.content.put(stored.content);
+          job.good = { ...base, fetched: true, reason: 'Fetched', message: `Serving the content stored before (${stored.digest}); the registry is unreachable: ${err.message}; ${retry}`, digest: stored.digest, sha256: stored.sha256, size: stored.content.length, storage: stored.storage };
+          this.emit(job, pi, job.good);
+        } else {
+          this.opts.log?.('warn', 'plugin fetch failed', { plugin: job.key, reason: err.reason, err: err.message });
+          this.emit(job, pi, { ...base, fetched: false, reason: err.reason, message: `${err.message}; ${retry}` });
+        }
+      }
+      this.schedule(job, delay);
+    } finally {
+      job.running = false;
+      if (job.rerun) {
+        job.rerun = false;
+        void this.run(job);
+      }
+    }
+  }
+
+  /** One fetch: resolve the manifest; reuse content whose digest did not move; else download. */
+  private async fetch(pi: PluginInstallation, job: Job): Promise<Result> {
+    const ref = parseImageReference(pi.spec.image);
+    const type = pi.spec.type as PluginType;
+    const where = `${pi.spec.image}`;
+    const access = pullSecretAccess(this.snapshot, new ReferenceGrantIndex(this.snapshot), pi);
+    let creds;
+    try {
+      creds = secretCredentials(access.secret as Secret | undefined, ref.registry);
+    } catch (e) {
+      throw new PluginFetchError('Unauthorized', `spec.pullSecretRef: ${(e as Error).message}`);
+    }
+    const resolved = await this.opts.client.resolve(ref, creds);
+    const base = { observedGeneration: pi.metadata.generation ?? 0, image: pi.spec.image };
+    const fetched = (digest: string, sha256: string, size: number, storage: Result['storage']): Result => ({
+      ...base, fetched: true, reason: 'Fetched', message: `Fetched ${digest} (${size} bytes)`, digest, sha256, size, ...(storage && Object.keys(storage).length ? { storage } : {}),
+    });
+    if (job.good?.digest === resolved.digest && job.good.sha256 && this.opts.content.get(job.good.sha256)) {
+      return fetched(resolved.digest, job.good.sha256, job.good.size ?? 0, job.good.storage);
+    }
+    const stored = await this.opts.storage.load(pi).catch(() => undefined);
+    if (stored && stored.digest === resolved.digest) {
+      this.opts.content.put(stored.content);
+      return fetched(resolved.digest, stored.sha256, stored.content.length, stored.storage);
+    }
+    const layer = pluginLayer(resolved.manifest, type, `${where} (${resolved.digest})`);
+    const blob = await this.opts.client.blob(ref, layer.layer, creds);
+    const content = await extractPlugin(blob, layer, type, this.opts.maxBytes, `${where} (${resolved.digest})`);
+    if (type === 'lua' && content.length > CONFIGMAP_CONTENT_LIMIT) {
+      throw new PluginFetchError('TooLarge', `${where}: plugin.lua is ${content.length} bytes; Lua plugins are limited to ${CONFIGMAP_CONTENT_LIMIT} bytes (a ConfigMap)`);
+    }
+    const sha256 = sha256Hex(content);
+    this.opts.content.put(content);
+    const storage = await this.opts.storage.save(pi, { content, sha256, digest: resolved.digest });
+    this.opts.log?.('info', 'plugin fetched', { plugin: `${pi.metadata.namespace}/${pi.metadata.name}`, digest: resolved.digest, sha256, size: content.length });
+    return fetched(resolved.digest, sha256, content.length, storage);
+  }
+}
+
+function fingerprint(secret: Secret): string {
+  return createHash('sha256').update(JSON.stringify(secret.data ?? {})).digest('hex').slice(0, 16);
+}

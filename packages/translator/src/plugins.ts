@@ -1,0 +1,172 @@
+// Plugins (turnpike.dev PluginInstallation). Three rules live here:
+// - a PluginInstallation is Accepted when its image parses and its pull Secret may be used
+//   (same namespace, or a ReferenceGrant from PluginInstallation to Secret);
+// - it is Fetched when the fetch worker's result (an internal PluginFetch object) is for its
+//   current generation and image and succeeded;
+// - a reference to a plugin (a ProxyConfig installing it, a route's ExtensionRef) resolves when
+//   the plugin exists, another namespace grants it (ReferenceGrant from the referrer's kind to
+//   PluginInstallation), and some content was fetched. Content of an earlier generation keeps
+//   serving while a new one is fetched (make before break); a failed fetch of the new one stops it.
+import {
+  TURNPIKE_GROUP, parseImageReference,
+  type Condition, type PluginFetch, type PluginInstallation, type ProxyConfig, type Secret,
+} from '@turnpike/api';
+import { condition, sortConditions, type Problem } from './conditions.js';
+import type { ReferenceGrantIndex } from './reference-grants.js';
+import { getObject, listObjects, type Snapshot } from './snapshot.js';
+
+export const DOCKER_CONFIG_SECRET_TYPE = 'kubernetes.io/dockerconfigjson';
+/** Where an installed plugin's file is mounted in the proxy container. */
+export const PLUGIN_MOUNT_ROOT = '/etc/turnpike/plugins';
+
+export interface PullAccess { secret?: Secret; problem?: Problem }
+
+/** The pull Secret a PluginInstallation may use, or why it may not. */
+export function pullSecretAccess(snapshot: Snapshot, grants: ReferenceGrantIndex, pi: PluginInstallation): PullAccess {
+  const ref = pi.spec?.pullSecretRef;
+  if (!ref) return {};
+  const ns = ref.namespace || pi.metadata.namespace || '';
+  const target = `Secret ${ns}/${ref.name}`;
+  if (!grants.allows({ group: TURNPIKE_GROUP, kind: 'PluginInstallation', namespace: pi.metadata.namespace ?? '' }, { group: '', kind: 'Secret', namespace: ns, name: ref.name })) {
+    return { problem: { reason: 'RefNotPermitted', message: `spec.pullSecretRef: ${target} is in another namespace and no ReferenceGrant there allows PluginInstallation from ${pi.metadata.namespace}` } };
+  }
+  const secret = getObject<Secret>(snapshot, 'Secret', ns, ref.name);
+  if (!secret) return { problem: { reason: 'InvalidPullSecret', message: `spec.pullSecretRef: ${target} not found` } };
+  if (secret.type !== DOCKER_CONFIG_SECRET_TYPE || !secret.data?.['.dockerconfigjson']) {
+    return { problem: { reason: 'InvalidPullSecret', message: `spec.pullSecretRef: ${target} must be of type ${DOCKER_CONFIG_SECRET_TYPE} with a .dockerconfigjson key` } };
+  }
+  return { secret };
+}
+
+/** Why the spec cannot be acted on, if it cannot. */
+export function pluginSpecProblem(snapshot: Snapshot, grants: ReferenceGrantIndex, pi: PluginInstallation): Problem | undefined {
+  if (pi.spec?.type !== 'lua' && pi.spec?.type !== 'wasm') return { reason: 'UnsupportedValue', message: `spec.type: "${String(pi.spec?.type)}" is not supported (lua, wasm)` };
+  try {
+    parseImageReference(String(pi.spec.image ?? ''));
+  } catch (e) {
+    return { reason: 'InvalidImage', message: `spec.image: ${(e as Error).message}` };
+  }
+  return pullSecretAccess(snapshot, grants, pi).problem;
+}
+
+function fetchFor(snapshot: Snapshot, pi: PluginInstallation): PluginFetch | undefined {
+  return getObject<PluginFetch>(snapshot, 'PluginFetch', pi.metadata.namespace, pi.metadata.name);
+}
+
+function isCurrent(f: PluginFetch | undefined, pi: PluginInstallation): boolean {
+  return !!f && f.status.image === pi.spec.image && (f.status.observedGeneration ?? 0) === (pi.metadata.generation ?? 0);
+}
+
+/** The content a reference to this plugin gets: the last successful fetch, unless the current spec failed. */
+export function servedContent(snapshot: Snapshot, grants: ReferenceGrantIndex, pi: PluginInstallation): PluginFetch['status'] | undefined {
+  if (pluginSpecProblem(snapshot, grants, pi)) return undefined;
+  const f = fetchFor(snapshot, pi);
+  if (!f?.status.sha256) return undefined;
+  if (!f.status.fetched && isCurrent(f, pi)) return undefined;
+  return f.status;
+}
+
+export function pluginInstallationStatus(snapshot: Snapshot, grants: ReferenceGrantIndex, pi: PluginInstallation): Record<string, unknown> {
+  const gen = pi.metadata.generation;
+  const problem = pluginSpecProblem(snapshot, grants, pi);
+  const conds: Condition[] = [problem
+    ? condition('Accepted', false, problem.reason, problem.message, gen)
+    : condition('Accepted', true, 'Accepted', 'The spec is valid and its references are permitted', gen)];
+  const f = fetchFor(snapshot, pi);
+  const status: Record<string, unknown> = { observedGeneration: gen };
+  if (problem) {
+    const reason = problem.reason === 'RefNotPermitted' ? 'RefNotPermitted' : 'Pending';
+    conds.push(condition('Fetched', false, reason, `Not fetched: ${problem.message}`, gen));
+  } else if (!isCurrent(f, pi)) {
+    conds.push(condition('Fetched', false, 'Pending', `Fetching ${pi.spec.image}`, gen));
+  } else {
+    conds.push(condition('Fetched', f!.status.fetched, f!.status.reason, f!.status.message, gen));
+  }
+  // digest and storage say what is served, which may be an earlier generation's content.
+  const served = servedContent(snapshot, grants, pi);
+  if (served) {
+    status.digest = served.digest;
+    status.storage = { ...served.storage, sha256: served.sha256, size: served.size };
+  }
+  status.conditions = sortConditions(conds);
+  return status;
+}
+
+export interface ResolvedPlugin { plugin: PluginInstallation; content: NonNullable<ReturnType<typeof servedContent>> }
+
+/** Resolves `{name, namespace?}` from a referrer; the problem names `field`. */
+export function resolvePluginRef(
+  snapshot: Snapshot, grants: ReferenceGrantIndex, from: { kind: string; group: string; namespace: string },
+  ref: { name: string; namespace?: string }, field: string,
+): { resolved?: ResolvedPlugin; problem?: Problem } {
+  const ns = ref.namespace || from.namespace;
+  const key = `${ns}/${ref.name}`;
+  if (!grants.allows({ group: from.group, kind: from.kind, namespace: from.namespace }, { group: TURNPIKE_GROUP, kind: 'PluginInstallation', namespace: ns, name: ref.name })) {
+    return { problem: { reason: 'RefNotPermitted', message: `${field}: PluginInstallation ${key} is in another namespace and no ReferenceGrant there allows ${from.kind} from ${from.namespace}` } };
+  }
+  const plugin = getObject<PluginInstallation>(snapshot, 'PluginInstallation', ns, ref.name);
+  if (!plugin) return { problem: { reason: 'PluginNotFound', message: `${field}: PluginInstallation ${key} not found` } };
+  const content = servedContent(snapshot, grants, plugin);
+  if (!content) return { problem: { reason: 'PluginNotFetched', message: `${field}: PluginInstallation ${key} is not fetched (see its Fetched condition)` } };
+  return { resolved: { plugin, content } };
+}
+
+export interface InstalledPlugin {
+  name: string;
+  namespace: string;
+  type: 'lua' | 'wasm';
+  sha256: string;
+  size: number;
+  digest?: string;
+  /** Stored in this ConfigMap (in the plugin's namespace), or served at this URL when too large. */
+  configMap?: string;
+  url?: string;
+  /** The file in the proxy container, when the content is mounted. */
+  mountPath?: string;
+}
+
+export function pluginMountPath(namespace: string, name: string, type: string): string {
+  return `${PLUGIN_MOUNT_ROOT}/${namespace}/${name}/plugin.${type}`;
+}
+
+/** The plugins a ProxyConfig installs, and its status (Installed per plugin). */
+export function proxyConfigPlugins(snapshot: Snapshot, grants: ReferenceGrantIndex, pc: ProxyConfig): { installed: InstalledPlugin[]; status: Record<string, unknown> } {
+  const gen = pc.metadata.generation;
+  const installed: InstalledPlugin[] = [];
+  const entries: { name: string; namespace: string; conditions: Condition[] }[] = [];
+  const seen = new Set<string>();
+  for (const [i, ref] of (pc.spec?.plugins ?? []).entries()) {
+    const ns = ref.namespace || pc.metadata.namespace || '';
+    const key = `${ns}/${ref.name}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const r = resolvePluginRef(snapshot, grants, { kind: 'ProxyConfig', group: TURNPIKE_GROUP, namespace: pc.metadata.namespace ?? '' }, ref, `spec.plugins[${i}]`);
+    if (r.problem) {
+      entries.push({ name: ref.name, namespace: ns, conditions: [condition('Installed', false, r.problem.reason, r.problem.message, gen)] });
+      continue;
+    }
+    const { plugin, content } = r.resolved!;
+    const p: InstalledPlugin = { name: ref.name, namespace: ns, type: plugin.spec.type, sha256: content.sha256!, size: content.size ?? 0 };
+    if (content.digest) p.digest = content.digest;
+    if (content.storage?.configMap) {
+      p.configMap = content.storage.configMap;
+      p.mountPath = pluginMountPath(ns, ref.name, plugin.spec.type);
+    }
+    if (content.storage?.url) p.url = content.storage.url;
+    installed.push(p);
+    const where = p.mountPath ? `mounted at ${p.mountPath}` : 'served to the proxies over HTTP (too large for a ConfigMap)';
+    entries.push({ name: ref.name, namespace: ns, conditions: [condition('Installed', true, 'Installed', `sha256 ${p.sha256.slice(0, 12)} ${where}`, gen)] });
+  }
+  const allOk = entries.every((e) => e.conditions[0]!.status === 'True');
+  return {
+    installed: installed.sort((a, b) => (`${a.namespace}/${a.name}` < `${b.namespace}/${b.name}` ? -1 : 1)),
+    status: {
+      conditions: [condition('Accepted', true, 'Accepted', allOk ? 'All plugins are installed' : 'Some plugins are not installed (see status.plugins)', gen)],
+      plugins: entries,
+    },
+  };
+}
+
+export function listPluginInstallations(snapshot: Snapshot): PluginInstallation[] {
+  return listObjects<PluginInstallation>(snapshot, 'PluginInstallation');
+}
