@@ -95,6 +95,7 @@ ${authBlock}`);
 
   /** Starts the registry process and waits until it answers. */
   async up(): Promise<void> {
+    if (this.proc && this.proc.exitCode === null && this.proc.signalCode === null) return;
     this.proc = spawn(REGISTRY_BINARY, ['serve', join(this.dir, 'config.yml')], { stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc.stdout!.on('data', (d: Buffer) => { this.log += d.toString(); });
     this.proc.stderr!.on('data', (d: Buffer) => { this.log += d.toString(); });

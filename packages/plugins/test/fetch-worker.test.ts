@@ -1,0 +1,180 @@
+// The plugin fetch worker inside the real engine, against a real registry: its PluginFetch events
+// become PluginInstallation statuses through the translator, as in the controller.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Condition, KubeObject } from '@turnpike/api';
+import { runEngine, synced, upsert, remove, type EngineOutput, type SourceEvent } from '@turnpike/engine';
+import { Subject, type Subscription } from 'rxjs';
+import { MemoryStorage, OciClient, PluginContentStore, PluginFetchWorker, PLUGINS_SOURCE } from '../src/index.js';
+import { pullSecret, TestRegistry } from './support/registry.js';
+
+const LUA_V1 = 'function envoy_on_request(h) h:headers():add("x-plugin", "v1") end\n';
+const LUA_V2 = 'function envoy_on_request(h) h:headers():add("x-plugin", "v2") end\n';
+
+const plugin = (ns: string, name: string, image: string, extra: Record<string, unknown> = {}, generation = 1): KubeObject => ({
+  apiVersion: 'turnpike.dev/v1alpha1', kind: 'PluginInstallation', metadata: { namespace: ns, name, generation }, spec: { image, type: 'lua', ...extra },
+});
+const grant = (ns: string, fromNs: string): KubeObject => ({
+  apiVersion: 'gateway.networking.k8s.io/v1beta1', kind: 'ReferenceGrant', metadata: { namespace: ns, name: 'plugins-may-pull' },
+  spec: { from: [{ group: 'turnpike.dev', kind: 'PluginInstallation', namespace: fromNs }], to: [{ group: '', kind: 'Secret' }] },
+});
+
+interface Harness { input: Subject<SourceEvent>; worker: PluginFetchWorker; content: PluginContentStore; outputs: EngineOutput[]; sub: Subscription }
+let h: Harness | undefined;
+
+function start(opts: { resolveEveryMs?: number } = {}): Harness {
+  const input = new Subject<SourceEvent>();
+  const content = new PluginContentStore();
+  const worker = new PluginFetchWorker({
+    client: new OciClient({ maxBytes: 1 << 20, timeoutMs: 3000 }), storage: new MemoryStorage(), content,
+    maxBytes: 1 << 20, backoff: { initialMs: 200, maxMs: 1000 }, resolveEveryMs: opts.resolveEveryMs ?? 600_000,
+  });
+  const outputs: EngineOutput[] = [];
+  const sub = runEngine({ sources: [input, worker.events], sourceNames: ['test'], quietMs: 10, maxDelayMs: 50, onEvent: (e) => worker.observe(e) })
+    .subscribe((o) => outputs.push(o));
+  input.next(synced('test'));
+  h = { input, worker, content, outputs, sub };
+  return h;
+}
+
+afterEach(() => {
+  h?.sub.unsubscribe();
+  h?.worker.stop();
+  h = undefined;
+});
+
+function fetchedOf(o: EngineOutput | undefined, key: string): Condition | undefined {
+  const s = o?.result.statuses[`PluginInstallation/${key}`] as { conditions?: Condition[] } | undefined;
+  return s?.conditions?.find((c) => c.type === 'Fetched');
+}
+
+/** Waits until the latest output's PluginInstallation status satisfies `ok`. */
+async function until(hh: Harness, key: string, ok: (fetched: Condition | undefined, status: Record<string, unknown> | undefined) => boolean, ms = 10_000): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const last = hh.outputs.at(-1);
+    const status = last?.result.statuses[`PluginInstallation/${key}`];
+    if (ok(fetchedOf(last, key), status)) return status!;
+    if (Date.now() > deadline) throw new Error(`timed out; last status of ${key}: ${JSON.stringify(status)}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('plugin fetch worker', () => {
+  let reg: TestRegistry;
+  beforeAll(async () => { reg = await TestRegistry.start(); });
+  afterAll(async () => { await reg.stop(); });
+
+  it('fetches a plugin: Fetched=True with the digest, and the content is in the store by sha256', async () => {
+    const digest = await reg.pushImage('w/hello', 'v1', { 'plugin.lua': LUA_V1 });
+    const hh = start();
+    hh.input.next(upsert('test', plugin('apps', 'hello', `${reg.host}/w/hello:v1`)));
+    const status = await until(hh, 'apps/hello', (f) => f?.status === 'True');
+    expect(status.digest).toBe(digest);
+    const storage = status.storage as { sha256: string; size: number };
+    expect(hh.content.get(storage.sha256)?.toString()).toBe(LUA_V1);
+    expect(storage.size).toBe(Buffer.byteLength(LUA_V1));
+    expect((status.conditions as Condition[]).find((c) => c.type === 'Accepted')?.status).toBe('True');
+  });
+
+  it('registry down: Pending and retried with backoff, then Fetched once it is back', async () => {
+    await reg.pushImage('w/later', 'v1', { 'plugin.lua': LUA_V1 });
+    await reg.down();
+    try {
+      const hh = start();
+      hh.input.next(upsert('test', plugin('apps', 'later', `${reg.host}/w/later:v1`)));
+      const pending = await until(hh, 'apps/later', (f) => f?.reason === 'Pending' && /unreachable/.test(f.message));
+      expect(JSON.stringify(pending)).toMatch(/retrying in \d+s \(attempt \d\)/);
+      await new Promise((r) => setTimeout(r, 700));
+      const attempts = Number(/attempt (\d+)/.exec(fetchedOf(hh.outputs.at(-1), 'apps/later')!.message)![1]);
+      expect(attempts).toBeGreaterThanOrEqual(2);
+      await reg.up();
+      await until(hh, 'apps/later', (f) => f?.status === 'True', 5000);
+    } finally {
+      await reg.up().catch(() => undefined);
+    }
+  });
+
+  it('a moved tag is fetched again on the next re-resolve: new digest and content', async () => {
+    const d1 = await reg.pushImage('w/moving', 'stable', { 'plugin.lua': LUA_V1 });
+    const hh = start({ resolveEveryMs: 300 });
+    hh.input.next(upsert('test', plugin('apps', 'moving', `${reg.host}/w/moving:stable`)));
+    await until(hh, 'apps/moving', (_f, s) => s?.digest === d1);
+    const d2 = await reg.pushImage('w/moving', 'stable', { 'plugin.lua': LUA_V2 });
+    expect(d2).not.toBe(d1);
+    const s = await until(hh, 'apps/moving', (_f, st) => st?.digest === d2, 5000);
+    expect(hh.content.get((s.storage as { sha256: string }).sha256)?.toString()).toBe(LUA_V2);
+  });
+
+  it('NotFound for a missing tag, InvalidArtifact for the wrong type, each on its own object', async () => {
+    await reg.pushImage('w/wasm-only', 'v1', { 'plugin.wasm': Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]) });
+    await reg.pushImage('w/fine', 'v1', { 'plugin.lua': LUA_V1 });
+    const hh = start();
+    hh.input.next(upsert('test', plugin('apps', 'missing', `${reg.host}/w/nothing:v1`)));
+    hh.input.next(upsert('test', plugin('apps', 'wrongtype', `${reg.host}/w/wasm-only:v1`)));
+    hh.input.next(upsert('test', plugin('apps', 'fine', `${reg.host}/w/fine:v1`)));
+    hh.input.next(upsert('test', plugin('apps', 'badimage', 'no-registry-here:v1')));
+    await until(hh, 'apps/missing', (f) => f?.reason === 'NotFound');
+    const wrong = await until(hh, 'apps/wrongtype', (f) => f?.reason === 'InvalidArtifact');
+    expect(JSON.stringify(wrong)).toMatch(/plugin.wasm but spec.type is lua/);
+    await until(hh, 'apps/fine', (f) => f?.status === 'True');
+    const bad = await until(hh, 'apps/badimage', (_f, s) => !!s);
+    const accepted = (bad.conditions as Condition[]).find((c) => c.type === 'Accepted')!;
+    expect(accepted).toMatchObject({ status: 'False', reason: 'InvalidImage' });
+    expect(accepted.message).toMatch(/spec.image: "no-registry-here:v1" does not name a registry host/);
+  });
+
+  it('deleting a PluginInstallation drops its result and its content', async () => {
+    await reg.pushImage('w/gone', 'v1', { 'plugin.lua': `${LUA_V1}-- gone\n` });
+    const hh = start();
+    hh.input.next(upsert('test', plugin('apps', 'gone', `${reg.host}/w/gone:v1`)));
+    await until(hh, 'apps/gone', (f) => f?.status === 'True');
+    expect(hh.content.size).toBe(1);
+    hh.input.next(remove('test', 'PluginInstallation', 'apps', 'gone'));
+    await until(hh, 'apps/gone', (_f, s) => s === undefined);
+    const deadline = Date.now() + 2000;
+    while (hh.content.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(hh.content.size).toBe(0);
+    const lastFetch = () => hh.outputs.at(-1)!.snapshot.get('PluginFetch')?.get('apps')?.get('gone');
+    while (lastFetch() && Date.now() < deadline + 2000) await new Promise((r) => setTimeout(r, 20));
+    expect(lastFetch()).toBeUndefined();
+  });
+});
+
+describe('plugin fetch worker with a private registry', () => {
+  let reg: TestRegistry;
+  beforeAll(async () => { reg = await TestRegistry.start({ basic: { username: 'plugin-puller', password: 'correct horse' } }); });
+  afterAll(async () => { await reg.stop(); });
+
+  it('a pull secret in another namespace: RefNotPermitted without a grant, Fetched with one', async () => {
+    await reg.pushImage('p/hello', 'v1', { 'plugin.lua': LUA_V1 });
+    const hh = start();
+    hh.input.next(upsert('test', pullSecret('registry-creds', 'puller', reg.host, 'plugin-puller', 'correct horse') as KubeObject));
+    hh.input.next(upsert('test', plugin('apps', 'private', `${reg.host}/p/hello:v1`, { pullSecretRef: { name: 'puller', namespace: 'registry-creds' } })));
+    const denied = await until(hh, 'apps/private', (f) => f?.reason === 'RefNotPermitted');
+    expect((denied.conditions as Condition[]).find((c) => c.type === 'Accepted')).toMatchObject({ status: 'False', reason: 'RefNotPermitted' });
+    hh.input.next(upsert('test', grant('registry-creds', 'apps')));
+    await until(hh, 'apps/private', (f) => f?.status === 'True');
+  });
+
+  it('bad credentials: Unauthorized; fixing the pull Secret fetches again at once', async () => {
+    await reg.pushImage('p/creds', 'v1', { 'plugin.lua': LUA_V2 });
+    const hh = start();
+    hh.input.next(upsert('test', pullSecret('apps', 'puller', reg.host, 'plugin-puller', 'wrong') as KubeObject));
+    hh.input.next(upsert('test', plugin('apps', 'creds', `${reg.host}/p/creds:v1`, { pullSecretRef: { name: 'puller' } })));
+    const unauthorized = await until(hh, 'apps/creds', (f) => f?.reason === 'Unauthorized');
+    expect(JSON.stringify(unauthorized)).toMatch(/rejected the credentials of user \\"plugin-puller\\"/);
+    const t0 = Date.now();
+    hh.input.next(upsert('test', pullSecret('apps', 'puller', reg.host, 'plugin-puller', 'correct horse') as KubeObject));
+    await until(hh, 'apps/creds', (f) => f?.status === 'True');
+    expect(Date.now() - t0).toBeLessThan(3000);
+  });
+
+  it('no pull secret for a private registry: Unauthorized', async () => {
+    await reg.pushImage('p/anon', 'v1', { 'plugin.lua': LUA_V1 });
+    const hh = start();
+    hh.input.next(upsert('test', plugin('apps', 'anon', `${reg.host}/p/anon:v1`)));
+    await until(hh, 'apps/anon', (f) => f?.reason === 'Unauthorized');
+  });
+});
+
+void PLUGINS_SOURCE;
