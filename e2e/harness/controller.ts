@@ -16,7 +16,7 @@ export class Controller {
 
   async start(): Promise<void> {
     this.out = '';
-    this.proc = spawn(process.execPath, [join(ROOT, 'packages/cli/dist/main.js'), 'run', '--kubeconfig', this.kubeconfig, '--xds-address', '127.0.0.1:0',
+    this.proc = spawn(process.execPath, [join(ROOT, 'packages/cli/dist/main.js'), 'run', '--kubeconfig', this.kubeconfig, '--xds-address', '127.0.0.1:0', '--plugin-address', '127.0.0.1:0',
       '--health-address', '127.0.0.1:0', '--quiet-ms', '50', '--max-delay-ms', '250', '--log-level', 'info', ...this.extra], { stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc.stdout?.on('data', (b) => { this.out += b; });
     this.proc.stderr?.on('data', (b) => { this.out += b; });

@@ -3,7 +3,7 @@ import type { EngineOutput } from '@turnpike/engine';
 import type { KubeObject, ProxyStatus } from '@turnpike/api';
 import { remove, upsert, type SourceEvent } from '@turnpike/engine';
 import { Subject } from 'rxjs';
-import { AdsServer, parseHostPort, SnapshotCache, XdsSnapshotBuilder } from '@turnpike/xds';
+import { AdsServer, parseHostPort, SnapshotCache, XdsSnapshotBuilder, type PluginLookup } from '@turnpike/xds';
 import { CliError } from './errors.js';
 
 export interface XdsServing {
@@ -22,7 +22,7 @@ function proxyStatus(node: string, rejected?: ProxyStatus['status']['rejected'])
   return { apiVersion: 'turnpike.dev/internal', kind: 'ProxyStatus', metadata: { name, namespace }, status: rejected ? { rejected } : {} };
 }
 
-export async function startXds(address: string, log: (m: string) => void = (m) => process.stderr.write(`turnpike: ${m}\n`), onNack?: (node: string) => void): Promise<XdsServing> {
+export async function startXds(address: string, log: (m: string) => void = (m) => process.stderr.write(`turnpike: ${m}\n`), onNack?: (node: string) => void, plugins?: PluginLookup): Promise<XdsServing> {
   let hp;
   try {
     hp = parseHostPort(address);
@@ -65,7 +65,7 @@ export async function startXds(address: string, log: (m: string) => void = (m) =
     events,
     update(out: EngineOutput) {
       const lookup = (kind: string, ns: string, name: string) => out.snapshot.get(kind)?.get(ns)?.get(name) as KubeObject | undefined;
-      cache.setAll(builder.build(out.result.xdsIR.gateways, lookup));
+      cache.setAll(builder.build(out.result.xdsIR.gateways, lookup, plugins));
     },
     close: () => server.close(),
   };

@@ -97,7 +97,7 @@ describe('turnpike run --record and replay --verify', () => {
     const logDir = tmp();
     const log = join(logDir, 'events.ndjson');
     write(dir, 'm.yaml', MANIFEST);
-    const p = start('run', '--dir', dir, '--record', log, '--quiet-ms', '20', '--max-delay-ms', '100', '--poll', '100');
+    const p = start('run', '--dir', dir, '--record', log, '--plugin-address', '127.0.0.1:0', '--quiet-ms', '20', '--max-delay-ms', '100', '--poll', '100');
     await waitFor(() => p.output().includes('Gateway/infra/gw'));
     write(dir, 'r.yaml', ROUTE('web'));
     await waitFor(() => /HTTPRoute\/apps\/web .*ResolvedRefs=True/.test(p.output()));

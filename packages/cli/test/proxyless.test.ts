@@ -63,7 +63,7 @@ describe('proxyless gRPC through turnpike run --dir', () => {
     const file = join(dir, 'grpc.yaml');
     const [a, b] = [servers[0]!.port, servers[1]!.port];
     writeFileSync(file, manifest(a, b, 80, 20));
-    const p = start('run', '--dir', dir, '--xds-address', '127.0.0.1:0', '--quiet-ms', '20', '--max-delay-ms', '100', '--poll', '200');
+    const p = start('run', '--dir', dir, '--xds-address', '127.0.0.1:0', '--plugin-address', '127.0.0.1:0', '--quiet-ms', '20', '--max-delay-ms', '100', '--poll', '200');
     try {
       let adsPort = 0;
       await waitFor(() => {

@@ -8,3 +8,5 @@ export * from './health-server.js';
 export * from './leader-election.js';
 export * from './infra-objects.js';
 export * from './infra-applier.js';
+export * from './plugin-storage.js';
+export * from './plugin-url-key.js';

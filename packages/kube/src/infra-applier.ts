@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import type { KubeObject } from '@turnpike/api';
 import type { InfraIR } from '@turnpike/translator';
 import { KubeApiError, type KubeClient } from './client.js';
-import { infraObjects, MANAGED_SELECTOR, type InfraContext } from './infra-objects.js';
+import { infraObjects, MANAGED_SELECTOR, PluginContentMissing, type InfraContext } from './infra-objects.js';
 
 export const FIELD_MANAGER = 'turnpike';
 
@@ -37,15 +37,29 @@ export class InfraApplier {
   private running = false;
   private dirty = false;
   private failures = 0;
+  private pendingInfra?: InfraIR;
   private stopped = false;
   readonly stats = { applies: 0, prunes: 0, errors: 0 };
 
   constructor(private readonly o: InfraApplierOptions) {}
 
   update(infra: InfraIR): void {
+    this.pendingInfra = undefined;
     const next = new Map<string, KubeObject>();
     for (const ir of Object.values(infra.gateways)) {
-      for (const obj of infraObjects(ir, this.o)) next.set(`${obj.kind}/${obj.metadata.namespace}/${obj.metadata.name}`, obj);
+      let objects: KubeObject[];
+      try {
+        objects = infraObjects(ir, this.o);
+      } catch (e) {
+        // Keep what this Gateway had (nothing is pruned) and try again shortly.
+        if (!(e instanceof PluginContentMissing)) throw e;
+        this.o.log?.('warn', `not applying the proxy objects yet: ${e.message}`, { gateway: `${ir.gateway.namespace}/${ir.gateway.name}` });
+        for (const [k, o] of this.desired) if (o.metadata.namespace === ir.namespace && k.includes(ir.name)) next.set(k, o);
+        this.pendingInfra = infra;
+        setTimeout(() => { if (this.pendingInfra === infra) this.update(infra); }, 1000).unref();
+        continue;
+      }
+      for (const obj of objects) next.set(`${obj.kind}/${obj.metadata.namespace}/${obj.metadata.name}`, obj);
     }
     this.desired = next;
     this.dirty = true;

@@ -12,6 +12,30 @@ export const MANAGED_SELECTOR = 'app.kubernetes.io/managed-by=turnpike';
 export interface InfraContext {
   /** The Envoy bootstrap JSON for this Gateway. */
   bootstrap: (namespace: string, name: string) => string;
+  /** Plugin content by sha256, to copy installed plugins into the Gateway's namespace. */
+  pluginContent?: (sha256: string) => Buffer | undefined;
+}
+
+export class PluginContentMissing extends Error {}
+
+/** A copy of an installed plugin's content next to the proxy (volumes cannot cross namespaces). */
+function pluginCopies(ir: GatewayInfraIR, ctx: InfraContext, meta: (extra?: Record<string, string>) => KubeObject['metadata']): { objects: KubeObject[]; volumes: unknown[]; mounts: unknown[] } {
+  const out = { objects: [] as KubeObject[], volumes: [] as unknown[], mounts: [] as unknown[] };
+  for (const p of ir.plugins) {
+    if (!p.mountPath) continue;
+    const content = ctx.pluginContent?.(p.sha256);
+    if (!content) throw new PluginContentMissing(`content of plugin ${p.namespace}/${p.name} (sha256 ${p.sha256.slice(0, 12)}) is not loaded yet`);
+    const id = createHash('sha256').update(`${p.namespace}/${p.name}`).digest('hex').slice(0, 10);
+    const name = `${ir.name.slice(0, 63 - 18)}-plugin-${id}`;
+    const file = `plugin.${p.type}`;
+    out.objects.push({
+      apiVersion: 'v1', kind: 'ConfigMap', metadata: { ...meta({ 'turnpike.dev/plugin': `${p.namespace}/${p.name}`, 'turnpike.dev/plugin-sha256': p.sha256 }), name },
+      ...(p.type === 'lua' ? { data: { [file]: content.toString('utf8') } } : { binaryData: { [file]: content.toString('base64') } }),
+    } as KubeObject);
+    out.volumes.push({ name: `plugin-${id}`, configMap: { name, items: [{ key: file, path: file }] } });
+    out.mounts.push({ name: `plugin-${id}`, mountPath: p.mountPath.slice(0, p.mountPath.lastIndexOf('/')), readOnly: true });
+  }
+  return out;
 }
 
 export function infraObjects(ir: GatewayInfraIR, ctx: InfraContext): KubeObject[] {
@@ -24,9 +48,11 @@ export function infraObjects(ir: GatewayInfraIR, ctx: InfraContext): KubeObject[
   });
   const selector = { 'gateway.networking.k8s.io/gateway-name': ir.labels['gateway.networking.k8s.io/gateway-name']!, 'app.kubernetes.io/managed-by': 'turnpike' };
   const bootstrap = ctx.bootstrap(ir.gateway.namespace, ir.gateway.name);
+  const plugins = pluginCopies(ir, ctx, meta);
   // Pods roll when what they run changes: the bootstrap, the image, the plugins' content.
   const configHash = createHash('sha256').update(JSON.stringify({ bootstrap, image: ir.image, plugins: ir.plugins.map((p) => p.sha256) })).digest('hex').slice(0, 16);
   return [
+    ...plugins.objects,
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta() },
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta(), data: { 'envoy.json': bootstrap } },
     {
@@ -45,10 +71,10 @@ export function infraObjects(ir: GatewayInfraIR, ctx: InfraContext): KubeObject[
               args: ['-c', '/etc/envoy/envoy.json', '--log-level', 'info'],
               ports: ir.ports.map((p) => ({ name: p.name, containerPort: p.containerPort, protocol: p.protocol })),
               ...(ir.resources ? { resources: ir.resources } : {}),
-              volumeMounts: [{ name: 'bootstrap', mountPath: '/etc/envoy', readOnly: true }],
+              volumeMounts: [{ name: 'bootstrap', mountPath: '/etc/envoy', readOnly: true }, ...plugins.mounts],
               securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
             }],
-            volumes: [{ name: 'bootstrap', configMap: { name } }],
+            volumes: [{ name: 'bootstrap', configMap: { name } }, ...plugins.volumes],
           },
         },
       },

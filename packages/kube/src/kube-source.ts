@@ -11,6 +11,9 @@ export const KUBE_SOURCE = 'kube';
 /** Secrets that can never matter (Helm releases, service account tokens) stay out of memory. */
 export const SECRET_FIELD_SELECTOR = 'type!=helm.sh/release.v1,type!=kubernetes.io/service-account-token';
 
+/** ConfigMaps we write ourselves (proxy bootstraps, plugin content) are never input. */
+export const CONFIGMAP_LABEL_SELECTOR = 'app.kubernetes.io/managed-by notin (turnpike,turnpike-plugins)';
+
 export interface KubeSourceOptions extends Partial<Omit<ReflectorOptions, 'client' | 'resource' | 'source' | 'emit' | 'onSynced'>> {
   client: KubeClient;
   onReflectors?: (r: Reflector[]) => void;
@@ -24,6 +27,7 @@ export function kubeSource(opts: KubeSourceOptions): Observable<SourceEvent> {
       resource,
       source: KUBE_SOURCE,
       ...(resource.kind === 'Secret' ? { fieldSelector: SECRET_FIELD_SELECTOR } : {}),
+      ...(resource.kind === 'ConfigMap' ? { labelSelector: CONFIGMAP_LABEL_SELECTOR } : {}),
       emit: (e) => subscriber.next(e),
       onSynced: () => {
         subscriber.next(synced(KUBE_SOURCE, resource.kind));

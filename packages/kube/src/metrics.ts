@@ -14,6 +14,7 @@ export function createMetrics() {
     connectedProxies: new Gauge({ name: 'turnpike_xds_connected_proxies', help: 'Proxies with an open ADS stream', registers: [registry] }),
     statusWrites: new Counter({ name: 'turnpike_status_writes_total', help: 'Status writes, by result', labelNames: ['result'] as const, registers: [registry] }),
     applyErrors: new Counter({ name: 'turnpike_apply_errors_total', help: 'Failed server-side applies of proxy infrastructure', registers: [registry] }),
+    pluginFetches: new Counter({ name: 'turnpike_plugin_fetches_total', help: 'Plugin fetch attempts, by result (Fetched or the failure reason)', labelNames: ['result'] as const, registers: [registry] }),
     leader: new Gauge({ name: 'turnpike_leader', help: '1 while this replica holds the leader lease', registers: [registry] }),
   };
   return m;

@@ -17,6 +17,7 @@ export interface ReflectorOptions {
   onSynced: () => void;
   log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
   fieldSelector?: string;
+  labelSelector?: string;
   pageSize?: number;
   /** Server-side watch timeout range in seconds; a random value in it per watch. */
   timeoutSeconds?: [number, number];
@@ -128,6 +129,7 @@ export class Reflector {
       const q = new URLSearchParams({ limit: String(this.o.pageSize ?? 500) });
       if (cont) q.set('continue', cont);
       if (this.o.fieldSelector) q.set('fieldSelector', this.o.fieldSelector);
+      if (this.o.labelSelector) q.set('labelSelector', this.o.labelSelector);
       const page = await this.o.client.must<{ metadata: { resourceVersion: string; continue?: string }; items: KubeObject[] }>('GET', `${collectionPath(this.o.resource)}?${q}`);
       for (const raw of page.items ?? []) {
         const item = this.normalize(raw);
@@ -161,6 +163,7 @@ export class Reflector {
     const timeout = Math.floor(lo + (this.o.random ?? Math.random)() * (hi - lo));
     const q = new URLSearchParams({ watch: '1', allowWatchBookmarks: 'true', timeoutSeconds: String(timeout), resourceVersion: rv });
     if (this.o.fieldSelector) q.set('fieldSelector', this.o.fieldSelector);
+    if (this.o.labelSelector) q.set('labelSelector', this.o.labelSelector);
     const abort = new AbortController();
     this.abort = abort;
     const res = await this.o.client.stream(`${collectionPath(this.o.resource)}?${q}`, abort.signal);

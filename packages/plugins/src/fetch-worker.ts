@@ -36,6 +36,8 @@ export interface FetchWorkerOptions {
   resolveEveryMs?: number;
   backoff?: { initialMs: number; maxMs: number };
   log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+  /** Each attempt's outcome: `Fetched` or the failure reason (for metrics). */
+  onAttempt?: (result: string) => void;
 }
 
 type Result = PluginFetch['status'];
@@ -116,6 +118,7 @@ export class PluginFetchWorker {
       if (job.timer) clearTimeout(job.timer);
       this.jobs.delete(key);
       const [ns, name] = key.split('/') as [string, string];
+      this.opts.storage.forget?.(ns, name);
       if (job.emitted) this.events.next(remove(PLUGINS_SOURCE, 'PluginFetch', ns, name));
     }
     this.opts.content.retain(new Set([...this.jobs.values()].map((j) => j.good?.sha256).filter((s): s is string => !!s)));
@@ -153,6 +156,7 @@ export class PluginFetchWorker {
       if (job.inputs !== inputs || this.stopped) return;
       job.attempt = 0;
       job.good = result;
+      this.opts.onAttempt?.('Fetched');
       this.emit(job, pi, result);
       this.opts.content.retain(new Set([...this.jobs.values()].map((j) => j.good?.sha256).filter((s): s is string => !!s)));
       if (!parseImageReference(pi.spec.image).digest) this.schedule(job, this.resolveEveryMs);
@@ -160,6 +164,7 @@ export class PluginFetchWorker {
       if (job.inputs !== inputs || this.stopped) return;
       const err = e instanceof PluginFetchError ? e : new PluginFetchError('FetchFailed', (e as Error).message);
       job.attempt++;
+      this.opts.onAttempt?.(err.reason);
       const delay = this.retryDelay(job.attempt);
       const retry = `retrying in ${Math.max(1, Math.round(delay / 1000))}s (attempt ${job.attempt})`;
       const current = job.good && job.good.image === pi.spec.image && job.good.observedGeneration === gen;

@@ -14,6 +14,8 @@ export interface PluginStorage {
   save(pi: PluginInstallation, p: { content: Buffer; sha256: string; digest: string }): Promise<{ configMap?: string; url?: string }>;
   /** Content stored before for this PluginInstallation, if there is any and it is intact. */
   load(pi: PluginInstallation): Promise<StoredPlugin | undefined>;
+  /** The PluginInstallation is gone: drop what is held for it. */
+  forget?(namespace: string, name: string): void;
 }
 
 /** Off-cluster: content lives in memory only; large content gets a URL. */

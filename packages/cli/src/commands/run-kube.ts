@@ -2,13 +2,14 @@
 // kind, translates, writes statuses, serves xDS, and answers /healthz, /readyz and /metrics.
 // pino JSON logs name the object; SIGTERM stops it gracefully.
 import { EventLogWriter, runEngine, type EngineOutput } from '@turnpike/engine';
-import { createMetrics, InfraApplier, KUBE_SOURCE, KubeClient, kubeSource, LeaderElector, StatusWriter, startHealthServer } from '@turnpike/kube';
+import { ConfigMapPluginStorage, createMetrics, ensurePluginUrlKey, InfraApplier, KUBE_SOURCE, KubeClient, kubeSource, LeaderElector, StatusWriter, startHealthServer } from '@turnpike/kube';
 import { buildBootstrap, parseHostPort } from '@turnpike/xds';
 import pino from 'pino';
 import { CliError } from '../errors.js';
 import { startXds } from '../xds-serving.js';
+import { startPlugins, type PluginOptions } from '../plugin-serving.js';
 
-export interface KubeRunOptions {
+export interface KubeRunOptions extends PluginOptions {
   kubeconfig?: string; inCluster?: boolean; record?: string; quietMs: number; maxDelayMs: number;
   xdsAddress: string; xds: boolean; healthAddress: string; logLevel: string;
   leaderElectionNamespace?: string; leaderElect?: boolean; xdsPublicAddress?: string;
@@ -25,12 +26,21 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
   const metrics = createMetrics();
   const say = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => log[level](fields ?? {}, msg);
   const xdsPublic = parseHostPort(o.xdsPublicAddress ?? 'turnpike.turnpike-system.svc:18000');
+  let storage: ConfigMapPluginStorage | undefined;
+  const plugins = await startPlugins(o, say, (urlFor) => (storage = new ConfigMapPluginStorage(client, urlFor, say)), (result) => metrics.pluginFetches.inc({ result }),
+    async () => {
+      try {
+        return await ensurePluginUrlKey(client, o.leaderElectionNamespace ?? 'turnpike-system');
+      } catch (e) {
+        throw new CliError(`plugin URL key: ${(e as Error).message} (or pass --plugin-url-key-file)`);
+      }
+    });
   const applier = new InfraApplier({
-    client, log: say, onError: () => metrics.applyErrors.inc(),
+    client, log: say, onError: () => metrics.applyErrors.inc(), pluginContent: (sha) => plugins.content.get(sha),
     bootstrap: (namespace, name) => JSON.stringify(buildBootstrap({ namespace, name, xdsHost: xdsPublic.host, xdsPort: xdsPublic.port })),
   });
   const writer = new StatusWriter({ client, log: say, onWrite: (_k, ok) => metrics.statusWrites.inc({ result: ok ? 'ok' : 'error' }) });
-  const xds = o.xds ? await startXds(o.xdsAddress, (m) => log.info(m), (gateway) => metrics.xdsNacks.inc({ gateway })) : undefined;
+  const xds = o.xds ? await startXds(o.xdsAddress, (m) => log.info(m), (gateway) => metrics.xdsNacks.inc({ gateway }), (sha) => plugins.content.get(sha)) : undefined;
   const recorder = o.record ? new EventLogWriter(o.record, { createdAt: new Date().toISOString(), quietMs: o.quietMs, maxDelayMs: o.maxDelayMs, source: 'kube' }) : undefined;
   let ready = false;
   const hp = parseHostPort(o.healthAddress);
@@ -41,20 +51,22 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
   });
   log.info({ address: `${hp.host}:${health.port}` }, 'serving /healthz, /readyz and /metrics');
 
-  const sources = [kubeSource({ client, log: say }), ...(xds ? [xds.events] : [])];
+  const sources = [kubeSource({ client, log: say }), plugins.worker.events, ...(xds ? [xds.events] : [])];
   // Only the leader writes; every replica serves xDS. On gaining the lease, flush everything.
   let last: EngineOutput | undefined;
   let leading = o.leaderElect === false;
   metrics.leader.set(leading ? 1 : 0);
+  if (leading) void storage?.setLeading(true);
   const elector = o.leaderElect === false ? undefined : new LeaderElector({
     client, namespace: o.leaderElectionNamespace ?? 'turnpike-system', name: 'turnpike', log: say,
     onStartedLeading: () => {
       leading = true;
       metrics.leader.set(1);
       applier.resync();
+      void storage?.setLeading(true);
       if (last) { writer.update(last.result, last.snapshot); applier.update(last.result.infraIR); }
     },
-    onStoppedLeading: () => { leading = false; metrics.leader.set(0); },
+    onStoppedLeading: () => { leading = false; metrics.leader.set(0); void storage?.setLeading(false); },
   });
   elector?.start();
 
@@ -65,6 +77,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     maxDelayMs: o.maxDelayMs,
     onEvent: (e) => {
       recorder?.event(e);
+      plugins.observe(e);
       metrics.events.inc({ kind: e.kind, type: e.type });
     },
     onError: (e) => log.error({ err: e.message }, 'translation failed'),
@@ -93,7 +106,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
       writer.stop();
       applier.stop();
       recorder?.close();
-      void Promise.all([elector?.stop(), xds?.close(), health.close()]).then(() => { client.close(); resolve(); });
+      void Promise.all([elector?.stop(), xds?.close(), health.close(), plugins.close()]).then(() => { client.close(); resolve(); });
     };
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));

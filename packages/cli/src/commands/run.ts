@@ -8,8 +8,9 @@ import { statusSummary } from '../status-lines.js';
 import { canonical } from '../canonical.js';
 import { startXds } from '../xds-serving.js';
 import { runInCluster } from './run-kube.js';
+import { pluginFlagHelp, startPlugins, type PluginOptions } from '../plugin-serving.js';
 
-export interface RunOptions {
+export interface RunOptions extends PluginOptions {
   dir?: string; kubeconfig?: string; inCluster?: boolean; record?: string; output: string; quietMs: string; maxDelayMs: string; poll: string;
   xdsAddress: string; xds: boolean; healthAddress: string; logLevel: string; leaderElectionNamespace: string; leaderElect: boolean; xdsPublicAddress: string;
 }
@@ -33,6 +34,10 @@ export function registerRun(program: Command): void {
     .option('--poll <ms>', 'rescan the directory this often, besides file notifications', '1000')
     .option('--xds-address <host:port>', 'serve xDS (ADS) here; port 0 picks a free one', '127.0.0.1:18000')
     .option('--no-xds', 'do not serve xDS')
+    .option('--insecure-registry <host>', 'reach this plugin registry over plain HTTP (repeatable; loopback always is)', (v: string, acc: string[]) => [...acc, v], [] as string[]);
+  const run = program.commands.find((c) => c.name() === 'run')!;
+  for (const [flag, help, def] of pluginFlagHelp()) run.option(flag, help, def);
+  run
     .action(async (opts: RunOptions) => {
       const modes = [opts.dir, opts.kubeconfig, opts.inCluster].filter(Boolean).length;
       if (modes !== 1) throw new CliError('run needs exactly one of --dir DIR, --kubeconfig PATH, --in-cluster');
@@ -63,14 +68,17 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
     onError: (m) => process.stderr.write(`turnpike: error: ${m}\n`),
     onWarning: (m) => process.stderr.write(`turnpike: warning: ${m}\n`),
   });
-  const xds = opts.xds ? await startXds(opts.xdsAddress) : undefined;
+  const plugins = await startPlugins(opts, (level, msg, fields) => {
+    if (level !== 'info' || !json) process.stderr.write(`turnpike: ${level === 'info' ? '' : `${level}: `}${msg}${fields ? ` ${JSON.stringify(fields)}` : ''}\n`);
+  });
+  const xds = opts.xds ? await startXds(opts.xdsAddress, undefined, undefined, (sha) => plugins.content.get(sha)) : undefined;
   return new Promise<void>((resolve) => {
     const sub: Subscription = runEngine({
-      sources: xds ? [source, xds.events] : [source],
+      sources: xds ? [source, plugins.worker.events, xds.events] : [source, plugins.worker.events],
       sourceNames: [DIRECTORY_SOURCE],
       quietMs,
       maxDelayMs,
-      onEvent: (e) => recorder?.event(e),
+      onEvent: (e) => { recorder?.event(e); plugins.observe(e); },
       onError: (e) => process.stderr.write(`turnpike: error: translation failed: ${e.message}\n`),
     }).subscribe((out: EngineOutput) => {
       recorder?.output(out.seq, out.hash);
@@ -99,7 +107,7 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
       recorder?.close();
       // A client that keeps a stream or socket open must not keep us from exiting.
       setTimeout(() => process.exit(0), 2000).unref();
-      void (xds?.close() ?? Promise.resolve()).then(() => resolve());
+      void Promise.all([xds?.close(), plugins.close()]).then(() => resolve());
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);

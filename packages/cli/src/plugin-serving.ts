@@ -1,0 +1,92 @@
+// The plugin side of `turnpike run`: the fetch worker (a source of PluginFetch events fed by the
+// engine's own events), the in-memory content store the xDS builder and the infra applier read,
+// and the HTTP server that hands large Wasm to the proxies.
+import { readFileSync } from 'node:fs';
+import type { WatchEvent } from '@turnpike/engine';
+import { MemoryStorage, OciClient, PluginContentServer, PluginContentStore, PluginFetchWorker, type PluginStorage } from '@turnpike/plugins';
+import { parseHostPort } from '@turnpike/xds';
+import { CliError } from './errors.js';
+
+export interface PluginOptions {
+  pluginAddress: string;
+  pluginPublicUrl?: string;
+  pluginMaxBytes: string;
+  pluginResolveInterval: string;
+  pluginUrlKeyFile?: string;
+  insecureRegistry?: string[];
+}
+
+export const PLUGIN_DEFAULTS = { maxBytes: String(32 * 1024 * 1024), resolveIntervalS: '600' };
+
+export interface PluginServing {
+  worker: PluginFetchWorker;
+  content: PluginContentStore;
+  server: PluginContentServer;
+  observe(e: WatchEvent): void;
+  close(): Promise<void>;
+}
+
+function positive(v: string, flag: string): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new CliError(`${flag} ${v}: not a positive number`);
+  return n;
+}
+
+/** Starts the content server and the worker; `storage` defaults to memory (off-cluster). */
+export async function startPlugins(
+  o: PluginOptions, log: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void,
+  storage?: (urlFor: (sha: string, type: string) => string) => PluginStorage, onAttempt?: (result: string) => void, urlKey?: () => Promise<Buffer>,
+): Promise<PluginServing> {
+  const maxBytes = positive(o.pluginMaxBytes, '--plugin-max-bytes');
+  const resolveEveryMs = positive(o.pluginResolveInterval, '--plugin-resolve-interval') * 1000;
+  let key: Buffer | undefined;
+  if (o.pluginUrlKeyFile) {
+    try {
+      key = readFileSync(o.pluginUrlKeyFile);
+    } catch (e) {
+      throw new CliError(`--plugin-url-key-file ${o.pluginUrlKeyFile}: ${(e as Error).message}`);
+    }
+    if (key.length < 16) throw new CliError(`--plugin-url-key-file ${o.pluginUrlKeyFile}: the key must have at least 16 bytes`);
+  } else if (urlKey) {
+    key = await urlKey();
+  }
+  const content = new PluginContentStore();
+  const server = new PluginContentServer(content, o.pluginPublicUrl, key);
+  let hp;
+  try {
+    hp = parseHostPort(o.pluginAddress);
+  } catch (e) {
+    throw new CliError(`--plugin-address: ${(e as Error).message}`);
+  }
+  try {
+    const port = await server.listen(hp.host, hp.port);
+    log('info', `serving plugin content on ${hp.host}:${port}`);
+  } catch (e) {
+    throw new CliError(`--plugin-address ${o.pluginAddress}: cannot listen (${(e as Error).message})`);
+  }
+  const urlFor = (sha: string, type: string) => server.urlFor(sha, type);
+  const worker = new PluginFetchWorker({
+    client: new OciClient({ maxBytes, timeoutMs: 30_000, insecureRegistries: o.insecureRegistry ?? [] }),
+    storage: storage ? storage(urlFor) : new MemoryStorage(urlFor),
+    content, maxBytes, resolveEveryMs, log, ...(onAttempt ? { onAttempt } : {}),
+  });
+  return {
+    worker, content, server,
+    observe: (e) => worker.observe(e),
+    async close() {
+      worker.stop();
+      await server.close();
+    },
+  };
+}
+
+/** The plugin flags, shared by both ways of running. */
+export function pluginFlagHelp(): [string, string, string?][] {
+  return [
+    ['--plugin-address <host:port>', 'serve large plugin content to the proxies here (port 0 picks one)', '127.0.0.1:18002'],
+    ['--plugin-public-url <url>', 'where proxies reach the plugin content server (default: its listen address)'],
+    ['--plugin-max-bytes <n>', 'largest plugin fetched', PLUGIN_DEFAULTS.maxBytes],
+    ['--plugin-resolve-interval <s>', 'how often plugin tags are resolved again', PLUGIN_DEFAULTS.resolveIntervalS],
+    ['--plugin-url-key-file <file>', 'HMAC key for the content URLs (replicas sharing it serve the same URLs)'],
+  ];
+}

@@ -1,0 +1,96 @@
+// Plugin content in the cluster: one ConfigMap per PluginInstallation, in its namespace, owned by
+// it (deleted with it), holding `plugin.lua` (data) or `plugin.wasm` (binaryData) and annotated
+// with the image, digest and sha256 it came from. A restarted controller reads it back instead of
+// fetching again, and serves it while the registry is unreachable. Only the leader writes; a
+// replica that becomes leader writes what it holds. Content over what a ConfigMap holds is not
+// stored: the controller serves it over HTTP (the URL is in the PluginInstallation's status).
+import { createHash } from 'node:crypto';
+import type { ConfigMap, PluginInstallation } from '@turnpike/api';
+import { CONFIGMAP_CONTENT_LIMIT, type PluginStorage, type StoredPlugin } from '@turnpike/plugins';
+import { KubeApiError, type KubeClient } from './client.js';
+
+export const PLUGIN_STORAGE_MANAGER = 'turnpike-plugins';
+const ANNOTATION = { image: 'turnpike.dev/plugin-image', digest: 'turnpike.dev/plugin-digest', sha256: 'turnpike.dev/plugin-sha256' };
+
+/** `turnpike-plugin-<name>`, kept within 253 characters. */
+export function pluginConfigMapName(name: string): string {
+  const full = `turnpike-plugin-${name}`;
+  if (full.length <= 253) return full;
+  return `${full.slice(0, 244)}-${createHash('sha256').update(full).digest('hex').slice(0, 8)}`;
+}
+
+interface Saved { pi: PluginInstallation; content: Buffer; sha256: string; digest: string }
+
+export class ConfigMapPluginStorage implements PluginStorage {
+  private readonly saved = new Map<string, Saved>();
+  private leading = false;
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly urlFor: (sha256: string, type: string) => string,
+    private readonly log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void,
+  ) {}
+
+  /** Leadership changed; on gaining it, write everything held. */
+  async setLeading(leading: boolean): Promise<void> {
+    this.leading = leading;
+    if (!leading) return;
+    for (const s of this.saved.values()) {
+      await this.write(s).catch((e: Error) => this.log?.('warn', `writing plugin ConfigMap failed: ${e.message}`, { plugin: `${s.pi.metadata.namespace}/${s.pi.metadata.name}` }));
+    }
+  }
+
+  async save(pi: PluginInstallation, p: { content: Buffer; sha256: string; digest: string }): Promise<{ configMap?: string; url?: string }> {
+    if (p.content.length > CONFIGMAP_CONTENT_LIMIT) return { url: this.urlFor(p.sha256, pi.spec.type) };
+    const s: Saved = { pi, ...p };
+    this.saved.set(`${pi.metadata.namespace}/${pi.metadata.name}`, s);
+    // A failed write fails the fetch, which the worker retries with backoff.
+    if (this.leading) await this.write(s);
+    return { configMap: pluginConfigMapName(pi.metadata.name) };
+  }
+
+  private async write(s: Saved): Promise<void> {
+    const { pi } = s;
+    const name = pluginConfigMapName(pi.metadata.name);
+    const file = `plugin.${pi.spec.type}`;
+    const cm: ConfigMap & { binaryData?: Record<string, string> } = {
+      apiVersion: 'v1', kind: 'ConfigMap',
+      metadata: {
+        name, namespace: pi.metadata.namespace!,
+        labels: { 'app.kubernetes.io/managed-by': PLUGIN_STORAGE_MANAGER, 'turnpike.dev/plugin': pi.metadata.name.slice(0, 63).replace(/[^A-Za-z0-9]+$/, '') },
+        annotations: { [ANNOTATION.image]: pi.spec.image, [ANNOTATION.digest]: s.digest, [ANNOTATION.sha256]: s.sha256 },
+        ...(pi.metadata.uid ? { ownerReferences: [{ apiVersion: 'turnpike.dev/v1alpha1', kind: 'PluginInstallation', name: pi.metadata.name, uid: pi.metadata.uid, controller: true, blockOwnerDeletion: true }] } : {}),
+      },
+      ...(pi.spec.type === 'lua' ? { data: { [file]: s.content.toString('utf8') } } : { binaryData: { [file]: s.content.toString('base64') } }),
+    };
+    await this.client.must('PATCH', `/api/v1/namespaces/${pi.metadata.namespace}/configmaps/${name}?fieldManager=${PLUGIN_STORAGE_MANAGER}&force=true`, cm, 'application/apply-patch+yaml');
+  }
+
+  forget(namespace: string, name: string): void {
+    this.saved.delete(`${namespace}/${name}`);
+  }
+
+  async load(pi: PluginInstallation): Promise<StoredPlugin | undefined> {
+    const name = pluginConfigMapName(pi.metadata.name);
+    let cm: ConfigMap & { binaryData?: Record<string, string> };
+    try {
+      cm = await this.client.must('GET', `/api/v1/namespaces/${pi.metadata.namespace}/configmaps/${name}`);
+    } catch (e) {
+      if (e instanceof KubeApiError && e.status === 404) return undefined;
+      throw e;
+    }
+    const a = cm.metadata.annotations ?? {};
+    const file = `plugin.${pi.spec.type}`;
+    const raw = pi.spec.type === 'lua' ? cm.data?.[file] : cm.binaryData?.[file];
+    if (raw === undefined || !a[ANNOTATION.digest] || !a[ANNOTATION.sha256]) return undefined;
+    const content = pi.spec.type === 'lua' ? Buffer.from(raw, 'utf8') : Buffer.from(raw, 'base64');
+    const sha256 = createHash('sha256').update(content).digest('hex');
+    // Content that does not match what it says it is, is not used.
+    if (sha256 !== a[ANNOTATION.sha256]) {
+      this.log?.('warn', 'stored plugin content does not match its sha256; fetching again', { configMap: `${pi.metadata.namespace}/${name}` });
+      return undefined;
+    }
+    this.saved.set(`${pi.metadata.namespace}/${pi.metadata.name}`, { pi, content, sha256, digest: a[ANNOTATION.digest]! });
+    return { content, sha256, digest: a[ANNOTATION.digest]!, image: a[ANNOTATION.image] ?? '', storage: { configMap: name } };
+  }
+}
