@@ -21,6 +21,7 @@ import (
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/cors/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/lua/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/wasm/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
@@ -123,6 +124,10 @@ func main() {
 	}
 	errs := []string{}
 	counts := map[string]int{}
+	// What the tests look at besides validity: the HTTP filters of each connection manager and
+	// the per-route filter configs of each route.
+	httpFilters := map[string][]string{}
+	routeFilters := map[string][]string{}
 	unpack := func(as []*anypb.Any, kind string) []proto.Message {
 		var out []proto.Message
 		for i, a := range as {
@@ -183,6 +188,9 @@ func main() {
 			h := &hcmv3.HttpConnectionManager{}
 			if a.UnmarshalTo(h) == nil && h.GetRds() != nil {
 				rdsNames = append(rdsNames, h.GetRds().GetRouteConfigName())
+				for _, f := range h.GetHttpFilters() {
+					httpFilters[h.GetRds().GetRouteConfigName()] = append(httpFilters[h.GetRds().GetRouteConfigName()], f.GetName())
+				}
 			}
 		}
 	}
@@ -190,6 +198,16 @@ func main() {
 		for _, m := range unpack(fetch(rdsType, rdsNames), "RouteConfiguration") {
 			r := m.(*routev3.RouteConfiguration)
 			validate(r, "RouteConfiguration "+r.GetName(), &errs)
+			for _, vh := range r.GetVirtualHosts() {
+				for _, rt := range vh.GetRoutes() {
+					names := []string{}
+					for k := range rt.GetTypedPerFilterConfig() {
+						names = append(names, k)
+					}
+					sort.Strings(names)
+					routeFilters[rt.GetName()] = names
+				}
+			}
 		}
 	}
 	if len(sdsNames) > 0 {
@@ -199,7 +217,7 @@ func main() {
 		}
 	}
 	sort.Strings(errs)
-	out, _ := json.Marshal(map[string]any{"counts": counts, "errors": errs})
+	out, _ := json.Marshal(map[string]any{"counts": counts, "errors": errs, "httpFilters": httpFilters, "routeFilters": routeFilters})
 	fmt.Println(string(out))
 	if len(errs) > 0 {
 		os.Exit(1)

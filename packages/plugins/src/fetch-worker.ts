@@ -17,7 +17,6 @@ import { pluginSpecProblem, pullSecretAccess, ReferenceGrantIndex, type Snapshot
 import { Subject } from 'rxjs';
 import { extractPlugin, pluginLayer, type PluginType } from './artifact.js';
 import type { PluginContentStore } from './content-store.js';
-import { sha256Hex } from './content-store.js';
 import { secretCredentials } from './docker-config.js';
 import { PluginFetchError } from './errors.js';
 import type { OciClient } from './oci-client.js';
@@ -53,6 +52,8 @@ interface Job {
   /** The last successful result (kept across input changes: make before break). */
   good?: Result;
   emitted?: Result;
+  /** Content put in the store by the fetch in flight, kept until the fetch settles. */
+  inflight?: string;
 }
 
 export class PluginFetchWorker {
@@ -121,7 +122,17 @@ export class PluginFetchWorker {
       this.opts.storage.forget?.(ns, name);
       if (job.emitted) this.events.next(remove(PLUGINS_SOURCE, 'PluginFetch', ns, name));
     }
-    this.opts.content.retain(new Set([...this.jobs.values()].map((j) => j.good?.sha256).filter((s): s is string => !!s)));
+    this.retainContent();
+  }
+
+  /** Drops content no job serves or is fetching. */
+  private retainContent(): void {
+    const keep = new Set<string>();
+    for (const j of this.jobs.values()) {
+      if (j.good?.sha256) keep.add(j.good.sha256);
+      if (j.inflight) keep.add(j.inflight);
+    }
+    this.opts.content.retain(keep);
   }
 
   private emit(job: Job, pi: PluginInstallation, result: Result): void {
@@ -158,7 +169,6 @@ export class PluginFetchWorker {
       job.good = result;
       this.opts.onAttempt?.('Fetched');
       this.emit(job, pi, result);
-      this.opts.content.retain(new Set([...this.jobs.values()].map((j) => j.good?.sha256).filter((s): s is string => !!s)));
       if (!parseImageReference(pi.spec.image).digest) this.schedule(job, this.resolveEveryMs);
     } catch (e) {
       if (job.inputs !== inputs || this.stopped) return;
@@ -174,7 +184,7 @@ export class PluginFetchWorker {
       } else {
         const stored = err.transient ? await this.opts.storage.load(pi).catch(() => undefined) : undefined;
         if (stored && stored.image === pi.spec.image && job.inputs === inputs) {
-          this.opts.content.put(stored.content);
+          job.inflight = this.opts.content.put(stored.content);
           job.good = { ...base, fetched: true, reason: 'Fetched', message: `Serving the content stored before (${stored.digest}); the registry is unreachable: ${err.message}; ${retry}`, digest: stored.digest, sha256: stored.sha256, size: stored.content.length, storage: stored.storage };
           this.emit(job, pi, job.good);
         } else {
@@ -184,6 +194,8 @@ export class PluginFetchWorker {
       }
       this.schedule(job, delay);
     } finally {
+      job.inflight = undefined;
+      this.retainContent();
       job.running = false;
       if (job.rerun) {
         job.rerun = false;
@@ -214,7 +226,7 @@ export class PluginFetchWorker {
     }
     const stored = await this.opts.storage.load(pi).catch(() => undefined);
     if (stored && stored.digest === resolved.digest) {
-      this.opts.content.put(stored.content);
+      job.inflight = this.opts.content.put(stored.content);
       return fetched(resolved.digest, stored.sha256, stored.content.length, stored.storage);
     }
     const layer = pluginLayer(resolved.manifest, type, `${where} (${resolved.digest})`);
@@ -223,8 +235,8 @@ export class PluginFetchWorker {
     if (type === 'lua' && content.length > CONFIGMAP_CONTENT_LIMIT) {
       throw new PluginFetchError('TooLarge', `${where}: plugin.lua is ${content.length} bytes; Lua plugins are limited to ${CONFIGMAP_CONTENT_LIMIT} bytes (a ConfigMap)`);
     }
-    const sha256 = sha256Hex(content);
-    this.opts.content.put(content);
+    const sha256 = this.opts.content.put(content);
+    job.inflight = sha256;
     const storage = await this.opts.storage.save(pi, { content, sha256, digest: resolved.digest });
     this.opts.log?.('info', 'plugin fetched', { plugin: `${pi.metadata.namespace}/${pi.metadata.name}`, digest: resolved.digest, sha256, size: content.length });
     return fetched(resolved.digest, sha256, content.length, storage);

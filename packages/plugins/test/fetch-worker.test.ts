@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import type { Condition, KubeObject } from '@turnpike/api';
 import { runEngine, synced, upsert, remove, type EngineOutput, type SourceEvent } from '@turnpike/engine';
 import { Subject, type Subscription } from 'rxjs';
-import { MemoryStorage, OciClient, PluginContentStore, PluginFetchWorker, PLUGINS_SOURCE } from '../src/index.js';
+import { MemoryStorage, OciClient, PluginContentStore, PluginFetchWorker, PLUGINS_SOURCE, type PluginStorage } from '../src/index.js';
 import { pullSecret, TestRegistry } from './support/registry.js';
 
 const LUA_V1 = 'function envoy_on_request(h) h:headers():add("x-plugin", "v1") end\n';
@@ -21,11 +21,11 @@ const grant = (ns: string, fromNs: string): KubeObject => ({
 interface Harness { input: Subject<SourceEvent>; worker: PluginFetchWorker; content: PluginContentStore; outputs: EngineOutput[]; sub: Subscription }
 let h: Harness | undefined;
 
-function start(opts: { resolveEveryMs?: number } = {}): Harness {
+function start(opts: { resolveEveryMs?: number; storage?: PluginStorage } = {}): Harness {
   const input = new Subject<SourceEvent>();
   const content = new PluginContentStore();
   const worker = new PluginFetchWorker({
-    client: new OciClient({ maxBytes: 1 << 20, timeoutMs: 3000 }), storage: new MemoryStorage(), content,
+    client: new OciClient({ maxBytes: 1 << 20, timeoutMs: 3000 }), storage: opts.storage ?? new MemoryStorage(), content,
     maxBytes: 1 << 20, backoff: { initialMs: 200, maxMs: 1000 }, resolveEveryMs: opts.resolveEveryMs ?? 600_000,
   });
   const outputs: EngineOutput[] = [];
@@ -121,6 +121,26 @@ describe('plugin fetch worker', () => {
     const accepted = (bad.conditions as Condition[]).find((c) => c.type === 'Accepted')!;
     expect(accepted).toMatchObject({ status: 'False', reason: 'InvalidImage' });
     expect(accepted.message).toMatch(/spec.image: "no-registry-here:v1" does not name a registry host/);
+  });
+
+  it('an event arriving while the content is being stored does not drop the content', async () => {
+    await reg.pushImage('w/race', 'v1', { 'plugin.lua': `${LUA_V1}-- race\n` });
+    let hh: Harness | undefined;
+    const obj = plugin('apps', 'race', `${reg.host}/w/race:v1`);
+    // As in a cluster: our own status write comes back as an event while the ConfigMap is written.
+    const storage: PluginStorage = {
+      async save() {
+        hh!.input.next(upsert('test', { ...obj, status: { conditions: [] } } as KubeObject));
+        await new Promise((r) => setTimeout(r, 150));
+        return {};
+      },
+      async load() { return undefined; },
+    };
+    hh = start({ storage });
+    hh.input.next(upsert('test', obj));
+    const s = await until(hh, 'apps/race', (f) => f?.status === 'True');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(hh.content.get((s.storage as { sha256: string }).sha256)?.toString()).toBe(`${LUA_V1}-- race\n`);
   });
 
   it('deleting a PluginInstallation drops its result and its content', async () => {

@@ -105,6 +105,8 @@ export function buildRoute(r: HTTPRouteIR): Route {
   const route: Route = { name: r.name, match: routeMatch(r) };
   if (r.directResponse) {
     route.direct_response = { status: r.directResponse.status, ...(r.directResponse.body ? { body: { inline_string: r.directResponse.body } } : {}) };
+    // Plugins still run on a route answered by the proxy itself (e.g. 503 with no endpoints).
+    if (r.filters?.plugins?.length) route.typed_per_filter_config = Object.fromEntries(r.filters.plugins.map((p) => [pluginFilterName(p.name), enablePlugin()]));
     return route;
   }
   if (r.redirect) {

@@ -65,3 +65,11 @@ describe('plugin filters in xDS', () => {
     expect(validateResources(res)).toEqual([]);
   });
 });
+
+describe('plugin filters on routes the proxy answers itself', () => {
+  it('a route answered directly (no ready endpoint) still enables its plugin', () => {
+    const r = { ...route('down', [{ name: 'apps/hello', type: 'lua', sha256: SHA_LUA }]), backends: undefined, directResponse: { status: 503 } } as HTTPRouteIR;
+    const res = envoyResourcesFor(gatewayIR([r]), () => undefined, lookup);
+    expect(Object.keys(res.routes[0]!.virtual_hosts![0]!.routes![0]!.typed_per_filter_config ?? {})).toEqual([pluginFilterName('apps/hello')]);
+  });
+});
