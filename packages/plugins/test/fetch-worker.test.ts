@@ -125,18 +125,18 @@ describe('plugin fetch worker', () => {
 
   it('an event arriving while the content is being stored does not drop the content', async () => {
     await reg.pushImage('w/race', 'v1', { 'plugin.lua': `${LUA_V1}-- race\n` });
-    let hh: Harness | undefined;
+    const box: { hh?: Harness } = {};
     const obj = plugin('apps', 'race', `${reg.host}/w/race:v1`);
     // As in a cluster: our own status write comes back as an event while the ConfigMap is written.
     const storage: PluginStorage = {
       async save() {
-        hh!.input.next(upsert('test', { ...obj, status: { conditions: [] } } as KubeObject));
+        box.hh!.input.next(upsert('test', { ...obj, status: { conditions: [] } } as KubeObject));
         await new Promise((r) => setTimeout(r, 150));
         return {};
       },
       async load() { return undefined; },
     };
-    hh = start({ storage });
+    const hh = (box.hh = start({ storage }));
     hh.input.next(upsert('test', obj));
     const s = await until(hh, 'apps/race', (f) => f?.status === 'True');
     await new Promise((r) => setTimeout(r, 100));
