@@ -18,7 +18,7 @@ export const referenceGrant = (n: string, name: string, fromNs: string): KubeObj
   spec: { from: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: fromNs }], to: [{ group: '', kind: 'Service' }] },
 });
 
-type Cond = { type: string; status: string; reason: string; observedGeneration?: number };
+type Cond = { type: string; status: string; reason: string; message?: string; observedGeneration?: number };
 
 export function cond(list: unknown, type: string): Cond | undefined {
   return (list as Cond[] | undefined)?.find((c) => c.type === type);

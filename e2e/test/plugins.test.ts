@@ -3,6 +3,7 @@
 // the proxy Deployment (mount and rollout hash) → ProxyConfig Installed; an HTTPRoute's
 // ExtensionRef enables the filter on its own xDS route and on no other.
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
 import { waitFor, xdsCheckBinary } from '../harness/cluster.js';
@@ -99,5 +100,23 @@ describe('plugins in a cluster', () => {
     expect((await get(`/api/v1/namespaces/edge/configmaps/${vol2.configMap.name}`))!.data!['plugin.lua']).toBe(LUA_V2);
     expect((await get(`/api/v1/namespaces/edge/configmaps/${status.storage.configMap}`))!.data!['plugin.lua']).toBe(LUA_V2);
     expect(await controller.metric('turnpike_plugin_fetches_total', 'result="Fetched"')).toBeGreaterThanOrEqual(2);
-  }, 240_000);
+
+    // A restart while the registry is down: the stored content is served, nothing rolls.
+    const hash2 = dep2.spec.template.metadata.annotations['turnpike.dev/config-hash'];
+    await reg.down();
+    await controller.stop();
+    await controller.start();
+    await controller.ready();
+    const after = await waitFor('stored content served after restart', async () => {
+      const s = ((await cluster.get(pi)) as Obj | undefined)?.status;
+      const f = cond(s?.conditions, 'Fetched');
+      return f?.status === 'True' && /stored before/.test(f.message ?? '') ? s : undefined;
+    }, 30_000);
+    expect(after.storage.sha256).toBe(createHash('sha256').update(LUA_V2).digest('hex'));
+    await new Promise((r) => setTimeout(r, 2000));
+    expect((await deployment())!.spec.template.metadata.annotations['turnpike.dev/config-hash']).toBe(hash2);
+    const rep = JSON.parse(execFileSync(xdsCheckBinary(), ['-address', `127.0.0.1:${controller.xdsPort}`, '-node', 'edge/public'], { encoding: 'utf8' })) as { routeFilters: Record<string, string[]> };
+    expect(rep.routeFilters['httproute/edge/with/rule/0/match/0']).toEqual(['turnpike.plugin/edge/hello']);
+    await reg.up();
+  }, 300_000);
 });

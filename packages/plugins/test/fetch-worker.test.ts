@@ -4,7 +4,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import type { Condition, KubeObject } from '@turnpike/api';
 import { runEngine, synced, upsert, remove, type EngineOutput, type SourceEvent } from '@turnpike/engine';
 import { Subject, type Subscription } from 'rxjs';
-import { MemoryStorage, OciClient, PluginContentStore, PluginFetchWorker, PLUGINS_SOURCE, type PluginStorage } from '../src/index.js';
+import { createHash, randomBytes } from 'node:crypto';
+import { CONFIGMAP_CONTENT_LIMIT, MemoryStorage, OciClient, PluginContentServer, PluginContentStore, PluginFetchWorker, PLUGIN_LAYER_MEDIA_TYPES, PLUGINS_SOURCE, type PluginStorage } from '../src/index.js';
 import { pullSecret, TestRegistry } from './support/registry.js';
 
 const LUA_V1 = 'function envoy_on_request(h) h:headers():add("x-plugin", "v1") end\n';
@@ -21,12 +22,12 @@ const grant = (ns: string, fromNs: string): KubeObject => ({
 interface Harness { input: Subject<SourceEvent>; worker: PluginFetchWorker; content: PluginContentStore; outputs: EngineOutput[]; sub: Subscription }
 let h: Harness | undefined;
 
-function start(opts: { resolveEveryMs?: number; storage?: PluginStorage } = {}): Harness {
+function start(opts: { resolveEveryMs?: number; storage?: PluginStorage; content?: PluginContentStore } = {}): Harness {
   const input = new Subject<SourceEvent>();
-  const content = new PluginContentStore();
+  const content = opts.content ?? new PluginContentStore();
   const worker = new PluginFetchWorker({
-    client: new OciClient({ maxBytes: 1 << 20, timeoutMs: 3000 }), storage: opts.storage ?? new MemoryStorage(), content,
-    maxBytes: 1 << 20, backoff: { initialMs: 200, maxMs: 1000 }, resolveEveryMs: opts.resolveEveryMs ?? 600_000,
+    client: new OciClient({ maxBytes: 4 << 20, timeoutMs: 3000 }), storage: opts.storage ?? new MemoryStorage(), content,
+    maxBytes: 4 << 20, backoff: { initialMs: 200, maxMs: 1000 }, resolveEveryMs: opts.resolveEveryMs ?? 600_000,
   });
   const outputs: EngineOutput[] = [];
   const sub = runEngine({ sources: [input, worker.events], sourceNames: ['test'], quietMs: 10, maxDelayMs: 50, onEvent: (e) => worker.observe(e) })
@@ -157,6 +158,36 @@ describe('plugin fetch worker', () => {
     const lastFetch = () => hh.outputs.at(-1)!.snapshot.get('PluginFetch')?.get('apps')?.get('gone');
     while (lastFetch() && Date.now() < deadline + 2000) await new Promise((r) => setTimeout(r, 20));
     expect(lastFetch()).toBeUndefined();
+  });
+});
+
+describe('plugin content too large for a ConfigMap', () => {
+  let reg: TestRegistry;
+  beforeAll(async () => { reg = await TestRegistry.start(); });
+  afterAll(async () => { await reg.stop(); });
+
+  it('a large Wasm plugin is served by the controller at an unguessable URL, byte for byte', async () => {
+    const wasm = Buffer.concat([Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]), randomBytes(CONFIGMAP_CONTENT_LIMIT + 4096)]);
+    await reg.pushArtifact('w/big', 'v1', wasm, PLUGIN_LAYER_MEDIA_TYPES.wasm);
+    const content = new PluginContentStore();
+    const server = new PluginContentServer(content);
+    await server.listen('127.0.0.1', 0);
+    try {
+      const hh = start({ storage: new MemoryStorage((sha, type) => server.urlFor(sha, type)), content });
+      hh.input.next(upsert('test', { ...plugin('apps', 'big', `${reg.host}/w/big:v1`), spec: { image: `${reg.host}/w/big:v1`, type: 'wasm' } } as KubeObject));
+      const s = await until(hh, 'apps/big', (f) => f?.status === 'True');
+      const storage = s.storage as { url: string; sha256: string; configMap?: string };
+      expect(storage.configMap).toBeUndefined();
+      expect(storage.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/plugins\/[A-Za-z0-9_-]{43}\.wasm$/);
+      expect(storage.url).not.toContain(storage.sha256);
+      const got = Buffer.from(await (await fetch(storage.url)).arrayBuffer());
+      expect(createHash('sha256').update(got).digest('hex')).toBe(storage.sha256);
+      expect(got.equals(wasm)).toBe(true);
+      const guess = storage.url.replace(/\/plugins\/[^.]+/, `/plugins/${Buffer.from(storage.sha256, 'hex').toString('base64url')}`);
+      expect((await fetch(guess)).status).toBe(404);
+    } finally {
+      await server.close();
+    }
   });
 });
 
