@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import { parseImageReference, type PluginFetch, type PluginInstallation, type Secret } from '@turnpike/api';
 import { applyEvents, deepEqual, EMPTY_SNAPSHOT, remove, upsert, type SourceEvent, type WatchEvent } from '@turnpike/engine';
-import { pluginSpecProblem, pullSecretAccess, ReferenceGrantIndex, type Snapshot } from '@turnpike/translator';
+import { DOCKER_CONFIG_SECRET_TYPE, pluginSpecProblem, pullSecretAccess, ReferenceGrantIndex, type Snapshot } from '@turnpike/translator';
 import { Subject } from 'rxjs';
 import { extractPlugin, pluginLayer, type PluginType } from './artifact.js';
 import type { PluginContentStore } from './content-store.js';
@@ -37,6 +37,8 @@ export interface FetchWorkerOptions {
   log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
   /** Each attempt's outcome: `Fetched` or the failure reason (for metrics). */
   onAttempt?: (result: string) => void;
+  /** Fetches in flight at most (a controller starting with many plugins does not flood a registry). */
+  concurrency?: number;
 }
 
 type Result = PluginFetch['status'];
@@ -65,6 +67,8 @@ export class PluginFetchWorker {
   private stopped = false;
   private readonly resolveEveryMs: number;
   private readonly backoff: { initialMs: number; maxMs: number };
+  private active = 0;
+  private readonly queue: (() => void)[] = [];
 
   constructor(private readonly opts: FetchWorkerOptions) {
     this.resolveEveryMs = opts.resolveEveryMs ?? 600_000;
@@ -74,6 +78,11 @@ export class PluginFetchWorker {
   /** Feed every engine event here; the worker keeps the kinds it needs. */
   observe(e: WatchEvent): void {
     if (this.stopped || !WATCHED.has(e.kind)) return;
+    // Only pull Secrets matter; any other Secret is dropped (a type change counts as a delete).
+    if (e.kind === 'Secret' && e.type === 'upsert' && (e.object as Secret | undefined)?.type !== DOCKER_CONFIG_SECRET_TYPE) {
+      if (!this.snapshot.get('Secret')?.get(e.namespace ?? '')?.has(e.name ?? '')) return;
+      e = { ...e, type: 'delete' };
+    }
     this.snapshot = applyEvents(this.snapshot, [e]).snapshot;
     // Coalesce a burst (an initial list) into one pass.
     this.scheduled ??= setTimeout(() => { this.scheduled = undefined; this.reconcile(); }, 20);
@@ -149,6 +158,18 @@ export class PluginFetchWorker {
     job.timer.unref?.();
   }
 
+  private async slot(): Promise<void> {
+    if (this.active < (this.opts.concurrency ?? 4)) { this.active++; return; }
+    await new Promise<void>((resolve) => this.queue.push(resolve));
+  }
+
+  /** Hands the slot to the next waiting fetch, if any. */
+  private release(): void {
+    const next = this.queue.shift();
+    if (next) next();
+    else this.active--;
+  }
+
   private retryDelay(attempt: number): number {
     const base = Math.min(this.backoff.initialMs * 2 ** Math.max(0, attempt - 1), this.backoff.maxMs);
     return Math.round(base * (0.8 + Math.random() * 0.4));
@@ -163,7 +184,13 @@ export class PluginFetchWorker {
     const gen = pi.metadata.generation ?? 0;
     const base = { observedGeneration: gen, image: pi.spec.image };
     try {
-      const result = await this.fetch(pi, job);
+      await this.slot();
+      let result: Result;
+      try {
+        result = await this.fetch(pi, job);
+      } finally {
+        this.release();
+      }
       if (job.inputs !== inputs || this.stopped) return;
       job.attempt = 0;
       job.good = result;

@@ -22,12 +22,12 @@ const grant = (ns: string, fromNs: string): KubeObject => ({
 interface Harness { input: Subject<SourceEvent>; worker: PluginFetchWorker; content: PluginContentStore; outputs: EngineOutput[]; sub: Subscription }
 let h: Harness | undefined;
 
-function start(opts: { resolveEveryMs?: number; storage?: PluginStorage; content?: PluginContentStore } = {}): Harness {
+function start(opts: { resolveEveryMs?: number; storage?: PluginStorage; content?: PluginContentStore; concurrency?: number } = {}): Harness {
   const input = new Subject<SourceEvent>();
   const content = opts.content ?? new PluginContentStore();
   const worker = new PluginFetchWorker({
     client: new OciClient({ maxBytes: 4 << 20, timeoutMs: 3000 }), storage: opts.storage ?? new MemoryStorage(), content,
-    maxBytes: 4 << 20, backoff: { initialMs: 200, maxMs: 1000 }, resolveEveryMs: opts.resolveEveryMs ?? 600_000,
+    maxBytes: 4 << 20, ...(opts.concurrency ? { concurrency: opts.concurrency } : {}), backoff: { initialMs: 200, maxMs: 1000 }, resolveEveryMs: opts.resolveEveryMs ?? 600_000,
   });
   const outputs: EngineOutput[] = [];
   const sub = runEngine({ sources: [input, worker.events], sourceNames: ['test'], quietMs: 10, maxDelayMs: 50, onEvent: (e) => worker.observe(e) })
@@ -142,6 +142,26 @@ describe('plugin fetch worker', () => {
     const s = await until(hh, 'apps/race', (f) => f?.status === 'True');
     await new Promise((r) => setTimeout(r, 100));
     expect(hh.content.get((s.storage as { sha256: string }).sha256)?.toString()).toBe(`${LUA_V1}-- race\n`);
+  });
+
+  it('many plugins at once with at most 2 fetches in flight: every one is fetched', async () => {
+    let inFlight = 0, most = 0;
+    const storage: PluginStorage = {
+      async save() {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        await new Promise((r) => setTimeout(r, 30));
+        inFlight--;
+        return {};
+      },
+      async load() { return undefined; },
+    };
+    for (let i = 0; i < 12; i++) await reg.pushImage(`w/many-${i}`, 'v1', { 'plugin.lua': `${LUA_V1}-- ${i}\n` });
+    const hh = start({ storage, concurrency: 2 });
+    for (let i = 0; i < 12; i++) hh.input.next(upsert('test', plugin('apps', `many-${i}`, `${reg.host}/w/many-${i}:v1`)));
+    for (let i = 0; i < 12; i++) await until(hh, `apps/many-${i}`, (f) => f?.status === 'True');
+    expect(most).toBeLessThanOrEqual(2);
+    expect(most).toBe(2);
   });
 
   it('deleting a PluginInstallation drops its result and its content', async () => {
