@@ -4,7 +4,7 @@
 // retried with backoff.
 import { createHash } from 'node:crypto';
 import type { KubeObject } from '@turnpike/api';
-import type { InfraIR } from '@turnpike/translator';
+import { GATEWAY_NAME_LABEL, type InfraIR } from '@turnpike/translator';
 import { KubeApiError, type KubeClient } from './client.js';
 import { infraObjects, MANAGED_SELECTOR, PluginContentMissing, type InfraContext } from './infra-objects.js';
 
@@ -54,7 +54,8 @@ export class InfraApplier {
         // Keep what this Gateway had (nothing is pruned) and try again shortly.
         if (!(e instanceof PluginContentMissing)) throw e;
         this.o.log?.('warn', `not applying the proxy objects yet: ${e.message}`, { gateway: `${ir.gateway.namespace}/${ir.gateway.name}` });
-        for (const [k, o] of this.desired) if (o.metadata.namespace === ir.namespace && k.includes(ir.name)) next.set(k, o);
+        const gatewayLabel = ir.labels[GATEWAY_NAME_LABEL];
+        for (const [k, o] of this.desired) if (o.metadata.namespace === ir.namespace && o.metadata.labels?.[GATEWAY_NAME_LABEL] === gatewayLabel) next.set(k, o);
         this.pendingInfra = infra;
         setTimeout(() => { if (this.pendingInfra === infra) this.update(infra); }, 1000).unref();
         continue;

@@ -206,8 +206,9 @@ export class PluginFetchWorker {
       const retry = `retrying in ${Math.max(1, Math.round(delay / 1000))}s (attempt ${job.attempt})`;
       const current = job.good && job.good.image === pi.spec.image && job.good.observedGeneration === gen;
       if (current) {
-        // A tag re-resolve failed: keep serving what we have.
-        this.opts.log?.('warn', 'plugin re-resolve failed; keeping the fetched content', { plugin: job.key, reason: err.reason, err: err.message });
+        // A re-resolve or re-fetch (a new pull Secret) failed: keep serving what we have, and say so.
+        this.opts.log?.('warn', 'plugin refresh failed; keeping the fetched content', { plugin: job.key, reason: err.reason, err: err.message });
+        this.emit(job, pi, { ...job.good!, message: `${job.good!.message}; refreshing it failed (${err.reason}): ${err.message}; ${retry}` });
       } else {
         const stored = err.transient ? await this.opts.storage.load(pi).catch(() => undefined) : undefined;
         if (stored && stored.image === pi.spec.image && job.inputs === inputs) {

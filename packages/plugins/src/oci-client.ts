@@ -48,7 +48,7 @@ export function sha256Digest(data: Buffer): string {
 }
 
 export class OciClient {
-  /** Bearer tokens by `registry repository`, with when they expire. */
+  /** Authorization headers by `registry repository credentials`, with when they expire. */
   private readonly tokens = new Map<string, { header: string; until: number }>();
 
   constructor(private readonly opts: OciClientOptions) {}
@@ -60,7 +60,9 @@ export class OciClient {
 
   /** GET with auth: answers a 401 challenge once (basic, or a bearer token for pull scope). */
   private async get(ref: ImageReference, url: string, creds: RegistryCredentials | undefined, accept?: string): Promise<Response> {
-    const key = `${ref.registry} ${ref.repository}`;
+    // Keyed by the credentials too: a changed pull Secret must not ride on the old one's token.
+    const who = creds ? createHash('sha256').update(`${creds.username}\0${creds.password}`).digest('hex').slice(0, 16) : 'anonymous';
+    const key = `${ref.registry} ${ref.repository} ${who}`;
     const cached = this.tokens.get(key);
     const headers: Record<string, string> = accept ? { accept } : {};
     if (cached && cached.until > Date.now()) headers.authorization = cached.header;

@@ -240,6 +240,18 @@ describe('plugin fetch worker with a private registry', () => {
     expect(Date.now() - t0).toBeLessThan(3000);
   });
 
+  it('a pull Secret changed to wrong credentials after the fetch: the content keeps serving and the status says the refresh failed', async () => {
+    await reg.pushImage('p/rotate', 'v1', { 'plugin.lua': `${LUA_V1}-- rotate\n` });
+    const hh = start();
+    hh.input.next(upsert('test', pullSecret('apps', 'rot', reg.host, 'plugin-puller', 'correct horse') as KubeObject));
+    hh.input.next(upsert('test', plugin('apps', 'rotate', `${reg.host}/p/rotate:v1`, { pullSecretRef: { name: 'rot' } })));
+    const good = await until(hh, 'apps/rotate', (f) => f?.status === 'True');
+    hh.input.next(upsert('test', pullSecret('apps', 'rot', reg.host, 'plugin-puller', 'wrong') as KubeObject));
+    const after = await until(hh, 'apps/rotate', (f) => /refreshing it failed \(Unauthorized\)/.test(f?.message ?? ''));
+    expect(fetchedOf(hh.outputs.at(-1), 'apps/rotate')!.status).toBe('True');
+    expect(after.storage).toEqual(good.storage);
+  });
+
   it('no pull secret for a private registry: Unauthorized', async () => {
     await reg.pushImage('p/anon', 'v1', { 'plugin.lua': LUA_V1 });
     const hh = start();

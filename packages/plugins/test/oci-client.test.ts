@@ -128,6 +128,14 @@ describe('plugin OCI client, basic auth (htpasswd)', () => {
     expect(wrong.reason).toBe('Unauthorized');
     expect(wrong.message).toMatch(/rejected the credentials of user "plugin-puller"/);
   });
+
+  it('one client, credentials changed: the new ones are used, not a cached authorization', async () => {
+    await reg.pushImage('private/cache', 'v1', { 'plugin.lua': LUA });
+    const image = `${reg.host}/private/cache:v1`;
+    const one = new OciClient({ maxBytes: 1 << 20, timeoutMs: 5000 });
+    expect((await fetchPlugin(one, image, 'lua', { username: 'plugin-puller', password: 'correct horse' })).content.toString()).toBe(LUA);
+    expect((await failure(fetchPlugin(one, image, 'lua', { username: 'plugin-puller', password: 'battery staple' }))).reason).toBe('Unauthorized');
+  });
 });
 
 describe('plugin OCI client, bearer token auth', () => {

@@ -57,9 +57,15 @@ function isCurrent(f: PluginFetch | undefined, pi: PluginInstallation): boolean 
   return !!f && f.status.image === pi.spec.image && (f.status.observedGeneration ?? 0) === (pi.metadata.generation ?? 0);
 }
 
-/** The content a reference to this plugin gets: the last successful fetch, unless the current spec failed. */
+/**
+ * The content a reference to this plugin gets: the last successful fetch, unless the current spec
+ * failed or is invalid. A pull Secret that went missing only stops fetching: content already
+ * fetched keeps serving (a Secret deleted and created again must not break routes); a revoked
+ * ReferenceGrant stops serving.
+ */
 export function servedContent(snapshot: Snapshot, grants: ReferenceGrantIndex, pi: PluginInstallation): PluginFetch['status'] | undefined {
-  if (pluginSpecProblem(snapshot, grants, pi)) return undefined;
+  const problem = pluginSpecProblem(snapshot, grants, pi);
+  if (problem && problem.reason !== 'InvalidPullSecret') return undefined;
   const f = fetchFor(snapshot, pi);
   if (!f?.status.sha256) return undefined;
   if (!f.status.fetched && isCurrent(f, pi)) return undefined;

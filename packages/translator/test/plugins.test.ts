@@ -56,6 +56,16 @@ describe('plugin installation status', () => {
     expect(sr((failed.statuses['HTTPRoute/apps/r'] as { parents: { conditions: unknown }[] }).parents[0]!.conditions, 'ResolvedRefs')).toBe('False/PluginNotFetched');
   });
 
+  it('a pull Secret gone after the fetch keeps the content serving; a revoked grant stops it', () => {
+    const withSecret = (ns: string) => ({ ...pi('hello'), spec: { image: 'registry.example.com/team/hello:v1', type: 'lua', pullSecretRef: { name: 'creds', namespace: ns } } }) as KubeObject;
+    const missing = run([...base, withSecret('apps'), fetched('hello'), routeWith('r', 'hello')]);
+    expect(sr((missing.statuses['PluginInstallation/apps/hello'] as { conditions: unknown }).conditions, 'Accepted')).toBe('False/InvalidPullSecret');
+    expect(routesOf(missing)[0]!.filters?.plugins?.[0]?.sha256).toBe(SHA);
+    const revoked = run([...base, withSecret('vault'), fetched('hello'), routeWith('r', 'hello')]);
+    expect(sr((revoked.statuses['PluginInstallation/apps/hello'] as { conditions: unknown }).conditions, 'Fetched')).toBe('False/RefNotPermitted');
+    expect(routesOf(revoked)[0]!.directResponse).toEqual({ status: 500 });
+  });
+
   it('invalid specs are not Accepted and say which field is wrong', () => {
     const bad = { ...pi('bad'), spec: { image: 'just-a-name', type: 'lua' } } as KubeObject;
     const wrongType = { ...pi('wt'), spec: { image: 'registry.example.com/x:v1', type: 'python' } } as KubeObject;
