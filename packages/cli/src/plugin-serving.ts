@@ -32,9 +32,13 @@ function positive(v: string, flag: string): number {
   return n;
 }
 
-/** Starts the content server and the worker; `storage` defaults to memory (off-cluster). */
+/**
+ * Starts the content server and the worker; `storage` defaults to memory (off-cluster). The
+ * worker reports `synced` once the `after` sources are listed and every plugin has a first
+ * result, so the engine's first translation has them.
+ */
 export async function startPlugins(
-  o: PluginOptions, log: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void,
+  o: PluginOptions, after: string[], log: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void,
   storage?: (urlFor: (sha: string, type: string) => string) => PluginStorage, onAttempt?: (result: string) => void, urlKey?: () => Promise<Buffer>,
 ): Promise<PluginServing> {
   const maxBytes = positive(o.pluginMaxBytes, '--plugin-max-bytes');
@@ -68,7 +72,7 @@ export async function startPlugins(
   const worker = new PluginFetchWorker({
     client: new OciClient({ maxBytes, timeoutMs: 30_000, insecureRegistries: o.insecureRegistry ?? [] }),
     storage: storage ? storage(urlFor) : new MemoryStorage(urlFor),
-    content, maxBytes, resolveEveryMs, log, ...(onAttempt ? { onAttempt } : {}),
+    content, maxBytes, resolveEveryMs, log, after, ...(onAttempt ? { onAttempt } : {}),
   });
   return {
     worker, content, server,

@@ -12,7 +12,7 @@
 //   falls back to content stored before (the ConfigMap) for the same image.
 import { createHash } from 'node:crypto';
 import { parseImageReference, type PluginFetch, type PluginInstallation, type Secret } from '@turnpike/api';
-import { applyEvents, deepEqual, EMPTY_SNAPSHOT, remove, upsert, type SourceEvent, type WatchEvent } from '@turnpike/engine';
+import { applyEvents, deepEqual, EMPTY_SNAPSHOT, remove, synced, upsert, type SourceEvent, type WatchEvent } from '@turnpike/engine';
 import { DOCKER_CONFIG_SECRET_TYPE, pluginSpecProblem, pullSecretAccess, ReferenceGrantIndex, type Snapshot } from '@turnpike/translator';
 import { Subject } from 'rxjs';
 import { extractPlugin, pluginLayer, type PluginType } from './artifact.js';
@@ -39,6 +39,14 @@ export interface FetchWorkerOptions {
   onAttempt?: (result: string) => void;
   /** Fetches in flight at most (a controller starting with many plugins does not flood a registry). */
   concurrency?: number;
+  /**
+   * Sources whose first full list the worker waits for; then it reports `synced` (source
+   * `plugins`) once every plugin listed has a first result (stored content or a fetch attempt),
+   * or after `syncTimeoutMs`. The engine gates its first translation on it, so a restarted
+   * controller never serves routes without their plugins in the meantime.
+   */
+  after?: string[];
+  syncTimeoutMs?: number;
 }
 
 type Result = PluginFetch['status'];
@@ -56,6 +64,10 @@ interface Job {
   emitted?: Result;
   /** Content put in the store by the fetch in flight, kept until the fetch settles. */
   inflight?: string;
+  /** Stored content was looked for (once per job). */
+  triedStored?: boolean;
+  /** The spec cannot be fetched as it is (the translator says why). */
+  blocked?: boolean;
 }
 
 export class PluginFetchWorker {
@@ -69,6 +81,10 @@ export class PluginFetchWorker {
   private readonly backoff: { initialMs: number; maxMs: number };
   private active = 0;
   private readonly queue: (() => void)[] = [];
+  private readonly listed = new Set<string>();
+  /** Plugins still without a first result, once the sources are listed; undefined before. */
+  private awaiting?: Set<string>;
+  private reported = false;
 
   constructor(private readonly opts: FetchWorkerOptions) {
     this.resolveEveryMs = opts.resolveEveryMs ?? 600_000;
@@ -77,7 +93,9 @@ export class PluginFetchWorker {
 
   /** Feed every engine event here; the worker keeps the kinds it needs. */
   observe(e: WatchEvent): void {
-    if (this.stopped || !WATCHED.has(e.kind)) return;
+    if (this.stopped) return;
+    if (e.type === 'synced' && e.kind === '*') this.sourceListed(e.source);
+    if (!WATCHED.has(e.kind)) return;
     // Only pull Secrets matter; any other Secret is dropped (a type change counts as a delete).
     if (e.kind === 'Secret' && e.type === 'upsert' && (e.object as Secret | undefined)?.type !== DOCKER_CONFIG_SECRET_TYPE) {
       if (!this.snapshot.get('Secret')?.get(e.namespace ?? '')?.has(e.name ?? '')) return;
@@ -86,6 +104,34 @@ export class PluginFetchWorker {
     this.snapshot = applyEvents(this.snapshot, [e]).snapshot;
     // Coalesce a burst (an initial list) into one pass.
     this.scheduled ??= setTimeout(() => { this.scheduled = undefined; this.reconcile(); }, 20);
+  }
+
+  private sourceListed(source: string): void {
+    this.listed.add(source);
+    if (this.awaiting || this.reported || !(this.opts.after ?? []).every((s) => this.listed.has(s))) return;
+    if (this.scheduled) clearTimeout(this.scheduled);
+    this.scheduled = undefined;
+    this.reconcile();
+    this.awaiting = new Set([...this.jobs.values()].filter((j) => !j.emitted && !j.blocked).map((j) => j.key));
+    const t = setTimeout(() => this.reportSynced(), this.opts.syncTimeoutMs ?? 10_000);
+    t.unref?.();
+    this.settle();
+  }
+
+  /** A plugin has its first result; when none is left, report synced. */
+  private settle(key?: string): void {
+    if (!this.awaiting) return;
+    if (key) this.awaiting.delete(key);
+    if (this.awaiting.size === 0) this.reportSynced();
+  }
+
+  private reportSynced(): void {
+    if (this.reported || this.stopped) return;
+    this.reported = true;
+    this.awaiting = undefined;
+    // Not from inside the event that triggered it: a source listing synchronously would hand it
+    // to a stream that has not subscribed to us yet.
+    queueMicrotask(() => { if (!this.stopped) this.events.next(synced(PLUGINS_SOURCE)); });
   }
 
   stop(): void {
@@ -120,7 +166,10 @@ export class PluginFetchWorker {
         if (job.timer) clearTimeout(job.timer);
         job.timer = undefined;
         // A spec that cannot be fetched waits for a change; the translator reports why.
-        if (!problem) void this.run(job);
+        job.blocked = !!problem;
+        if (problem) continue;
+        this.awaiting?.add(key);
+        void this.run(job);
       }
     }
     for (const [key, job] of this.jobs) {
@@ -129,6 +178,7 @@ export class PluginFetchWorker {
       this.jobs.delete(key);
       const [ns, name] = key.split('/') as [string, string];
       this.opts.storage.forget?.(ns, name);
+      this.settle(key);
       if (job.emitted) this.events.next(remove(PLUGINS_SOURCE, 'PluginFetch', ns, name));
     }
     this.retainContent();
@@ -145,10 +195,13 @@ export class PluginFetchWorker {
   }
 
   private emit(job: Job, pi: PluginInstallation, result: Result): void {
-    if (job.emitted && deepEqual(job.emitted, result)) return;
-    job.emitted = result;
-    const obj: PluginFetch = { apiVersion: 'turnpike.dev/internal', kind: 'PluginFetch', metadata: { namespace: pi.metadata.namespace!, name: pi.metadata.name }, status: result };
-    this.events.next(upsert(PLUGINS_SOURCE, obj));
+    if (!job.emitted || !deepEqual(job.emitted, result)) {
+      job.emitted = result;
+      const obj: PluginFetch = { apiVersion: 'turnpike.dev/internal', kind: 'PluginFetch', metadata: { namespace: pi.metadata.namespace!, name: pi.metadata.name }, status: result };
+      this.events.next(upsert(PLUGINS_SOURCE, obj));
+    }
+    // After the result is in the stream: `synced` may follow at once.
+    this.settle(job.key);
   }
 
   private schedule(job: Job, ms: number): void {
@@ -183,7 +236,20 @@ export class PluginFetchWorker {
     const inputs = job.inputs;
     const gen = pi.metadata.generation ?? 0;
     const base = { observedGeneration: gen, image: pi.spec.image };
+    // Still the job of a live plugin, with the inputs this run started with?
+    const live = () => !this.stopped && this.jobs.get(job.key) === job && job.inputs === inputs;
     try {
+      if (!job.good && !job.triedStored) {
+        // First run (e.g. after a restart): serve content stored before for this image at once,
+        // then check the registry as a refresh.
+        job.triedStored = true;
+        const stored = await this.opts.storage.load(pi).catch(() => undefined);
+        if (stored && stored.image === pi.spec.image && live()) {
+          job.inflight = this.opts.content.put(stored.content);
+          job.good = { ...base, fetched: true, reason: 'Fetched', message: `Serving the content stored before in ${stored.storage.configMap ? `ConfigMap ${stored.storage.configMap}` : 'storage'} (${stored.digest})`, digest: stored.digest, sha256: stored.sha256, size: stored.content.length, storage: stored.storage };
+          this.emit(job, pi, job.good);
+        }
+      }
       await this.slot();
       let result: Result;
       try {
@@ -191,14 +257,14 @@ export class PluginFetchWorker {
       } finally {
         this.release();
       }
-      if (job.inputs !== inputs || this.stopped) return;
+      if (!live()) return;
       job.attempt = 0;
       job.good = result;
       this.opts.onAttempt?.('Fetched');
       this.emit(job, pi, result);
       if (!parseImageReference(pi.spec.image).digest) this.schedule(job, this.resolveEveryMs);
     } catch (e) {
-      if (job.inputs !== inputs || this.stopped) return;
+      if (!live()) return;
       const err = e instanceof PluginFetchError ? e : new PluginFetchError('FetchFailed', (e as Error).message);
       job.attempt++;
       this.opts.onAttempt?.(err.reason);
@@ -210,15 +276,8 @@ export class PluginFetchWorker {
         this.opts.log?.('warn', 'plugin refresh failed; keeping the fetched content', { plugin: job.key, reason: err.reason, err: err.message });
         this.emit(job, pi, { ...job.good!, message: `${job.good!.message}; refreshing it failed (${err.reason}): ${err.message}; ${retry}` });
       } else {
-        const stored = err.transient ? await this.opts.storage.load(pi).catch(() => undefined) : undefined;
-        if (stored && stored.image === pi.spec.image && job.inputs === inputs) {
-          job.inflight = this.opts.content.put(stored.content);
-          job.good = { ...base, fetched: true, reason: 'Fetched', message: `Serving the content stored before (${stored.digest}); the registry is unreachable: ${err.message}; ${retry}`, digest: stored.digest, sha256: stored.sha256, size: stored.content.length, storage: stored.storage };
-          this.emit(job, pi, job.good);
-        } else {
-          this.opts.log?.('warn', 'plugin fetch failed', { plugin: job.key, reason: err.reason, err: err.message });
-          this.emit(job, pi, { ...base, fetched: false, reason: err.reason, message: `${err.message}; ${retry}` });
-        }
+        this.opts.log?.('warn', 'plugin fetch failed', { plugin: job.key, reason: err.reason, err: err.message });
+        this.emit(job, pi, { ...base, fetched: false, reason: err.reason, message: `${err.message}; ${retry}` });
       }
       this.schedule(job, delay);
     } finally {

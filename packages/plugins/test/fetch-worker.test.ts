@@ -22,17 +22,18 @@ const grant = (ns: string, fromNs: string): KubeObject => ({
 interface Harness { input: Subject<SourceEvent>; worker: PluginFetchWorker; content: PluginContentStore; outputs: EngineOutput[]; sub: Subscription }
 let h: Harness | undefined;
 
-function start(opts: { resolveEveryMs?: number; storage?: PluginStorage; content?: PluginContentStore; concurrency?: number } = {}): Harness {
+function start(opts: { resolveEveryMs?: number; storage?: PluginStorage; content?: PluginContentStore; concurrency?: number; gate?: boolean } = {}): Harness {
   const input = new Subject<SourceEvent>();
   const content = opts.content ?? new PluginContentStore();
   const worker = new PluginFetchWorker({
     client: new OciClient({ maxBytes: 4 << 20, timeoutMs: 3000 }), storage: opts.storage ?? new MemoryStorage(), content,
-    maxBytes: 4 << 20, ...(opts.concurrency ? { concurrency: opts.concurrency } : {}), backoff: { initialMs: 200, maxMs: 1000 }, resolveEveryMs: opts.resolveEveryMs ?? 600_000,
+    maxBytes: 4 << 20, ...(opts.concurrency ? { concurrency: opts.concurrency } : {}), ...(opts.gate ? { after: ['test'] } : {}), backoff: { initialMs: 200, maxMs: 1000 }, resolveEveryMs: opts.resolveEveryMs ?? 600_000,
   });
   const outputs: EngineOutput[] = [];
-  const sub = runEngine({ sources: [input, worker.events], sourceNames: ['test'], quietMs: 10, maxDelayMs: 50, onEvent: (e) => worker.observe(e) })
+  const sub = runEngine({ sources: [input, worker.events], sourceNames: opts.gate ? ['test', PLUGINS_SOURCE] : ['test'], quietMs: 10, maxDelayMs: 50, onEvent: (e) => worker.observe(e) })
     .subscribe((o) => outputs.push(o));
-  input.next(synced('test'));
+  // Gated: the caller says when the test source has listed everything.
+  if (!opts.gate) input.next(synced('test'));
   h = { input, worker, content, outputs, sub };
   return h;
 }
@@ -162,6 +163,36 @@ describe('plugin fetch worker', () => {
     for (let i = 0; i < 12; i++) await until(hh, `apps/many-${i}`, (f) => f?.status === 'True');
     expect(most).toBeLessThanOrEqual(2);
     expect(most).toBe(2);
+  });
+
+  it('the engine waits for the plugins: after a restart with the registry down, the first translation already serves the stored content', async () => {
+    const lua = Buffer.from(`${LUA_V1}-- stored\n`);
+    const sha256 = createHash('sha256').update(lua).digest('hex');
+    const storage: PluginStorage = {
+      async save() { return { configMap: 'turnpike-plugin-restart' }; },
+      async load(pi) {
+        if (pi.metadata.name !== 'restart') return undefined;
+        return { content: lua, sha256, digest: `sha256:${'1'.repeat(64)}`, image: pi.spec.image, storage: { configMap: 'turnpike-plugin-restart' } };
+      },
+    };
+    await reg.down();
+    try {
+      const hh = start({ storage, gate: true });
+      hh.input.next(upsert('test', plugin('apps', 'restart', `${reg.host}/w/restart:v1`)));
+      hh.input.next(upsert('test', plugin('apps', 'never-stored', `${reg.host}/w/never:v1`)));
+      hh.input.next(synced('test'));
+      await until(hh, 'apps/restart', (f) => f?.status === 'True');
+      const first = hh.outputs[0]!;
+      expect(fetchedOf(first, 'apps/restart')).toMatchObject({ status: 'True', message: expect.stringMatching(/^Serving the content stored before in ConfigMap turnpike-plugin-restart/) });
+      expect(hh.content.get(sha256)?.equals(lua)).toBe(true);
+      // A plugin with nothing stored got its first attempt before the first translation too.
+      expect(fetchedOf(first, 'apps/never-stored')).toMatchObject({ status: 'False', reason: 'Pending', message: expect.stringMatching(/unreachable/) });
+      expect(hh.outputs.filter((o) => fetchedOf(o, 'apps/restart')?.status !== 'True')).toEqual([]);
+      const refreshed = await until(hh, 'apps/restart', (f) => /refreshing it failed \(Pending\)/.test(f?.message ?? ''));
+      expect((refreshed.storage as { sha256: string }).sha256).toBe(sha256);
+    } finally {
+      await reg.up();
+    }
   });
 
   it('deleting a PluginInstallation drops its result and its content', async () => {

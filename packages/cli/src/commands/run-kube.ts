@@ -8,6 +8,7 @@ import pino from 'pino';
 import { CliError } from '../errors.js';
 import { startXds } from '../xds-serving.js';
 import { startPlugins, type PluginOptions } from '../plugin-serving.js';
+import { PLUGINS_SOURCE } from '@turnpike/plugins';
 
 export interface KubeRunOptions extends PluginOptions {
   kubeconfig?: string; inCluster?: boolean; record?: string; quietMs: number; maxDelayMs: number;
@@ -27,7 +28,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
   const say = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => log[level](fields ?? {}, msg);
   const xdsPublic = parseHostPort(o.xdsPublicAddress ?? 'turnpike.turnpike-system.svc:18000');
   let storage: ConfigMapPluginStorage | undefined;
-  const plugins = await startPlugins(o, say, (urlFor) => (storage = new ConfigMapPluginStorage(client, urlFor, say)), (result) => metrics.pluginFetches.inc({ result }),
+  const plugins = await startPlugins(o, [KUBE_SOURCE], say, (urlFor) => (storage = new ConfigMapPluginStorage(client, urlFor, say)), (result) => metrics.pluginFetches.inc({ result }),
     async () => {
       try {
         return await ensurePluginUrlKey(client, o.leaderElectionNamespace ?? 'turnpike-system');
@@ -51,7 +52,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
   });
   log.info({ address: `${hp.host}:${health.port}` }, 'serving /healthz, /readyz and /metrics');
 
-  const sources = [kubeSource({ client, log: say }), plugins.worker.events, ...(xds ? [xds.events] : [])];
+  const sources = [plugins.worker.events, ...(xds ? [xds.events] : []), kubeSource({ client, log: say })];
   // Only the leader writes; every replica serves xDS. On gaining the lease, flush everything.
   let last: EngineOutput | undefined;
   let leading = o.leaderElect === false;
@@ -72,7 +73,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
 
   const sub = runEngine({
     sources,
-    sourceNames: [KUBE_SOURCE],
+    sourceNames: [KUBE_SOURCE, PLUGINS_SOURCE],
     quietMs: o.quietMs,
     maxDelayMs: o.maxDelayMs,
     onEvent: (e) => {

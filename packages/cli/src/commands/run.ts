@@ -9,6 +9,7 @@ import { canonical } from '../canonical.js';
 import { startXds } from '../xds-serving.js';
 import { runInCluster } from './run-kube.js';
 import { pluginFlagHelp, startPlugins, type PluginOptions } from '../plugin-serving.js';
+import { PLUGINS_SOURCE } from '@turnpike/plugins';
 
 export interface RunOptions extends PluginOptions {
   dir?: string; kubeconfig?: string; inCluster?: boolean; record?: string; output: string; quietMs: string; maxDelayMs: string; poll: string;
@@ -68,14 +69,14 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
     onError: (m) => process.stderr.write(`turnpike: error: ${m}\n`),
     onWarning: (m) => process.stderr.write(`turnpike: warning: ${m}\n`),
   });
-  const plugins = await startPlugins(opts, (level, msg, fields) => {
+  const plugins = await startPlugins(opts, [DIRECTORY_SOURCE], (level, msg, fields) => {
     if (level !== 'info' || !json) process.stderr.write(`turnpike: ${level === 'info' ? '' : `${level}: `}${msg}${fields ? ` ${JSON.stringify(fields)}` : ''}\n`);
   });
   const xds = opts.xds ? await startXds(opts.xdsAddress, undefined, undefined, (sha) => plugins.content.get(sha)) : undefined;
   return new Promise<void>((resolve) => {
     const sub: Subscription = runEngine({
-      sources: xds ? [source, plugins.worker.events, xds.events] : [source, plugins.worker.events],
-      sourceNames: [DIRECTORY_SOURCE],
+      sources: xds ? [plugins.worker.events, xds.events, source] : [plugins.worker.events, source],
+      sourceNames: [DIRECTORY_SOURCE, PLUGINS_SOURCE],
       quietMs,
       maxDelayMs,
       onEvent: (e) => { recorder?.event(e); plugins.observe(e); },
