@@ -13,7 +13,7 @@ import {
 } from '@turnpike/api';
 import { condition, sortConditions, type Problem } from './conditions.js';
 import type { ReferenceGrantIndex } from './reference-grants.js';
-import { getObject, listObjects, type Snapshot } from './snapshot.js';
+import { getObject, type Snapshot } from './snapshot.js';
 
 export const DOCKER_CONFIG_SECRET_TYPE = 'kubernetes.io/dockerconfigjson';
 /** Where an installed plugin's file is mounted in the proxy container. */
@@ -171,8 +171,4 @@ export function proxyConfigPlugins(snapshot: Snapshot, grants: ReferenceGrantInd
       plugins: entries,
     },
   };
-}
-
-export function listPluginInstallations(snapshot: Snapshot): PluginInstallation[] {
-  return listObjects<PluginInstallation>(snapshot, 'PluginInstallation');
 }
