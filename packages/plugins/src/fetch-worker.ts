@@ -308,8 +308,12 @@ export class PluginFetchWorker {
     const fetched = (digest: string, sha256: string, size: number, storage: Result['storage']): Result => ({
       ...base, fetched: true, reason: 'Fetched', message: `Fetched ${digest} (${size} bytes)`, digest, sha256, size, ...(storage && Object.keys(storage).length ? { storage } : {}),
     });
-    if (job.good?.digest === resolved.digest && job.good.sha256 && this.opts.content.get(job.good.sha256)) {
-      return fetched(resolved.digest, job.good.sha256, job.good.size ?? 0, job.good.storage);
+    const held = job.good?.digest === resolved.digest && job.good.sha256 ? this.opts.content.get(job.good.sha256) : undefined;
+    if (held) {
+      // Same content: store it again (an idempotent apply), so a storage ConfigMap deleted by
+      // hand comes back on the next re-resolve.
+      const storage = await this.opts.storage.save(pi, { content: held, sha256: job.good!.sha256!, digest: resolved.digest });
+      return fetched(resolved.digest, job.good!.sha256!, held.length, storage);
     }
     const stored = await this.opts.storage.load(pi).catch(() => undefined);
     if (stored && stored.digest === resolved.digest) {

@@ -107,6 +107,19 @@ describe('plugin fetch worker', () => {
     expect(hh.content.get((s.storage as { sha256: string }).sha256)?.toString()).toBe(LUA_V2);
   });
 
+  it('every re-resolve stores the content again, so lost storage comes back without a download', async () => {
+    await reg.pushImage('w/heal', 'v1', { 'plugin.lua': `${LUA_V1}-- heal\n` });
+    const saves: string[] = [];
+    const storage: PluginStorage = { async save(_pi, p) { saves.push(p.sha256); return { configMap: 'turnpike-plugin-heal' }; }, async load() { return undefined; } };
+    const hh = start({ storage, resolveEveryMs: 200 });
+    hh.input.next(upsert('test', plugin('apps', 'heal', `${reg.host}/w/heal:v1`)));
+    await until(hh, 'apps/heal', (f) => f?.status === 'True');
+    const deadline = Date.now() + 5000;
+    while (saves.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(saves.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(saves).size).toBe(1);
+  });
+
   it('NotFound for a missing tag, InvalidArtifact for the wrong type, each on its own object', async () => {
     await reg.pushImage('w/wasm-only', 'v1', { 'plugin.wasm': Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]) });
     await reg.pushImage('w/fine', 'v1', { 'plugin.lua': LUA_V1 });
