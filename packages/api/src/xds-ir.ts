@@ -6,11 +6,10 @@ export interface RouteSource { kind: string; namespace: string; name: string; ru
 export interface EndpointIR { address: string; port: number; ready: boolean }
 
 export interface ClusterIR {
-  /** `namespace/service/port`. */
+  /** `namespace/service/port` (`/udp` appended for a UDP port). Its endpoints are in XdsIR.endpoints. */
   name: string;
   service: { namespace: string; name: string; port: number };
   protocol: 'http' | 'h2' | 'tcp' | 'udp';
-  endpoints: EndpointIR[];
   tls?: { sni: string; caBundle?: string; wellKnownCA?: string; subjectAltNames: string[]; policy: string };
 }
 
@@ -87,12 +86,22 @@ export interface GatewayIR {
   namespace: string;
   ports: PortIR[];
   clusters: ClusterIR[];
-  /** TLS Secrets the listeners use, by `namespace/name` (content stays out of printed IR). */
-  secrets: string[];
+  /**
+   * TLS Secrets the listeners use, by `namespace/name`, with the sha256 of what is served (the
+   * content stays out of the IR, but a rotation changes the IR and so reaches the proxies).
+   */
+  secrets: { name: string; sha256: string }[];
   /** gRPC services exposed to proxyless clients, when the ProxyConfig asks for it. */
   proxyless?: boolean;
   /** Plugins installed in this Gateway's proxies (ProxyConfig.spec.plugins) whose file is mounted there. */
   installedPlugins?: { name: string; sha256: string; mountPath: string }[];
 }
 
-export interface XdsIR { gateways: Record<string, GatewayIR> }
+/**
+ * Per Gateway (`namespace/name`) its IR, and per cluster name the endpoints of every cluster a
+ * Gateway uses: endpoints change far more often than anything else, so they stand apart.
+ */
+export interface XdsIR {
+  gateways: ReadonlyMap<string, GatewayIR>;
+  endpoints: ReadonlyMap<string, EndpointIR[]>;
+}

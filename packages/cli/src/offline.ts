@@ -7,7 +7,7 @@ export interface OfflineResult { resources: KubeObject[]; result: TranslateResul
 
 export function withStatuses(objects: readonly KubeObject[], result: TranslateResult, now: string): KubeObject[] {
   return objects.map((o) => {
-    const ours = result.statuses[objectKey(o.kind, o.metadata.namespace, o.metadata.name)];
+    const ours = result.statuses.get(objectKey(o.kind, o.metadata.namespace, o.metadata.name));
     if (!ours || !OWNED_STATUS_KINDS.has(o.kind)) return o;
     return { ...o, status: mergeStatus(o.kind, o.status as Record<string, unknown> | undefined, ours, CONTROLLER_NAME, now) };
   });

@@ -2,7 +2,7 @@
 // changed, per Gateway the listeners, routes and clusters added, removed or changed in the xDS
 // IR, and the infra changes. Pure; printing is separate.
 import type { Condition } from '@turnpike/api';
-import type { GatewayIR } from '@turnpike/api';
+import type { GatewayIR, XdsIR } from '@turnpike/api';
 import type { TranslateResult } from '@turnpike/translator';
 import { canonical } from './canonical.js';
 
@@ -79,7 +79,7 @@ function diffKeyed(a: Map<string, string>, b: Map<string, string>): SetChange {
   return out;
 }
 
-function gatewayParts(g: GatewayIR | undefined): { listeners: Map<string, string>; routes: Map<string, string>; clusters: Map<string, string> } {
+function gatewayParts(g: GatewayIR | undefined, endpoints: XdsIR['endpoints']): { listeners: Map<string, string>; routes: Map<string, string>; clusters: Map<string, string> } {
   const listeners = new Map<string, string>(), routes = new Map<string, string>(), clusters = new Map<string, string>();
   for (const p of g?.ports ?? []) {
     for (const l of p.listeners) {
@@ -89,7 +89,8 @@ function gatewayParts(g: GatewayIR | undefined): { listeners: Map<string, string
       for (const r of l4 ?? []) routes.set(`${p.name} ${r.name}`, canonical(r));
     }
   }
-  for (const c of g?.clusters ?? []) clusters.set(c.name, canonical(c));
+  // A cluster's endpoints are part of what changes about it.
+  for (const c of g?.clusters ?? []) clusters.set(c.name, canonical({ ...c, endpoints: endpoints.get(c.name) ?? [] }));
   return { listeners, routes, clusters };
 }
 
@@ -97,14 +98,14 @@ const empty = (s: SetChange) => !s.added.length && !s.removed.length && !s.chang
 
 export function semanticDiff(a: TranslateResult, b: TranslateResult): SemanticDiff {
   const objects: ObjectChange[] = [];
-  for (const key of [...new Set([...Object.keys(a.statuses), ...Object.keys(b.statuses)])].sort()) {
-    const d = diffObject(key, a.statuses[key], b.statuses[key]);
+  for (const key of [...new Set([...a.statuses.keys(), ...b.statuses.keys()])].sort()) {
+    const d = diffObject(key, a.statuses.get(key), b.statuses.get(key));
     if (d) objects.push(d);
   }
   const xds: GatewayXdsChange[] = [];
-  for (const gw of [...new Set([...Object.keys(a.xdsIR.gateways), ...Object.keys(b.xdsIR.gateways)])].sort()) {
-    const ga = a.xdsIR.gateways[gw], gb = b.xdsIR.gateways[gw];
-    const pa = gatewayParts(ga), pb = gatewayParts(gb);
+  for (const gw of [...new Set([...a.xdsIR.gateways.keys(), ...b.xdsIR.gateways.keys()])].sort()) {
+    const ga = a.xdsIR.gateways.get(gw), gb = b.xdsIR.gateways.get(gw);
+    const pa = gatewayParts(ga, a.xdsIR.endpoints), pb = gatewayParts(gb, b.xdsIR.endpoints);
     const d: GatewayXdsChange = {
       gateway: gw, change: !ga ? 'added' : !gb ? 'removed' : 'changed',
       listeners: diffKeyed(pa.listeners, pb.listeners), routes: diffKeyed(pa.routes, pb.routes), clusters: diffKeyed(pa.clusters, pb.clusters),
@@ -112,8 +113,8 @@ export function semanticDiff(a: TranslateResult, b: TranslateResult): SemanticDi
     if (d.change !== 'changed' || !empty(d.listeners) || !empty(d.routes) || !empty(d.clusters)) xds.push(d);
   }
   const infra: InfraChange[] = [];
-  for (const gw of [...new Set([...Object.keys(a.infraIR.gateways), ...Object.keys(b.infraIR.gateways)])].sort()) {
-    const ia = a.infraIR.gateways[gw] as unknown as AnyStatus | undefined, ib = b.infraIR.gateways[gw] as unknown as AnyStatus | undefined;
+  for (const gw of [...new Set([...a.infraIR.gateways.keys(), ...b.infraIR.gateways.keys()])].sort()) {
+    const ia = a.infraIR.gateways.get(gw) as unknown as AnyStatus | undefined, ib = b.infraIR.gateways.get(gw) as unknown as AnyStatus | undefined;
     if (!ia || !ib) { infra.push({ gateway: gw, change: !ia ? 'added' : 'removed', fields: [] }); continue; }
     const fields = [...new Set([...Object.keys(ia), ...Object.keys(ib)])].sort().filter((k) => canonical(ia[k]) !== canonical(ib[k]));
     if (fields.length) infra.push({ gateway: gw, change: 'changed', fields });

@@ -1,17 +1,18 @@
-// Serving the engine's outputs over ADS: each changed output becomes the node snapshots.
+// Serving the engine's outputs over ADS: a sink that applies each output's changes to the node
+// snapshots (only the Gateways and clusters that changed are rebuilt).
 import type { EngineOutput } from '@turnpike/engine';
 import type { KubeObject, ProxyStatus } from '@turnpike/api';
 import { remove, upsert, type SourceEvent } from '@turnpike/engine';
 import { Subject } from 'rxjs';
 import { AdsServer, parseHostPort, SnapshotCache, XdsSnapshotBuilder, type PluginLookup } from '@turnpike/xds';
 import { CliError } from './errors.js';
+import type { Sink } from './controller.js';
 
-export interface XdsServing {
+export interface XdsServing extends Sink {
   server: AdsServer;
   cache: SnapshotCache;
   /** What the proxies said, as events for the engine (ProxyStatus objects). */
   events: Subject<SourceEvent>;
-  update(out: EngineOutput): void;
   close(): Promise<void>;
 }
 
@@ -60,12 +61,13 @@ export async function startXds(address: string, log: (m: string) => void = (m) =
   log(`serving xDS on ${hp.host}:${port}`);
   const builder = new XdsSnapshotBuilder();
   return {
+    name: 'xds',
     server,
     cache,
     events,
-    update(out: EngineOutput) {
+    accept(out: EngineOutput) {
       const lookup = (kind: string, ns: string, name: string) => out.snapshot.get(kind)?.get(ns)?.get(name) as KubeObject | undefined;
-      cache.setAll(builder.build(out.result.xdsIR.gateways, lookup, plugins));
+      cache.update(builder.update(out.result.xdsIR, out.changes, lookup, plugins));
     },
     close: () => server.close(),
   };

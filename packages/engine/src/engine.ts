@@ -1,11 +1,11 @@
 // The pipeline: every source merges into one stream; events are numbered and stamped, folded
 // into the store, and after the holdoff the whole snapshot goes to the translator. Outputs that
 // hash the same as the previous one are not passed on.
-import { Translator, type Snapshot, type TranslateResult } from '@turnpike/translator';
+import { Translator, type OutputChanges, type Snapshot, type TranslateResult } from '@turnpike/translator';
 import { asyncScheduler, connectable, filter, map, merge, Observable, type SchedulerLike, Subject, take } from 'rxjs';
 import type { SourceEvent, WatchEvent } from './events.js';
 import { DEFAULT_MAX_DELAY_MS, DEFAULT_QUIET_MS, holdoff } from './holdoff.js';
-import { outputHash } from './output-hash.js';
+import { OutputHasher } from './output-hash.js';
 import { applyEvents, EMPTY_SNAPSHOT } from './store.js';
 
 export interface EngineOptions {
@@ -30,6 +30,8 @@ export interface EngineOutput {
   /** False when the output equals the previous one (recorded, not passed to sinks). */
   changed: boolean;
   result: TranslateResult;
+  /** The output keys whose value differs from the previous translation's (all of them at first). */
+  changes: OutputChanges;
   snapshot: Snapshot;
   /** Wall time the translation took, in milliseconds (for metrics; not part of the output). */
   durationMs: number;
@@ -79,25 +81,26 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
 
   const ready$ = state$.pipe(filter((s) => s.ready), take(1));
   let lastHash = '';
+  const hasher = new OutputHasher();
   const outputs$ = state$.pipe(
     filter((s) => s.changed || s.becameReady),
     holdoff<State>({ quietMs: opts.quietMs ?? DEFAULT_QUIET_MS, maxDelayMs: opts.maxDelayMs ?? DEFAULT_MAX_DELAY_MS, ready: required.size ? ready$ : undefined, scheduler }),
     map((s) => {
       // Translate the latest snapshot (level-triggered), not only the batch that woke us.
       const current = state;
-      let result: TranslateResult;
+      let translated: { result: TranslateResult; changes: OutputChanges };
       const t0 = performance.now();
       try {
-        result = translator.translate(current.snapshot);
+        translated = translator.translateWithChanges(current.snapshot);
       } catch (e) {
         opts.onError?.(e as Error);
         return undefined;
       }
-      const hash = outputHash(result);
+      const hash = hasher.update(translated.result, translated.changes);
       const changed = hash !== lastHash;
       lastHash = hash;
       void s;
-      return { seq: current.seq, hash, changed, result, snapshot: current.snapshot, durationMs: performance.now() - t0 } satisfies EngineOutput;
+      return { seq: current.seq, hash, changed, ...translated, snapshot: current.snapshot, durationMs: performance.now() - t0 } satisfies EngineOutput;
     }),
     filter((o): o is EngineOutput => o !== undefined),
   );

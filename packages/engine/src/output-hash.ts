@@ -1,36 +1,60 @@
-// The hash of a translation's whole output. Each status and each Gateway's IR is hashed as
-// canonical JSON once per object (the translator reuses unchanged objects, so at 10k routes a
-// one-route change re-hashes one route's status, not ten megabytes); the output hash is the
-// sha256 of the sorted `key hash` lines. Equal outputs have equal hashes whatever their key order.
+// The hash of a translation's whole output: every status, every Gateway's xDS IR, the endpoints of
+// every served cluster and every Gateway's infra IR. Each entry is hashed as canonical JSON with its
+// section and key, and the output hash is the sum of the entry hashes modulo 2^256: equal outputs
+// have equal hashes whatever their order, and a change to one entry updates the sum in O(1), so an
+// engine hashes only what a translation changed (`OutputHasher`), not the whole output again.
 import { createHash } from 'node:crypto';
-import type { TranslateResult } from '@turnpike/translator';
+import type { OutputChanges, TranslateResult } from '@turnpike/translator';
 import stringify from 'safe-stable-stringify';
 
 export function canonicalJSON(value: unknown): string {
   return stringify(value) ?? 'null';
 }
 
-const valueHashes = new WeakMap<object, string>();
+const MODULUS = 1n << 256n;
+type Section = 'statuses' | 'xds' | 'endpoints' | 'infra';
+type HashedOutput = Pick<TranslateResult, 'statuses' | 'xdsIR' | 'infraIR'>;
 
-function valueHash(v: unknown): string {
-  if (typeof v !== 'object' || v === null) return createHash('sha256').update(canonicalJSON(v)).digest('hex');
-  let h = valueHashes.get(v);
-  if (!h) {
-    h = createHash('sha256').update(canonicalJSON(v)).digest('hex');
-    valueHashes.set(v, h);
+function sections(result: HashedOutput): [Section, ReadonlyMap<string, unknown>][] {
+  return [['statuses', result.statuses], ['xds', result.xdsIR.gateways], ['endpoints', result.xdsIR.endpoints], ['infra', result.infraIR.gateways]];
+}
+
+function entryHash(section: Section, key: string, value: unknown): bigint {
+  return BigInt(`0x${createHash('sha256').update(`${section}\t${key}\t`).update(canonicalJSON(value)).digest('hex')}`);
+}
+
+const hex = (sum: bigint) => sum.toString(16).padStart(64, '0');
+
+/** The hash of a whole output, from scratch. */
+export function outputHash(result: HashedOutput): string {
+  let sum = 0n;
+  for (const [section, map] of sections(result)) for (const [k, v] of map) sum = (sum + entryHash(section, k, v)) % MODULUS;
+  return hex(sum);
+}
+
+/** Keeps the output hash of a sequence of translations, re-hashing only the entries that changed. */
+export class OutputHasher {
+  private readonly entries = new Map<string, bigint>();
+  private sum = 0n;
+
+  update(result: HashedOutput, changes: OutputChanges): string {
+    const changed: Record<Section, readonly string[]> = { statuses: changes.statuses, xds: changes.gateways, endpoints: changes.endpoints, infra: changes.infra };
+    for (const [section, map] of sections(result)) {
+      for (const key of changed[section]) {
+        const id = `${section}\t${key}`;
+        const before = this.entries.get(id);
+        if (before !== undefined) this.sum -= before;
+        const value = map.get(key);
+        if (value === undefined) {
+          this.entries.delete(id);
+        } else {
+          const h = entryHash(section, key, value);
+          this.entries.set(id, h);
+          this.sum += h;
+        }
+      }
+    }
+    this.sum = ((this.sum % MODULUS) + MODULUS) % MODULUS;
+    return hex(this.sum);
   }
-  return h;
-}
-
-function section(hash: ReturnType<typeof createHash>, name: string, record: Record<string, unknown>): void {
-  hash.update(`${name}\n`);
-  for (const k of Object.keys(record).sort()) hash.update(`${k}\t${valueHash(record[k])}\n`);
-}
-
-export function outputHash(result: Pick<TranslateResult, 'statuses' | 'xdsIR' | 'infraIR'>): string {
-  const h = createHash('sha256');
-  section(h, 'statuses', result.statuses);
-  section(h, 'xds', result.xdsIR.gateways as Record<string, unknown>);
-  section(h, 'infra', result.infraIR.gateways as Record<string, unknown>);
-  return h.digest('hex');
 }

@@ -2,8 +2,8 @@
 // returns the next snapshot and whether the change matters to the translator: an update that
 // only touches the status of an object whose status we write (or its resourceVersion) is
 // stored but does not trigger a translation, so our own status writes do not loop.
-import { OWNED_STATUS_KINDS, type KubeObject } from '@turnpike/api';
-import type { Snapshot } from '@turnpike/translator';
+import type { KubeObject } from '@turnpike/api';
+import { deepEqual, sameForTranslation, type Snapshot } from '@turnpike/translator';
 import { enableMapSet, freeze, produce } from 'immer';
 import type { WatchEvent } from './events.js';
 
@@ -18,31 +18,11 @@ export function sanitize(o: KubeObject): KubeObject {
   return { ...o, metadata };
 }
 
-function comparable(o: KubeObject): unknown {
-  const { resourceVersion: _rv, managedFields: _mf, ...metadata } = o.metadata ?? ({} as KubeObject['metadata']);
-  const rest: Record<string, unknown> = { ...o, metadata };
-  if (OWNED_STATUS_KINDS.has(o.kind)) delete rest.status;
-  return rest;
-}
-
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((x, i) => deepEqual(x, b[i]));
-  }
-  if (Array.isArray(b)) return false;
-  const ka = Object.keys(a as object).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
-  const kb = Object.keys(b as object).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
-  if (ka.length !== kb.length) return false;
-  return ka.every((k) => deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
-}
+export { deepEqual };
 
 /** Does replacing `prev` by `next` change anything the translator reads? */
 export function isRelevantChange(prev: KubeObject | undefined, next: KubeObject): boolean {
-  if (!prev) return true;
-  return !deepEqual(comparable(prev), comparable(next));
+  return !prev || !sameForTranslation(prev, next);
 }
 
 export interface ApplyResult { snapshot: Snapshot; relevant: boolean }

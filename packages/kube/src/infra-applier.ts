@@ -46,7 +46,7 @@ export class InfraApplier {
   update(infra: InfraIR): void {
     this.pendingInfra = undefined;
     const next = new Map<string, KubeObject>();
-    for (const ir of Object.values(infra.gateways)) {
+    for (const ir of infra.gateways.values()) {
       let objects: KubeObject[];
       try {
         objects = infraObjects(ir, this.o);

@@ -62,21 +62,36 @@ export class StatusWriter {
     return this.o.now?.() ?? new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
   }
 
-  /** Computes what must be written for a translation and schedules it. */
-  update(result: TranslateResult, snapshot: Snapshot): void {
+  /**
+   * Computes what must be written for a translation and schedules it: every status, or with
+   * `changed` only the statuses a translation changed (the writer has seen every output before).
+   */
+  update(result: TranslateResult, snapshot: Snapshot, changed?: readonly string[]): void {
     const get = (kind: string, ns: string | undefined, name: string) => snapshot.get(kind)?.get(ns ?? '')?.get(name);
     const wanted = new Map<string, { kind: string; namespace?: string; name: string; ours: AnyStatus }>();
-    for (const [key, ours] of Object.entries(result.statuses)) {
-      const [kind, ns, ...rest] = key.split('/');
-      wanted.set(key, { kind: kind!, ...(ns ? { namespace: ns } : {}), name: rest.join('/'), ours });
-    }
-    // Routes and policies that still carry our entries but are ours no more: remove them.
-    for (const kind of [...PARENT_KINDS, 'BackendTLSPolicy']) {
-      for (const shard of snapshot.get(kind)?.values() ?? []) {
-        for (const o of shard.values()) {
-          const key = objectKey(kind, o.metadata.namespace, o.metadata.name);
-          if (wanted.has(key) || !hasOwnEntries(o, this.controller)) continue;
-          wanted.set(key, { kind, ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}), name: o.metadata.name, ours: kind === 'BackendTLSPolicy' ? { ancestors: [] } : { parents: [] } });
+    const consider = (key: string) => {
+      const [kind, ns, ...rest] = key.split('/') as [string, string, ...string[]];
+      const name = rest.join('/');
+      const ours = result.statuses.get(key);
+      if (ours) {
+        wanted.set(key, { kind, ...(ns ? { namespace: ns } : {}), name, ours });
+        return;
+      }
+      // A route or policy that still carries our entries but is ours no more: remove them.
+      const o = get(kind, ns, name);
+      if (!o || !(PARENT_KINDS.has(kind) || kind === 'BackendTLSPolicy') || !hasOwnEntries(o, this.controller)) return;
+      wanted.set(key, { kind, ...(ns ? { namespace: ns } : {}), name, ours: kind === 'BackendTLSPolicy' ? { ancestors: [] } : { parents: [] } });
+    };
+    if (changed) {
+      for (const key of changed) consider(key);
+    } else {
+      for (const key of result.statuses.keys()) consider(key);
+      for (const kind of [...PARENT_KINDS, 'BackendTLSPolicy']) {
+        for (const shard of snapshot.get(kind)?.values() ?? []) {
+          for (const o of shard.values()) {
+            const key = objectKey(kind, o.metadata.namespace, o.metadata.name);
+            if (!wanted.has(key)) consider(key);
+          }
         }
       }
     }

@@ -18,7 +18,7 @@ function objects(sha: string, replicas = 1): KubeObject[] {
   ];
 }
 
-const infraFor = (sha: string, replicas = 1) => translate(snapshotFromObjects(objects(sha, replicas))).infraIR.gateways['infra/gw']!;
+const infraFor = (sha: string, replicas = 1) => translate(snapshotFromObjects(objects(sha, replicas))).infraIR.gateways.get('infra/gw')!;
 const ctx = { bootstrap: () => '{}', pluginContent: (sha: string) => (sha === SHA || sha === SHA2 ? Buffer.from(LUA) : undefined) };
 
 describe('plugin installation in proxy objects', () => {
@@ -31,7 +31,7 @@ describe('plugin installation in proxy objects', () => {
     const dep = objs.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { metadata: { annotations: Record<string, string> }; spec: { volumes: { name: string; configMap: { name: string } }[]; containers: { volumeMounts: { name: string; mountPath: string }[] }[] } } } };
     const vol = dep.spec.template.spec.volumes.find((v) => v.configMap.name === copy.metadata.name)!;
     const mount = dep.spec.template.spec.containers[0]!.volumeMounts.find((m) => m.name === vol.name)!;
-    expect(`${mount.mountPath}/plugin.lua`).toBe(translate(snapshotFromObjects(objects(SHA))).xdsIR.gateways['infra/gw']!.installedPlugins![0]!.mountPath);
+    expect(`${mount.mountPath}/plugin.lua`).toBe(translate(snapshotFromObjects(objects(SHA))).xdsIR.gateways.get('infra/gw')!.installedPlugins![0]!.mountPath);
   });
 
   it('the pod template hash moves when the plugin content changes, and not when something unrelated does', () => {

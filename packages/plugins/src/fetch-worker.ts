@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import { parseImageReference, type PluginFetch, type PluginInstallation, type Secret } from '@turnpike/api';
 import { applyEvents, deepEqual, EMPTY_SNAPSHOT, remove, synced, upsert, type SourceEvent, type WatchEvent } from '@turnpike/engine';
-import { DOCKER_CONFIG_SECRET_TYPE, pluginSpecProblem, pullSecretAccess, ReferenceGrantIndex, type Snapshot } from '@turnpike/translator';
+import { DOCKER_CONFIG_SECRET_TYPE, Inputs, pluginSpecProblem, pullSecretAccess, type Snapshot } from '@turnpike/translator';
 import { Subject } from 'rxjs';
 import { extractPlugin, pluginLayer, type PluginType } from './artifact.js';
 import type { PluginContentStore } from './content-store.js';
@@ -148,15 +148,15 @@ export class PluginFetchWorker {
 
   private reconcile(): void {
     if (this.stopped) return;
-    const grants = new ReferenceGrantIndex(this.snapshot);
+    const view = new Inputs(this.snapshot);
     const seen = new Set<string>();
     for (const byNs of this.snapshot.get('PluginInstallation')?.values() ?? []) {
       for (const obj of byNs.values()) {
         const pi = obj as PluginInstallation;
         const key = `${pi.metadata.namespace}/${pi.metadata.name}`;
         seen.add(key);
-        const problem = pluginSpecProblem(this.snapshot, grants, pi);
-        const secret = problem ? undefined : pullSecretAccess(this.snapshot, grants, pi).secret;
+        const problem = pluginSpecProblem(view, pi);
+        const secret = problem ? undefined : pullSecretAccess(view, pi).secret;
         const inputs = JSON.stringify([pi.spec?.image, pi.spec?.type, pi.metadata.generation ?? 0, problem?.message ?? '', secret ? fingerprint(secret) : '']);
         let job = this.jobs.get(key);
         if (job && job.inputs === inputs) continue;
@@ -296,7 +296,7 @@ export class PluginFetchWorker {
     const ref = parseImageReference(pi.spec.image);
     const type = pi.spec.type as PluginType;
     const where = `${pi.spec.image}`;
-    const access = pullSecretAccess(this.snapshot, new ReferenceGrantIndex(this.snapshot), pi);
+    const access = pullSecretAccess(new Inputs(this.snapshot), pi);
     let creds;
     try {
       creds = secretCredentials(access.secret as Secret | undefined, ref.registry);

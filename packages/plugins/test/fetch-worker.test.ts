@@ -45,7 +45,7 @@ afterEach(() => {
 });
 
 function fetchedOf(o: EngineOutput | undefined, key: string): Condition | undefined {
-  const s = o?.result.statuses[`PluginInstallation/${key}`] as { conditions?: Condition[] } | undefined;
+  const s = o?.result.statuses.get(`PluginInstallation/${key}`) as { conditions?: Condition[] } | undefined;
   return s?.conditions?.find((c) => c.type === 'Fetched');
 }
 
@@ -54,7 +54,7 @@ async function until(hh: Harness, key: string, ok: (fetched: Condition | undefin
   const deadline = Date.now() + ms;
   for (;;) {
     const last = hh.outputs.at(-1);
-    const status = last?.result.statuses[`PluginInstallation/${key}`];
+    const status = last?.result.statuses.get(`PluginInstallation/${key}`);
     if (ok(fetchedOf(last, key), status)) return status!;
     if (Date.now() > deadline) throw new Error(`timed out; last status of ${key}: ${JSON.stringify(status)}`);
     await new Promise((r) => setTimeout(r, 25));

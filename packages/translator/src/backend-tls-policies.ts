@@ -5,7 +5,7 @@ import type { BackendTLSPolicy, ConfigMap, Secret } from '@turnpike/api';
 import { checkCABundle } from './certificates.js';
 import { compareAge } from './compare.js';
 import type { Problem } from './conditions.js';
-import { getObject, listObjects, type Snapshot } from './snapshot.js';
+import type { Inputs } from './incremental/inputs.js';
 
 export interface BackendTLSModel {
   policy: BackendTLSPolicy;
@@ -22,13 +22,13 @@ export interface BackendTLSModel {
 
 export class BackendTLSIndex {
   /** `namespace/service/sectionName` ('' for the whole Service) → the winning policy. */
-  private readonly byTarget = new Map<string, BackendTLSModel>();
+  readonly byTarget = new Map<string, BackendTLSModel>();
   readonly models: BackendTLSModel[] = [];
 
-  constructor(snapshot: Snapshot) {
-    const policies = listObjects<BackendTLSPolicy>(snapshot, 'BackendTLSPolicy').sort(compareAge);
-    for (const p of policies) {
-      const m = evaluate(snapshot, p);
+  /** `evaluate` gives each policy's own verdict (memoised by the caller); conflicts are decided here. */
+  constructor(policies: readonly BackendTLSPolicy[], evaluate: (p: BackendTLSPolicy) => BackendTLSModel) {
+    for (const p of [...policies].sort(compareAge)) {
+      const m = { ...evaluate(p) };
       this.models.push(m);
       for (const t of p.spec?.targetRefs ?? []) {
         if ((t.group ?? '') !== '' || t.kind !== 'Service') continue;
@@ -50,7 +50,8 @@ export class BackendTLSIndex {
   }
 }
 
-function evaluate(snapshot: Snapshot, p: BackendTLSPolicy): BackendTLSModel {
+/** A policy's own verdict: its validation settings and CA references. */
+export function evaluateBackendTLSPolicy(inputs: Inputs, p: BackendTLSPolicy): BackendTLSModel {
   const v = p.spec?.validation ?? { hostname: '' };
   const m: BackendTLSModel = { policy: p, hostname: v.hostname ?? '', subjectAltNames: (v.subjectAltNames ?? []).map((s) => s.hostname ?? s.uri ?? '').filter(Boolean) };
   if (v.wellKnownCACertificates) {
@@ -66,7 +67,7 @@ function evaluate(snapshot: Snapshot, p: BackendTLSPolicy): BackendTLSModel {
       m.refsProblem ??= { reason: 'InvalidKind', message: `${f}: ${ref.group ? ref.group + '/' : ''}${ref.kind} is not supported, use ConfigMap or Secret` };
       return;
     }
-    const obj = getObject<ConfigMap | Secret>(snapshot, ref.kind, p.metadata.namespace, ref.name);
+    const obj = inputs.get<ConfigMap | Secret>(ref.kind, p.metadata.namespace, ref.name);
     const pem = obj ? (ref.kind === 'ConfigMap' ? (obj as ConfigMap).data?.['ca.crt'] : decodeBase64((obj as Secret).data?.['ca.crt'])) : undefined;
     const err = obj ? checkCABundle(pem) : `${ref.kind} ${p.metadata.namespace}/${ref.name} not found`;
     if (err) m.refsProblem ??= { reason: 'InvalidCACertificateRef', message: `${f}: ${err}` };

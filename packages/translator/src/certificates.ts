@@ -1,9 +1,15 @@
 // TLS material checks done without I/O: PEM certificates and keys are parsed with node:crypto
 // (pure computation), and a key must belong to its certificate.
-import { X509Certificate, createPrivateKey, createPublicKey } from 'node:crypto';
+import { X509Certificate, createHash, createPrivateKey, createPublicKey } from 'node:crypto';
 import type { Secret } from '@turnpike/api';
 
-export interface ParsedCertificate { fingerprint: string; dnsNames: string[]; notAfter: string }
+export interface ParsedCertificate {
+  fingerprint: string;
+  /** sha256 of the certificate chain and key as served: a rotation changes it, so it reaches the proxies. */
+  sha256: string;
+  dnsNames: string[];
+  notAfter: string;
+}
 
 function decode(secret: Secret, key: string): string | undefined {
   const d = secret.data?.[key];
@@ -39,7 +45,8 @@ export function checkTLSSecret(secret: Secret): { error: string } | { cert: Pars
     const b = createPublicKey(privateKey).export({ type: 'spki', format: 'der' });
     if (!a.equals(b)) return { error: 'data["tls.key"] does not belong to the certificate in data["tls.crt"]' };
   }
-  return { cert: { fingerprint: cert.fingerprint256, dnsNames: dnsNames(cert), notAfter: cert.validTo } };
+  const sha256 = createHash('sha256').update(crt).update('\0').update(key).digest('hex');
+  return { cert: { fingerprint: cert.fingerprint256, sha256, dnsNames: dnsNames(cert), notAfter: cert.validTo } };
 }
 
 function dnsNames(cert: X509Certificate): string[] {

@@ -1,24 +1,13 @@
-// Everything a route's translation needs besides the route itself, built once per snapshot.
-import type { EndpointSlice, Service } from '@turnpike/api';
-import { BackendTLSIndex } from './backend-tls-policies.js';
-import { ReferenceGrantIndex } from './reference-grants.js';
-import { indexServices, indexSlices } from './routes/backends.js';
-import { listObjects, type Snapshot } from './snapshot.js';
+// Everything a route's translation needs besides the route itself. Every lookup goes through
+// `inputs` or through a derived fact, so the route's memo entry knows what it depends on.
+import type { ClusterIR } from '@turnpike/api';
+import type { BackendTLSModel } from './backend-tls-policies.js';
+import type { Inputs } from './incremental/inputs.js';
 
 export interface TranslationContext {
-  snapshot: Snapshot;
-  grants: ReferenceGrantIndex;
-  services: Map<string, Service>;
-  slicesByService: Map<string, EndpointSlice[]>;
-  backendTLS: BackendTLSIndex;
-}
-
-export function buildContext(snapshot: Snapshot): TranslationContext {
-  return {
-    snapshot,
-    grants: new ReferenceGrantIndex(snapshot),
-    services: indexServices(listObjects<Service>(snapshot, 'Service')),
-    slicesByService: indexSlices(listObjects<EndpointSlice>(snapshot, 'EndpointSlice')),
-    backendTLS: new BackendTLSIndex(snapshot),
-  };
+  inputs: Inputs;
+  /** The winning BackendTLSPolicy for a Service port (a derived fact of the policy stage). */
+  backendTLS(namespace: string, service: string, portName: string | undefined): BackendTLSModel | undefined;
+  /** Does the cluster have a ready endpoint? (a derived fact of the endpoint stage). */
+  clusterReady(cluster: ClusterIR): boolean;
 }

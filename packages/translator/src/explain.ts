@@ -44,7 +44,7 @@ export function explain(snapshot: Snapshot, kind: string, namespace: string | un
   if (!object) return { object: key, found: false, lines: [`${kind} ${namespace ? namespace + '/' : ''}${name} not found in the input`] };
   const translator = new Translator();
   const result = translator.translate(snapshot);
-  const status = result.statuses[key];
+  const status = result.statuses.get(key);
   const lines: string[] = [`${kind} ${namespace ? namespace + '/' : ''}${name}`];
   if ((ROUTE_KINDS as readonly string[]).includes(kind)) {
     const r = translator.routeResult(object);
@@ -67,7 +67,7 @@ export function explain(snapshot: Snapshot, kind: string, namespace: string | un
       for (const b of r.backendVerdicts) {
         lines.push(b.problem
           ? `    ${b.field} ${b.ref} weight ${b.weight}: ${b.problem.reason}: ${b.problem.message} (its share answers 500)`
-          : `    ${b.field} ${b.ref} weight ${b.weight}: cluster ${b.cluster}, ${b.endpoints} ready endpoint(s)`);
+          : `    ${b.field} ${b.ref} weight ${b.weight}: cluster ${b.cluster}, ${(translator.endpointsOf(b.cluster!) ?? []).filter((e) => e.ready).length} ready endpoint(s)`);
       }
     }
     if (r?.partiallyInvalid) lines.push(`  some rules are invalid and answer 500: ${r.partiallyInvalid.message}`);

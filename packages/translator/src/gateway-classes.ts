@@ -1,11 +1,11 @@
 // GatewayClass: ours when controllerName matches. Accepted unless its parametersRef is
 // missing or of the wrong kind or scope (InvalidParameters).
-import { CONTROLLER_NAME, TURNPIKE_GROUP, type GatewayClass, type ProxyConfig } from '@turnpike/api';
+import { TURNPIKE_GROUP, type GatewayClass, type ProxyConfig } from '@turnpike/api';
 import type { Problem } from './conditions.js';
 import type { ClassModel } from './model.js';
-import { getObject, listObjects, type Snapshot } from './snapshot.js';
+import type { Inputs } from './incremental/inputs.js';
 
-export function resolveClassParameters(snapshot: Snapshot, gc: GatewayClass): { proxyConfig?: ProxyConfig; problem?: Problem } {
+export function resolveClassParameters(inputs: Inputs, gc: GatewayClass): { proxyConfig?: ProxyConfig; problem?: Problem } {
   const ref = gc.spec?.parametersRef;
   if (!ref) return {};
   if (ref.group !== TURNPIKE_GROUP || ref.kind !== 'ProxyConfig') {
@@ -14,23 +14,19 @@ export function resolveClassParameters(snapshot: Snapshot, gc: GatewayClass): { 
   if (!ref.namespace) {
     return { problem: { reason: 'InvalidParameters', message: 'spec.parametersRef.namespace must be set: ProxyConfig is namespaced' } };
   }
-  const pc = getObject<ProxyConfig>(snapshot, 'ProxyConfig', ref.namespace, ref.name);
+  const pc = inputs.get<ProxyConfig>('ProxyConfig', ref.namespace, ref.name);
   if (!pc) return { problem: { reason: 'InvalidParameters', message: `spec.parametersRef: ProxyConfig ${ref.namespace}/${ref.name} not found` } };
   return { proxyConfig: pc };
 }
 
 export interface ClassResult { model: ClassModel; problem?: Problem }
 
-export function processClasses(snapshot: Snapshot, controllerName = CONTROLLER_NAME): Map<string, ClassResult> {
-  const out = new Map<string, ClassResult>();
-  for (const gc of listObjects<GatewayClass>(snapshot, 'GatewayClass')) {
-    if (gc.spec?.controllerName !== controllerName) continue;
-    const { proxyConfig, problem } = resolveClassParameters(snapshot, gc);
-    const model: ClassModel = { object: gc, accepted: !problem };
-    if (proxyConfig) model.proxyConfig = proxyConfig;
-    out.set(gc.metadata.name, problem ? { model, problem } : { model });
-  }
-  return out;
+/** One GatewayClass of ours: accepted unless its parametersRef does not resolve. */
+export function processClass(inputs: Inputs, gc: GatewayClass): ClassResult {
+  const { proxyConfig, problem } = resolveClassParameters(inputs, gc);
+  const model: ClassModel = { object: gc, accepted: !problem };
+  if (proxyConfig) model.proxyConfig = proxyConfig;
+  return problem ? { model, problem } : { model };
 }
 
 /** Features this implementation serves, published on every class we accept (sorted). */

@@ -12,12 +12,11 @@ import { markConflictsAgainst, markConflictsWithin, markOverlappingCertificates 
 import { kindsForProtocol, routeGroupKind, SUPPORTED_PROTOCOLS } from './listener-protocols.js';
 import { checkListenerTLS, checkSecretRef } from './listener-tls.js';
 import type { GatewayModel, ListenerModel, ListenerSetModel } from './model.js';
-import type { ReferenceGrantIndex } from './reference-grants.js';
+import type { Inputs } from './incremental/inputs.js';
 import { matchesSelector } from './selectors.js';
-import { getObject, listObjects, type Snapshot } from './snapshot.js';
 
 export function buildListener(
-  snapshot: Snapshot, grants: ReferenceGrantIndex, gateway: Gateway, owner: Gateway | ListenerSet,
+  inputs: Inputs, gateway: Gateway, owner: Gateway | ListenerSet,
   ownerKind: 'Gateway' | 'ListenerSet', l: Listener, index: number,
 ): ListenerModel {
   const field = `spec.listeners[${index}]`;
@@ -52,7 +51,7 @@ export function buildListener(
   if (l.hostname && (l.protocol === 'TCP' || l.protocol === 'UDP')) {
     m.notAccepted = { reason: 'UnsupportedValue', message: `${field}.hostname must not be set on a ${l.protocol} listener` };
   }
-  const tls = checkListenerTLS(snapshot, grants, owner, ownerKind, gateway, l, field);
+  const tls = checkListenerTLS(inputs, owner, ownerKind, gateway, l, field);
   if (tls.notAccepted) m.notAccepted ??= tls.notAccepted;
   if (tls.refsProblem) m.refsProblem ??= tls.refsProblem;
   m.certificates = tls.certificates;
@@ -60,13 +59,13 @@ export function buildListener(
   return m;
 }
 
-function resolveGatewayParameters(snapshot: Snapshot, gw: Gateway): { proxyConfig?: ProxyConfig; problem?: Problem } {
+function resolveGatewayParameters(inputs: Inputs, gw: Gateway): { proxyConfig?: ProxyConfig; problem?: Problem } {
   const ref = gw.spec?.infrastructure?.parametersRef;
   if (!ref) return {};
   if (ref.group !== TURNPIKE_GROUP || ref.kind !== 'ProxyConfig') {
     return { problem: { reason: 'InvalidParameters', message: `spec.infrastructure.parametersRef: ${ref.group}/${ref.kind} is not supported, use ${TURNPIKE_GROUP}/ProxyConfig` } };
   }
-  const pc = getObject<ProxyConfig>(snapshot, 'ProxyConfig', gw.metadata.namespace, ref.name);
+  const pc = inputs.get<ProxyConfig>('ProxyConfig', gw.metadata.namespace, ref.name);
   if (!pc) return { problem: { reason: 'InvalidParameters', message: `spec.infrastructure.parametersRef: ProxyConfig ${gw.metadata.namespace}/${ref.name} not found` } };
   return { proxyConfig: pc };
 }
@@ -83,7 +82,7 @@ function checkAddresses(gw: Gateway): Problem | undefined {
   return undefined;
 }
 
-function listenerSetAllowed(snapshot: Snapshot, gw: Gateway, ls: ListenerSet): Problem | undefined {
+function listenerSetAllowed(inputs: Inputs, gw: Gateway, ls: ListenerSet): Problem | undefined {
   const from = gw.spec?.allowedListeners?.namespaces?.from ?? 'None';
   const lsNs = ls.metadata.namespace ?? '';
   const gwNs = gw.metadata.namespace ?? '';
@@ -92,68 +91,74 @@ function listenerSetAllowed(snapshot: Snapshot, gw: Gateway, ls: ListenerSet): P
     case 'All': return undefined;
     case 'Same': return lsNs === gwNs ? undefined : deny;
     case 'Selector': {
-      const ns = getObject<Namespace>(snapshot, 'Namespace', undefined, lsNs);
+      const ns = inputs.get<Namespace>('Namespace', undefined, lsNs);
       return matchesSelector(gw.spec?.allowedListeners?.namespaces?.selector, ns?.metadata.labels) ? undefined : deny;
     }
     default: return deny;
   }
 }
 
-export function buildGateways(snapshot: Snapshot, classes: Map<string, ClassResult>, grants: ReferenceGrantIndex): {
-  gateways: GatewayModel[];
+/** A Gateway of ours and the ListenerSets that name it as parent (accepted or not). */
+export interface GatewayGroup {
+  gateway: GatewayModel;
   listenerSets: ListenerSetModel[];
-} {
-  const gateways: GatewayModel[] = [];
-  const byKey = new Map<string, GatewayModel>();
-  for (const gw of listObjects<Gateway>(snapshot, 'Gateway')) {
-    const cls = classes.get(gw.spec?.gatewayClassName);
-    if (!cls || !cls.model.accepted) continue;
-    const model: GatewayModel = { object: gw, class: cls.model, listeners: [], listenerSets: [] };
-    const params = resolveGatewayParameters(snapshot, gw);
-    if (params.problem) model.parametersProblem = params.problem;
-    const pc = params.proxyConfig ?? cls.model.proxyConfig;
-    if (pc) model.proxyConfig = pc;
-    const ps = getObject<ProxyStatus>(snapshot, 'ProxyStatus', gw.metadata.namespace, gw.metadata.name)?.status?.rejected;
-    if (ps) model.proxyRejected = `proxy ${ps.node} rejected ${ps.typeUrl.slice(ps.typeUrl.lastIndexOf('.') + 1)} version ${ps.version}: ${ps.message}; the previous configuration stays in force`;
-    const addr = checkAddresses(gw);
-    if (addr) model.addressProblem = addr;
-    const ccr = gw.spec?.tls?.backend?.clientCertificateRef;
-    if (ccr) {
-      const r = checkSecretRef(snapshot, grants, { kind: 'Gateway', namespace: gw.metadata.namespace ?? '' }, ccr,
-        'spec.tls.backend.clientCertificateRef', { invalid: 'InvalidClientCertificateRef' });
-      if (r.problem) model.refsProblem = r.problem;
-    }
-    model.listeners = (gw.spec?.listeners ?? []).map((l, i) => buildListener(snapshot, grants, gw, gw, 'Gateway', l, i));
-    markConflictsWithin(model.listeners);
-    gateways.push(model);
-    byKey.set(`${gw.metadata.namespace}/${gw.metadata.name}`, model);
+}
+
+/**
+ * Builds one Gateway of an accepted class with its ListenerSets (`sets`: every ListenerSet whose
+ * parentRef names it). Listener precedence: the Gateway's own first, then ListenerSets oldest first.
+ */
+export function buildGatewayGroup(inputs: Inputs, gw: Gateway, cls: ClassResult, sets: readonly ListenerSet[]): GatewayGroup {
+  const model: GatewayModel = { object: gw, class: cls.model, listeners: [], listenerSets: [] };
+  const params = resolveGatewayParameters(inputs, gw);
+  if (params.problem) model.parametersProblem = params.problem;
+  const pc = params.proxyConfig ?? cls.model.proxyConfig;
+  if (pc) model.proxyConfig = pc;
+  const ps = inputs.get<ProxyStatus>('ProxyStatus', gw.metadata.namespace, gw.metadata.name)?.status?.rejected;
+  if (ps) model.proxyRejected = `proxy ${ps.node} rejected ${ps.typeUrl.slice(ps.typeUrl.lastIndexOf('.') + 1)} version ${ps.version}: ${ps.message}; the previous configuration stays in force`;
+  const addr = checkAddresses(gw);
+  if (addr) model.addressProblem = addr;
+  const ccr = gw.spec?.tls?.backend?.clientCertificateRef;
+  if (ccr) {
+    const r = checkSecretRef(inputs, { kind: 'Gateway', namespace: gw.metadata.namespace ?? '' }, ccr,
+      'spec.tls.backend.clientCertificateRef', { invalid: 'InvalidClientCertificateRef' });
+    if (r.problem) model.refsProblem = r.problem;
   }
+  model.listeners = (gw.spec?.listeners ?? []).map((l, i) => buildListener(inputs, gw, gw, 'Gateway', l, i));
+  markConflictsWithin(model.listeners);
 
   const listenerSets: ListenerSetModel[] = [];
-  const sets = listObjects<ListenerSet>(snapshot, 'ListenerSet').sort(compareAge);
-  for (const ls of sets) {
-    const ref = ls.spec?.parentRef;
-    if (!ref || (ref.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || (ref.kind ?? 'Gateway') !== 'Gateway') continue;
-    const gwModel = byKey.get(`${ref.namespace ?? ls.metadata.namespace}/${ref.name}`);
-    if (!gwModel) continue; // not a parent of ours: leave it alone
-    const model: ListenerSetModel = { object: ls, gateway: gwModel.object, listeners: [] };
-    const denied = listenerSetAllowed(snapshot, gwModel.object, ls);
-    model.listeners = (ls.spec?.listeners ?? []).map((l, i) => buildListener(snapshot, grants, gwModel.object, ls, 'ListenerSet', l, i));
+  for (const ls of [...sets].sort(compareAge)) {
+    const setModel: ListenerSetModel = { object: ls, gateway: gw, listeners: [] };
+    const denied = listenerSetAllowed(inputs, gw, ls);
+    setModel.listeners = (ls.spec?.listeners ?? []).map((l, i) => buildListener(inputs, gw, ls, 'ListenerSet', l, i));
     if (denied) {
-      model.notAccepted = denied;
+      setModel.notAccepted = denied;
     } else {
       // Earlier listeners keep their port and hostname even when they conflict inside their own object.
-      const accepted = gwModel.listeners.concat(...gwModel.listenerSets.map((s) => s.listeners)).filter((l) => !l.lostPrecedence && !l.notAccepted && !l.refsProblem && l.attachable);
+      const accepted = mergedListeners(model).filter((l) => !l.lostPrecedence && !l.notAccepted && !l.refsProblem && l.attachable);
       // Precedence first: a listener that loses to an earlier one no longer claims its port, so
       // it does not take its own set's other listeners down with it.
-      for (const l of model.listeners) markConflictsAgainst(accepted, l);
-      markConflictsWithin(model.listeners.filter((l) => !l.lostPrecedence));
-      gwModel.listenerSets.push(model);
+      for (const l of setModel.listeners) markConflictsAgainst(accepted, l);
+      markConflictsWithin(setModel.listeners.filter((l) => !l.lostPrecedence));
+      model.listenerSets.push(setModel);
     }
-    listenerSets.push(model);
+    listenerSets.push(setModel);
   }
-  for (const g of gateways) markOverlappingCertificates(g.listeners.concat(...g.listenerSets.map((s) => s.listeners)));
-  return { gateways, listenerSets };
+  markOverlappingCertificates(mergedListeners(model));
+  return { gateway: model, listenerSets };
+}
+
+/** Does this ListenerSet name a Gateway as its parent? Returns `namespace/name` of the Gateway. */
+export function listenerSetParent(ls: ListenerSet): string | undefined {
+  const ref = ls.spec?.parentRef;
+  if (!ref || (ref.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || (ref.kind ?? 'Gateway') !== 'Gateway') return undefined;
+  return `${ref.namespace ?? ls.metadata.namespace}/${ref.name}`;
+}
+
+/** The merged listener list of a Gateway: its own, then its accepted ListenerSets' in precedence order. */
+export function mergedListeners(g: GatewayModel): ListenerModel[] {
+  return g.listeners.concat(...g.listenerSets.map((s) => s.listeners));
 }
 
 /** Listener is usable for traffic: accepted, no conflict, references resolved. */

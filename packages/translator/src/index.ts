@@ -9,3 +9,6 @@ export * from './status-merge.js';
 export * from './explain.js';
 export * from './plugins.js';
 export { ReferenceGrantIndex } from './reference-grants.js';
+export { PersistentMap } from './incremental/persistent-map.js';
+export { Inputs, sameForTranslation } from './incremental/inputs.js';
+export { deepEqual } from './incremental/deep-equal.js';

@@ -3,7 +3,7 @@
 // and spec.infrastructure labels; annotations carry spec.infrastructure annotations.
 import { createHash } from 'node:crypto';
 import type { GatewayModel } from './model.js';
-import { listenerProgrammable } from './gateways.js';
+import { listenerProgrammable, mergedListeners } from './gateways.js';
 import { transport } from './listener-protocols.js';
 import type { InstalledPlugin } from './plugins.js';
 
@@ -33,7 +33,7 @@ export interface GatewayInfraIR {
   plugins: InstalledPlugin[];
 }
 
-export interface InfraIR { gateways: Record<string, GatewayInfraIR> }
+export interface InfraIR { gateways: ReadonlyMap<string, GatewayInfraIR> }
 
 /** `<gateway>-<class>`; longer than 63 characters → 54 characters, '-', 8 hex of its sha256. */
 export function generatedName(gateway: string, gatewayClass: string): string {
@@ -61,7 +61,7 @@ export function buildGatewayInfra(g: GatewayModel, plugins: GatewayInfraIR['plug
   const infra = gw.spec.infrastructure ?? {};
   const labels = sorted({ ...infra.labels, [GATEWAY_NAME_LABEL]: gw.metadata.name.length <= 63 ? gw.metadata.name : name, [GATEWAY_CLASS_LABEL]: gw.spec.gatewayClassName, [MANAGED_BY_LABEL]: 'turnpike' });
   const ports = new Map<string, InfraPortIR>();
-  const listeners = g.listeners.concat(...g.listenerSets.map((s) => s.listeners));
+  const listeners = mergedListeners(g);
   for (const l of listeners) {
     if (!listenerProgrammable(l)) continue;
     const protocol = transport(l.spec.protocol) === 'udp' ? 'UDP' : 'TCP';

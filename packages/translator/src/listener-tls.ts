@@ -5,14 +5,13 @@ import { GATEWAY_GROUP, type ConfigMap, type Gateway, type Listener, type Listen
 import { checkCABundle, checkTLSSecret } from './certificates.js';
 import type { Problem } from './conditions.js';
 import type { CertificateModel } from './model.js';
-import type { ReferenceGrantIndex } from './reference-grants.js';
-import { getObject, type Snapshot } from './snapshot.js';
+import type { Inputs } from './incremental/inputs.js';
 
 export interface SecretCheck { problem?: Problem; certificate?: CertificateModel }
 
 /** Checks one reference to a TLS Secret; `field` names it in messages. */
 export function checkSecretRef(
-  snapshot: Snapshot, grants: ReferenceGrantIndex, from: { kind: string; namespace: string },
+  inputs: Inputs, from: { kind: string; namespace: string },
   ref: SecretObjectReference, field: string, reasons: { invalid: string },
 ): SecretCheck {
   const group = ref.group ?? '';
@@ -21,14 +20,14 @@ export function checkSecretRef(
     return { problem: { reason: reasons.invalid, message: `${field}: ${group ? group + '/' : ''}${kind} is not supported, only core Secret` } };
   }
   const ns = ref.namespace ?? from.namespace;
-  if (!grants.allows({ group: GATEWAY_GROUP, kind: from.kind, namespace: from.namespace }, { group: '', kind: 'Secret', namespace: ns, name: ref.name })) {
+  if (!inputs.allows({ group: GATEWAY_GROUP, kind: from.kind, namespace: from.namespace }, { group: '', kind: 'Secret', namespace: ns, name: ref.name })) {
     return { problem: { reason: 'RefNotPermitted', message: `${field}: Secret ${ns}/${ref.name} is in another namespace and no ReferenceGrant allows it` } };
   }
-  const secret = getObject<Secret>(snapshot, 'Secret', ns, ref.name);
+  const secret = inputs.get<Secret>('Secret', ns, ref.name);
   if (!secret) return { problem: { reason: reasons.invalid, message: `${field}: Secret ${ns}/${ref.name} not found` } };
   const r = checkTLSSecret(secret);
   if ('error' in r) return { problem: { reason: reasons.invalid, message: `${field}: Secret ${ns}/${ref.name}: ${r.error}` } };
-  return { certificate: { secret: `${ns}/${ref.name}`, fingerprint: r.cert.fingerprint, dnsNames: r.cert.dnsNames } };
+  return { certificate: { secret: `${ns}/${ref.name}`, fingerprint: r.cert.fingerprint, sha256: r.cert.sha256, dnsNames: r.cert.dnsNames } };
 }
 
 export interface ListenerTLSResult {
@@ -39,7 +38,7 @@ export interface ListenerTLSResult {
 }
 
 export function checkListenerTLS(
-  snapshot: Snapshot, grants: ReferenceGrantIndex, owner: Gateway | ListenerSet, ownerKind: 'Gateway' | 'ListenerSet',
+  inputs: Inputs, owner: Gateway | ListenerSet, ownerKind: 'Gateway' | 'ListenerSet',
   gateway: Gateway, l: Listener, field: string,
 ): ListenerTLSResult {
   const out: ListenerTLSResult = { certificates: [] };
@@ -65,7 +64,7 @@ export function checkListenerTLS(
   }
   const ns = owner.metadata.namespace ?? '';
   refs.forEach((ref, i) => {
-    const r = checkSecretRef(snapshot, grants, { kind: ownerKind, namespace: ns }, ref, `${field}.tls.certificateRefs[${i}]`, { invalid: 'InvalidCertificateRef' });
+    const r = checkSecretRef(inputs, { kind: ownerKind, namespace: ns }, ref, `${field}.tls.certificateRefs[${i}]`, { invalid: 'InvalidCertificateRef' });
     if (r.problem && !out.refsProblem) out.refsProblem = r.problem;
     if (r.certificate) out.certificates.push(r.certificate);
   });
@@ -81,11 +80,11 @@ export function checkListenerTLS(
         return;
       }
       const refNs = ref.namespace ?? gateway.metadata.namespace ?? '';
-      if (!grants.allows({ group: GATEWAY_GROUP, kind: 'Gateway', namespace: gateway.metadata.namespace ?? '' }, { group: '', kind, namespace: refNs, name: ref.name })) {
+      if (!inputs.allows({ group: GATEWAY_GROUP, kind: 'Gateway', namespace: gateway.metadata.namespace ?? '' }, { group: '', kind, namespace: refNs, name: ref.name })) {
         first ??= { reason: 'RefNotPermitted', message: `${f}: ${kind} ${refNs}/${ref.name} is in another namespace and no ReferenceGrant allows it` };
         return;
       }
-      const obj = getObject<ConfigMap | Secret>(snapshot, kind, refNs, ref.name);
+      const obj = inputs.get<ConfigMap | Secret>(kind, refNs, ref.name);
       const pem = obj ? (kind === 'ConfigMap' ? (obj as ConfigMap).data?.['ca.crt'] : decodeB64((obj as Secret).data?.['ca.crt'])) : undefined;
       const err = obj ? checkCABundle(pem) : `${kind} ${refNs}/${ref.name} not found`;
       if (err) first ??= { reason: 'InvalidCACertificateRef', message: `${f}: ${err}` };

@@ -13,6 +13,8 @@ export interface CertificateModel {
   /** `namespace/name` of the Secret. */
   secret: string;
   fingerprint: string;
+  /** sha256 of the served chain and key. */
+  sha256: string;
   dnsNames: string[];
 }
 

@@ -12,8 +12,7 @@ import {
   type Condition, type PluginFetch, type PluginInstallation, type ProxyConfig, type Secret,
 } from '@turnpike/api';
 import { condition, sortConditions, type Problem } from './conditions.js';
-import type { ReferenceGrantIndex } from './reference-grants.js';
-import { getObject, type Snapshot } from './snapshot.js';
+import type { Inputs } from './incremental/inputs.js';
 
 export const DOCKER_CONFIG_SECRET_TYPE = 'kubernetes.io/dockerconfigjson';
 /** Where an installed plugin's file is mounted in the proxy container. */
@@ -22,15 +21,15 @@ export const PLUGIN_MOUNT_ROOT = '/etc/turnpike/plugins';
 export interface PullAccess { secret?: Secret; problem?: Problem }
 
 /** The pull Secret a PluginInstallation may use, or why it may not. */
-export function pullSecretAccess(snapshot: Snapshot, grants: ReferenceGrantIndex, pi: PluginInstallation): PullAccess {
+export function pullSecretAccess(inputs: Inputs, pi: PluginInstallation): PullAccess {
   const ref = pi.spec?.pullSecretRef;
   if (!ref) return {};
   const ns = ref.namespace || pi.metadata.namespace || '';
   const target = `Secret ${ns}/${ref.name}`;
-  if (!grants.allows({ group: TURNPIKE_GROUP, kind: 'PluginInstallation', namespace: pi.metadata.namespace ?? '' }, { group: '', kind: 'Secret', namespace: ns, name: ref.name })) {
+  if (!inputs.allows({ group: TURNPIKE_GROUP, kind: 'PluginInstallation', namespace: pi.metadata.namespace ?? '' }, { group: '', kind: 'Secret', namespace: ns, name: ref.name })) {
     return { problem: { reason: 'RefNotPermitted', message: `spec.pullSecretRef: ${target} is in another namespace and no ReferenceGrant there allows PluginInstallation from ${pi.metadata.namespace}` } };
   }
-  const secret = getObject<Secret>(snapshot, 'Secret', ns, ref.name);
+  const secret = inputs.get<Secret>('Secret', ns, ref.name);
   if (!secret) return { problem: { reason: 'InvalidPullSecret', message: `spec.pullSecretRef: ${target} not found` } };
   if (secret.type !== DOCKER_CONFIG_SECRET_TYPE || !secret.data?.['.dockerconfigjson']) {
     return { problem: { reason: 'InvalidPullSecret', message: `spec.pullSecretRef: ${target} must be of type ${DOCKER_CONFIG_SECRET_TYPE} with a .dockerconfigjson key` } };
@@ -39,18 +38,18 @@ export function pullSecretAccess(snapshot: Snapshot, grants: ReferenceGrantIndex
 }
 
 /** Why the spec cannot be acted on, if it cannot. */
-export function pluginSpecProblem(snapshot: Snapshot, grants: ReferenceGrantIndex, pi: PluginInstallation): Problem | undefined {
+export function pluginSpecProblem(inputs: Inputs, pi: PluginInstallation): Problem | undefined {
   if (pi.spec?.type !== 'lua' && pi.spec?.type !== 'wasm') return { reason: 'UnsupportedValue', message: `spec.type: "${String(pi.spec?.type)}" is not supported (lua, wasm)` };
   try {
     parseImageReference(String(pi.spec.image ?? ''));
   } catch (e) {
     return { reason: 'InvalidImage', message: `spec.image: ${(e as Error).message}` };
   }
-  return pullSecretAccess(snapshot, grants, pi).problem;
+  return pullSecretAccess(inputs, pi).problem;
 }
 
-function fetchFor(snapshot: Snapshot, pi: PluginInstallation): PluginFetch | undefined {
-  return getObject<PluginFetch>(snapshot, 'PluginFetch', pi.metadata.namespace, pi.metadata.name);
+function fetchFor(inputs: Inputs, pi: PluginInstallation): PluginFetch | undefined {
+  return inputs.get<PluginFetch>('PluginFetch', pi.metadata.namespace, pi.metadata.name);
 }
 
 function isCurrent(f: PluginFetch | undefined, pi: PluginInstallation): boolean {
@@ -63,22 +62,22 @@ function isCurrent(f: PluginFetch | undefined, pi: PluginInstallation): boolean 
  * fetched keeps serving (a Secret deleted and created again must not break routes); a revoked
  * ReferenceGrant stops serving.
  */
-export function servedContent(snapshot: Snapshot, grants: ReferenceGrantIndex, pi: PluginInstallation): PluginFetch['status'] | undefined {
-  const problem = pluginSpecProblem(snapshot, grants, pi);
+export function servedContent(inputs: Inputs, pi: PluginInstallation): PluginFetch['status'] | undefined {
+  const problem = pluginSpecProblem(inputs, pi);
   if (problem && problem.reason !== 'InvalidPullSecret') return undefined;
-  const f = fetchFor(snapshot, pi);
+  const f = fetchFor(inputs, pi);
   if (!f?.status.sha256) return undefined;
   if (!f.status.fetched && isCurrent(f, pi)) return undefined;
   return f.status;
 }
 
-export function pluginInstallationStatus(snapshot: Snapshot, grants: ReferenceGrantIndex, pi: PluginInstallation): Record<string, unknown> {
+export function pluginInstallationStatus(inputs: Inputs, pi: PluginInstallation): Record<string, unknown> {
   const gen = pi.metadata.generation;
-  const problem = pluginSpecProblem(snapshot, grants, pi);
+  const problem = pluginSpecProblem(inputs, pi);
   const conds: Condition[] = [problem
     ? condition('Accepted', false, problem.reason, problem.message, gen)
     : condition('Accepted', true, 'Accepted', 'The spec is valid and its references are permitted', gen)];
-  const f = fetchFor(snapshot, pi);
+  const f = fetchFor(inputs, pi);
   const status: Record<string, unknown> = { observedGeneration: gen };
   if (problem) {
     const reason = problem.reason === 'RefNotPermitted' ? 'RefNotPermitted' : 'Pending';
@@ -89,7 +88,7 @@ export function pluginInstallationStatus(snapshot: Snapshot, grants: ReferenceGr
     conds.push(condition('Fetched', f!.status.fetched, f!.status.reason, f!.status.message, gen));
   }
   // digest and storage say what is served, which may be an earlier generation's content.
-  const served = servedContent(snapshot, grants, pi);
+  const served = servedContent(inputs, pi);
   if (served) {
     status.digest = served.digest;
     status.storage = { ...served.storage, sha256: served.sha256, size: served.size };
@@ -102,17 +101,17 @@ export interface ResolvedPlugin { plugin: PluginInstallation; content: NonNullab
 
 /** Resolves `{name, namespace?}` from a referrer; the problem names `field`. */
 export function resolvePluginRef(
-  snapshot: Snapshot, grants: ReferenceGrantIndex, from: { kind: string; group: string; namespace: string },
+  inputs: Inputs, from: { kind: string; group: string; namespace: string },
   ref: { name: string; namespace?: string }, field: string,
 ): { resolved?: ResolvedPlugin; problem?: Problem } {
   const ns = ref.namespace || from.namespace;
   const key = `${ns}/${ref.name}`;
-  if (!grants.allows({ group: from.group, kind: from.kind, namespace: from.namespace }, { group: TURNPIKE_GROUP, kind: 'PluginInstallation', namespace: ns, name: ref.name })) {
+  if (!inputs.allows({ group: from.group, kind: from.kind, namespace: from.namespace }, { group: TURNPIKE_GROUP, kind: 'PluginInstallation', namespace: ns, name: ref.name })) {
     return { problem: { reason: 'RefNotPermitted', message: `${field}: PluginInstallation ${key} is in another namespace and no ReferenceGrant there allows ${from.kind} from ${from.namespace}` } };
   }
-  const plugin = getObject<PluginInstallation>(snapshot, 'PluginInstallation', ns, ref.name);
+  const plugin = inputs.get<PluginInstallation>('PluginInstallation', ns, ref.name);
   if (!plugin) return { problem: { reason: 'PluginNotFound', message: `${field}: PluginInstallation ${key} not found` } };
-  const content = servedContent(snapshot, grants, plugin);
+  const content = servedContent(inputs, plugin);
   if (!content) return { problem: { reason: 'PluginNotFetched', message: `${field}: PluginInstallation ${key} is not fetched (see its Fetched condition)` } };
   return { resolved: { plugin, content } };
 }
@@ -136,7 +135,7 @@ export function pluginMountPath(namespace: string, name: string, type: string): 
 }
 
 /** The plugins a ProxyConfig installs, and its status (Installed per plugin). */
-export function proxyConfigPlugins(snapshot: Snapshot, grants: ReferenceGrantIndex, pc: ProxyConfig): { installed: InstalledPlugin[]; status: Record<string, unknown> } {
+export function proxyConfigPlugins(inputs: Inputs, pc: ProxyConfig): { installed: InstalledPlugin[]; status: Record<string, unknown> } {
   const gen = pc.metadata.generation;
   const installed: InstalledPlugin[] = [];
   const entries: { name: string; namespace: string; conditions: Condition[] }[] = [];
@@ -146,7 +145,7 @@ export function proxyConfigPlugins(snapshot: Snapshot, grants: ReferenceGrantInd
     const key = `${ns}/${ref.name}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    const r = resolvePluginRef(snapshot, grants, { kind: 'ProxyConfig', group: TURNPIKE_GROUP, namespace: pc.metadata.namespace ?? '' }, ref, `spec.plugins[${i}]`);
+    const r = resolvePluginRef(inputs, { kind: 'ProxyConfig', group: TURNPIKE_GROUP, namespace: pc.metadata.namespace ?? '' }, ref, `spec.plugins[${i}]`);
     if (r.problem) {
       entries.push({ name: ref.name, namespace: ns, conditions: [condition('Installed', false, r.problem.reason, r.problem.message, gen)] });
       continue;

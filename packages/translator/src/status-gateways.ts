@@ -1,9 +1,11 @@
 // Status of GatewayClasses, Gateways, their listeners and ListenerSets.
 import type { Condition, Gateway, GatewayAddress, GatewayStatus, ListenerStatus, Service } from '@turnpike/api';
+
+export type ServiceLookup = (namespace: string, name: string) => Service | undefined;
 import { condition, sortConditions } from './conditions.js';
 import type { ClassResult } from './gateway-classes.js';
 import { SUPPORTED_FEATURES } from './gateway-classes.js';
-import { listenerProgrammable } from './gateways.js';
+import { listenerProgrammable, mergedListeners } from './gateways.js';
 import { generatedName } from './infra-ir.js';
 import type { GatewayModel, ListenerModel, ListenerSetModel } from './model.js';
 
@@ -54,9 +56,9 @@ export function listenerStatus(l: ListenerModel, attachedRoutes: number): Listen
 }
 
 /** The address of the generated Service, once the API server or a load balancer assigned it. */
-export function gatewayAddresses(g: GatewayModel, services: Map<string, Service>): GatewayAddress[] {
+export function gatewayAddresses(g: GatewayModel, services: ServiceLookup): GatewayAddress[] {
   const gw = g.object;
-  const svc = services.get(`${gw.metadata.namespace}/${generatedName(gw.metadata.name, gw.spec.gatewayClassName)}`);
+  const svc = services(gw.metadata.namespace ?? '', generatedName(gw.metadata.name, gw.spec.gatewayClassName));
   const out: GatewayAddress[] = [];
   for (const ing of svc?.status?.loadBalancer?.ingress ?? []) {
     if (ing.ip) out.push({ type: 'IPAddress', value: ing.ip });
@@ -66,7 +68,7 @@ export function gatewayAddresses(g: GatewayModel, services: Map<string, Service>
   return out;
 }
 
-export function gatewayStatus(g: GatewayModel, attached: Map<ListenerModel, number>, services: Map<string, Service>): GatewayStatus {
+export function gatewayStatus(g: GatewayModel, attached: Map<ListenerModel, number>, services: ServiceLookup): GatewayStatus {
   const gw: Gateway = g.object;
   const gen = gw.metadata.generation;
   const conds: Condition[] = [];
@@ -77,7 +79,7 @@ export function gatewayStatus(g: GatewayModel, attached: Map<ListenerModel, numb
   else if (invalid.length) conds.push(condition('Accepted', true, 'ListenersNotValid', `Listeners not valid: ${invalid.map((l) => l.spec.name).join(', ')}`, gen));
   else conds.push(condition('Accepted', true, 'Accepted', 'Gateway is accepted', gen));
 
-  const listeners = g.listeners.concat(...g.listenerSets.map((s) => s.listeners));
+  const listeners = mergedListeners(g);
   const programmable = listeners.filter(listenerProgrammable);
   const addresses = gatewayAddresses(g, services);
   const served = !g.parametersProblem && !g.addressProblem;

@@ -2,7 +2,7 @@
 // Only programmable listeners are served. TCP and UDP listeners carry the oldest attached
 // route (GEP-2644/2645: all are accepted, one gets traffic).
 import { compareAge, compareNames } from './compare.js';
-import { listenerProgrammable } from './gateways.js';
+import { listenerProgrammable, mergedListeners } from './gateways.js';
 import { tlsMode, transport } from './listener-protocols.js';
 import type { GatewayModel, ListenerModel } from './model.js';
 import { compareRoutePrecedence, type RankedRoute } from './precedence.js';
@@ -22,7 +22,7 @@ interface ListenerAccumulator {
 
 export function assembleGateway(g: GatewayModel, routes: readonly RouteResult[], ageOf: (r: RouteResult) => number): GatewayIR {
   const acc = new Map<ListenerModel, ListenerAccumulator>();
-  const listeners = g.listeners.concat(...g.listenerSets.map((s) => s.listeners)).filter(listenerProgrammable);
+  const listeners = mergedListeners(g).filter(listenerProgrammable);
   for (const l of listeners) acc.set(l, { model: l, hosts: new Map(), l4: [] });
   const clusters = new Map<string, ClusterIR>();
   for (const r of routes) {
@@ -71,15 +71,15 @@ export function assembleGateway(g: GatewayModel, routes: readonly RouteResult[],
     }
     port.listeners.push(ir);
   }
-  const secrets = new Set<string>();
-  for (const l of listeners) for (const c of l.certificates) secrets.add(c.secret);
+  const secrets = new Map<string, string>();
+  for (const l of listeners) for (const c of l.certificates) secrets.set(c.secret, c.sha256);
   const gw = g.object;
   const out: GatewayIR = {
     name: gw.metadata.name,
     namespace: gw.metadata.namespace ?? '',
     ports: [...ports.values()].sort((a, b) => a.port - b.port || (a.transport < b.transport ? -1 : 1)),
     clusters: [...clusters.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
-    secrets: [...secrets].sort(),
+    secrets: [...secrets.keys()].sort().map((name) => ({ name, sha256: secrets.get(name)! })),
   };
   for (const p of out.ports) p.listeners.sort((a, b) => (a.name < b.name ? -1 : 1));
   if (g.proxyConfig?.spec?.proxylessGRPC) out.proxyless = true;

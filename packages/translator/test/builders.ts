@@ -62,8 +62,8 @@ export function sr(list: unknown, type: string): string | undefined {
 }
 
 export function statusOf(r: TranslateResult, kind: string, ns: string | undefined, name: string): Record<string, any> {
-  const s = r.statuses[`${kind}/${ns ?? ''}/${name}`];
-  if (!s) throw new Error(`no status for ${kind}/${ns}/${name}; have ${Object.keys(r.statuses).join(', ')}`);
+  const s = r.statuses.get(`${kind}/${ns ?? ''}/${name}`);
+  if (!s) throw new Error(`no status for ${kind}/${ns}/${name}; have ${r.statuses.sortedKeys().join(', ')}`);
   return s as Record<string, any>;
 }
 
@@ -77,7 +77,7 @@ export function listener(r: TranslateResult, ns: string, gw: string, name: strin
 
 /** Every HTTP route of a Gateway's IR, flattened. */
 export function irRoutes(r: TranslateResult, gw = 'infra/gw'): any[] {
-  const g = r.xdsIR.gateways[gw];
+  const g = r.xdsIR.gateways.get(gw);
   if (!g) return [];
   return g.ports.flatMap((p) => p.listeners.flatMap((l) => (l.virtualHosts ?? []).flatMap((v) => v.routes.map((x) => ({ ...x, domain: v.domains[0] })))));
 }

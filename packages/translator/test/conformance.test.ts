@@ -59,13 +59,13 @@ describe('conformance (status only)', () => {
     const name = 'g'.repeat(253);
     const r = run([gatewayClass(), gateway(name, [http()])]);
     expect(sr(statusOf(r, 'Gateway', 'infra', name).conditions, 'Accepted')).toBe('True/Accepted');
-    const infra = r.infraIR.gateways[`infra/${name}`]!;
+    const infra = r.infraIR.gateways.get(`infra/${name}`)!;
     expect(infra.name.length).toBeLessThanOrEqual(63);
     expect(infra.labels['gateway.networking.k8s.io/gateway-name']!.length).toBeLessThanOrEqual(63);
   });
   it('GatewayInfrastructure: spec.infrastructure labels and annotations reach the generated objects', () => {
     const r = run([gatewayClass(), gateway('gw', [http()], { infrastructure: { labels: { team: 'a' }, annotations: { 'x.io/y': 'z' } } })]);
-    const infra = r.infraIR.gateways['infra/gw']!;
+    const infra = r.infraIR.gateways.get('infra/gw')!;
     expect(infra.labels).toMatchObject({ team: 'a', 'gateway.networking.k8s.io/gateway-name': 'gw' });
     expect(infra.annotations).toEqual({ 'x.io/y': 'z' });
     expect(infra.pod.labels.team).toBe('a');

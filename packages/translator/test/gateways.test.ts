@@ -21,7 +21,7 @@ describe('GatewayClass', () => {
   });
   it('a class of another controller gets no status from us', () => {
     const r = run([{ ...gatewayClass('other'), spec: { controllerName: 'example.com/other' } }]);
-    expect(r.statuses['GatewayClass//other']).toBeUndefined();
+    expect(r.statuses.get('GatewayClass//other')).toBeUndefined();
   });
   it('parametersRef to a missing ProxyConfig is InvalidParameters', () => {
     const r = run([gatewayClass('turnpike', { parametersRef: { group: 'turnpike.dev', kind: 'ProxyConfig', name: 'nope', namespace: 'infra' } })]);
@@ -39,7 +39,7 @@ describe('GatewayClass', () => {
     const pc = { apiVersion: TURNPIKE_API_VERSION, kind: 'ProxyConfig', metadata: { name: 'pc', namespace: 'infra' }, spec: { replicas: 3 } };
     const r = run([gatewayClass('turnpike', { parametersRef: { group: 'turnpike.dev', kind: 'ProxyConfig', name: 'pc', namespace: 'infra' } }), pc, gateway('gw', [http()])]);
     expect(sr(statusOf(r, 'GatewayClass', undefined, 'turnpike').conditions, 'Accepted')).toBe('True/Accepted');
-    expect(r.infraIR.gateways['infra/gw']?.replicas).toBe(3);
+    expect(r.infraIR.gateways.get('infra/gw')?.replicas).toBe(3);
   });
 });
 
@@ -153,7 +153,7 @@ describe('Gateway listeners', () => {
   });
   it('a Gateway of a class that is not ours gets no status', () => {
     const r = run([gatewayClass(), { ...gateway('gw', [http()]), spec: { gatewayClassName: 'someone-else', listeners: [http()] } }]);
-    expect(r.statuses['Gateway/infra/gw']).toBeUndefined();
+    expect(r.statuses.get('Gateway/infra/gw')).toBeUndefined();
   });
   it('allowedRoutes from Selector selects namespaces by label', () => {
     const gw = gateway('gw', [http('http', 80, { allowedRoutes: { namespaces: { from: 'Selector', selector: { matchLabels: { team: 'a' } } } } })]);

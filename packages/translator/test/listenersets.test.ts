@@ -62,6 +62,6 @@ describe('ListenerSet (GEP-1713)', () => {
     expect(statusOf(r, 'ListenerSet', 'infra', 'ls').listeners[0].attachedRoutes).toBe(1);
     expect(statusOf(r, 'Gateway', 'infra', 'gw').listeners[0].attachedRoutes).toBe(0);
     expect(statusOf(r, 'HTTPRoute', 'apps', 'r').parents[0].parentRef.kind).toBe('ListenerSet');
-    expect(r.xdsIR.gateways['infra/gw']!.ports.map((p) => p.port)).toEqual([80, 8081]);
+    expect(r.xdsIR.gateways.get('infra/gw')!.ports.map((p) => p.port)).toEqual([80, 8081]);
   });
 });

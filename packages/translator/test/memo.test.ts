@@ -15,13 +15,13 @@ describe('memoisation by object identity', () => {
     const incremental = t.translate(snapshotFromObjects(next));
     const fresh = new Translator().translate(snapshotFromObjects(next));
     expect(JSON.stringify(incremental)).toBe(JSON.stringify(fresh));
-    expect((incremental.statuses['HTTPRoute/apps/r3'] as any).parents[0].conditions.find((c: any) => c.type === 'ResolvedRefs').status).toBe('False');
+    expect((incremental.statuses.get('HTTPRoute/apps/r3') as any).parents[0].conditions.find((c: any) => c.type === 'ResolvedRefs').status).toBe('False');
   });
   it('a change to a non-route kind invalidates memoised routes', () => {
     const t = new Translator();
     const first = t.translate(snapshotFromObjects([...common, ...routes]));
-    expect((first.statuses['HTTPRoute/apps/r0'] as any).parents[0].conditions.find((c: any) => c.type === 'ResolvedRefs').status).toBe('True');
+    expect((first.statuses.get('HTTPRoute/apps/r0') as any).parents[0].conditions.find((c: any) => c.type === 'ResolvedRefs').status).toBe('True');
     const without = t.translate(snapshotFromObjects([gatewayClass(), gateway('gw', [http()]), ...routes]));
-    expect((without.statuses['HTTPRoute/apps/r0'] as any).parents[0].conditions.find((c: any) => c.type === 'ResolvedRefs').status).toBe('False');
+    expect((without.statuses.get('HTTPRoute/apps/r0') as any).parents[0].conditions.find((c: any) => c.type === 'ResolvedRefs').status).toBe('False');
   });
 });

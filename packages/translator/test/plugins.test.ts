@@ -30,39 +30,39 @@ const routeWith = (name: string, plugin?: string) => httpRoute(name, {
 const base = [gatewayClass(), gateway('gw', [http()]), service('web'), endpointSlice('web')];
 
 function routesOf(r: ReturnType<typeof run>) {
-  return Object.values(r.xdsIR.gateways)[0]!.ports[0]!.listeners[0]!.virtualHosts!.flatMap((v) => v.routes);
+  return [...r.xdsIR.gateways.values()][0]!.ports[0]!.listeners[0]!.virtualHosts!.flatMap((v) => v.routes);
 }
 
 describe('plugin installation status', () => {
   it('Fetched follows the fetch result for the current generation; Pending before one exists', () => {
-    expect(sr((run([pi('hello')]).statuses['PluginInstallation/apps/hello'] as { conditions: unknown }).conditions, 'Fetched')).toBe('False/Pending');
-    const s = run([pi('hello'), fetched('hello')]).statuses['PluginInstallation/apps/hello'] as Record<string, unknown>;
+    expect(sr((run([pi('hello')]).statuses.get('PluginInstallation/apps/hello') as { conditions: unknown }).conditions, 'Fetched')).toBe('False/Pending');
+    const s = run([pi('hello'), fetched('hello')]).statuses.get('PluginInstallation/apps/hello') as Record<string, unknown>;
     expect(sr(s.conditions, 'Fetched')).toBe('True/Fetched');
     expect(sr(s.conditions, 'Accepted')).toBe('True/Accepted');
     expect(s).toMatchObject({ observedGeneration: 1, digest: 'sha256:1234', storage: { configMap: 'turnpike-plugin-hello', sha256: SHA, size: 10 } });
-    const failed = run([pi('hello'), fetched('hello', 'apps', { ok: false, reason: 'Pending' })]).statuses['PluginInstallation/apps/hello'] as Record<string, unknown>;
+    const failed = run([pi('hello'), fetched('hello', 'apps', { ok: false, reason: 'Pending' })]).statuses.get('PluginInstallation/apps/hello') as Record<string, unknown>;
     expect(cond(failed.conditions, 'Fetched')).toMatchObject({ status: 'False', reason: 'Pending', message: 'registry.example.com is unreachable' });
   });
 
   it('a new generation is Pending while the previous content keeps serving (make before break)', () => {
     const objects = [...base, pi('hello', 'apps', 2, 'registry.example.com/team/hello:v2'), fetched('hello'), routeWith('r', 'hello')];
     const r = run(objects);
-    const s = r.statuses['PluginInstallation/apps/hello'] as Record<string, unknown>;
+    const s = r.statuses.get('PluginInstallation/apps/hello') as Record<string, unknown>;
     expect(sr(s.conditions, 'Fetched')).toBe('False/Pending');
     expect(s.digest).toBe('sha256:1234');
     expect(routesOf(r)[0]!.filters?.plugins).toEqual([{ name: 'apps/hello', type: 'lua', sha256: SHA }]);
     // The new generation failed: the route stops using the old content and answers 500.
     const failed = run([...base, pi('hello', 'apps', 2, 'registry.example.com/team/hello:v2'), fetched('hello', 'apps', { generation: 2, image: 'registry.example.com/team/hello:v2', ok: false, reason: 'NotFound' }), routeWith('r', 'hello')]);
-    expect(sr((failed.statuses['HTTPRoute/apps/r'] as { parents: { conditions: unknown }[] }).parents[0]!.conditions, 'ResolvedRefs')).toBe('False/PluginNotFetched');
+    expect(sr((failed.statuses.get('HTTPRoute/apps/r') as { parents: { conditions: unknown }[] }).parents[0]!.conditions, 'ResolvedRefs')).toBe('False/PluginNotFetched');
   });
 
   it('a pull Secret gone after the fetch keeps the content serving; a revoked grant stops it', () => {
     const withSecret = (ns: string) => ({ ...pi('hello'), spec: { image: 'registry.example.com/team/hello:v1', type: 'lua', pullSecretRef: { name: 'creds', namespace: ns } } }) as KubeObject;
     const missing = run([...base, withSecret('apps'), fetched('hello'), routeWith('r', 'hello')]);
-    expect(sr((missing.statuses['PluginInstallation/apps/hello'] as { conditions: unknown }).conditions, 'Accepted')).toBe('False/InvalidPullSecret');
+    expect(sr((missing.statuses.get('PluginInstallation/apps/hello') as { conditions: unknown }).conditions, 'Accepted')).toBe('False/InvalidPullSecret');
     expect(routesOf(missing)[0]!.filters?.plugins?.[0]?.sha256).toBe(SHA);
     const revoked = run([...base, withSecret('vault'), fetched('hello'), routeWith('r', 'hello')]);
-    expect(sr((revoked.statuses['PluginInstallation/apps/hello'] as { conditions: unknown }).conditions, 'Fetched')).toBe('False/RefNotPermitted');
+    expect(sr((revoked.statuses.get('PluginInstallation/apps/hello') as { conditions: unknown }).conditions, 'Fetched')).toBe('False/RefNotPermitted');
     expect(routesOf(revoked)[0]!.directResponse).toEqual({ status: 500 });
   });
 
@@ -70,8 +70,8 @@ describe('plugin installation status', () => {
     const bad = { ...pi('bad'), spec: { image: 'just-a-name', type: 'lua' } } as KubeObject;
     const wrongType = { ...pi('wt'), spec: { image: 'registry.example.com/x:v1', type: 'python' } } as KubeObject;
     const r = run([bad, wrongType]);
-    expect(cond((r.statuses['PluginInstallation/apps/bad'] as { conditions: unknown }).conditions, 'Accepted')).toMatchObject({ status: 'False', reason: 'InvalidImage' });
-    expect(cond((r.statuses['PluginInstallation/apps/wt'] as { conditions: unknown }).conditions, 'Accepted')!.message).toMatch(/^spec.type: "python" is not supported/);
+    expect(cond((r.statuses.get('PluginInstallation/apps/bad') as { conditions: unknown }).conditions, 'Accepted')).toMatchObject({ status: 'False', reason: 'InvalidImage' });
+    expect(cond((r.statuses.get('PluginInstallation/apps/wt') as { conditions: unknown }).conditions, 'Accepted')!.message).toMatch(/^spec.type: "python" is not supported/);
   });
 });
 
@@ -81,13 +81,13 @@ describe('plugin ExtensionRef on routes', () => {
     const routes = routesOf(r);
     expect(routes.find((x) => x.source.name === 'with')!.filters?.plugins).toEqual([{ name: 'apps/hello', type: 'lua', sha256: SHA }]);
     expect(routes.find((x) => x.source.name === 'without')!.filters?.plugins).toBeUndefined();
-    expect(sr((r.statuses['HTTPRoute/apps/with'] as { parents: { conditions: unknown }[] }).parents[0]!.conditions, 'ResolvedRefs')).toBe('True/ResolvedRefs');
+    expect(sr((r.statuses.get('HTTPRoute/apps/with') as { parents: { conditions: unknown }[] }).parents[0]!.conditions, 'ResolvedRefs')).toBe('True/ResolvedRefs');
   });
 
   it('a missing or unfetched plugin: ResolvedRefs=False and the rule answers 500', () => {
     for (const [objects, reason] of [[[], 'PluginNotFound'], [[pi('hello')], 'PluginNotFetched']] as const) {
       const r = run([...base, ...objects, routeWith('with', 'hello')]);
-      const c = cond((r.statuses['HTTPRoute/apps/with'] as { parents: { conditions: unknown }[] }).parents[0]!.conditions, 'ResolvedRefs')!;
+      const c = cond((r.statuses.get('HTTPRoute/apps/with') as { parents: { conditions: unknown }[] }).parents[0]!.conditions, 'ResolvedRefs')!;
       expect(`${c.status}/${c.reason}`).toBe(`False/${reason}`);
       expect(c.message).toMatch(/spec.rules\[0\].filters\[0\].extensionRef: PluginInstallation apps\/hello/);
       expect(routesOf(r)[0]!.directResponse).toEqual({ status: 500 });
@@ -100,21 +100,21 @@ describe('plugin installation through ProxyConfig', () => {
     const r = run([gatewayClass(), gatewayWithConfig(), proxyConfig([{ name: 'hello', namespace: 'apps' }, { name: 'local' }]),
       pi('hello'), fetched('hello'), pi('local', 'infra'), fetched('local', 'infra', { sha: SHA2 }),
       referenceGrant('pc-may-use', 'apps', [{ group: 'turnpike.dev', kind: 'ProxyConfig', namespace: 'infra' }], [{ group: 'turnpike.dev', kind: 'PluginInstallation' }])]);
-    const status = r.statuses['ProxyConfig/infra/with-plugins'] as { plugins: { name: string; conditions: unknown }[] };
+    const status = r.statuses.get('ProxyConfig/infra/with-plugins') as { plugins: { name: string; conditions: unknown }[] };
     expect(status.plugins.map((p) => `${p.name}:${sr(p.conditions, 'Installed')}`)).toEqual(['hello:True/Installed', 'local:True/Installed']);
-    const infra = r.infraIR.gateways['infra/gw']!;
+    const infra = r.infraIR.gateways.get('infra/gw')!;
     expect(infra.plugins.map((p) => [p.namespace, p.name, p.sha256, p.mountPath])).toEqual([
       ['apps', 'hello', SHA, `${PLUGIN_MOUNT_ROOT}/apps/hello/plugin.lua`], ['infra', 'local', SHA2, `${PLUGIN_MOUNT_ROOT}/infra/local/plugin.lua`]]);
-    expect(r.xdsIR.gateways['infra/gw']!.installedPlugins).toEqual([
+    expect(r.xdsIR.gateways.get('infra/gw')!.installedPlugins).toEqual([
       { name: 'apps/hello', sha256: SHA, mountPath: `${PLUGIN_MOUNT_ROOT}/apps/hello/plugin.lua` }, { name: 'infra/local', sha256: SHA2, mountPath: `${PLUGIN_MOUNT_ROOT}/infra/local/plugin.lua` }]);
   });
 
   it('another namespace needs a grant; missing and unfetched plugins are not installed, each with its reason', () => {
     const r = run([gatewayClass(), gatewayWithConfig(), proxyConfig([{ name: 'hello', namespace: 'apps' }, { name: 'absent' }, { name: 'pending' }]),
       pi('hello'), fetched('hello'), pi('pending', 'infra')]);
-    const status = r.statuses['ProxyConfig/infra/with-plugins'] as { plugins: { name: string; conditions: unknown }[] };
+    const status = r.statuses.get('ProxyConfig/infra/with-plugins') as { plugins: { name: string; conditions: unknown }[] };
     expect(status.plugins.map((p) => `${p.name}:${sr(p.conditions, 'Installed')}`)).toEqual(['hello:False/RefNotPermitted', 'absent:False/PluginNotFound', 'pending:False/PluginNotFetched']);
-    expect(r.infraIR.gateways['infra/gw']!.plugins).toEqual([]);
+    expect(r.infraIR.gateways.get('infra/gw')!.plugins).toEqual([]);
   });
 
   it('the infra IR changes with the plugin content and with nothing else about the plugin', () => {
@@ -123,8 +123,8 @@ describe('plugin installation through ProxyConfig', () => {
       (f.status as Record<string, unknown>).message = message;
       return [gatewayClass(), gatewayWithConfig(), proxyConfig([{ name: 'local' }]), pi('local', 'infra'), f];
     };
-    const a = run(objects(SHA)).infraIR.gateways['infra/gw'];
-    expect(run(objects(SHA, 'Fetched again after a re-resolve')).infraIR.gateways['infra/gw']).toEqual(a);
-    expect(run(objects(SHA2)).infraIR.gateways['infra/gw']!.plugins[0]!.sha256).toBe(SHA2);
+    const a = run(objects(SHA)).infraIR.gateways.get('infra/gw');
+    expect(run(objects(SHA, 'Fetched again after a re-resolve')).infraIR.gateways.get('infra/gw')).toEqual(a);
+    expect(run(objects(SHA2)).infraIR.gateways.get('infra/gw')!.plugins[0]!.sha256).toBe(SHA2);
   });
 });

@@ -71,10 +71,10 @@ describe('backendRefs', () => {
     const grant = referenceGrant('g', 'data', [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'apps' }], [{ group: '', kind: 'Service' }]);
     const withGrant = run([...objs, grant]);
     expect(sr(parent(withGrant, 'HTTPRoute', 'apps', 'r').conditions, 'ResolvedRefs')).toBe('True/ResolvedRefs');
-    expect(withGrant.xdsIR.gateways['infra/gw']?.clusters.map((c) => c.name)).toEqual(['data/db/8080']);
+    expect(withGrant.xdsIR.gateways.get('infra/gw')?.clusters.map((c) => c.name)).toEqual(['data/db/8080']);
     const revoked = run(objs);
     expect(sr(parent(revoked, 'HTTPRoute', 'apps', 'r').conditions, 'ResolvedRefs')).toBe('False/RefNotPermitted');
-    expect(revoked.xdsIR.gateways['infra/gw']?.clusters).toEqual([]);
+    expect(revoked.xdsIR.gateways.get('infra/gw')?.clusters).toEqual([]);
   });
   it('a grant for another kind of referrer does not apply', () => {
     const grant = referenceGrant('g', 'data', [{ group: 'gateway.networking.k8s.io', kind: 'GRPCRoute', namespace: 'apps' }], [{ group: '', kind: 'Service' }]);
@@ -87,10 +87,12 @@ describe('backendRefs', () => {
     expect(x.backends).toEqual([{ cluster: 'apps/svc/8080', weight: 3 }]);
     expect(x.invalidWeight).toBe(1);
   });
-  it('clusters carry endpoints from EndpointSlices', () => {
+  it('the endpoints of a served cluster come from its EndpointSlices, sorted, beside the Gateway IR', () => {
     const r = run([gatewayClass(), gateway('gw', [http()]), service('svc'), endpointSlice('svc', 'apps', ['10.1.0.2', '10.1.0.1']),
       httpRoute('r', { parentRefs: [toGw()], rules: [{ backendRefs: [backend()] }] })]);
-    expect(r.xdsIR.gateways['infra/gw']?.clusters[0]?.endpoints).toEqual([{ address: '10.1.0.1', port: 8080, ready: true }, { address: '10.1.0.2', port: 8080, ready: true }]);
+    expect(r.xdsIR.gateways.get('infra/gw')?.clusters.map((c) => c.name)).toEqual(['apps/svc/8080']);
+    expect(r.xdsIR.endpoints.get('apps/svc/8080')).toEqual([{ address: '10.1.0.1', port: 8080, ready: true }, { address: '10.1.0.2', port: 8080, ready: true }]);
+    expect(r.xdsIR.endpoints.sortedKeys()).toEqual(['apps/svc/8080']);
   });
   it('a rule with no backendRefs answers 500', () => {
     const r = run([...base(), httpRoute('r', { parentRefs: [toGw({ sectionName: 'other' })], rules: [{}] })]);
@@ -192,7 +194,7 @@ describe('L4 routes', () => {
     expect(sr(parent(r, 'TCPRoute', 'apps', 'a').conditions, 'Accepted')).toBe('True/Accepted');
     expect(sr(parent(r, 'TCPRoute', 'apps', 'b').conditions, 'Accepted')).toBe('True/Accepted');
     expect(listener(r, 'infra', 'gw', 'tcp').attachedRoutes).toBe(2);
-    const routes = r.xdsIR.gateways['infra/gw']!.ports[0]!.listeners[0]!.routes!;
+    const routes = r.xdsIR.gateways.get('infra/gw')!.ports[0]!.listeners[0]!.routes!;
     expect(routes.map((x) => x.source.name)).toEqual(['b']);
   });
   it('a UDPRoute to a Service port of another protocol is BackendNotFound', () => {

@@ -23,7 +23,11 @@ interface Node { id?: string; cluster?: string }
 interface DiscoveryRequest { version_info?: string; node?: Node; resource_names?: string[]; type_url?: string; response_nonce?: string; error_detail?: { message?: string } | null }
 interface DeltaRequest { node?: Node; type_url?: string; resource_names_subscribe?: string[]; resource_names_unsubscribe?: string[]; initial_resource_versions?: Record<string, string>; response_nonce?: string; error_detail?: { message?: string } | null }
 
-interface SotwTypeState { names: Set<string>; wildcard: boolean; lastNonce?: string; sentVersion?: string; ackedVersion?: string; nackedVersion?: string; sentNames?: string }
+interface SotwTypeState {
+  names: Set<string>; wildcard: boolean; lastNonce?: string; sentVersion?: string; ackedVersion?: string; nackedVersion?: string; sentNames?: string;
+  /** RDS and EDS: the version of each resource last sent (these types are incremental even in SotW). */
+  sent: Map<string, string>;
+}
 interface DeltaTypeState { names: Set<string>; wildcard: boolean; known: Map<string, string>; lastNonce?: string; nackedVersions: Map<string, string> }
 
 function refuse(call: grpc.ServerDuplexStream<unknown, unknown>): void {
@@ -119,8 +123,21 @@ export class AdsServer {
       if (!force && version === st.sentVersion && names === st.sentNames) return;
       // The version the client rejected is not sent again; a newer one will be.
       if (version === st.nackedVersion && names === st.sentNames) return;
+      // LDS and CDS responses hold the whole state; RDS and EDS responses only what changed, since
+      // the client keeps the resources a response leaves out (one endpoint change, one resource sent).
+      const incremental = !st.wildcard && !WILDCARD_TYPES.has(typeUrl);
       const resources: EncodedResource[] = [];
-      for (const r of ts?.resources.values() ?? []) if (st.wildcard || st.names.has(r.name)) resources.push(r);
+      for (const r of ts?.resources.values() ?? []) {
+        if (!st.wildcard && !st.names.has(r.name)) continue;
+        if (incremental && !force && st.sent.get(r.name) === r.version) continue;
+        resources.push(r);
+      }
+      if (incremental && !force && resources.length === 0) {
+        st.sentVersion = version;
+        st.sentNames = names;
+        return;
+      }
+      for (const r of resources) st.sent.set(r.name, r.version);
       const nonce = randomUUID();
       st.lastNonce = nonce;
       st.sentVersion = version;
@@ -137,7 +154,7 @@ export class AdsServer {
       const typeUrl = req.type_url ?? '';
       let st = types.get(typeUrl);
       if (!st) {
-        st = { names: new Set(), wildcard: false };
+        st = { names: new Set(), wildcard: false, sent: new Map() };
         types.set(typeUrl, st);
       }
       if (req.response_nonce) {
@@ -158,6 +175,8 @@ export class AdsServer {
       const names = req.resource_names ?? [];
       st.wildcard = (names.length === 0 && WILDCARD_TYPES.has(typeUrl)) || names.includes('*');
       st.names = new Set(names.filter((n) => n !== '*'));
+      // A resource the client no longer asks for is forgotten: asked for again, it is sent again.
+      for (const n of [...st.sent.keys()]) if (!st.names.has(n)) st.sent.delete(n);
       send(typeUrl, !req.response_nonce);
     });
   }

@@ -1,7 +1,7 @@
 // xDS IR → Envoy v3 resources for one Gateway's proxy. Typed with the generated message types
 // (a misspelt field is a compile error); Any values are built through `typed()` so their
 // contents are typed too.
-import type { ClusterIR, GatewayIR, GatewayListenerIR, HTTPFiltersIR, HTTPRouteIR, HeaderChangesIR, L4RouteIR, PortIR, VirtualHostIR } from '@turnpike/api';
+import type { ClusterIR, EndpointIR, GatewayIR, GatewayListenerIR, HTTPFiltersIR, HTTPRouteIR, HeaderChangesIR, L4RouteIR, PortIR, VirtualHostIR } from '@turnpike/api';
 import { enablePlugin, pluginContentClusters, pluginFilterName, pluginHttpFilters, pluginsUsed, type PluginLookup, type PluginUse } from './plugin-filters.js';
 import type {
   Any, Cluster, ClusterLoadAssignment, Cors, CorsPolicy, DownstreamTlsContext, Duration, Filter, FilterChain, HeaderMatcher, HeaderValueOption,
@@ -293,11 +293,12 @@ function buildCluster(c: ClusterIR): Cluster {
   return cluster;
 }
 
-function buildEndpoints(c: ClusterIR): ClusterLoadAssignment {
+/** The EDS resource of one cluster. */
+export function buildEndpoints(c: ClusterIR, endpoints: readonly EndpointIR[]): ClusterLoadAssignment {
   return {
     cluster_name: c.name,
     // gRPC's xDS client ignores localities without a weight.
-    endpoints: c.endpoints.length ? [{ locality: {}, load_balancing_weight: { value: 1 }, lb_endpoints: c.endpoints.map((e) => ({ endpoint: { address: { socket_address: { address: e.address, port_value: e.port, protocol: c.protocol === 'udp' ? 'UDP' as const : 'TCP' as const } } }, health_status: e.ready ? 'HEALTHY' as const : 'UNHEALTHY' as const })) }] : [],
+    endpoints: endpoints.length ? [{ locality: {}, load_balancing_weight: { value: 1 }, lb_endpoints: endpoints.map((e) => ({ endpoint: { address: { socket_address: { address: e.address, port_value: e.port, protocol: c.protocol === 'udp' ? 'UDP' as const : 'TCP' as const } } }, health_status: e.ready ? 'HEALTHY' as const : 'UNHEALTHY' as const })) }] : [],
   };
 }
 
@@ -328,7 +329,14 @@ function buildProxyless(gw: GatewayIR, out: EnvoyResources): void {
   }
 }
 
-export function buildResources(gw: GatewayIR, secrets: SecretLookup, plugins: PluginLookup = () => undefined): EnvoyResources {
+/** The endpoints of a cluster by name (XdsIR.endpoints); absent means none. */
+export type EndpointLookup = (cluster: string) => readonly EndpointIR[] | undefined;
+
+/**
+ * Every Envoy resource of one Gateway's proxy. Without `endpoints` no EDS resource is built (the
+ * snapshot builder keeps those per cluster, apart from the rest).
+ */
+export function buildResources(gw: GatewayIR, secrets: SecretLookup, plugins: PluginLookup = () => undefined, endpoints?: EndpointLookup): EnvoyResources {
   const out: EnvoyResources = { listeners: [], routes: [], clusters: [], endpoints: [], secrets: [] };
   const pc: PluginContext = { gw, lookup: plugins, used: [] };
   for (const port of gw.ports) buildPort(port, out, pc);
@@ -336,13 +344,13 @@ export function buildResources(gw: GatewayIR, secrets: SecretLookup, plugins: Pl
   out.clusters.push(...pluginContentClusters(pc.used, gw));
   for (const c of gw.clusters) {
     out.clusters.push(buildCluster(c));
-    out.endpoints.push(buildEndpoints(c));
+    if (endpoints) out.endpoints.push(buildEndpoints(c, endpoints(c.name) ?? []));
   }
   const referencesInvalid = JSON.stringify(out.listeners).includes(INVALID_BACKEND_CLUSTER) || JSON.stringify(out.routes).includes(INVALID_BACKEND_CLUSTER);
   if (referencesInvalid) {
     out.clusters.push({ name: INVALID_BACKEND_CLUSTER, type: 'STATIC', connect_timeout: { seconds: '1', nanos: 0 }, load_assignment: { cluster_name: INVALID_BACKEND_CLUSTER, endpoints: [] } });
   }
-  for (const key of gw.secrets) {
+  for (const { name: key } of gw.secrets) {
     const s = secrets(key);
     if (!s) continue;
     out.secrets.push({ name: key, tls_certificate: { certificate_chain: { inline_string: s.certificateChain }, private_key: { inline_string: s.privateKey } } });

@@ -1,8 +1,11 @@
-// From a translation to the snapshot of every node: Envoy resources per Gateway, encoded.
-// A Gateway whose IR and referenced Secrets are the same objects as last time keeps its snapshot.
-import type { GatewayIR, KubeObject, Secret } from '@turnpike/api';
-import { buildResources, type EnvoyResources, type PluginLookup } from './resources.js';
-import { encodeSnapshot, type NodeSnapshot } from './snapshot-cache.js';
+// From translations to the snapshot of every node, incrementally: a Gateway whose IR changed gets
+// its listeners, routes, clusters and secrets built and encoded again; a cluster whose endpoints
+// changed gets its one EDS resource encoded again and swapped into the snapshots of the Gateways
+// that use it. Nothing else is rebuilt.
+import type { ClusterIR, EndpointIR, GatewayIR, KubeObject, Secret, XdsIR } from '@turnpike/api';
+import { buildEndpoints, buildResources, type EnvoyResources, type PluginLookup } from './resources.js';
+import { encodeResource, resourceLists, typeSnapshot, type EncodedResource, type NodeSnapshot, type TypeSnapshot } from './snapshot-cache.js';
+import { SEND_ORDER, TYPE, type TypeUrl } from './type-urls.js';
 
 export type ObjectLookup = (kind: string, namespace: string, name: string) => KubeObject | undefined;
 
@@ -10,31 +13,93 @@ function decode(v: string | undefined): string {
   return v === undefined ? '' : Buffer.from(v, 'base64').toString('utf8');
 }
 
-export function envoyResourcesFor(gw: GatewayIR, lookup: ObjectLookup, plugins: PluginLookup = () => undefined): EnvoyResources {
-  return buildResources(gw, (key) => {
+/** Every Envoy resource of a Gateway, endpoints included (for printing and validation). */
+export function envoyResourcesFor(gw: GatewayIR, lookup: ObjectLookup, plugins: PluginLookup = () => undefined, endpoints: XdsIR['endpoints'] = new Map()): EnvoyResources {
+  return buildResources(gw, secretLookup(lookup), plugins, (c) => endpoints.get(c));
+}
+
+function secretLookup(lookup: ObjectLookup) {
+  return (key: string) => {
     const [ns, name] = key.split('/') as [string, string];
     const s = lookup('Secret', ns, name) as Secret | undefined;
     if (!s) return undefined;
     return { certificateChain: decode(s.data?.['tls.crt']) || (s.stringData?.['tls.crt'] ?? ''), privateKey: decode(s.data?.['tls.key']) || (s.stringData?.['tls.key'] ?? '') };
-  }, plugins);
+  };
 }
 
-export class XdsSnapshotBuilder {
-  private readonly memo = new WeakMap<GatewayIR, { secrets: (KubeObject | undefined)[]; snap: NodeSnapshot }>();
+interface NodeState { ir: GatewayIR; clusters: Map<string, ClusterIR>; base: Map<TypeUrl, TypeSnapshot>; eds: Map<string, EncodedResource> }
 
-  build(gateways: Record<string, GatewayIR>, lookup: ObjectLookup, plugins?: PluginLookup): Map<string, NodeSnapshot> {
+export interface XdsChanges { gateways: readonly string[]; endpoints: readonly string[] }
+
+export class XdsSnapshotBuilder {
+  private readonly nodes = new Map<string, NodeState>();
+  /** Cluster name → the nodes whose Gateway uses it. */
+  private readonly usersOf = new Map<string, Set<string>>();
+  /** Encoded EDS resources by the identity of their endpoint list (shared by every node using the cluster). */
+  private encodedEndpoints = new WeakMap<readonly EndpointIR[], Map<string, EncodedResource>>();
+
+  /** Every node's snapshot from scratch. */
+  build(xds: XdsIR, lookup: ObjectLookup, plugins?: PluginLookup): Map<string, NodeSnapshot> {
+    const changed = this.update(xds, { gateways: [...new Set([...xds.gateways.keys(), ...this.nodes.keys()])], endpoints: [] }, lookup, plugins);
     const out = new Map<string, NodeSnapshot>();
-    for (const [key, gw] of Object.entries(gateways)) {
-      const secrets = gw.secrets.map((k) => { const [ns, n] = k.split('/') as [string, string]; return lookup('Secret', ns, n); });
-      const prev = this.memo.get(gw);
-      if (prev && prev.secrets.length === secrets.length && prev.secrets.every((s, i) => s === secrets[i])) {
-        out.set(key, prev.snap);
+    for (const [node, snap] of changed) if (snap) out.set(node, snap);
+    return out;
+  }
+
+  /** The snapshots of the nodes that changed (undefined: the node has no Gateway any more). */
+  update(xds: XdsIR, changes: XdsChanges, lookup: ObjectLookup, plugins?: PluginLookup): Map<string, NodeSnapshot | undefined> {
+    const out = new Map<string, NodeSnapshot | undefined>();
+    for (const key of changes.gateways) {
+      const ir = xds.gateways.get(key);
+      const before = this.nodes.get(key);
+      if (before && before.ir === ir) continue;
+      for (const name of before?.clusters.keys() ?? []) this.usersOf.get(name)?.delete(key);
+      if (!ir) {
+        this.nodes.delete(key);
+        out.set(key, undefined);
         continue;
       }
-      const snap = encodeSnapshot(envoyResourcesFor(gw, lookup, plugins));
-      this.memo.set(gw, { secrets, snap });
-      out.set(key, snap);
+      const lists = resourceLists(buildResources(ir, secretLookup(lookup), plugins));
+      const base = new Map<TypeUrl, TypeSnapshot>();
+      for (const t of SEND_ORDER) if (t !== TYPE.endpoint) base.set(t, typeSnapshot(lists[t].map(([name, value]) => encodeResource(t, name, value))));
+      const clusters = new Map(ir.clusters.map((c) => [c.name, c] as const));
+      const eds = new Map<string, EncodedResource>();
+      for (const c of clusters.values()) {
+        let users = this.usersOf.get(c.name);
+        if (!users) this.usersOf.set(c.name, (users = new Set()));
+        users.add(key);
+        eds.set(c.name, this.encodedEndpoint(c, xds.endpoints.get(c.name)));
+      }
+      const state: NodeState = { ir, clusters, base, eds };
+      this.nodes.set(key, state);
+      out.set(key, snapshotOf(state));
+    }
+    for (const name of changes.endpoints) {
+      for (const key of this.usersOf.get(name) ?? []) {
+        const state = this.nodes.get(key)!;
+        state.eds = new Map(state.eds).set(name, this.encodedEndpoint(state.clusters.get(name)!, xds.endpoints.get(name)));
+        out.set(key, snapshotOf(state));
+      }
     }
     return out;
   }
+
+  private encodedEndpoint(c: ClusterIR, endpoints: readonly EndpointIR[] | undefined): EncodedResource {
+    const list = endpoints ?? NO_ENDPOINTS;
+    let byCluster = this.encodedEndpoints.get(list);
+    if (!byCluster) this.encodedEndpoints.set(list, (byCluster = new Map()));
+    const key = `${c.name}\0${c.protocol}`;
+    let r = byCluster.get(key);
+    if (!r) byCluster.set(key, (r = encodeResource(TYPE.endpoint, c.name, buildEndpoints(c, list))));
+    return r;
+  }
+}
+
+const NO_ENDPOINTS: readonly EndpointIR[] = Object.freeze([]);
+
+function snapshotOf(state: NodeState): NodeSnapshot {
+  const snap = new Map(state.base);
+  snap.set(TYPE.endpoint, typeSnapshot(state.eds.values()));
+  // Keep the order in which resources are sent (secrets and clusters before their users).
+  return new Map(SEND_ORDER.map((t) => [t, snap.get(t)!] as const));
 }

@@ -5,11 +5,13 @@ import type { GatewayIR } from '@turnpike/api';
 import { AdsServer, encodeSnapshot, envoyResourcesFor, SnapshotCache, type NackReport } from '../src/index.js';
 import { callMany, eventually, startEchoServer, xdsClient } from './grpc-helpers.js';
 
-function gatewayIR(ports: { a: number; b: number }, weights: [number, number]): GatewayIR {
-  const cluster = (n: string, port: number) => ({ name: `apps/${n}/8080`, service: { namespace: 'apps', name: n, port: 8080 }, protocol: 'h2' as const, endpoints: [{ address: '127.0.0.1', port, ready: true }] });
+const endpointsOf = (ports: { a: number; b: number }) => new Map([['apps/a/8080', [{ address: '127.0.0.1', port: ports.a, ready: true }]], ['apps/b/8080', [{ address: '127.0.0.1', port: ports.b, ready: true }]]]);
+
+function gatewayIR(weights: [number, number]): GatewayIR {
+  const cluster = (n: string) => ({ name: `apps/${n}/8080`, service: { namespace: 'apps', name: n, port: 8080 }, protocol: 'h2' as const });
   return {
     name: 'gw', namespace: 'infra', secrets: [], proxyless: true,
-    clusters: [cluster('a', ports.a), cluster('b', ports.b)],
+    clusters: [cluster('a'), cluster('b')],
     ports: [{ name: 'tcp-80', port: 80, transport: 'tcp', listeners: [{ name: 'Gateway/infra/gw/http', protocol: 'HTTP', virtualHosts: [{ name: 'v', domains: ['echo.test'], routes: [{
       name: 'grpcroute/apps/echo/rule/0/match/0', source: { kind: 'GRPCRoute', namespace: 'apps', name: 'echo', rule: 0, match: 0 },
       match: { path: { type: 'PathPrefix', value: '/' }, headers: [], queryParams: [] },
@@ -37,7 +39,7 @@ describe('ADS server with a real xDS client', () => {
 
   it('a rejected Cluster leaves the previous config serving, and the NACK is reported', async () => {
     const ports = { a: servers[0]!.port, b: servers[1]!.port };
-    const good = envoyResourcesFor(gatewayIR(ports, [100, 0]), () => undefined);
+    const good = envoyResourcesFor(gatewayIR([100, 0]), () => undefined, undefined, endpointsOf(ports));
     cache.setAll(new Map([['infra/gw', encodeSnapshot(good)]]));
     const client = xdsClient('echo.test', adsPort, 'infra/gw');
     try {
@@ -45,7 +47,7 @@ describe('ADS server with a real xDS client', () => {
       expect(first.get('a')).toBe(20);
       // A version the client cannot accept: an lb_policy gRPC does not implement, and the
       // route moved entirely to b. The client must NACK and keep routing to a.
-      const bad = envoyResourcesFor(gatewayIR(ports, [0, 100]), () => undefined);
+      const bad = envoyResourcesFor(gatewayIR([0, 100]), () => undefined, undefined, endpointsOf(ports));
       for (const c of bad.clusters) c.lb_policy = 'RANDOM';
       cache.setAll(new Map([['infra/gw', encodeSnapshot(bad)]]));
       await eventually(async () => nacks.length, (n) => n > 0);

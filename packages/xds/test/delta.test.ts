@@ -1,35 +1,13 @@
 // A small delta xDS client of our own against the ADS server: subscribe, unsubscribe, removals
 // and reconnect with initial_resource_versions; plus state-of-the-world basics (nonces, wildcard).
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { GatewayIR } from '@turnpike/api';
-import { AdsServer, encodeSnapshot, envoyResourcesFor, INCLUDE_DIRS, SnapshotCache, TYPE } from '../src/index.js';
-
-type Stream = grpc.ClientDuplexStream<Record<string, unknown>, Record<string, any>>;
-
-function adsClient(port: number): any {
-  const def = protoLoader.loadSync('envoy/service/discovery/v3/ads.proto', { keepCase: true, longs: String, enums: String, oneofs: true, includeDirs: INCLUDE_DIRS });
-  const pkg = grpc.loadPackageDefinition(def) as any;
-  return new pkg.envoy.service.discovery.v3.AggregatedDiscoveryService(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
-}
-
-/** Reads responses one at a time. */
-function reader(stream: Stream): (timeoutMs?: number) => Promise<Record<string, any>> {
-  const queue: Record<string, any>[] = [];
-  const waiters: ((v: Record<string, any>) => void)[] = [];
-  stream.on('data', (d) => { const w = waiters.shift(); if (w) w(d); else queue.push(d); });
-  stream.on('error', () => undefined);
-  return (timeoutMs = 5000) => new Promise((resolve, reject) => {
-    const q = queue.shift();
-    if (q) return resolve(q);
-    const t = setTimeout(() => reject(new Error('no response')), timeoutMs);
-    waiters.push((v) => { clearTimeout(t); resolve(v); });
-  });
-}
+import { AdsServer, encodeSnapshot, envoyResourcesFor, SnapshotCache, TYPE } from '../src/index.js';
+import { adsClient, reader, type Stream } from './ads-client.js';
 
 function ir(clusters: string[]): GatewayIR {
-  return { name: 'gw', namespace: 'infra', secrets: [], ports: [], clusters: clusters.map((n) => ({ name: n, service: { namespace: 'apps', name: n, port: 80 }, protocol: 'http', endpoints: [] })) };
+  return { name: 'gw', namespace: 'infra', secrets: [], ports: [], clusters: clusters.map((n) => ({ name: n, service: { namespace: 'apps', name: n, port: 80 }, protocol: 'http' })) };
 }
 
 const node = { id: 'test', cluster: 'infra/gw' };

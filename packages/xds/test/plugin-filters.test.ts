@@ -16,7 +16,7 @@ const route = (name: string, plugins?: NonNullable<HTTPRouteIR['filters']>['plug
 function gatewayIR(routes: HTTPRouteIR[], installed: GatewayIR['installedPlugins'] = []): GatewayIR {
   return {
     name: 'infra/gw', ports: [{ name: 'tcp-80', port: 80, transport: 'tcp', listeners: [{ name: 'Gateway/infra/gw/http', protocol: 'HTTP', virtualHosts: [{ name: 'all', domains: ['*'], routes }] }] }],
-    clusters: [{ name: 'apps/web/8080', service: { namespace: 'apps', name: 'web', port: 8080 }, protocol: 'http', endpoints: [{ address: '10.0.0.1', port: 8080, ready: true }] }],
+    clusters: [{ name: 'apps/web/8080', service: { namespace: 'apps', name: 'web', port: 8080 }, protocol: 'http' }],
     secrets: [], installedPlugins: installed,
   } as unknown as GatewayIR;
 }

@@ -21,13 +21,14 @@ describe('PGV validation of emitted resources', () => {
       const objects = loadManifests([join(corpus, c, 'input.yaml')]).objects;
       const result = translate(snapshotFromObjects(objects));
       const secrets = new Map(objects.filter((o) => o.kind === 'Secret').map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o]));
-      for (const gw of Object.values(result.xdsIR.gateways)) {
+      for (const gw of result.xdsIR.gateways.values()) {
         gateways++;
-        const res = envoyResourcesFor(gw, (kind, ns, name) => (kind === 'Secret' ? secrets.get(`${ns}/${name}`) : undefined));
+        const res = envoyResourcesFor(gw, (kind, ns, name) => (kind === 'Secret' ? secrets.get(`${ns}/${name}`) : undefined), undefined, result.xdsIR.endpoints);
         for (const e of validateResources(res)) failures.push(`${c}: ${e}`);
         for (const l of res.listeners) encodeMessage('envoy.config.listener.v3.Listener', l);
         for (const r of res.routes) encodeMessage('envoy.config.route.v3.RouteConfiguration', r);
         for (const cl of res.clusters) encodeMessage('envoy.config.cluster.v3.Cluster', cl);
+        for (const e of res.endpoints) encodeMessage('envoy.config.endpoint.v3.ClusterLoadAssignment', e);
       }
     }
     expect(failures).toEqual([]);

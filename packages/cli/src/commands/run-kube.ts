@@ -1,7 +1,8 @@
 // `turnpike run --kubeconfig PATH | --in-cluster`: the controller against a cluster. Watches every
 // kind, translates, writes statuses, serves xDS, and answers /healthz, /readyz and /metrics.
 // pino JSON logs name the object; SIGTERM stops it gracefully.
-import { EventLogWriter, runEngine, type EngineOutput } from '@turnpike/engine';
+import { EventLogWriter, type EngineOutput } from '@turnpike/engine';
+import { startController, type Sink } from '../controller.js';
 import { ConfigMapPluginStorage, createMetrics, ensurePluginUrlKey, InfraApplier, KUBE_SOURCE, KubeClient, kubeSource, LeaderElector, StatusWriter, startHealthServer } from '@turnpike/kube';
 import { buildBootstrap, parseHostPort } from '@turnpike/xds';
 import pino from 'pino';
@@ -53,9 +54,12 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
   log.info({ address: `${hp.host}:${health.port}` }, 'serving /healthz, /readyz and /metrics');
 
   const sources = [plugins.worker.events, ...(xds ? [xds.events] : []), kubeSource({ client, log: say })];
-  // Only the leader writes; every replica serves xDS. On gaining the lease, flush everything.
+  // Only the leader writes; every replica serves xDS. On gaining the lease, write everything.
   let last: EngineOutput | undefined;
   let leading = o.leaderElect === false;
+  // Whether the writer has been given every status since it last started writing: until then it
+  // gets whole outputs (which also clears entries a previous run left on objects no longer ours).
+  let writtenAll = false;
   metrics.leader.set(leading ? 1 : 0);
   if (leading) void storage?.setLeading(true);
   const elector = o.leaderElect === false ? undefined : new LeaderElector({
@@ -65,37 +69,49 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
       metrics.leader.set(1);
       applier.resync();
       void storage?.setLeading(true);
-      if (last) { writer.update(last.result, last.snapshot); applier.update(last.result.infraIR); }
+      if (last) {
+        writer.update(last.result, last.snapshot);
+        applier.update(last.result.infraIR);
+        writtenAll = true;
+      }
     },
-    onStoppedLeading: () => { leading = false; metrics.leader.set(0); void storage?.setLeading(false); },
+    onStoppedLeading: () => { leading = false; writtenAll = false; metrics.leader.set(0); void storage?.setLeading(false); },
   });
   elector?.start();
 
-  const sub = runEngine({
+  const sinks: Sink[] = [
+    ...(xds ? [xds] : []),
+    { name: 'last', accept: (out) => { last = out; } },
+    // The status writer applies only the statuses an output changed, once it has written them all.
+    { name: 'status-writer', accept: (out) => {
+      if (!leading) return;
+      writer.update(out.result, out.snapshot, writtenAll ? out.changes.statuses : undefined);
+      writtenAll = true;
+    }, close: () => writer.stop() },
+    { name: 'infra-applier', accept: (out) => { if (leading && out.changes.infra.length) applier.update(out.result.infraIR); }, close: () => applier.stop() },
+    { name: 'log', accept: (out) => {
+      for (const d of out.result.diagnostics) log.warn({ object: d.object }, d.message);
+      log.info({ seq: out.seq, gateways: out.result.xdsIR.gateways.size, hash: out.hash.slice(0, 12) }, 'translated');
+    } },
+    { name: 'plugins', accept: () => undefined, close: () => plugins.close() },
+  ];
+  const controller = startController({
     sources,
     sourceNames: [KUBE_SOURCE, PLUGINS_SOURCE],
+    sinks,
     quietMs: o.quietMs,
     maxDelayMs: o.maxDelayMs,
+    ...(recorder ? { recorder } : {}),
     onEvent: (e) => {
-      recorder?.event(e);
       plugins.observe(e);
       metrics.events.inc({ kind: e.kind, type: e.type });
     },
-    onError: (e) => log.error({ err: e.message }, 'translation failed'),
-  }).subscribe((out: EngineOutput) => {
-    recorder?.output(out.seq, out.hash);
-    metrics.translations.inc();
-    metrics.translationSeconds.observe(out.durationMs / 1000);
-    ready = true;
-    if (!out.changed) return;
-    for (const d of out.result.diagnostics) log.warn({ object: d.object }, d.message);
-    xds?.update(out);
-    last = out;
-    if (leading) {
-      writer.update(out.result, out.snapshot);
-      applier.update(out.result.infraIR);
-    }
-    log.info({ seq: out.seq, gateways: Object.keys(out.result.xdsIR.gateways).length, hash: out.hash.slice(0, 12) }, 'translated');
+    onTranslation: (out) => {
+      metrics.translations.inc();
+      metrics.translationSeconds.observe(out.durationMs / 1000);
+      ready = true;
+    },
+    onError: (where, e) => log.error({ err: e.message }, `${where} failed`),
   });
 
   await new Promise<void>((resolve) => {
@@ -103,11 +119,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
       log.info({ signal }, 'shutting down');
       // Whatever still holds a socket open must not keep the process from exiting.
       setTimeout(() => process.exit(0), 5000).unref();
-      sub.unsubscribe();
-      writer.stop();
-      applier.stop();
-      recorder?.close();
-      void Promise.all([elector?.stop(), xds?.close(), health.close(), plugins.close()]).then(() => { client.close(); resolve(); });
+      void Promise.all([controller.stop(), elector?.stop(), health.close()]).then(() => { client.close(); resolve(); });
     };
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));

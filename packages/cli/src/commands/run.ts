@@ -1,11 +1,10 @@
 // `turnpike run --dir DIR`: the engine on a directory of YAML, printing status changes as they
 // happen. `--record FILE` writes the event log.
 import type { Command } from 'commander';
-import { DIRECTORY_SOURCE, DEFAULT_MAX_DELAY_MS, DEFAULT_QUIET_MS, directorySource, EventLogWriter, runEngine, type EngineOutput } from '@turnpike/engine';
-import type { Subscription } from 'rxjs';
+import { DIRECTORY_SOURCE, DEFAULT_MAX_DELAY_MS, DEFAULT_QUIET_MS, directorySource, EventLogWriter } from '@turnpike/engine';
+import { startController } from '../controller.js';
 import { CliError } from '../errors.js';
-import { statusSummary } from '../status-lines.js';
-import { canonical } from '../canonical.js';
+import { statusPrinter } from '../sinks/status-printer.js';
 import { startXds } from '../xds-serving.js';
 import { runInCluster } from './run-kube.js';
 import { pluginFlagHelp, startPlugins, type PluginOptions } from '../plugin-serving.js';
@@ -61,9 +60,7 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
   const quietMs = parseMs(opts.quietMs, '--quiet-ms');
   const maxDelayMs = parseMs(opts.maxDelayMs, '--max-delay-ms');
   const json = opts.output === 'json';
-  const log = (line: Record<string, unknown>, text: string) => process.stdout.write(json ? `${JSON.stringify(line)}\n` : `${text}\n`);
   const recorder = opts.record ? new EventLogWriter(opts.record, { createdAt: new Date().toISOString(), quietMs, maxDelayMs, source: `dir:${opts.dir}` }) : undefined;
-  const previous = new Map<string, string>();
   const source = directorySource(opts.dir!, {
     pollMs: parseMs(opts.poll, '--poll'),
     onError: (m) => process.stderr.write(`turnpike: error: ${m}\n`),
@@ -73,42 +70,21 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
     if (level !== 'info' || !json) process.stderr.write(`turnpike: ${level === 'info' ? '' : `${level}: `}${msg}${fields ? ` ${JSON.stringify(fields)}` : ''}\n`);
   });
   const xds = opts.xds ? await startXds(opts.xdsAddress, undefined, undefined, (sha) => plugins.content.get(sha)) : undefined;
+  const controller = startController({
+    sources: xds ? [plugins.worker.events, xds.events, source] : [plugins.worker.events, source],
+    sourceNames: [DIRECTORY_SOURCE, PLUGINS_SOURCE],
+    sinks: [...(xds ? [xds] : []), statusPrinter(json), { name: 'plugins', accept: () => undefined, close: () => plugins.close() }],
+    quietMs,
+    maxDelayMs,
+    ...(recorder ? { recorder } : {}),
+    onEvent: (e) => plugins.observe(e),
+    onError: (where, e) => process.stderr.write(`turnpike: error: ${where} failed: ${e.message}\n`),
+  });
   return new Promise<void>((resolve) => {
-    const sub: Subscription = runEngine({
-      sources: xds ? [plugins.worker.events, xds.events, source] : [plugins.worker.events, source],
-      sourceNames: [DIRECTORY_SOURCE, PLUGINS_SOURCE],
-      quietMs,
-      maxDelayMs,
-      onEvent: (e) => { recorder?.event(e); plugins.observe(e); },
-      onError: (e) => process.stderr.write(`turnpike: error: translation failed: ${e.message}\n`),
-    }).subscribe((out: EngineOutput) => {
-      recorder?.output(out.seq, out.hash);
-      if (!out.changed) return;
-      xds?.update(out);
-      const time = new Date().toISOString();
-      for (const d of out.result.diagnostics) process.stderr.write(`turnpike: ${d.level}: ${d.object}: ${d.message}\n`);
-      const seen = new Set<string>();
-      for (const [key, status] of Object.entries(out.result.statuses)) {
-        seen.add(key);
-        const c = canonical(status);
-        if (previous.get(key) === c) continue;
-        previous.set(key, c);
-        log({ time, seq: out.seq, object: key, status }, `${time.slice(11, 23)} ${key.replace(/\/\//, '/')} ${statusSummary(status)}`);
-      }
-      for (const key of [...previous.keys()]) {
-        if (seen.has(key)) continue;
-        previous.delete(key);
-        log({ time, seq: out.seq, object: key, status: null }, `${time.slice(11, 23)} ${key} (no longer ours)`);
-      }
-      const gws = Object.keys(out.result.xdsIR.gateways).length;
-      if (!json) process.stderr.write(`turnpike: translated event ${out.seq}: ${gws} gateway(s), output ${out.hash.slice(0, 12)}\n`);
-    });
     const stop = () => {
-      sub.unsubscribe();
-      recorder?.close();
       // A client that keeps a stream or socket open must not keep us from exiting.
       setTimeout(() => process.exit(0), 2000).unref();
-      void Promise.all([xds?.close(), plugins.close()]).then(() => resolve());
+      void controller.stop().then(() => resolve());
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);

@@ -12,8 +12,8 @@ function envoyResourcesByGateway(r: OfflineResult): Record<string, unknown> {
   const secrets = new Map(r.resources.filter((o) => o.kind === 'Secret').map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o]));
   const lookup = (kind: string, ns: string, name: string): KubeObject | undefined => (kind === 'Secret' ? secrets.get(`${ns}/${name}`) : undefined);
   const out: Record<string, unknown> = {};
-  for (const [key, gw] of Object.entries(r.result.xdsIR.gateways)) {
-    const res = envoyResourcesFor(gw, lookup);
+  for (const key of r.result.xdsIR.gateways.sortedKeys()) {
+    const res = envoyResourcesFor(r.result.xdsIR.gateways.get(key)!, lookup, undefined, r.result.xdsIR.endpoints);
     out[key] = { ...res, secrets: res.secrets.map((s) => ({ name: s.name, tls_certificate: { certificate_chain: s.tls_certificate?.certificate_chain, private_key: { inline_string: '<redacted>' } } })) };
   }
   return out;

@@ -6,7 +6,7 @@ import type { Problem } from '../conditions.js';
 import { routeHostnamesOnListener } from '../hostnames.js';
 import type { GatewayModel, ListenerModel, ListenerSetModel } from '../model.js';
 import { matchesSelector } from '../selectors.js';
-import { getObject, type Snapshot } from '../snapshot.js';
+import type { Inputs } from '../incremental/inputs.js';
 
 export interface ListenerVerdict {
   listener: ListenerModel;
@@ -27,19 +27,20 @@ export interface ParentAttachment {
   problem?: Problem;
 }
 
+/** Parents by `namespace/name`; a lookup records the dependency on the parent's model. */
 export interface ParentIndex {
-  gateways: Map<string, GatewayModel>;
-  listenerSets: Map<string, ListenerSetModel>;
+  gateway(key: string): GatewayModel | undefined;
+  listenerSet(key: string): ListenerSetModel | undefined;
 }
 
-function routeNamespaceAllowed(snapshot: Snapshot, l: ListenerModel, routeNs: string): boolean {
+function routeNamespaceAllowed(inputs: Inputs, l: ListenerModel, routeNs: string): boolean {
   const from = l.spec.allowedRoutes?.namespaces?.from ?? 'Same';
   const ownerNs = l.owner.metadata.namespace ?? '';
   switch (from) {
     case 'All': return true;
     case 'Same': return routeNs === ownerNs;
     case 'Selector': {
-      const ns = getObject<Namespace>(snapshot, 'Namespace', undefined, routeNs);
+      const ns = inputs.get<Namespace>('Namespace', undefined, routeNs);
       return matchesSelector(l.spec.allowedRoutes?.namespaces?.selector, ns?.metadata.labels);
     }
     default: return false;
@@ -51,7 +52,7 @@ function routeNamespaceAllowed(snapshot: Snapshot, l: ListenerModel, routeNs: st
  * controller's class) yield nothing: their status entries belong to someone else.
  */
 export function attachRoute(
-  snapshot: Snapshot, parents: ParentIndex, route: KubeObject, kind: string,
+  inputs: Inputs, parents: ParentIndex, route: KubeObject, kind: string,
   parentRefs: readonly ParentReference[], routeHostnames: readonly string[] | undefined,
 ): ParentAttachment[] {
   const routeNs = route.metadata.namespace ?? '';
@@ -65,13 +66,13 @@ export function attachRoute(
     let candidates: ListenerModel[];
     let setProblem: Problem | undefined;
     if (refKind === 'Gateway') {
-      gateway = parents.gateways.get(key);
+      gateway = parents.gateway(key);
       if (!gateway) return;
       candidates = gateway.listeners;
     } else if (refKind === 'ListenerSet') {
-      const set = parents.listenerSets.get(key);
+      const set = parents.listenerSet(key);
       if (!set || !set.gateway) return;
-      gateway = parents.gateways.get(`${set.gateway.metadata.namespace}/${set.gateway.metadata.name}`);
+      gateway = parents.gateway(`${set.gateway.metadata.namespace}/${set.gateway.metadata.name}`);
       if (!gateway) return;
       candidates = set.listeners;
       if (set.notAccepted) setProblem = { reason: 'NotAllowedByListeners', message: `parentRefs[${index}]: ListenerSet ${key} is not accepted by its Gateway` };
@@ -100,7 +101,7 @@ export function attachRoute(
       a.verdicts.push(v);
       if (!l.attachable) { v.reason = 'unusable'; continue; }
       if (!l.supportedKinds.some((k) => k.kind === kind)) { v.reason = 'kind'; continue; }
-      if (!routeNamespaceAllowed(snapshot, l, routeNs)) { v.reason = 'namespace'; continue; }
+      if (!routeNamespaceAllowed(inputs, l, routeNs)) { v.reason = 'namespace'; continue; }
       const hostnames = kind === 'TCPRoute' || kind === 'UDPRoute' ? ['*'] : routeHostnamesOnListener(l.spec.hostname, routeHostnames);
       if (hostnames.length === 0) { v.reason = 'hostname'; continue; }
       v.accepted = true;

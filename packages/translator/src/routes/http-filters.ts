@@ -152,7 +152,7 @@ export function compileFilters(
           out.unresolved ??= { reason: 'InvalidKind', message: `${ff}.extensionRef: ${e ? `${e.group}/${e.kind}` : 'missing'} is not supported, use ${TURNPIKE_GROUP}/PluginInstallation` };
           break;
         }
-        const r = resolvePluginRef(ctx.snapshot, ctx.grants, { kind: routeKind, group: GATEWAY_GROUP, namespace: route.metadata.namespace ?? '' }, { name: e.name }, `${ff}.extensionRef`);
+        const r = resolvePluginRef(ctx.inputs, { kind: routeKind, group: GATEWAY_GROUP, namespace: route.metadata.namespace ?? '' }, { name: e.name }, `${ff}.extensionRef`);
         if (r.problem) { out.unresolved ??= r.problem; break; }
         const { plugin, content } = r.resolved!;
         (out.filters.plugins ??= []).push({

@@ -82,7 +82,7 @@ export function translateRules(ctx: TranslationContext, route: KubeObject, kind:
         ir.redirect = compiled.redirect;
       } else if (backends.length === 0) {
         ir.directResponse = { status: 500 };
-      } else if (invalidWeight === 0 && backends.every((b) => readyEndpoints(clusters.get(b.cluster)) === 0)) {
+      } else if (invalidWeight === 0 && backends.every((b) => !ctx.clusterReady(clusters.get(b.cluster)!))) {
         // Valid backends, none with a ready endpoint: 503, as the spec suggests.
         ir.directResponse = { status: 503 };
       } else {
@@ -104,10 +104,6 @@ export function translateRules(ctx: TranslationContext, route: KubeObject, kind:
   result.clusters = [...clusters.values()];
 }
 
-function readyEndpoints(c: ClusterIR | undefined): number {
-  return c ? c.endpoints.filter((e) => e.ready).length : 0;
-}
-
 interface HTTPLikeSpec<M> {
   parentRefs?: ParentReference[];
   hostnames?: string[];
@@ -124,7 +120,7 @@ export function translateHTTPLikeRoute<M extends object>(
 ): RouteResult {
   const spec = (route.spec ?? {}) as HTTPLikeSpec<M>;
   const result: RouteResult = { object: route, kind, parents: [], clusters: [] };
-  result.parents = attachRoute(ctx.snapshot, parents, route, kind, spec.parentRefs ?? [], spec.hostnames);
+  result.parents = attachRoute(ctx.inputs, parents, route, kind, spec.parentRefs ?? [], spec.hostnames);
   if (result.parents.length === 0) return result;
   const badHost = (spec.hostnames ?? []).map((h, i) => [i, validateHostname(h)] as const).find(([, e]) => e);
   if (badHost) {

@@ -11,7 +11,7 @@ export function translateL4Route(ctx: TranslationContext, parents: ParentIndex, 
   const spec = (route.spec ?? {}) as { parentRefs?: ParentReference[]; hostnames?: string[]; rules?: L4RouteRule[] };
   const result: RouteResult = { object: route, kind, parents: [], clusters: [] };
   const hostnames = kind === 'TLSRoute' ? spec.hostnames : undefined;
-  result.parents = attachRoute(ctx.snapshot, parents, route, kind, spec.parentRefs ?? [], hostnames);
+  result.parents = attachRoute(ctx.inputs, parents, route, kind, spec.parentRefs ?? [], hostnames);
   if (result.parents.length === 0) return result;
   const protocol: ClusterIR['protocol'] = kind === 'UDPRoute' ? 'udp' : 'tcp';
   const backends: WeightedCluster[] = [];

@@ -23,7 +23,7 @@ export interface RouteResult {
   backendTLSPolicies?: string[];
 }
 
-export interface BackendVerdict { field: string; ref: string; weight: number; cluster?: string; endpoints?: number; problem?: Problem }
+export interface BackendVerdict { field: string; ref: string; weight: number; cluster?: string; problem?: Problem }
 
 export function noteBackend(result: RouteResult, v: BackendVerdict): void {
   (result.backendVerdicts ??= []).push(v);
@@ -39,9 +39,6 @@ export function notePolicy(result: RouteResult, policy: string | undefined): voi
 export function verdictOf(field: string, ref: BackendRef, route: KubeObject, r: { backend?: { cluster: ClusterIR }; problem?: Problem }): BackendVerdict {
   const v: BackendVerdict = { field, ref: `${ref.kind ?? 'Service'} ${ref.namespace ?? route.metadata.namespace}/${ref.name}${ref.port !== undefined ? ':' + ref.port : ''}`, weight: ref.weight ?? 1 };
   if (r.problem) v.problem = r.problem;
-  if (r.backend) {
-    v.cluster = r.backend.cluster.name;
-    v.endpoints = r.backend.cluster.endpoints.filter((e) => e.ready).length;
-  }
+  if (r.backend) v.cluster = r.backend.cluster.name;
   return v;
 }

@@ -1,0 +1,76 @@
+// The composition root. Every way of running Turnpike is the same pipeline: sources → one engine
+// (store, holdoff, translator) → sinks, with the event log recording both ends. `run --dir`,
+// `run --kubeconfig` and `replay` differ only in the sources and sinks they pass here.
+import { runEngine, type EngineOutput, type EventLogWriter, type SourceEvent, type WatchEvent } from '@turnpike/engine';
+import type { Observable, SchedulerLike } from 'rxjs';
+
+/** Where a translation's output goes: the xDS cache, the status writer, the infra applier, stdout… */
+export interface Sink {
+  readonly name: string;
+  /**
+   * A translation whose output differs from the one before; `out.changes` says which entries. A
+   * sink sees every such output in order, so it may apply the changes to what it kept.
+   */
+  accept(out: EngineOutput): void;
+  close?(): Promise<void> | void;
+}
+
+export interface ControllerOptions {
+  sources: Observable<SourceEvent | WatchEvent>[];
+  /** Sources that must have listed everything before the first translation. */
+  sourceNames: string[];
+  sinks: Sink[];
+  quietMs: number;
+  maxDelayMs: number;
+  scheduler?: SchedulerLike;
+  recorder?: EventLogWriter;
+  /** Also told of every event (the plugin worker's view, metrics). */
+  onEvent?: (e: WatchEvent) => void;
+  /** Also told of every translation, changed or not (metrics, readiness). */
+  onTranslation?: (out: EngineOutput) => void;
+  onError: (where: string, e: Error) => void;
+}
+
+export interface Controller {
+  /** Stops the engine, then closes the sinks and the event log. */
+  stop(): Promise<void>;
+}
+
+function changedAnything(out: EngineOutput): boolean {
+  const c = out.changes;
+  return out.changed || c.statuses.length > 0 || c.gateways.length > 0 || c.endpoints.length > 0 || c.infra.length > 0;
+}
+
+export function startController(o: ControllerOptions): Controller {
+  const sub = runEngine({
+    sources: o.sources,
+    sourceNames: o.sourceNames,
+    quietMs: o.quietMs,
+    maxDelayMs: o.maxDelayMs,
+    ...(o.scheduler ? { scheduler: o.scheduler } : {}),
+    onEvent: (e) => {
+      o.recorder?.event(e);
+      o.onEvent?.(e);
+    },
+    onError: (e) => o.onError('translation', e),
+  }).subscribe((out) => {
+    o.recorder?.output(out.seq, out.hash);
+    o.onTranslation?.(out);
+    if (!changedAnything(out)) return;
+    for (const sink of o.sinks) {
+      try {
+        sink.accept(out);
+      } catch (e) {
+        // One failing sink must not keep the others (or the next translation) from running.
+        o.onError(`sink ${sink.name}`, e as Error);
+      }
+    }
+  });
+  return {
+    async stop() {
+      sub.unsubscribe();
+      o.recorder?.close();
+      await Promise.all(o.sinks.map((s) => s.close?.()));
+    },
+  };
+}

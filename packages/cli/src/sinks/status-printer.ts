@@ -1,0 +1,25 @@
+// `run --dir`'s stdout: one line per object whose status changed (text or JSON), and the
+// translation's diagnostics on stderr. Only the entries a translation changed are looked at.
+import type { EngineOutput } from '@turnpike/engine';
+import { statusSummary } from '../status-lines.js';
+import type { Sink } from '../controller.js';
+
+export function statusPrinter(json: boolean, write: (s: string) => void = (s) => process.stdout.write(s), warn: (s: string) => void = (s) => process.stderr.write(s)): Sink {
+  let lastDiagnostics: EngineOutput['result']['diagnostics'] | undefined;
+  return {
+    name: 'stdout',
+    accept(out) {
+      const time = new Date().toISOString();
+      if (out.result.diagnostics !== lastDiagnostics) {
+        for (const d of out.result.diagnostics) warn(`turnpike: ${d.level}: ${d.object}: ${d.message}\n`);
+        lastDiagnostics = out.result.diagnostics;
+      }
+      for (const key of out.changes.statuses) {
+        const status = out.result.statuses.get(key);
+        if (json) write(`${JSON.stringify({ time, seq: out.seq, object: key, status: status ?? null })}\n`);
+        else write(`${time.slice(11, 23)} ${key.replace(/\/\//, '/')} ${status ? statusSummary(status) : '(no longer ours)'}\n`);
+      }
+      if (!json) warn(`turnpike: translated event ${out.seq}: ${out.result.xdsIR.gateways.size} gateway(s), output ${out.hash.slice(0, 12)}\n`);
+    },
+  };
+}

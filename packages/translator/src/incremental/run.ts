@@ -1,0 +1,49 @@
+// One translation's working state, shared by the stages: the inputs (tracked reads), what changed
+// since the previous translation (input keys, then the derived facts the stages publish as they
+// go), the dependency index of every memoised piece, and the output editors.
+import { DependencyIndex } from './dependency-index.js';
+import type { InputChanges, Inputs } from './inputs.js';
+import type { OutputEditors } from './outputs.js';
+
+export interface Diagnostic {
+  level: 'warning' | 'error';
+  object: string;
+  message: string;
+}
+
+export class TranslationRun {
+  /** Derived dependency keys (`@…`) whose value changed in this run. */
+  readonly facts = new Set<string>();
+
+  constructor(
+    readonly inputs: Inputs,
+    readonly changes: InputChanges,
+    readonly dependencies: DependencyIndex,
+    readonly out: OutputEditors,
+    readonly controllerName: string,
+  ) {}
+
+  /** Changed objects of a kind (added, removed or updated), in a stable order. */
+  changedObjects(kind: string): InputChanges['objects'] extends Map<string, infer L> ? L : never {
+    return this.changes.objects.get(kind) ?? [];
+  }
+
+  /** Ids (without the prefix) of the pieces of one stage that read something that changed so far. */
+  dirtyPieces(prefix: string): Set<string> {
+    const out = new Set<string>();
+    for (const piece of this.dependencies.dependentsOf(this.changes.keys)) if (piece.startsWith(prefix)) out.add(piece.slice(prefix.length));
+    for (const piece of this.dependencies.dependentsOf(this.facts)) if (piece.startsWith(prefix)) out.add(piece.slice(prefix.length));
+    return out;
+  }
+
+  /** Computes one piece, recording what it read under `prefix + id`. */
+  compute<T>(prefix: string, id: string, fn: () => T): T {
+    const { value, dependencies } = this.inputs.record(fn);
+    this.dependencies.record(prefix + id, dependencies);
+    return value;
+  }
+
+  forget(prefix: string, id: string): void {
+    this.dependencies.drop(prefix + id);
+  }
+}

@@ -1,0 +1,55 @@
+// Stage 7: BackendTLSPolicy status. Its ancestors are the route parents (Gateways) whose routes
+// use the policy's Service; derived again only when a policy or a route using one changed.
+import { type BackendTLSPolicy, type Condition, type PolicyAncestorStatus } from '@turnpike/api';
+import { condition, sortConditions } from '../conditions.js';
+import type { TranslationRun } from '../incremental/run.js';
+import { parentCarriesTraffic } from '../status-routes.js';
+import type { PolicyStage } from './policy-stage.js';
+import type { RouteStage } from './route-stage.js';
+
+/** status.ancestors holds at most 16 entries (CRD maxItems). */
+const MAX_ANCESTORS = 16;
+
+export class BackendTLSStatusStage {
+  private written = new Set<string>();
+
+  update(run: TranslationRun, policies: PolicyStage, routes: RouteStage): void {
+    if (!policies.changed && !routes.policiesTouched) return;
+    const ancestors = new Map<string, Map<string, PolicyAncestorStatus['ancestorRef']>>();
+    for (const key of [...routes.routesWithPolicies].sort()) {
+      const r = routes.entries.get(key)?.result;
+      if (!r) continue;
+      for (const policy of r.backendTLSPolicies ?? []) {
+        for (const p of r.parents) {
+          if (!parentCarriesTraffic(r, p)) continue;
+          const ref = { group: p.ref.group ?? 'gateway.networking.k8s.io', kind: p.ref.kind ?? 'Gateway', namespace: p.ref.namespace ?? r.object.metadata.namespace ?? '', name: p.ref.name,
+            ...(p.ref.sectionName !== undefined ? { sectionName: p.ref.sectionName } : {}), ...(p.ref.port !== undefined ? { port: p.ref.port } : {}) };
+          const m = ancestors.get(policy) ?? new Map();
+          m.set(JSON.stringify(ref), ref);
+          ancestors.set(policy, m);
+        }
+      }
+    }
+    const written = new Set<string>();
+    for (const model of policies.index.models) {
+      const p: BackendTLSPolicy = model.policy;
+      const key = `${p.metadata.namespace}/${p.metadata.name}`;
+      // A policy that lost a conflict reports on the ancestors of the winner it lost to.
+      const winner = model.lostTo?.policy;
+      const refs = ancestors.get(key) ?? (winner ? ancestors.get(`${winner.metadata.namespace}/${winner.metadata.name}`) : undefined);
+      if (!refs) continue;
+      const gen = p.metadata.generation;
+      const conds: Condition[] = [
+        model.notAccepted ? condition('Accepted', false, model.notAccepted.reason, model.notAccepted.message, gen) : condition('Accepted', true, 'Accepted', 'Policy is accepted', gen),
+        model.refsProblem ? condition('ResolvedRefs', false, model.refsProblem.reason, model.refsProblem.message, gen) : condition('ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved', gen),
+      ];
+      // Keep the first 16 ancestors in a stable order.
+      const list = [...refs.keys()].sort().slice(0, MAX_ANCESTORS).map((k) => ({ ancestorRef: refs.get(k)!, controllerName: run.controllerName, conditions: sortConditions(conds.map((c) => ({ ...c }))) }));
+      const statusKey = `BackendTLSPolicy/${key}`;
+      written.add(statusKey);
+      run.out.statuses.set(statusKey, { ancestors: list });
+    }
+    for (const k of this.written) if (!written.has(k)) run.out.statuses.delete(k);
+    this.written = written;
+  }
+}

@@ -1,0 +1,112 @@
+// The endpoint stage. Endpoints are not route inputs: a route names clusters (Service, port) and
+// this stage keeps, per cluster, the endpoints of the Service's EndpointSlices. An EndpointSlice
+// change recomputes the clusters of its Service and nothing else, unless a cluster gains its first
+// ready endpoint or loses its last one: that fact (`@ready:<cluster>`) is what routes depend on.
+import type { ClusterIR, EndpointIR, EndpointSlice, Service } from '@turnpike/api';
+import { DependencyIndex } from '../incremental/dependency-index.js';
+import type { InputChanges, Inputs } from '../incremental/inputs.js';
+import { deepEqual } from '../incremental/deep-equal.js';
+
+const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
+
+export const slicesDependency = (namespace: string, service: string): string => `@slices:${namespace}/${service}`;
+export const readyDependency = (cluster: string): string => `@ready:${cluster}`;
+
+interface ClusterEndpoints {
+  cluster: ClusterIR;
+  endpoints: EndpointIR[];
+  ready: boolean;
+}
+
+export class EndpointStage {
+  /** `namespace/service` → its EndpointSlices by name. */
+  private readonly slicesByService = new Map<string, Map<string, EndpointSlice>>();
+  private readonly serviceOfSlice = new Map<string, string>();
+  private readonly clusters = new Map<string, ClusterEndpoints>();
+  private readonly dependencies = new DependencyIndex();
+
+  /**
+   * Folds the snapshot's changes in; returns the clusters whose endpoints changed and adds to
+   * `facts` the readiness facts that flipped.
+   */
+  update(inputs: Inputs, changes: InputChanges, facts: Set<string>): Set<string> {
+    const keys = new Set(changes.keys);
+    for (const c of changes.objects.get('EndpointSlice') ?? []) {
+      const sliceKey = `${c.namespace}/${c.name}`;
+      const before = this.serviceOfSlice.get(sliceKey);
+      if (before) {
+        this.slicesByService.get(before)?.delete(c.name);
+        if (this.slicesByService.get(before)?.size === 0) this.slicesByService.delete(before);
+        this.serviceOfSlice.delete(sliceKey);
+        keys.add(slicesDependency(c.namespace, before.slice(c.namespace.length + 1)));
+      }
+      const service = c.after?.metadata.labels?.[SERVICE_NAME_LABEL];
+      if (c.after && service) {
+        const svcKey = `${c.namespace}/${service}`;
+        let m = this.slicesByService.get(svcKey);
+        if (!m) this.slicesByService.set(svcKey, (m = new Map()));
+        m.set(c.name, c.after as EndpointSlice);
+        this.serviceOfSlice.set(sliceKey, svcKey);
+        keys.add(slicesDependency(c.namespace, service));
+      }
+    }
+    const changed = new Set<string>();
+    for (const name of this.dependencies.dependentsOf(keys)) {
+      const entry = this.clusters.get(name);
+      if (!entry) continue;
+      const next = this.compute(inputs, entry.cluster);
+      if (next.ready !== entry.ready) facts.add(readyDependency(name));
+      if (!deepEqual(next.endpoints, entry.endpoints)) changed.add(name);
+      else next.endpoints = entry.endpoints; // keep identity: nothing downstream changes
+      this.clusters.set(name, next);
+    }
+    return changed;
+  }
+
+  /** The endpoints of a cluster, computed on first use and kept up to date from then on. */
+  endpoints(inputs: Inputs, cluster: ClusterIR): ClusterEndpoints {
+    let entry = this.clusters.get(cluster.name);
+    if (!entry) {
+      entry = this.compute(inputs, cluster);
+      this.clusters.set(cluster.name, entry);
+    }
+    return entry;
+  }
+
+  current(name: string): EndpointIR[] | undefined {
+    return this.clusters.get(name)?.endpoints;
+  }
+
+  /** Forgets clusters nothing refers to any more. */
+  forget(name: string): void {
+    this.clusters.delete(name);
+    this.dependencies.drop(name);
+  }
+
+  private compute(inputs: Inputs, cluster: ClusterIR): ClusterEndpoints {
+    const { value, dependencies } = inputs.record(() => endpointsOf(inputs, cluster, this.slicesByService));
+    this.dependencies.record(cluster.name, dependencies);
+    return { cluster, endpoints: value, ready: value.some((e) => e.ready) };
+  }
+}
+
+function endpointsOf(inputs: Inputs, cluster: ClusterIR, slicesByService: Map<string, Map<string, EndpointSlice>>): EndpointIR[] {
+  const { namespace, name, port } = cluster.service;
+  const svc = inputs.get<Service>('Service', namespace, name);
+  inputs.depend(slicesDependency(namespace, name));
+  const transport = cluster.protocol === 'udp' ? 'UDP' : 'TCP';
+  const sp = (svc?.spec?.ports ?? []).find((p) => p.port === port && (p.protocol ?? 'TCP') === transport);
+  if (!sp) return [];
+  const out: EndpointIR[] = [];
+  const slices = slicesByService.get(`${namespace}/${name}`);
+  for (const sliceName of [...(slices?.keys() ?? [])].sort()) {
+    const slice = slices!.get(sliceName)!;
+    const slicePort = (slice.ports ?? []).find((p) => (p.name ?? '') === (sp.name ?? '')) ?? (slice.ports?.length === 1 ? slice.ports[0] : undefined);
+    const epPort = slicePort?.port ?? (typeof sp.targetPort === 'number' ? sp.targetPort : sp.port);
+    for (const ep of slice.endpoints ?? []) {
+      const ready = ep.conditions?.ready !== false;
+      for (const address of ep.addresses ?? []) out.push({ address, port: epPort, ready });
+    }
+  }
+  return out.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : a.port - b.port));
+}

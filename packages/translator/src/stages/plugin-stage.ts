@@ -1,0 +1,60 @@
+// Stage 3: plugins. Per ProxyConfig, the plugins it installs and its status; per
+// PluginInstallation, its status. Publishes `@installs:<namespace>/<name>` when what a
+// ProxyConfig installs changes, which re-derives the proxies of the Gateways that use it.
+import { objectKey, type PluginInstallation, type ProxyConfig } from '@turnpike/api';
+import { deepEqual } from '../incremental/deep-equal.js';
+import type { TranslationRun } from '../incremental/run.js';
+import { pluginInstallationStatus, proxyConfigPlugins, type InstalledPlugin } from '../plugins.js';
+import { getObject } from '../snapshot.js';
+
+const PROXY_CONFIG = 'proxyconfig:';
+const PLUGIN = 'plugin:';
+export const installsFact = (namespace: string, name: string): string => `@installs:${namespace}/${name}`;
+
+export class PluginStage {
+  private readonly installs = new Map<string, InstalledPlugin[]>();
+
+  /** What a ProxyConfig installs, recording the dependency on it. */
+  installed(run: TranslationRun, pc: ProxyConfig): InstalledPlugin[] {
+    const key = `${pc.metadata.namespace}/${pc.metadata.name}`;
+    run.inputs.depend(installsFact(pc.metadata.namespace ?? '', pc.metadata.name));
+    return this.installs.get(key) ?? [];
+  }
+
+  update(run: TranslationRun): void {
+    const configs = run.dirtyPieces(PROXY_CONFIG);
+    for (const c of run.changedObjects('ProxyConfig')) configs.add(`${c.namespace}/${c.name}`);
+    for (const key of [...configs].sort()) {
+      const [ns, name] = key.split('/') as [string, string];
+      const pc = getObject<ProxyConfig>(run.inputs.snapshot, 'ProxyConfig', ns, name);
+      const statusKey = objectKey('ProxyConfig', ns, name);
+      const before = this.installs.get(key);
+      if (!pc) {
+        run.forget(PROXY_CONFIG, key);
+        this.installs.delete(key);
+        run.out.statuses.delete(statusKey);
+        if (before) run.facts.add(installsFact(ns, name));
+        continue;
+      }
+      const r = run.compute(PROXY_CONFIG, key, () => proxyConfigPlugins(run.inputs, pc));
+      run.out.statuses.set(statusKey, r.status);
+      if (!before || !deepEqual(before, r.installed)) {
+        this.installs.set(key, r.installed);
+        run.facts.add(installsFact(ns, name));
+      }
+    }
+    const plugins = run.dirtyPieces(PLUGIN);
+    for (const c of run.changedObjects('PluginInstallation')) plugins.add(`${c.namespace}/${c.name}`);
+    for (const key of [...plugins].sort()) {
+      const [ns, name] = key.split('/') as [string, string];
+      const pi = getObject<PluginInstallation>(run.inputs.snapshot, 'PluginInstallation', ns, name);
+      const statusKey = objectKey('PluginInstallation', ns, name);
+      if (!pi) {
+        run.forget(PLUGIN, key);
+        run.out.statuses.delete(statusKey);
+        continue;
+      }
+      run.out.statuses.set(statusKey, run.compute(PLUGIN, key, () => pluginInstallationStatus(run.inputs, pi)));
+    }
+  }
+}

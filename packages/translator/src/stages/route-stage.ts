@@ -1,0 +1,140 @@
+// Stage 5: routes of every kind. A route is translated again only when it changed or something it
+// read did: its parents (`@gateway:…`), its backend Services, the grants of their namespaces,
+// Namespace labels a listener selects on, BackendTLSPolicies (`@btls:…`), plugins, and whether its
+// clusters have a ready endpoint (`@ready:…`). Endpoints themselves are not route inputs.
+import { ROUTE_KINDS, objectKey, type ClusterIR, type GRPCRoute, type HTTPRoute, type KubeObject } from '@turnpike/api';
+import type { TranslationContext } from '../context.js';
+import type { Diagnostic, TranslationRun } from '../incremental/run.js';
+import type { ParentIndex } from '../routes/attachment.js';
+import { translateGRPCRoute } from '../routes/grpcroute.js';
+import { translateHTTPRoute } from '../routes/httproute.js';
+import { translateL4Route } from '../routes/l4routes.js';
+import type { RouteResult } from '../routes/route-result.js';
+import { getObject } from '../snapshot.js';
+import { routeStatus } from '../status-routes.js';
+import { readyDependency, type EndpointStage } from './endpoints.js';
+import type { GatewayStage } from './gateway-stage.js';
+import type { PolicyStage } from './policy-stage.js';
+
+const PIECE = 'route:';
+
+export interface RouteEntry {
+  result?: RouteResult;
+  diagnostic?: Diagnostic;
+  /** `namespace/name` of every Gateway among its parents. */
+  gateways: string[];
+  /** Names of the clusters it uses. */
+  clusters: string[];
+}
+
+function translateRoute(ctx: TranslationContext, parents: ParentIndex, kind: string, route: KubeObject): RouteResult {
+  switch (kind) {
+    case 'HTTPRoute': return translateHTTPRoute(ctx, parents, route as HTTPRoute);
+    case 'GRPCRoute': return translateGRPCRoute(ctx, parents, route as GRPCRoute);
+    default: return translateL4Route(ctx, parents, route, kind as 'TLSRoute' | 'TCPRoute' | 'UDPRoute');
+  }
+}
+
+export class RouteStage {
+  /** Route key (`Kind/namespace/name`) → what translating it gave. */
+  readonly entries = new Map<string, RouteEntry>();
+  /** Gateway `namespace/name` → keys of the routes that name it as a parent. */
+  readonly routesOfGateway = new Map<string, Set<string>>();
+  /** Routes that use a BackendTLSPolicy (their statuses feed the policy's ancestors). */
+  readonly routesWithPolicies = new Set<string>();
+  private readonly clusterUsers = new Map<string, number>();
+
+  /** Gateways whose routes changed, and whether a route using a BackendTLSPolicy changed, in the last run. */
+  touchedGateways = new Set<string>();
+  policiesTouched = false;
+  diagnosticsChanged = false;
+
+  update(run: TranslationRun, gateways: GatewayStage, policies: PolicyStage, endpoints: EndpointStage): void {
+    const dirty = run.dirtyPieces(PIECE);
+    for (const kind of ROUTE_KINDS) for (const c of run.changedObjects(kind)) dirty.add(objectKey(kind, c.namespace, c.name));
+    this.touchedGateways = new Set();
+    this.policiesTouched = false;
+    this.diagnosticsChanged = false;
+    const ctx: TranslationContext = {
+      inputs: run.inputs,
+      backendTLS: (ns, svc, port) => policies.forBackend(run, ns, svc, port),
+      clusterReady: (cluster: ClusterIR) => {
+        run.inputs.depend(readyDependency(cluster.name));
+        return endpoints.endpoints(run.inputs, cluster).ready;
+      },
+    };
+    const parents = gateways.parents(run);
+    for (const key of [...dirty].sort()) {
+      const [kind, ns, name] = key.split('/') as [string, string, string];
+      const before = this.entries.get(key);
+      const route = getObject<KubeObject>(run.inputs.snapshot, kind, ns, name);
+      if (!route) {
+        if (before) this.unlink(key, before, endpoints);
+        run.forget(PIECE, key);
+        this.entries.delete(key);
+        run.out.statuses.delete(key);
+        if (before?.diagnostic) this.diagnosticsChanged = true;
+        continue;
+      }
+      const entry = run.compute(PIECE, key, () => this.translate(ctx, parents, kind, route, key));
+      this.entries.set(key, entry);
+      // Link before unlinking, so a cluster the route keeps using is not forgotten in between.
+      this.link(key, entry);
+      if (before) this.unlink(key, before, endpoints, entry);
+      if (entry.result?.parents.length) run.out.statuses.set(key, routeStatus(entry.result, run.controllerName));
+      else run.out.statuses.delete(key);
+      if (!!before?.diagnostic !== !!entry.diagnostic || before?.diagnostic?.message !== entry.diagnostic?.message) this.diagnosticsChanged = true;
+    }
+  }
+
+  private translate(ctx: TranslationContext, parents: ParentIndex, kind: string, route: KubeObject, key: string): RouteEntry {
+    try {
+      const result = translateRoute(ctx, parents, kind, route);
+      const gws = new Set(result.parents.map((p) => `${p.gateway.object.metadata.namespace}/${p.gateway.object.metadata.name}`));
+      return { result, gateways: [...gws].sort(), clusters: [...new Set(result.clusters.map((c) => c.name))] };
+    } catch (e) {
+      // A malformed object must never stall the others: report it and move on.
+      return { diagnostic: { level: 'error', object: key, message: `translation failed: ${(e as Error).message}` }, gateways: [], clusters: [] };
+    }
+  }
+
+  private link(key: string, entry: RouteEntry): void {
+    for (const g of entry.gateways) {
+      let s = this.routesOfGateway.get(g);
+      if (!s) this.routesOfGateway.set(g, (s = new Set()));
+      s.add(key);
+      this.touchedGateways.add(g);
+    }
+    for (const c of entry.clusters) this.clusterUsers.set(c, (this.clusterUsers.get(c) ?? 0) + 1);
+    if (entry.result?.backendTLSPolicies?.length) {
+      this.routesWithPolicies.add(key);
+      this.policiesTouched = true;
+    }
+  }
+
+  private unlink(key: string, entry: RouteEntry, endpoints: EndpointStage, keep?: RouteEntry): void {
+    for (const g of entry.gateways) {
+      this.touchedGateways.add(g);
+      if (keep?.gateways.includes(g)) continue;
+      const s = this.routesOfGateway.get(g);
+      s?.delete(key);
+      if (s?.size === 0) this.routesOfGateway.delete(g);
+    }
+    for (const c of entry.clusters) {
+      const n = (this.clusterUsers.get(c) ?? 0) - 1;
+      if (n > 0) this.clusterUsers.set(c, n);
+      else {
+        this.clusterUsers.delete(c);
+        endpoints.forget(c);
+      }
+    }
+    if (entry.result?.backendTLSPolicies?.length) this.policiesTouched = true;
+    if (!keep?.result?.backendTLSPolicies?.length) this.routesWithPolicies.delete(key);
+  }
+
+  diagnostics(): Diagnostic[] {
+    const out: Diagnostic[] = [];
+    for (const e of this.entries.values()) if (e.diagnostic) out.push(e.diagnostic);
+    return out.sort((a, b) => (a.object < b.object ? -1 : a.object > b.object ? 1 : 0));
+  }
+}
