@@ -33,8 +33,13 @@ export function envoyRoot(): protobuf.Root {
   return r;
 }
 
+const types = new Map<string, protobuf.Type>();
+
+/** A message type by full name, looked up once. */
 export function messageType(name: string): protobuf.Type {
-  return envoyRoot().lookupType(name);
+  let t = types.get(name);
+  if (!t) types.set(name, (t = envoyRoot().lookupType(name)));
+  return t;
 }
 
 /** Encodes a JSON-shaped message (Any as `{'@type': url, ...fields}`) into protobuf bytes. */

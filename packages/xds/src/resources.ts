@@ -24,6 +24,13 @@ export type { PluginLookup } from './plugin-filters.js';
 
 export const INVALID_BACKEND_CLUSTER = 'turnpike/invalid-backend';
 
+/** Set while building when some resource names the invalid-backend cluster (so it is defined). */
+let invalidBackendUsed = false;
+function invalidBackend(): string {
+  invalidBackendUsed = true;
+  return INVALID_BACKEND_CLUSTER;
+}
+
 const ADS = { ads: {}, resource_api_version: 'V3' as const };
 
 function typed<T extends object>(message: string, value: T): Any {
@@ -139,7 +146,7 @@ export function buildRoute(r: HTTPRouteIR): Route {
       return wc;
     });
     // The share of invalid backends goes to a cluster with no endpoints (the proxy answers 503).
-    if (r.invalidWeight) clusters.push({ name: INVALID_BACKEND_CLUSTER, weight: { value: r.invalidWeight } });
+    if (r.invalidWeight) clusters.push({ name: invalidBackend(), weight: { value: r.invalidWeight } });
     action.weighted_clusters = { clusters };
   }
   if (r.timeouts?.request) action.timeout = duration(r.timeouts.request);
@@ -156,6 +163,24 @@ export function buildRoute(r: HTTPRouteIR): Route {
   return route;
 }
 
+/** Built routes by the identity of their IR, with whether they name the invalid-backend cluster. */
+export type RouteMemo = WeakMap<HTTPRouteIR, { route: Route; invalid: boolean }>;
+let routeMemo: RouteMemo | undefined;
+
+function builtRoute(r: HTTPRouteIR): Route {
+  const known = routeMemo?.get(r);
+  if (known) {
+    if (known.invalid) invalidBackendUsed = true;
+    return known.route;
+  }
+  const before = invalidBackendUsed;
+  invalidBackendUsed = false;
+  const route = buildRoute(r);
+  routeMemo?.set(r, { route, invalid: invalidBackendUsed });
+  invalidBackendUsed ||= before;
+  return route;
+}
+
 /** Merges the virtual hosts of several Gateway listeners sharing a port; domains stay unique. */
 function mergeVirtualHosts(listeners: GatewayListenerIR[]): VirtualHost[] {
   const byDomain = new Map<string, { name: string; routes: Route[] }>();
@@ -165,7 +190,7 @@ function mergeVirtualHosts(listeners: GatewayListenerIR[]): VirtualHost[] {
     for (const vh of l.virtualHosts ?? []) {
       for (const d of vh.domains) {
         const entry = byDomain.get(d) ?? { name: `${d}`, routes: [] };
-        entry.routes.push(...vh.routes.map((r) => buildRoute(r)));
+        entry.routes.push(...vh.routes.map((r) => builtRoute(r)));
         byDomain.set(d, entry);
       }
     }
@@ -195,8 +220,8 @@ function tcpProxy(statPrefix: string, route: L4RouteIR | undefined): Filter {
   const backends = route?.backends ?? [];
   const value: TcpProxy = { stat_prefix: statPrefix };
   if (backends.length === 1 && !route?.invalidWeight) value.cluster = backends[0]!.cluster;
-  else if (backends.length) value.weighted_clusters = { clusters: [...backends.map((b) => ({ name: b.cluster, weight: b.weight })), ...(route?.invalidWeight ? [{ name: INVALID_BACKEND_CLUSTER, weight: route.invalidWeight }] : [])] };
-  else value.cluster = INVALID_BACKEND_CLUSTER;
+  else if (backends.length) value.weighted_clusters = { clusters: [...backends.map((b) => ({ name: b.cluster, weight: b.weight })), ...(route?.invalidWeight ? [{ name: invalidBackend(), weight: route.invalidWeight }] : [])] };
+  else value.cluster = invalidBackend();
   return { name: 'envoy.filters.network.tcp_proxy', typed_config: typed<TcpProxy>('envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy', value) };
 }
 
@@ -235,7 +260,7 @@ function buildPort(port: PortIR, out: EnvoyResources, plugins: PluginContext): v
   if (port.transport === 'udp') {
     const route = first.routes?.[0];
     const top = [...(route?.backends ?? [])].sort((a, b) => b.weight - a.weight)[0];
-    listener.listener_filters = [{ name: 'envoy.filters.udp_listener.udp_proxy', typed_config: typed<UdpProxyConfig>('envoy.extensions.filters.udp.udp_proxy.v3.UdpProxyConfig', { stat_prefix: port.name, cluster: top?.cluster ?? INVALID_BACKEND_CLUSTER }) }];
+    listener.listener_filters = [{ name: 'envoy.filters.udp_listener.udp_proxy', typed_config: typed<UdpProxyConfig>('envoy.extensions.filters.udp.udp_proxy.v3.UdpProxyConfig', { stat_prefix: port.name, cluster: top?.cluster ?? invalidBackend() }) }];
     out.listeners.push(listener);
     return;
   }
@@ -336,18 +361,35 @@ export type EndpointLookup = (cluster: string) => readonly EndpointIR[] | undefi
  * Every Envoy resource of one Gateway's proxy. Without `endpoints` no EDS resource is built (the
  * snapshot builder keeps those per cluster, apart from the rest).
  */
-export function buildResources(gw: GatewayIR, secrets: SecretLookup, plugins: PluginLookup = () => undefined, endpoints?: EndpointLookup): EnvoyResources {
+export function buildResources(
+  gw: GatewayIR, secrets: SecretLookup, plugins: PluginLookup = () => undefined, endpoints?: EndpointLookup,
+  memo?: { clusters: WeakMap<ClusterIR, Cluster>; routes: RouteMemo },
+): EnvoyResources {
+  routeMemo = memo?.routes;
+  try {
+    return build(gw, secrets, plugins, endpoints, memo?.clusters);
+  } finally {
+    routeMemo = undefined;
+  }
+}
+
+function build(gw: GatewayIR, secrets: SecretLookup, plugins: PluginLookup, endpoints: EndpointLookup | undefined, clusterMemo: WeakMap<ClusterIR, Cluster> | undefined): EnvoyResources {
   const out: EnvoyResources = { listeners: [], routes: [], clusters: [], endpoints: [], secrets: [] };
   const pc: PluginContext = { gw, lookup: plugins, used: [] };
+  invalidBackendUsed = false;
   for (const port of gw.ports) buildPort(port, out, pc);
   if (gw.proxyless) buildProxyless(gw, out);
   out.clusters.push(...pluginContentClusters(pc.used, gw));
   for (const c of gw.clusters) {
-    out.clusters.push(buildCluster(c));
+    let cluster = clusterMemo?.get(c);
+    if (!cluster) {
+      cluster = buildCluster(c);
+      clusterMemo?.set(c, cluster);
+    }
+    out.clusters.push(cluster);
     if (endpoints) out.endpoints.push(buildEndpoints(c, endpoints(c.name) ?? []));
   }
-  const referencesInvalid = JSON.stringify(out.listeners).includes(INVALID_BACKEND_CLUSTER) || JSON.stringify(out.routes).includes(INVALID_BACKEND_CLUSTER);
-  if (referencesInvalid) {
+  if (invalidBackendUsed) {
     out.clusters.push({ name: INVALID_BACKEND_CLUSTER, type: 'STATIC', connect_timeout: { seconds: '1', nanos: 0 }, load_assignment: { cluster_name: INVALID_BACKEND_CLUSTER, endpoints: [] } });
   }
   for (const { name: key } of gw.secrets) {

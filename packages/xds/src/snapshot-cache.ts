@@ -12,7 +12,11 @@ export interface TypeSnapshot { version: string; resources: ReadonlyMap<string, 
 export type NodeSnapshot = ReadonlyMap<TypeUrl, TypeSnapshot>;
 
 export function encodeResource(typeUrl: TypeUrl, name: string, value: object): EncodedResource {
-  const bytes = encodeMessage(messageName(typeUrl), value);
+  return encodedAs(typeUrl, name, encodeMessage(messageName(typeUrl), value));
+}
+
+/** A resource from its encoded bytes; its version is the hash of the bytes. */
+export function encodedAs(typeUrl: TypeUrl, name: string, bytes: Buffer): EncodedResource {
   return { name, version: createHash('sha256').update(bytes).digest('hex').slice(0, 16), any: { type_url: typeUrl, value: bytes } };
 }
 

@@ -3,8 +3,10 @@
 // changed gets its one EDS resource encoded again and swapped into the snapshots of the Gateways
 // that use it. Nothing else is rebuilt.
 import type { ClusterIR, EndpointIR, GatewayIR, KubeObject, Secret, XdsIR } from '@turnpike/api';
-import { buildEndpoints, buildResources, type EnvoyResources, type PluginLookup } from './resources.js';
-import { encodeResource, resourceLists, typeSnapshot, type EncodedResource, type NodeSnapshot, type TypeSnapshot } from './snapshot-cache.js';
+import type { Cluster } from './envoy-types.js';
+import { buildEndpoints, buildResources, type EnvoyResources, type PluginLookup, type RouteMemo } from './resources.js';
+import { RouteConfigurationEncoder } from './route-encoding.js';
+import { encodeResource, encodedAs, resourceLists, typeSnapshot, type EncodedResource, type NodeSnapshot, type TypeSnapshot } from './snapshot-cache.js';
 import { SEND_ORDER, TYPE, type TypeUrl } from './type-urls.js';
 
 export type ObjectLookup = (kind: string, namespace: string, name: string) => KubeObject | undefined;
@@ -59,9 +61,16 @@ export class XdsSnapshotBuilder {
         out.set(key, undefined);
         continue;
       }
-      const lists = resourceLists(buildResources(ir, secretLookup(lookup), plugins));
+      const lists = resourceLists(buildResources(ir, secretLookup(lookup), plugins, undefined, this.memo));
       const base = new Map<TypeUrl, TypeSnapshot>();
-      for (const t of SEND_ORDER) if (t !== TYPE.endpoint) base.set(t, typeSnapshot(lists[t].map(([name, value]) => encodeResource(t, name, value))));
+      for (const t of SEND_ORDER) {
+        if (t === TYPE.endpoint) continue;
+        base.set(t, typeSnapshot(lists[t].map(([name, value]) => {
+          if (t === TYPE.cluster) return this.encodedCluster(name, value);
+          if (t === TYPE.route) return encodedAs(TYPE.route, name, this.routeConfigurations.encode(value));
+          return encodeResource(t, name, value);
+        })));
+      }
       const clusters = new Map(ir.clusters.map((c) => [c.name, c] as const));
       const eds = new Map<string, EncodedResource>();
       for (const c of clusters.values()) {
@@ -82,6 +91,17 @@ export class XdsSnapshotBuilder {
       }
     }
     return out;
+  }
+
+  /** Clusters and routes built once per IR object (route results keep theirs while unchanged), and encoded once. */
+  private readonly memo = { clusters: new WeakMap<ClusterIR, Cluster>(), routes: new WeakMap() as RouteMemo };
+  private readonly routeConfigurations = new RouteConfigurationEncoder();
+  private encodedClusters = new WeakMap<object, EncodedResource>();
+
+  private encodedCluster(name: string, value: object): EncodedResource {
+    let r = this.encodedClusters.get(value);
+    if (!r) this.encodedClusters.set(value, (r = encodeResource(TYPE.cluster, name, value)));
+    return r;
   }
 
   private encodedEndpoint(c: ClusterIR, endpoints: readonly EndpointIR[] | undefined): EncodedResource {

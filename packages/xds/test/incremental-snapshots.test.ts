@@ -2,7 +2,8 @@
 // re-encodes one EDS resource and is pushed alone, over state of the world and delta alike.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { EndpointIR, GatewayIR, XdsIR } from '@turnpike/api';
-import { AdsServer, SnapshotCache, TYPE, XdsSnapshotBuilder } from '../src/index.js';
+import { AdsServer, decodeMessage, encodeMessage, envoyResourcesFor, SnapshotCache, TYPE, XdsSnapshotBuilder } from '../src/index.js';
+import { RouteConfigurationEncoder } from '../src/route-encoding.js';
 import { adsClient, reader, type Stream } from './ads-client.js';
 
 function gatewayIR(name: string, clusters: string[]): GatewayIR {
@@ -33,6 +34,19 @@ describe('incremental xDS snapshots', () => {
     expect(after.get(TYPE.endpoint)!.version).not.toBe(before.get(TYPE.endpoint)!.version);
     expect(after.get(TYPE.endpoint)!.resources.get('apps/b/80')).toBe(before.get(TYPE.endpoint)!.resources.get('apps/b/80'));
     expect(after.get(TYPE.endpoint)!.resources.get('apps/a/80')!.version).not.toBe(before.get(TYPE.endpoint)!.resources.get('apps/a/80')!.version);
+  });
+
+  it('a RouteConfiguration spliced from memoised Route bytes decodes to the message encoded whole', () => {
+    const gw = gatewayIR('gw1', ['a', 'b', 'c']);
+    const vh = gw.ports[0]!.listeners[0]!.virtualHosts![0]!;
+    vh.routes.push({ ...vh.routes[0]!, name: 'r2', match: { path: { type: 'Exact', value: '/x' }, headers: [{ name: 'h', type: 'Exact', value: 'v' }], queryParams: [] }, filters: { requestHeaders: { set: [{ name: 'a', value: 'b' }], add: [], remove: ['c'] } } });
+    gw.ports[0]!.listeners[0]!.virtualHosts!.push({ name: 'v2', domains: ['b.test'], routes: [{ ...vh.routes[0]!, name: 'r3', directResponse: { status: 500 } }] });
+    const [rc] = envoyResourcesFor(gw, none).routes;
+    const encoder = new RouteConfigurationEncoder();
+    const whole = decodeMessage('envoy.config.route.v3.RouteConfiguration', encodeMessage('envoy.config.route.v3.RouteConfiguration', rc!));
+    expect(decodeMessage('envoy.config.route.v3.RouteConfiguration', encoder.encode(rc!))).toEqual(whole);
+    expect((whole.virtual_hosts as unknown[]).length).toBe(2);
+    expect(encoder.encode(rc!).equals(encoder.encode(rc!))).toBe(true);
   });
 
   it('a Gateway that goes away is removed; one whose IR is the same object is left alone', () => {
