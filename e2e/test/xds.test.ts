@@ -6,7 +6,9 @@ import type { KubeObject } from '@turnpike/api';
 import { Cluster, waitFor, xdsCheckBinary } from '../harness/cluster.js';
 import { Controller } from '../harness/controller.js';
 import { cond, gatewayClass, ns, ourParents } from '../harness/fixtures.js';
-import { EXAMPLE_COM_CERT as crt, EXAMPLE_COM_KEY as key } from '../../packages/translator/test/tls-fixtures.js';
+import { EXAMPLE_COM_CERT as crt, EXAMPLE_COM_KEY as key, OTHER_TEST_CERT, OTHER_TEST_KEY } from '../../packages/translator/test/tls-fixtures.js';
+import { TYPE } from '@turnpike/xds';
+import { adsClient, reader, type Stream } from '../../packages/xds/test/ads-client.js';
 
 
 describe('xDS served from a cluster', () => {
@@ -60,4 +62,33 @@ describe('xDS served from a cluster', () => {
     // Two Service ports, plus the cluster that takes the invalid backend's share.
     expect(report.counts).toEqual({ Listener: 3, Cluster: 3, ClusterLoadAssignment: 2, RouteConfiguration: 2, Secret: 1 });
   }, 120_000);
+
+  it('a certificate rotated in the cluster reaches a SotW and a delta ADS client within a second of the holdoff', async () => {
+    const node = { id: 'e2e', cluster: 'shop/gw' };
+    const text = (r: Record<string, any>) => (r.resources ?? []).map((x: any) => (x.resource ?? x).value.toString('latin1')).join('');
+    const sotw: Stream = adsClient(controller.xdsPort).StreamAggregatedResources();
+    const nextSotw = reader(sotw);
+    sotw.write({ node, type_url: TYPE.secret, resource_names: ['shop/cert'] });
+    const first = await nextSotw(10_000);
+    expect(text(first)).toContain(crt.slice(40, 80));
+    sotw.write({ node, type_url: TYPE.secret, resource_names: ['shop/cert'], version_info: first.version_info, response_nonce: first.nonce });
+    const delta: Stream = adsClient(controller.xdsPort).DeltaAggregatedResources();
+    const nextDelta = reader(delta);
+    delta.write({ node, type_url: TYPE.secret, resource_names_subscribe: ['shop/cert'] });
+    delta.write({ node, type_url: TYPE.secret, response_nonce: (await nextDelta(10_000)).nonce });
+    try {
+      const rotated = Date.now();
+      await cluster.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'cert', namespace: 'shop' }, type: 'kubernetes.io/tls',
+        data: { 'tls.crt': Buffer.from(OTHER_TEST_CERT).toString('base64'), 'tls.key': Buffer.from(OTHER_TEST_KEY).toString('base64') } } as KubeObject);
+      // The controller's holdoff is at most 500 ms; the push must follow within a second.
+      const [s, d] = await Promise.all([nextSotw(1500), nextDelta(1500)]);
+      expect(Date.now() - rotated).toBeLessThan(1500);
+      expect(s.version_info).not.toBe(first.version_info);
+      expect(text(s)).toContain(OTHER_TEST_CERT.slice(40, 80));
+      expect(text(d)).toContain(OTHER_TEST_CERT.slice(40, 80));
+    } finally {
+      sotw.end();
+      delta.end();
+    }
+  }, 60_000);
 });

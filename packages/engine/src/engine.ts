@@ -81,7 +81,11 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
 
   const ready$ = state$.pipe(filter((s) => s.ready), take(1));
   let lastHash = '';
-  const hasher = new OutputHasher();
+  let hasher = new OutputHasher();
+  let last: TranslateResult | undefined;
+  // After a failed translation the translator starts over: the next output's changes then cover
+  // every key of the last output too, so sinks drop what is gone.
+  let restarted = false;
   const outputs$ = state$.pipe(
     filter((s) => s.changed || s.becameReady),
     holdoff<State>({ quietMs: opts.quietMs ?? DEFAULT_QUIET_MS, maxDelayMs: opts.maxDelayMs ?? DEFAULT_MAX_DELAY_MS, ready: required.size ? ready$ : undefined, scheduler }),
@@ -93,9 +97,14 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
       try {
         translated = translator.translateWithChanges(current.snapshot);
       } catch (e) {
+        restarted = true;
+        hasher = new OutputHasher();
         opts.onError?.(e as Error);
         return undefined;
       }
+      if (restarted && last) translated.changes = everyKey(last, translated.result);
+      restarted = false;
+      last = translated.result;
       const hash = hasher.update(translated.result, translated.changes);
       const changed = hash !== lastHash;
       lastHash = hash;
@@ -112,4 +121,15 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
       connection.unsubscribe();
     };
   });
+}
+
+/** Every key of either output, as changes (what a sink needs to resynchronise). */
+function everyKey(a: TranslateResult, b: TranslateResult): OutputChanges {
+  const keys = (x: ReadonlyMap<string, unknown>, y: ReadonlyMap<string, unknown>) => [...new Set([...x.keys(), ...y.keys()])].sort();
+  return {
+    statuses: keys(a.statuses, b.statuses),
+    gateways: keys(a.xdsIR.gateways, b.xdsIR.gateways),
+    endpoints: keys(a.xdsIR.endpoints, b.xdsIR.endpoints),
+    infra: keys(a.infraIR.gateways, b.infraIR.gateways),
+  };
 }

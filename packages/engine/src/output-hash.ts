@@ -1,6 +1,6 @@
 // The hash of a translation's whole output: every status, every Gateway's xDS IR, the endpoints of
-// every served cluster and every Gateway's infra IR. Each entry is hashed (as a Merkle tree of its
-// canonical JSON) with its section and key, and the output hash is the sum of the entry hashes modulo 2^256: equal outputs
+// every served cluster and every Gateway's infra IR. Each entry is hashed (a Gateway's IR with its
+// routes' hashes memoised) with its section and key, and the output hash is the sum of the entry hashes modulo 2^256: equal outputs
 // have equal hashes whatever their order, and a change to one entry updates the sum in O(1), so an
 // engine hashes only what a translation changed (`OutputHasher`), not the whole output again.
 import { createHash } from 'node:crypto';
@@ -20,37 +20,32 @@ function sections(result: HashedOutput): [Section, ReadonlyMap<string, unknown>]
 }
 
 /**
- * Canonical form of a value for hashing: canonical JSON, except that an object whose form is
- * longer than a few hundred characters stands as the hash of its form, memoised by identity.
- * Outputs are immutable and share unchanged pieces (a route's IR sits unchanged in its Gateway's
- * IR), so a changed Gateway is hashed from its new containers and the memoised hashes of the rest.
+ * The form a Gateway's IR is hashed in: its canonical JSON, except that each route (an object with
+ * a `source`) and each cluster (with a `service`) stands as the hash of its own canonical JSON, memoised by identity. Outputs are
+ * immutable and a route's IR is the same object from one Gateway IR to the next while the route
+ * does not change, so a changed Gateway costs its new containers plus the routes that changed.
  */
-const memo = new WeakMap<object, string>();
-const INLINE_LIMIT = 256;
+const routeTokens = new WeakMap<object, string>();
 
-function hashForm(v: unknown): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
-  const known = memo.get(v);
-  if (known !== undefined) return known;
-  let form: string;
-  if (Array.isArray(v)) {
-    form = `[${v.map((x) => (x === undefined ? 'null' : hashForm(x))).join(',')}]`;
-  } else if (typeof (v as { toJSON?: unknown }).toJSON === 'function') {
-    form = hashForm((v as { toJSON: () => unknown }).toJSON());
-  } else {
-    const o = v as Record<string, unknown>;
-    const parts: string[] = [];
-    for (const k of Object.keys(o).sort()) if (o[k] !== undefined && typeof o[k] !== 'function') parts.push(`${JSON.stringify(k)}:${hashForm(o[k])}`);
-    form = `{${parts.join(',')}}`;
+function routeToken(route: object): string {
+  let token = routeTokens.get(route);
+  if (token === undefined) {
+    token = `#${createHash('sha256').update(canonicalJSON(route)).digest('base64')}`;
+    routeTokens.set(route, token);
   }
-  if (form.length <= INLINE_LIMIT) return form;
-  const token = `#${createHash('sha256').update(form).digest('base64')}`;
-  memo.set(v, token);
   return token;
 }
 
+function gatewayForm(ir: unknown): string {
+  // Routes (`source`) and clusters (`service`) are the pieces route results share with the IR.
+  return stringify(ir, (_key, v: unknown) => (v !== ir && typeof v === 'object' && v !== null && ('source' in v || 'service' in v) ? routeToken(v) : v)) ?? 'null';
+}
+
 function entryHash(section: Section, key: string, value: unknown): bigint {
-  return BigInt(`0x${createHash('sha256').update(`${section}\t${key}\t`).update(hashForm(value)).digest('hex')}`);
+  // A Gateway's IR is large and shares most of its pieces with the previous one: the memoised
+  // Merkle form. Everything else is small: plain canonical JSON is faster.
+  const form = section === 'xds' ? gatewayForm(value) : canonicalJSON(value);
+  return BigInt(`0x${createHash('sha256').update(`${section}\t${key}\t`).update(form).digest('hex')}`);
 }
 
 const hex = (sum: bigint) => sum.toString(16).padStart(64, '0');

@@ -43,15 +43,15 @@ export class Translator {
   private previous: Snapshot = EMPTY_SNAPSHOT;
   private outputs: KeyedOutputs = EMPTY_OUTPUTS;
   private diagnostics: Diagnostic[] = [];
-  private readonly dependencies = new DependencyIndex();
-  private readonly endpoints = new EndpointStage();
-  private readonly classes = new ClassStage();
-  private readonly policies = new PolicyStage();
-  private readonly plugins = new PluginStage();
-  private readonly gateways = new GatewayStage();
-  private readonly routes = new RouteStage();
-  private readonly assembly = new AssemblyStage();
-  private readonly backendTLSStatuses = new BackendTLSStatusStage();
+  private dependencies = new DependencyIndex();
+  private endpoints = new EndpointStage();
+  private classes = new ClassStage();
+  private policies = new PolicyStage();
+  private plugins = new PluginStage();
+  private gateways = new GatewayStage();
+  private routes = new RouteStage();
+  private assembly = new AssemblyStage();
+  private backendTLSStatuses = new BackendTLSStatusStage();
 
   constructor(private readonly options: TranslateOptions = {}) {}
 
@@ -59,8 +59,37 @@ export class Translator {
     return this.translateWithChanges(snapshot).result;
   }
 
-  /** Translates, and tells which output keys differ from the previous translation (all of them the first time). */
+  /**
+   * Translates, and tells which output keys differ from the previous translation (all of them the
+   * first time). Should a stage ever throw, the memo could be half updated: it is dropped, so the
+   * next translation starts from nothing and is whole again.
+   */
   translateWithChanges(snapshot: Snapshot): { result: TranslateResult; changes: OutputChanges } {
+    try {
+      return this.run(snapshot);
+    } catch (e) {
+      this.reset();
+      throw e;
+    }
+  }
+
+  /** Forgets everything: the next translation is a fresh one (and reports every key as changed). */
+  reset(): void {
+    this.previous = EMPTY_SNAPSHOT;
+    this.outputs = EMPTY_OUTPUTS;
+    this.diagnostics = [];
+    this.dependencies = new DependencyIndex();
+    this.endpoints = new EndpointStage();
+    this.classes = new ClassStage();
+    this.policies = new PolicyStage();
+    this.plugins = new PluginStage();
+    this.gateways = new GatewayStage();
+    this.routes = new RouteStage();
+    this.assembly = new AssemblyStage();
+    this.backendTLSStatuses = new BackendTLSStatusStage();
+  }
+
+  private run(snapshot: Snapshot): { result: TranslateResult; changes: OutputChanges } {
     const inputs = new Inputs(snapshot);
     const run = new TranslationRun(inputs, changedInputs(this.previous, snapshot), this.dependencies,
       new OutputEditors(this.outputs), this.options.controllerName ?? CONTROLLER_NAME);

@@ -34,9 +34,10 @@ export function assembleGateway(g: GatewayModel, routes: readonly RouteResult[],
         for (const c of r.clusters) clusters.set(c.name, c);
         if (r.http) {
           const order = `${r.object.metadata.namespace}/${r.object.metadata.name}`;
+          const age = ageOf(r);
           for (const h of hostnames) {
             const list = a.hosts.get(h) ?? [];
-            for (const route of r.http) list.push({ route, age: ageOf(r), order });
+            for (const route of r.http) list.push({ route, age, order });
             a.hosts.set(h, list);
           }
         } else if (r.l4) {

@@ -25,21 +25,34 @@ function field(fieldNumber: number, bytes: Uint8Array): Buffer[] {
 }
 
 export class RouteConfigurationEncoder {
-  private readonly routes = new WeakMap<Route, Buffer>();
+  private readonly routes = new WeakMap<Route, { id: number; bytes: Buffer }>();
+  private nextId = 0;
+  /** Per RouteConfiguration name, its virtual hosts' bytes by what they hold (kept for the next encoding only). */
+  private readonly hosts = new Map<string, Map<string, Buffer>>();
 
-  private route(r: Route): Buffer {
-    let b = this.routes.get(r);
-    if (!b) this.routes.set(r, (b = encodeMessage('envoy.config.route.v3.Route', r)));
-    return b;
+  private route(r: Route): { id: number; bytes: Buffer } {
+    let e = this.routes.get(r);
+    if (!e) this.routes.set(r, (e = { id: this.nextId++, bytes: encodeMessage('envoy.config.route.v3.Route', r) }));
+    return e;
   }
 
-  private virtualHost(vh: VirtualHost): Buffer {
+  private virtualHost(vh: VirtualHost, previous: Map<string, Buffer> | undefined, next: Map<string, Buffer>): Buffer {
     const { routes, ...head } = vh;
-    return Buffer.concat([encodeMessage('envoy.config.route.v3.VirtualHost', head), ...(routes ?? []).flatMap((r) => field(VIRTUAL_HOST_ROUTES, this.route(r)))]);
+    const encoded = (routes ?? []).map((r) => this.route(r));
+    // A virtual host is its name, domains and routes (the only fields we set), the routes by identity.
+    const key = `${JSON.stringify(head)}|${encoded.map((e) => e.id).join(',')}`;
+    let bytes = previous?.get(key);
+    bytes ??= Buffer.concat([encodeMessage('envoy.config.route.v3.VirtualHost', head), ...encoded.flatMap((e) => field(VIRTUAL_HOST_ROUTES, e.bytes))]);
+    next.set(key, bytes);
+    return bytes;
   }
 
   encode(rc: RouteConfiguration): Buffer {
-    const { virtual_hosts: hosts, ...head } = rc;
-    return Buffer.concat([encodeMessage('envoy.config.route.v3.RouteConfiguration', head), ...(hosts ?? []).flatMap((vh) => field(ROUTE_CONFIGURATION_VIRTUAL_HOSTS, this.virtualHost(vh)))]);
+    const { virtual_hosts: vhs, ...head } = rc;
+    const previous = this.hosts.get(rc.name ?? '');
+    const next = new Map<string, Buffer>();
+    const bytes = Buffer.concat([encodeMessage('envoy.config.route.v3.RouteConfiguration', head), ...(vhs ?? []).flatMap((vh) => field(ROUTE_CONFIGURATION_VIRTUAL_HOSTS, this.virtualHost(vh, previous, next)))]);
+    this.hosts.set(rc.name ?? '', next);
+    return bytes;
   }
 }

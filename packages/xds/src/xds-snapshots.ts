@@ -29,7 +29,7 @@ function secretLookup(lookup: ObjectLookup) {
   };
 }
 
-interface NodeState { ir: GatewayIR; clusters: Map<string, ClusterIR>; base: Map<TypeUrl, TypeSnapshot>; eds: Map<string, EncodedResource> }
+interface NodeState { ir: GatewayIR; clusters: Map<string, ClusterIR>; base: Map<TypeUrl, TypeSnapshot>; eds: Map<string, EncodedResource>; edsSnapshot?: TypeSnapshot | undefined }
 
 export interface XdsChanges { gateways: readonly string[]; endpoints: readonly string[] }
 
@@ -51,6 +51,8 @@ export class XdsSnapshotBuilder {
   /** The snapshots of the nodes that changed (undefined: the node has no Gateway any more). */
   update(xds: XdsIR, changes: XdsChanges, lookup: ObjectLookup, plugins?: PluginLookup): Map<string, NodeSnapshot | undefined> {
     const out = new Map<string, NodeSnapshot | undefined>();
+    /** Nodes whose EDS resources were all encoded from the current endpoints just now. */
+    const freshEndpoints = new Set<string>();
     for (const key of changes.gateways) {
       const ir = xds.gateways.get(key);
       const before = this.nodes.get(key);
@@ -72,23 +74,35 @@ export class XdsSnapshotBuilder {
         })));
       }
       const clusters = new Map(ir.clusters.map((c) => [c.name, c] as const));
-      const eds = new Map<string, EncodedResource>();
       for (const c of clusters.values()) {
         let users = this.usersOf.get(c.name);
         if (!users) this.usersOf.set(c.name, (users = new Set()));
         users.add(key);
-        eds.set(c.name, this.encodedEndpoint(c, xds.endpoints.get(c.name)));
       }
-      const state: NodeState = { ir, clusters, base, eds };
+      // The same cluster objects as before: their EDS resources are current already.
+      const sameClusters = before && before.clusters.size === clusters.size && [...clusters].every(([n, c]) => before.clusters.get(n) === c);
+      const eds = sameClusters ? before.eds : new Map([...clusters.values()].map((c) => [c.name, this.encodedEndpoint(c, xds.endpoints.get(c.name))] as const));
+      const state: NodeState = { ir, clusters, base, eds, edsSnapshot: sameClusters ? before.edsSnapshot : undefined };
+      if (!sameClusters) freshEndpoints.add(key);
       this.nodes.set(key, state);
       out.set(key, snapshotOf(state));
     }
+    // Endpoint changes, batched per node; a node whose EDS was encoded above is current already.
+    const byNode = new Map<string, string[]>();
     for (const name of changes.endpoints) {
       for (const key of this.usersOf.get(name) ?? []) {
-        const state = this.nodes.get(key)!;
-        state.eds = new Map(state.eds).set(name, this.encodedEndpoint(state.clusters.get(name)!, xds.endpoints.get(name)));
-        out.set(key, snapshotOf(state));
+        if (freshEndpoints.has(key)) continue;
+        const list = byNode.get(key);
+        if (list) list.push(name);
+        else byNode.set(key, [name]);
       }
+    }
+    for (const [key, names] of byNode) {
+      const state = this.nodes.get(key)!;
+      state.eds = new Map(state.eds);
+      for (const name of names) state.eds.set(name, this.encodedEndpoint(state.clusters.get(name)!, xds.endpoints.get(name)));
+      state.edsSnapshot = undefined;
+      out.set(key, snapshotOf(state));
     }
     return out;
   }
@@ -119,7 +133,8 @@ const NO_ENDPOINTS: readonly EndpointIR[] = Object.freeze([]);
 
 function snapshotOf(state: NodeState): NodeSnapshot {
   const snap = new Map(state.base);
-  snap.set(TYPE.endpoint, typeSnapshot(state.eds.values()));
+  state.edsSnapshot ??= typeSnapshot(state.eds.values());
+  snap.set(TYPE.endpoint, state.edsSnapshot);
   // Keep the order in which resources are sent (secrets and clusters before their users).
   return new Map(SEND_ORDER.map((t) => [t, snap.get(t)!] as const));
 }

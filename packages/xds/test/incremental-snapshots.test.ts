@@ -49,6 +49,16 @@ describe('incremental xDS snapshots', () => {
     expect(encoder.encode(rc!).equals(encoder.encode(rc!))).toBe(true);
   });
 
+  it('a Gateway whose IR and endpoints change in the same translation serves the new endpoints', () => {
+    const builder = new XdsSnapshotBuilder();
+    const gw = gatewayIR('gw1', ['a']);
+    builder.build(xdsIR([['infra/gw1', gw]], [['apps/a/80', eps('10.0.0.1')]]), none);
+    const moved = { ...gw, ports: [] }; // a new IR object, same cluster objects
+    const out = builder.update(xdsIR([['infra/gw1', moved]], [['apps/a/80', eps('10.0.0.2')]]), { gateways: ['infra/gw1'], endpoints: ['apps/a/80'] }, none);
+    const cla = out.get('infra/gw1')!.get(TYPE.endpoint)!.resources.get('apps/a/80')!;
+    expect(cla.any.value.toString('latin1')).toContain('10.0.0.2');
+  });
+
   it('a Gateway that goes away is removed; one whose IR is the same object is left alone', () => {
     const gw1 = gatewayIR('gw1', ['a']);
     const builder = new XdsSnapshotBuilder();

@@ -1,7 +1,9 @@
 // One translation's working state, shared by the stages: the inputs (tracked reads), what changed
 // since the previous translation (input keys, then the derived facts the stages publish as they
 // go), the dependency index of every memoised piece, and the output editors.
-import { DependencyIndex } from './dependency-index.js';
+import type { KubeObject } from '@turnpike/api';
+import { getObject } from '../snapshot.js';
+import type { DependencyIndex } from './dependency-index.js';
 import type { InputChanges, Inputs } from './inputs.js';
 import type { OutputEditors } from './outputs.js';
 
@@ -34,6 +36,21 @@ export class TranslationRun {
     for (const piece of this.dependencies.dependentsOf(this.changes.keys)) if (piece.startsWith(prefix)) out.add(piece.slice(prefix.length));
     for (const piece of this.dependencies.dependentsOf(this.facts)) if (piece.startsWith(prefix)) out.add(piece.slice(prefix.length));
     return out;
+  }
+
+  /**
+   * The objects of one kind whose pieces must be derived again: those that changed, and those whose
+   * piece (id `namespace/name` under `prefix`) read something that changed. `object` is undefined
+   * for one that is gone. In a stable order.
+   */
+  dirtyObjects<T extends KubeObject>(prefix: string, kind: string): { key: string; namespace: string; name: string; object?: T }[] {
+    const keys = this.dirtyPieces(prefix);
+    for (const c of this.changedObjects(kind)) keys.add(`${c.namespace}/${c.name}`);
+    return [...keys].sort().map((key) => {
+      const [namespace, name] = key.split('/') as [string, string];
+      const object = getObject<T>(this.inputs.snapshot, kind, namespace, name);
+      return object ? { key, namespace, name, object } : { key, namespace, name };
+    });
   }
 
   /** Computes one piece, recording what it read under `prefix + id`. */

@@ -5,7 +5,6 @@ import { objectKey, type PluginInstallation, type ProxyConfig } from '@turnpike/
 import { deepEqual } from '../incremental/deep-equal.js';
 import type { TranslationRun } from '../incremental/run.js';
 import { pluginInstallationStatus, proxyConfigPlugins, type InstalledPlugin } from '../plugins.js';
-import { getObject } from '../snapshot.js';
 
 const PROXY_CONFIG = 'proxyconfig:';
 const PLUGIN = 'plugin:';
@@ -22,33 +21,25 @@ export class PluginStage {
   }
 
   update(run: TranslationRun): void {
-    const configs = run.dirtyPieces(PROXY_CONFIG);
-    for (const c of run.changedObjects('ProxyConfig')) configs.add(`${c.namespace}/${c.name}`);
-    for (const key of [...configs].sort()) {
-      const [ns, name] = key.split('/') as [string, string];
-      const pc = getObject<ProxyConfig>(run.inputs.snapshot, 'ProxyConfig', ns, name);
-      const statusKey = objectKey('ProxyConfig', ns, name);
+    for (const { key, namespace, name, object: pc } of run.dirtyObjects<ProxyConfig>(PROXY_CONFIG, 'ProxyConfig')) {
+      const statusKey = objectKey('ProxyConfig', namespace, name);
       const before = this.installs.get(key);
       if (!pc) {
         run.forget(PROXY_CONFIG, key);
         this.installs.delete(key);
         run.out.statuses.delete(statusKey);
-        if (before) run.facts.add(installsFact(ns, name));
+        if (before) run.facts.add(installsFact(namespace, name));
         continue;
       }
       const r = run.compute(PROXY_CONFIG, key, () => proxyConfigPlugins(run.inputs, pc));
       run.out.statuses.set(statusKey, r.status);
       if (!before || !deepEqual(before, r.installed)) {
         this.installs.set(key, r.installed);
-        run.facts.add(installsFact(ns, name));
+        run.facts.add(installsFact(namespace, name));
       }
     }
-    const plugins = run.dirtyPieces(PLUGIN);
-    for (const c of run.changedObjects('PluginInstallation')) plugins.add(`${c.namespace}/${c.name}`);
-    for (const key of [...plugins].sort()) {
-      const [ns, name] = key.split('/') as [string, string];
-      const pi = getObject<PluginInstallation>(run.inputs.snapshot, 'PluginInstallation', ns, name);
-      const statusKey = objectKey('PluginInstallation', ns, name);
+    for (const { key, namespace, name, object: pi } of run.dirtyObjects<PluginInstallation>(PLUGIN, 'PluginInstallation')) {
+      const statusKey = objectKey('PluginInstallation', namespace, name);
       if (!pi) {
         run.forget(PLUGIN, key);
         run.out.statuses.delete(statusKey);

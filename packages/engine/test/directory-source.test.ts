@@ -1,0 +1,106 @@
+// The directory source reads only what changed and emits only the objects that changed; broken
+// links, loops and duplicates never stop the rest from loading.
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Subscription } from 'rxjs';
+import type { SourceEvent } from '../src/events.js';
+import { directorySource } from '../src/sources/directory.js';
+
+const cm = (name: string, value: string, ns = 'apps') => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${ns}}\ndata: {v: "${value}"}\n`;
+const dirs: string[] = [];
+const subs: Subscription[] = [];
+afterEach(() => {
+  for (const s of subs.splice(0)) s.unsubscribe();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function tree(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'turnpike-dir-'));
+  dirs.push(dir);
+  for (const [f, text] of Object.entries(files)) {
+    mkdirSync(join(dir, f, '..'), { recursive: true });
+    writeFileSync(join(dir, f), text);
+  }
+  return dir;
+}
+
+function watchDir(dir: string, errors: string[] = []) {
+  const events: SourceEvent[] = [];
+  subs.push(directorySource(dir, { pollMs: 50, onError: (m) => errors.push(m), now: () => '2026-01-01T00:00:00Z' }).subscribe((e) => events.push(e)));
+  return events;
+}
+
+const until = async (cond: () => boolean, ms = 3000) => {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+};
+const names = (events: SourceEvent[]) => events.filter((e) => e.type !== 'synced').map((e) => `${e.type} ${e.name}`);
+
+describe('directory source', () => {
+  it('an edit of one file emits the objects of that file that changed, and nothing else', async () => {
+    const dir = tree({ 'a.yaml': cm('a1', 'x') + '---\n' + cm('a2', 'x'), 'sub/b.yaml': cm('b', 'x') });
+    const events = watchDir(dir);
+    expect(names(events)).toEqual(['upsert a1', 'upsert a2', 'upsert b']);
+    events.length = 0;
+    writeFileSync(join(dir, 'a.yaml'), cm('a1', 'x') + '---\n' + cm('a2', 'changed'));
+    await until(() => events.length > 0);
+    await new Promise((r) => setTimeout(r, 200)); // a few rescans: nothing more comes
+    expect(names(events)).toEqual(['upsert a2']);
+  });
+
+  it('an edit that keeps size and mtime is still seen (the fs event names the file)', async () => {
+    const dir = tree({ 'a.yaml': cm('a', 'x') });
+    const events = watchDir(dir);
+    const { atime, mtime } = statSync(join(dir, 'a.yaml'));
+    events.length = 0;
+    writeFileSync(join(dir, 'a.yaml'), cm('a', 'y'));
+    utimesSync(join(dir, 'a.yaml'), atime, mtime);
+    await until(() => events.length > 0);
+    expect(names(events)).toEqual(['upsert a']);
+  });
+
+  it('a removed file deletes its objects; a broken file keeps them and says so', async () => {
+    const errors: string[] = [];
+    const dir = tree({ 'a.yaml': cm('a', 'x'), 'b.yaml': cm('b', 'x') });
+    const events = watchDir(dir, errors);
+    events.length = 0;
+    writeFileSync(join(dir, 'b.yaml'), 'kind: [unclosed');
+    rmSync(join(dir, 'a.yaml'));
+    await until(() => events.length > 0 && errors.length > 0);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(names(events)).toEqual(['delete a']);
+    expect(errors.join('\n')).toMatch(/b\.yaml:\d+:\d+: YAML syntax error.*keeping this file's previous objects/);
+  });
+
+  it('a dangling link and a link loop are reported and skipped; the other files load', () => {
+    const errors: string[] = [];
+    const dir = tree({ 'a.yaml': cm('a', 'x') });
+    symlinkSync(join(dir, 'missing.yaml'), join(dir, 'dangling.yaml'));
+    symlinkSync(dir, join(dir, 'loop'));
+    const events = watchDir(dir, errors);
+    expect(names(events)).toEqual(['upsert a']);
+    expect(errors.join('\n')).toMatch(/dangling\.yaml: cannot read/);
+    expect(errors.join('\n')).toMatch(/loop: a symbolic link loop/);
+  });
+
+  it('a duplicate in a new file that sorts first does not replace the live object; the warning names the new file', async () => {
+    const errors: string[] = [];
+    const dir = tree({ 'b.yaml': cm('same', 'live') });
+    const events = watchDir(dir, errors);
+    events.length = 0;
+    writeFileSync(join(dir, 'a.yaml'), cm('same', 'intruder'));
+    await until(() => errors.length > 0);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(names(events)).toEqual([]);
+    expect(errors[0]).toMatch(new RegExp(`${join(dir, 'a.yaml')}: ConfigMap/apps/same is defined twice \\(first in ${join(dir, 'b.yaml')}\\)`));
+    // The live copy goes away: the other one takes over.
+    rmSync(join(dir, 'b.yaml'));
+    await until(() => events.length > 0);
+    expect((events[0] as { object?: { data?: { v?: string } } }).object?.data?.v).toBe('intruder');
+  });
+});
