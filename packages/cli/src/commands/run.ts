@@ -1,5 +1,6 @@
 // `turnpike run --dir DIR`: the engine on a directory of YAML, printing status changes as they
 // happen. `--record FILE` writes the event log.
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { DIRECTORY_SOURCE, DEFAULT_MAX_DELAY_MS, DEFAULT_QUIET_MS, directorySource, EventLogWriter } from '@turnpike/engine';
 import { startController } from '../controller.js';
@@ -60,6 +61,8 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
   const quietMs = parseMs(opts.quietMs, '--quiet-ms');
   const maxDelayMs = parseMs(opts.maxDelayMs, '--max-delay-ms');
   const json = opts.output === 'json';
+  // A missing or mistyped directory is a mistake, not an empty configuration.
+  if (!existsSync(opts.dir!)) throw new CliError(`--dir ${opts.dir}: no such file or directory`);
   const recorder = opts.record ? new EventLogWriter(opts.record, { createdAt: new Date().toISOString(), quietMs, maxDelayMs, source: `dir:${opts.dir}` }) : undefined;
   const source = directorySource(opts.dir!, {
     pollMs: parseMs(opts.poll, '--poll'),
@@ -69,7 +72,14 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
   const plugins = await startPlugins(opts, [DIRECTORY_SOURCE], (level, msg, fields) => {
     if (level !== 'info' || !json) process.stderr.write(`turnpike: ${level === 'info' ? '' : `${level}: `}${msg}${fields ? ` ${JSON.stringify(fields)}` : ''}\n`);
   });
-  const xds = opts.xds ? await startXds(opts.xdsAddress, undefined, undefined, (sha) => plugins.content.get(sha)) : undefined;
+  let xds: Awaited<ReturnType<typeof startXds>> | undefined;
+  try {
+    xds = opts.xds ? await startXds(opts.xdsAddress, undefined, undefined, (sha) => plugins.content.get(sha)) : undefined;
+  } catch (e) {
+    // The plugin server is already listening: close it, or the process would not exit.
+    await plugins.close();
+    throw e;
+  }
   const controller = startController({
     sources: xds ? [plugins.worker.events, xds.events, source] : [plugins.worker.events, source],
     sourceNames: [DIRECTORY_SOURCE, PLUGINS_SOURCE],
