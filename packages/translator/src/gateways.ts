@@ -8,12 +8,12 @@ import {
 import { compareAge } from './compare.js';
 import type { Problem } from './conditions.js';
 import type { ClassResult } from './gateway-classes.js';
-import { markConflictsAgainst, markConflictsWithin, markOverlappingCertificates } from './listener-conflicts.js';
+import { markConflictsAgainst, markConflictsWithin, markOverlappingCertificates, markOverlappingHostnames } from './listener-conflicts.js';
 import { kindsForProtocol, routeGroupKind, SUPPORTED_PROTOCOLS } from './listener-protocols.js';
 import { checkListenerTLS, checkSecretRef } from './listener-tls.js';
 import type { GatewayModel, ListenerModel, ListenerSetModel } from './model.js';
 import type { Inputs } from './incremental/inputs.js';
-import { matchesSelector } from './selectors.js';
+import { matchesSelector, selectorProblem } from './selectors.js';
 
 export function buildListener(
   inputs: Inputs, gateway: Gateway, owner: Gateway | ListenerSet,
@@ -47,6 +47,12 @@ export function buildListener(
   if (ns?.from === 'Selector' && !ns.selector) {
     m.attachable = false;
     m.notAccepted = { reason: 'UnsupportedValue', message: `${field}.allowedRoutes.namespaces.selector must be set when from is Selector` };
+  } else if (ns?.from === 'Selector' && ns.selector) {
+    const p = selectorProblem(ns.selector, `${field}.allowedRoutes.namespaces.selector`);
+    if (p) {
+      m.attachable = false;
+      m.notAccepted = { reason: 'UnsupportedValue', message: p };
+    }
   }
   if (l.hostname && (l.protocol === 'TCP' || l.protocol === 'UDP')) {
     m.notAccepted = { reason: 'UnsupportedValue', message: `${field}.hostname must not be set on a ${l.protocol} listener` };
@@ -145,6 +151,7 @@ export function buildGatewayGroup(inputs: Inputs, gw: Gateway, cls: ClassResult,
     }
     listenerSets.push(setModel);
   }
+  markOverlappingHostnames(mergedListeners(model));
   markOverlappingCertificates(mergedListeners(model));
   return { gateway: model, listenerSets };
 }

@@ -56,6 +56,30 @@ export function markConflictsAgainst(accepted: readonly ListenerModel[], candida
 }
 
 /**
+ * OverlappingTLSConfig (the spec's MUST): HTTPS or TLS listeners on one port whose hostnames
+ * differ but overlap (a wildcard covering the other): a client may reuse a connection made for one
+ * for the other. Equal hostnames are a HostnameConflict instead.
+ */
+export function markOverlappingHostnames(listeners: ListenerModel[]): void {
+  const tls = listeners.filter((l) => (l.spec.protocol === 'HTTPS' || l.spec.protocol === 'TLS') && !l.conflicted && !l.notAccepted && !l.lostPrecedence);
+  for (let i = 0; i < tls.length; i++) {
+    for (let j = i + 1; j < tls.length; j++) {
+      const a = tls[i] as ListenerModel, b = tls[j] as ListenerModel;
+      if (a.spec.port !== b.spec.port || (a.spec.hostname ?? '') === (b.spec.hostname ?? '')) continue;
+      if (!hostnamesOverlap(a.spec.hostname, b.spec.hostname)) continue;
+      const p = { reason: 'OverlappingHostnames', message: `port ${a.spec.port}: the hostnames of listeners "${a.spec.name}" (${a.spec.hostname ?? 'any'}) and "${b.spec.name}" (${b.spec.hostname ?? 'any'}) overlap` };
+      a.overlappingTLS ??= p;
+      b.overlappingTLS ??= p;
+    }
+  }
+}
+
+/** Two set hostnames where one covers the other (a listener without hostname is the catch-all, not an overlap). */
+function hostnamesOverlap(a: string | undefined, b: string | undefined): boolean {
+  return !!a && !!b && namesOverlap(a, b);
+}
+
+/**
  * OverlappingTLSConfig: terminating listeners on one port whose certificates cover a common
  * hostname, so SNI cannot pick one certificate deterministically.
  */

@@ -9,6 +9,13 @@ import { resolveBackend } from './backends.js';
 import { resolvePluginRef } from '../plugins.js';
 
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** RFC 9110 field-value: visible characters, space and tab, and obs-text; never CR, LF or NUL. */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+/** Each filter type and the one field that configures it (the CRD forbids the others). */
+const FILTER_FIELDS: Record<string, string> = {
+  RequestHeaderModifier: 'requestHeaderModifier', ResponseHeaderModifier: 'responseHeaderModifier', RequestMirror: 'requestMirror',
+  RequestRedirect: 'requestRedirect', URLRewrite: 'urlRewrite', ExtensionRef: 'extensionRef', CORS: 'cors', ExternalAuth: 'externalAuth',
+};
 /** Headers the proxy owns: changing them would break routing or framing. */
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection']);
 const REDIRECT_CODES = new Set([301, 302, 303, 307, 308]);
@@ -38,6 +45,9 @@ function headerChanges(m: HeaderModifier | undefined, field: string): { changes?
       const p = check(h.name, `${f}.name`);
       if (p) return { problem: p };
       if (h.value === undefined || h.value === '') return { problem: { reason: 'UnsupportedValue', message: `${f}.value must not be empty` } };
+      if (typeof h.value !== 'string' || !HEADER_VALUE.test(h.value)) {
+        return { problem: { reason: 'UnsupportedValue', message: `${f}.value: ${JSON.stringify(h.value)} holds characters not allowed in an HTTP header value (control characters such as CR, LF or NUL)` } };
+      }
       // Adding a header twice gives it two values; setting it twice keeps the last value.
       const key = h.name.toLowerCase();
       if (op === 'set' && seen.has(key)) changes.set = changes.set.filter((x) => x.name.toLowerCase() !== key);
@@ -60,6 +70,11 @@ function mergeHeaders(a: HeaderChangesIR | undefined, b: HeaderChangesIR): Heade
 
 function pathModifier(p: { type: string; replaceFullPath?: string; replacePrefixMatch?: string } | undefined, field: string): { value?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string }; problem?: Problem } {
   if (!p) return {};
+  // A path modifier sets the one value its type names: both, or the other one, is a contradiction.
+  const other = p.type === 'ReplaceFullPath' ? 'replacePrefixMatch' : p.type === 'ReplacePrefixMatch' ? 'replaceFullPath' : undefined;
+  if (other && p[other] !== undefined) {
+    return { problem: { reason: 'UnsupportedValue', message: `${field}.${other} must not be set when type is ${p.type}` } };
+  }
   if (p.type === 'ReplaceFullPath' && typeof p.replaceFullPath === 'string') return { value: { type: 'ReplaceFullPath', value: p.replaceFullPath } };
   if (p.type === 'ReplacePrefixMatch' && typeof p.replacePrefixMatch === 'string') return { value: { type: 'ReplacePrefixMatch', value: p.replacePrefixMatch } };
   return { problem: { reason: 'UnsupportedValue', message: `${field}.type: "${p.type}" is not supported (ReplaceFullPath, ReplacePrefixMatch), or its value is missing` } };
@@ -79,6 +94,11 @@ export function compileFilters(
       continue;
     }
     seen.add(f.type);
+    const stray = Object.values(FILTER_FIELDS).find((k) => k !== FILTER_FIELDS[f.type] && (f as unknown as Record<string, unknown>)[k] !== undefined);
+    if (stray) {
+      fail({ reason: 'UnsupportedValue', message: `${ff}.${stray} must not be set when type is ${f.type}` });
+      continue;
+    }
     switch (f.type) {
       case 'RequestHeaderModifier': {
         const r = headerChanges(f.requestHeaderModifier, `${ff}.requestHeaderModifier`);
