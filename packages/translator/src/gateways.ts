@@ -11,6 +11,7 @@ import type { ClassResult } from './gateway-classes.js';
 import { markConflictsAgainst, markConflictsWithin, markOverlappingCertificates, markOverlappingHostnames } from './listener-conflicts.js';
 import { kindsForProtocol, routeGroupKind, SUPPORTED_PROTOCOLS } from './listener-protocols.js';
 import { checkListenerTLS, checkSecretRef } from './listener-tls.js';
+import { refsBlockTraffic } from './listener-validity.js';
 import type { GatewayModel, ListenerModel, ListenerSetModel } from './model.js';
 import type { Inputs } from './incremental/inputs.js';
 import { matchesSelector, selectorProblem } from './selectors.js';
@@ -59,7 +60,10 @@ export function buildListener(
   }
   const tls = checkListenerTLS(inputs, owner, ownerKind, gateway, l, field);
   if (tls.notAccepted) m.notAccepted ??= tls.notAccepted;
-  if (tls.refsProblem) m.refsProblem ??= tls.refsProblem;
+  if (tls.refsProblem && !m.refsProblem) {
+    m.refsProblem = tls.refsProblem;
+    if (tls.someCertificatesInvalid) m.someCertificatesInvalid = true;
+  }
   m.certificates = tls.certificates;
   if (tls.clientCA) m.clientCA = tls.clientCA;
   return m;
@@ -142,7 +146,7 @@ export function buildGatewayGroup(inputs: Inputs, gw: Gateway, cls: ClassResult,
       setModel.notAccepted = denied;
     } else {
       // Earlier listeners keep their port and hostname even when they conflict inside their own object.
-      const accepted = mergedListeners(model).filter((l) => !l.lostPrecedence && !l.notAccepted && !l.refsProblem && l.attachable);
+      const accepted = mergedListeners(model).filter((l) => !l.lostPrecedence && !l.notAccepted && !refsBlockTraffic(l) && l.attachable);
       // Precedence first: a listener that loses to an earlier one no longer claims its port, so
       // it does not take its own set's other listeners down with it.
       for (const l of setModel.listeners) markConflictsAgainst(accepted, l);
@@ -166,9 +170,4 @@ export function listenerSetParent(ls: ListenerSet): string | undefined {
 /** The merged listener list of a Gateway: its own, then its accepted ListenerSets' in precedence order. */
 export function mergedListeners(g: GatewayModel): ListenerModel[] {
   return g.listeners.concat(...g.listenerSets.map((s) => s.listeners));
-}
-
-/** Listener is usable for traffic: accepted, no conflict, references resolved. */
-export function listenerProgrammable(l: ListenerModel): boolean {
-  return l.attachable && !l.notAccepted && !l.conflicted && !l.refsProblem;
 }

@@ -3,7 +3,8 @@
 // and spec.infrastructure labels; annotations carry spec.infrastructure annotations.
 import { createHash } from 'node:crypto';
 import type { GatewayModel } from './model.js';
-import { listenerProgrammable, mergedListeners } from './gateways.js';
+import { mergedListeners } from './gateways.js';
+import { listenerProgrammable } from './listener-validity.js';
 import { transport } from './listener-protocols.js';
 import type { InstalledPlugin } from './plugins.js';
 

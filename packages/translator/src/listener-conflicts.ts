@@ -6,6 +6,7 @@
 import type { Problem } from './conditions.js';
 import { portFamily, tlsMode, transport } from './listener-protocols.js';
 import type { ListenerModel } from './model.js';
+import { refsBlockTraffic } from './listener-validity.js';
 
 export function conflictBetween(a: ListenerModel, b: ListenerModel): Problem | undefined {
   const la = a.spec, lb = b.spec;
@@ -24,7 +25,7 @@ export function conflictBetween(a: ListenerModel, b: ListenerModel): Problem | u
 }
 
 function claimsPort(l: ListenerModel): boolean {
-  return l.attachable && !l.notAccepted && !l.refsProblem;
+  return l.attachable && !l.notAccepted && !refsBlockTraffic(l);
 }
 
 /** Marks conflicts among one object's own listeners: all parties lose. */

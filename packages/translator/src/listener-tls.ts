@@ -33,6 +33,8 @@ export function checkSecretRef(
 export interface ListenerTLSResult {
   notAccepted?: Problem;
   refsProblem?: Problem;
+  /** Some certificateRefs are invalid but others are usable: those are served (multiple refs are implementation-specific). */
+  someCertificatesInvalid?: boolean;
   certificates: CertificateModel[];
   clientCA?: string;
 }
@@ -63,11 +65,18 @@ export function checkListenerTLS(
     return out;
   }
   const ns = owner.metadata.namespace ?? '';
+  const problems: Problem[] = [];
   refs.forEach((ref, i) => {
     const r = checkSecretRef(inputs, { kind: ownerKind, namespace: ns }, ref, `${field}.tls.certificateRefs[${i}]`, { invalid: 'InvalidCertificateRef' });
-    if (r.problem && !out.refsProblem) out.refsProblem = r.problem;
+    if (r.problem) problems.push(r.problem);
     if (r.certificate) out.certificates.push(r.certificate);
   });
+  if (problems.length) {
+    // Every invalid reference is named; the valid ones still serve.
+    const served = out.certificates.length ? `; serving the other ${out.certificates.length} certificate(s)` : '';
+    out.refsProblem = { reason: problems[0]!.reason, message: `${problems.map((p) => p.message).join('; ')}${served}` };
+    if (out.certificates.length) out.someCertificatesInvalid = true;
+  }
   const fv = frontendValidationFor(gateway, l);
   if (fv?.caCertificateRefs?.length) {
     const bundles: string[] = [];

@@ -34,6 +34,8 @@ export interface ListenerModel {
   /** Lost a precedence contest against an earlier listener (ListenerSet merge). */
   lostPrecedence?: boolean;
   refsProblem?: Problem;
+  /** refsProblem names invalid certificateRefs, but others are valid and served. */
+  someCertificatesInvalid?: boolean;
   overlappingTLS?: Problem;
   certificates: CertificateModel[];
   /** Frontend client validation CA bundle, PEM, when configured and valid. */

@@ -5,7 +5,8 @@ export type ServiceLookup = (namespace: string, name: string) => Service | undef
 import { condition, sortConditions } from './conditions.js';
 import type { ClassResult } from './gateway-classes.js';
 import { SUPPORTED_FEATURES } from './gateway-classes.js';
-import { listenerProgrammable, mergedListeners } from './gateways.js';
+import { mergedListeners } from './gateways.js';
+import { listenerProgrammable } from './listener-validity.js';
 import { generatedName } from './infra-ir.js';
 import type { GatewayModel, ListenerModel, ListenerSetModel } from './model.js';
 

@@ -2,7 +2,8 @@
 // Only programmable listeners are served. TCP and UDP listeners carry the oldest attached
 // route (GEP-2644/2645: all are accepted, one gets traffic).
 import { compareAge, compareNames } from './compare.js';
-import { listenerProgrammable, mergedListeners } from './gateways.js';
+import { mergedListeners } from './gateways.js';
+import { listenerProgrammable } from './listener-validity.js';
 import { tlsMode, transport } from './listener-protocols.js';
 import type { GatewayModel, ListenerModel } from './model.js';
 import { compareRoutePrecedence, type RankedRoute } from './precedence.js';
@@ -40,7 +41,8 @@ export function assembleGateway(g: GatewayModel, routes: readonly RouteResult[],
             for (const route of r.http) list.push({ route, age, order });
             a.hosts.set(h, list);
           }
-        } else if (r.l4) {
+        } else if (r.l4 && !r.invalid) {
+          // A refused L4 route serves nothing (it must not take the listener from a valid one).
           a.l4.push({ route: r.kind === 'TLSRoute' ? { ...r.l4, hostnames } : r.l4, result: r });
         }
       }

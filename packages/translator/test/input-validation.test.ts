@@ -1,7 +1,8 @@
 // Inputs the schema or the proxy would refuse are reported on the object, naming the field, and
 // never reach the proxy: the rule answers 500, the listener is not accepted.
 import { describe, expect, it } from '@jest/globals';
-import { cond, endpointSlice, gateway, gatewayClass, http, httpRoute, irRoutes, listener, namespace, parent, run, service } from './builders.js';
+import { cond, endpointSlice, gateway, gatewayClass, http, httpRoute, irRoutes, listener, namespace, parent, run, service, tlsSecret } from './builders.js';
+import { EXAMPLE_COM_CERT, EXAMPLE_COM_KEY } from './tls-fixtures.js';
 
 const toGw = { name: 'gw', namespace: 'infra' };
 const withFilter = (filter: Record<string, unknown>) => run([gatewayClass(), gateway('gw', [http()]), service('svc'), endpointSlice('svc'),
@@ -78,5 +79,45 @@ describe('OverlappingTLSConfig for overlapping hostnames', () => {
   it('a listener without hostname (the catch-all) does not overlap; HTTP listeners never do', () => {
     const r = run([gatewayClass(), gateway('gw', [https('any'), https('one', 'a.example.com'), http('plain', 443, { hostname: '*.example.com' })])]);
     expect(cond(listener(r, 'infra', 'gw', 'any').conditions, 'OverlappingTLSConfig')).toBeUndefined();
+  });
+});
+
+describe('an L4 route is served with exactly one rule', () => {
+  const tcpGw = () => gateway('gw', [{ name: 'tcp', port: 9000, protocol: 'TCP', allowedRoutes: { namespaces: { from: 'All' } } }]);
+  const tcpRoute = (name: string, rules: unknown[], created: string) => ({ apiVersion: 'gateway.networking.k8s.io/v1alpha2', kind: 'TCPRoute',
+    metadata: { name, namespace: 'apps', generation: 1, creationTimestamp: created }, spec: { parentRefs: [toGw], rules } });
+  it('two rules: the route is not accepted, says why, and does not take the listener from a newer valid route', () => {
+    const rule = { backendRefs: [{ name: 'svc', port: 8080 }] };
+    const r = run([gatewayClass(), tcpGw(), service('svc'), endpointSlice('svc'),
+      tcpRoute('old', [rule, rule], '2026-01-01T00:00:00Z'), tcpRoute('new', [rule], '2026-01-02T00:00:00Z')]);
+    expect(cond(parent(r, 'TCPRoute', 'apps', 'old').conditions, 'Accepted')).toMatchObject({ status: 'False', reason: 'UnsupportedValue',
+      message: 'spec.rules: a TCPRoute is served with one rule (its rules have no matches to choose between); it has 2' });
+    const served = r.xdsIR.gateways.get('infra/gw')!.ports[0]!.listeners[0]!.routes!;
+    expect(served.map((x) => x.source.name)).toEqual(['new']);
+    expect(served[0]!.backends).toEqual([{ cluster: 'apps/svc/8080', weight: 1 }]);
+  });
+  it('no rule at all is refused the same way', () => {
+    const r = run([gatewayClass(), tcpGw(), tcpRoute('empty', [], '2026-01-01T00:00:00Z')]);
+    expect(cond(parent(r, 'TCPRoute', 'apps', 'empty').conditions, 'Accepted')).toMatchObject({ status: 'False', message: 'spec.rules must hold one rule' });
+  });
+});
+
+describe('multiple certificateRefs, some invalid: the valid ones serve, the invalid ones are named', () => {
+  const https = (refs: string[]) => gateway('gw', [{ name: 'https', port: 443, protocol: 'HTTPS', hostname: 'example.com', tls: { certificateRefs: refs.map((name) => ({ name })) }, allowedRoutes: { namespaces: { from: 'All' } } }]);
+  it('one valid and one missing Secret: Programmed, ResolvedRefs=False naming the missing one, the valid certificate served', () => {
+    const r = run([gatewayClass(), tlsSecret('good', 'infra', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY), https(['good', 'missing'])]);
+    const l = listener(r, 'infra', 'gw', 'https');
+    expect(cond(l.conditions, 'Programmed')!.status).toBe('True');
+    expect(cond(l.conditions, 'ResolvedRefs')).toMatchObject({ status: 'False', reason: 'InvalidCertificateRef' });
+    expect(cond(l.conditions, 'ResolvedRefs')!.message).toBe('spec.listeners[0].tls.certificateRefs[1]: Secret infra/missing not found; serving the other 1 certificate(s)');
+    const tls = r.xdsIR.gateways.get('infra/gw')!.ports[0]!.listeners[0]!.tls!;
+    expect(tls.certificates).toEqual(['infra/good']);
+  });
+  it('every reference invalid: nothing to serve, the listener is not programmed and both are named', () => {
+    const r = run([gatewayClass(), https(['gone', 'missing'])]);
+    const l = listener(r, 'infra', 'gw', 'https');
+    expect(cond(l.conditions, 'Programmed')!.status).toBe('False');
+    expect(cond(l.conditions, 'ResolvedRefs')!.message).toBe('spec.listeners[0].tls.certificateRefs[0]: Secret infra/gone not found; spec.listeners[0].tls.certificateRefs[1]: Secret infra/missing not found');
+    expect(r.xdsIR.gateways.get('infra/gw')!.ports).toEqual([]);
   });
 });

@@ -17,7 +17,15 @@ export function translateL4Route(ctx: TranslationContext, parents: ParentIndex, 
   const backends: WeightedCluster[] = [];
   const clusters: ClusterIR[] = [];
   let invalidWeight = 0;
-  (spec.rules ?? []).forEach((rule, ri) => {
+  const rules = spec.rules ?? [];
+  // An L4 rule has no matches: with several rules nothing says which one a connection takes, so
+  // the route is refused (and serves nothing) rather than having its rules merged.
+  if (rules.length !== 1) {
+    result.invalid = { reason: 'UnsupportedValue', message: rules.length === 0
+      ? 'spec.rules must hold one rule'
+      : `spec.rules: a ${kind} is served with one rule (its rules have no matches to choose between); it has ${rules.length}` };
+  }
+  (result.invalid ? [] : rules).forEach((rule, ri) => {
     (rule.backendRefs ?? []).forEach((ref, bi) => {
       const r = resolveBackend(ctx, route, kind, ref, `spec.rules[${ri}].backendRefs[${bi}]`, protocol);
       notePolicy(result, r.policy);

@@ -1,0 +1,13 @@
+// Whether a listener may serve traffic, in one place: the xDS assembly, the infra IR, the status
+// (Programmed) and the conflict rules all ask the same questions.
+import type { ListenerModel } from './model.js';
+
+/** The listener's references keep it from serving (some invalid certificates do not: the others serve). */
+export function refsBlockTraffic(l: ListenerModel): boolean {
+  return !!l.refsProblem && !l.someCertificatesInvalid;
+}
+
+/** Listener is usable for traffic: accepted, no conflict, references resolved (or enough of them). */
+export function listenerProgrammable(l: ListenerModel): boolean {
+  return l.attachable && !l.notAccepted && !l.conflicted && !refsBlockTraffic(l);
+}
