@@ -9,6 +9,7 @@ import { resolveBackend } from './backends.js';
 import { resolvePluginRef } from '../plugins.js';
 
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const CONTROL_CHARACTER = /[\x00-\x1f\x7f]/;
 /** RFC 9110 field-value: visible characters, space and tab, and obs-text; never CR, LF or NUL. */
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 /** Each filter type and the one field that configures it (the CRD forbids the others). */
@@ -74,6 +75,10 @@ function pathModifier(p: { type: string; replaceFullPath?: string; replacePrefix
   const other = p.type === 'ReplaceFullPath' ? 'replacePrefixMatch' : p.type === 'ReplacePrefixMatch' ? 'replaceFullPath' : undefined;
   if (other && p[other] !== undefined) {
     return { problem: { reason: 'UnsupportedValue', message: `${field}.${other} must not be set when type is ${p.type}` } };
+  }
+  const value = p.type === 'ReplaceFullPath' ? p.replaceFullPath : p.type === 'ReplacePrefixMatch' ? p.replacePrefixMatch : undefined;
+  if (typeof value === 'string' && CONTROL_CHARACTER.test(value)) {
+    return { problem: { reason: 'UnsupportedValue', message: `${field}.${other === 'replaceFullPath' ? 'replacePrefixMatch' : 'replaceFullPath'}: ${JSON.stringify(value)} holds control characters, which a path cannot` } };
   }
   if (p.type === 'ReplaceFullPath' && typeof p.replaceFullPath === 'string') return { value: { type: 'ReplaceFullPath', value: p.replaceFullPath } };
   if (p.type === 'ReplacePrefixMatch' && typeof p.replacePrefixMatch === 'string') return { value: { type: 'ReplacePrefixMatch', value: p.replacePrefixMatch } };

@@ -7,6 +7,7 @@ import type { HTTPMatchIR, StringMatchIR } from '@turnpike/api';
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH']);
 
 export function checkRegex(value: string): string | undefined {
+  if (value === '') return 'a regular expression must not be empty';
   try {
     new RegExp(value);
     return undefined;
@@ -23,6 +24,14 @@ function stringMatch(type: string | undefined, value: string, field: string): St
     if (e) return { reason: 'UnsupportedValue', message: `${field}.value: ${e}` };
   }
   return { type: t, value };
+}
+
+/** HTTP header and query parameter names are tokens (RFC 9110); the CRD's pattern says the same. */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+function nameProblem(name: unknown, field: string, what: string): Problem | undefined {
+  if (typeof name === 'string' && name.length <= 256 && TOKEN.test(name)) return undefined;
+  return { reason: 'UnsupportedValue', message: `${field}.name: ${JSON.stringify(name)} is not a valid ${what} name` };
 }
 
 function isProblem(x: unknown): x is Problem {
@@ -43,11 +52,15 @@ export function compileHTTPMatch(m: HTTPRouteMatch, field: string): HTTPMatchIR 
   }
   const ir: HTTPMatchIR = { path: { type: pathType, value: pathValue }, headers: [], queryParams: [] };
   for (const [i, h] of (m.headers ?? []).entries()) {
+    const bad = nameProblem(h.name, `${field}.headers[${i}]`, 'HTTP header');
+    if (bad) return bad;
     const s = stringMatch(h.type, h.value, `${field}.headers[${i}]`);
     if (isProblem(s)) return s;
     ir.headers.push({ name: h.name, ...s });
   }
   for (const [i, q] of (m.queryParams ?? []).entries()) {
+    const bad = nameProblem(q.name, `${field}.queryParams[${i}]`, 'query parameter');
+    if (bad) return bad;
     const s = stringMatch(q.type, q.value, `${field}.queryParams[${i}]`);
     if (isProblem(s)) return s;
     ir.queryParams.push({ name: q.name, ...s });
