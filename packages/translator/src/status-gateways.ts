@@ -31,7 +31,11 @@ function configInvalid(l: ListenerModel): boolean {
   return !!l.notAccepted || !!l.conflicted || !l.attachable || l.refsProblem?.reason === 'InvalidRouteKinds' || l.refsProblem?.reason === 'RefNotPermitted';
 }
 
-export function listenerStatus(l: ListenerModel, attachedRoutes: number): ListenerStatus {
+/**
+ * A listener's status. `notServed` says why its owner serves nothing at all (a Gateway that is not
+ * accepted, a ListenerSet its Gateway does not accept): then the listener is not Programmed either.
+ */
+export function listenerStatus(l: ListenerModel, attachedRoutes: number, notServed?: { reason: string; message: string }): ListenerStatus {
   const gen = l.owner.metadata.generation;
   const conds: Condition[] = [];
   const bad = l.notAccepted ?? l.conflicted;
@@ -41,7 +45,9 @@ export function listenerStatus(l: ListenerModel, attachedRoutes: number): Listen
   conds.push(l.refsProblem
     ? condition('ResolvedRefs', false, l.refsProblem.reason, l.refsProblem.message, gen)
     : condition('ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved', gen));
-  if (listenerProgrammable(l)) {
+  if (notServed) {
+    conds.push(condition('Programmed', false, notServed.reason, `Listener is not programmed: ${notServed.message}`, gen));
+  } else if (listenerProgrammable(l)) {
     conds.push(condition('Programmed', true, 'Programmed', 'Listener is programmed in the proxy configuration', gen));
   } else {
     // ListenerSet listeners say why in the set's terms (conflict, or ListenersNotValid).
@@ -84,8 +90,9 @@ export function gatewayStatus(g: GatewayModel, attached: Map<ListenerModel, numb
   const programmable = listeners.filter(listenerProgrammable);
   const addresses = gatewayAddresses(g, services);
   const served = !g.parametersProblem && !g.addressProblem;
-  // Programmed means the configuration is served to the data plane, not that pods are ready;
-  // the address is published when the generated Service has one.
+  // Programmed means the configuration is served to the data plane, not that pods are ready.
+  // (A Gateway whose listeners are all invalid is served, with no listener: Programmed=True, as
+  // the public corpus expects; each listener says it is not programmed.)
   if (!served) conds.push(condition('Programmed', false, 'Invalid', 'No configuration is served: the Gateway is not accepted', gen));
   else conds.push(condition('Programmed', true, 'Programmed', `Configuration for ${programmable.length} listener(s) is served to the proxy`, gen));
 
@@ -98,7 +105,7 @@ export function gatewayStatus(g: GatewayModel, attached: Map<ListenerModel, numb
   if (g.proxyRejected) conds.push(condition(CONFIG_REJECTED, true, 'Rejected', g.proxyRejected, gen));
   const status: GatewayStatus = {
     conditions: sortConditions(conds),
-    listeners: g.listeners.map((l) => listenerStatus(l, attached.get(l) ?? 0)),
+    listeners: g.listeners.map((l) => listenerStatus(l, attached.get(l) ?? 0, served ? undefined : { reason: 'Invalid', message: 'the Gateway is not accepted' })),
   };
   if (addresses.length) status.addresses = addresses;
   const acceptedSets = g.listenerSets.filter((s) => s.listeners.some((l) => !configInvalid(l)) && !s.notAccepted).length;
@@ -106,7 +113,9 @@ export function gatewayStatus(g: GatewayModel, attached: Map<ListenerModel, numb
   return status;
 }
 
-export function listenerSetStatus(s: ListenerSetModel, attached: Map<ListenerModel, number>): Record<string, unknown> {
+export function listenerSetStatus(s: ListenerSetModel, attached: Map<ListenerModel, number>, gatewayServed = true): Record<string, unknown> {
+  // A set its Gateway does not accept, or on a Gateway that serves nothing, serves none of its listeners.
+  const notServed = s.notAccepted ?? (gatewayServed ? undefined : { reason: 'Invalid', message: 'its Gateway is not accepted' });
   const gen = s.object.metadata.generation;
   const conds: Condition[] = [];
   const invalid = s.listeners.filter(configInvalid);
@@ -125,6 +134,6 @@ export function listenerSetStatus(s: ListenerSetModel, attached: Map<ListenerMod
   }
   return {
     conditions: sortConditions(conds),
-    listeners: s.listeners.map((l) => listenerStatus(l, attached.get(l) ?? 0)),
+    listeners: s.listeners.map((l) => listenerStatus(l, attached.get(l) ?? 0, notServed)),
   };
 }

@@ -87,7 +87,7 @@ export class AssemblyStage {
       run.out.statuses.set(gatewayKey, gatewayStatus(g, attached, services) as Record<string, unknown>);
       group.listenerSets.forEach((s, i) => {
         this.listenerSetOwner.set(setKeys[i]!, key);
-        run.out.statuses.set(setKeys[i]!, listenerSetStatus(s, attached));
+        run.out.statuses.set(setKeys[i]!, listenerSetStatus(s, attached, !g.parametersProblem && !g.addressProblem));
       });
       const installed = g.proxyConfig ? plugins.installed(run, g.proxyConfig) : [];
       if (g.parametersProblem || g.addressProblem) {
