@@ -10,6 +10,24 @@ import { apply, GW, history, meta, startingSnapshot } from './histories.js';
 const RUNS = Number(process.env.FC_RUNS ?? 250);
 const json = (r: TranslateResult) => JSON.stringify(r);
 
+type Printed = { statuses: Record<string, unknown>; xdsIR: Record<string, Record<string, unknown>>; infraIR: Record<string, Record<string, unknown>>; diagnostics: unknown[] };
+
+/** `section key: live … fresh …` for every entry of every output that differs. */
+function differences(live: Printed, fresh: Printed): string[] {
+  const out: string[] = [];
+  const compare = (name: string, a: Record<string, unknown>, b: Record<string, unknown>) => {
+    for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
+      if (JSON.stringify(a[k]) !== JSON.stringify(b[k])) out.push(`${name} ${k}: live ${JSON.stringify(a[k])} fresh ${JSON.stringify(b[k])}`);
+    }
+  };
+  compare('status', live.statuses, fresh.statuses);
+  compare('xds', live.xdsIR.gateways!, fresh.xdsIR.gateways!);
+  compare('endpoints', live.xdsIR.endpoints!, fresh.xdsIR.endpoints!);
+  compare('infra', live.infraIR.gateways!, fresh.infraIR.gateways!);
+  if (JSON.stringify(live.diagnostics) !== JSON.stringify(fresh.diagnostics)) out.push(`diagnostics: live ${JSON.stringify(live.diagnostics)} fresh ${JSON.stringify(fresh.diagnostics)}`);
+  return out;
+}
+
 function changedKeys(before: ReadonlyMap<string, unknown>, after: ReadonlyMap<string, unknown>): string[] {
   const out: string[] = [];
   for (const k of new Set([...before.keys(), ...after.keys()])) if (JSON.stringify(before.get(k)) !== JSON.stringify(after.get(k))) out.push(k);
@@ -27,13 +45,9 @@ describe('incremental translation', () => {
         snapshot = apply(snapshot, o);
         const { result, changes } = live.translateWithChanges(snapshot);
         const fresh = json(new Translator().translate(snapshot));
-        if (json(result) !== fresh) {
-          const a = JSON.parse(json(result)), b = JSON.parse(fresh);
-          const diff: string[] = [];
-          for (const sec of ['statuses']) for (const k of new Set([...Object.keys(a[sec]), ...Object.keys(b[sec])])) if (JSON.stringify(a[sec][k]) !== JSON.stringify(b[sec][k])) diff.push(`${k}: live ${JSON.stringify(a[sec][k])} fresh ${JSON.stringify(b[sec][k])}`);
-          for (const sec of ['gateways', 'endpoints']) for (const k of new Set([...Object.keys(a.xdsIR[sec]), ...Object.keys(b.xdsIR[sec])])) if (JSON.stringify(a.xdsIR[sec][k]) !== JSON.stringify(b.xdsIR[sec][k])) diff.push(`${sec} ${k}: live ${JSON.stringify(a.xdsIR[sec][k])} fresh ${JSON.stringify(b.xdsIR[sec][k])}`);
-          expect(diff).toEqual([]);
-        }
+        // First the entries that differ (a readable failure), then the whole output, which decides.
+        expect(differences(JSON.parse(json(result)), JSON.parse(fresh))).toEqual([]);
+        expect(json(result)).toBe(fresh);
         expect(changes.statuses).toEqual(changedKeys(previous.statuses, result.statuses));
         expect(changes.gateways).toEqual(changedKeys(previous.xdsIR.gateways, result.xdsIR.gateways));
         expect(changes.endpoints).toEqual(changedKeys(previous.xdsIR.endpoints, result.xdsIR.endpoints));
