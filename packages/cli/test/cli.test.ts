@@ -1,4 +1,4 @@
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { MANIFEST, ROUTE, start, tmp, turnpike, waitFor, write } from './cli-helpers.js';
@@ -27,6 +27,17 @@ describe('turnpike translate', () => {
     const r = turnpike('translate', '-f', '/nonexistent/x.yaml');
     expect(r.code).toBe(2);
     expect(r.stderr.trim()).toBe('turnpike: /nonexistent/x.yaml: cannot read (ENOENT)');
+  });
+  it('a symbolic link loop or a dangling link in the tree is one clear line naming it, and exit 2', () => {
+    const loop = tmp();
+    write(loop, 'a.yaml', MANIFEST);
+    symlinkSync(loop, join(loop, 'again'));
+    const r = turnpike('translate', '-f', loop);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toBe(`turnpike: ${join(loop, 'again')}: a symbolic link loop`);
+    const dangling = tmp();
+    symlinkSync(join(dangling, 'gone.yaml'), join(dangling, 'b.yaml'));
+    expect(turnpike('translate', '-f', dangling).stderr.trim()).toBe(`turnpike: ${join(dangling, 'b.yaml')}: cannot read (ENOENT, a dangling link?)`);
   });
   it('a YAML syntax error names file:line:column, without a stack trace', () => {
     const dir = tmp();

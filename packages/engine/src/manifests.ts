@@ -1,6 +1,6 @@
 // Reading Kubernetes manifests from YAML files and directories, with errors that name the file,
 // line and column, or the object and field. Unknown kinds are reported once and skipped.
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { CLUSTER_SCOPED, isWatchedKind, objectKey, type KubeObject } from '@turnpike/api';
 import jsyaml from 'js-yaml';
@@ -17,24 +17,66 @@ export interface LoadedManifests {
 
 const YAML_EXT = new Set(['.yaml', '.yml', '.json']);
 
-/** Files under a path, in a stable order. A file is taken whatever its extension. */
-export function listManifestFiles(path: string): string[] {
+export interface FileStamp { mtimeMs: number; size: number }
+
+/**
+ * The manifest files under a path (a file is taken whatever its extension), in a stable order,
+ * with what a rescan compares (mtime, size). Symbolic links are followed; one that dangles, or that
+ * leads back into the tree (a loop), is given to `warn` and skipped.
+ */
+export function listManifestTree(root: string, warn: (message: string) => void): Map<string, FileStamp> {
   let st;
   try {
-    st = statSync(path);
+    st = statSync(root);
   } catch (e) {
-    throw new ManifestError(`${path}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new ManifestError(`${root}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
-  if (st.isFile()) return [path];
-  const out: string[] = [];
-  for (const name of readdirSync(path).sort()) {
-    if (name.startsWith('.')) continue;
-    const p = join(path, name);
-    const s = statSync(p);
-    if (s.isDirectory()) out.push(...listManifestFiles(p));
-    else if (YAML_EXT.has(extname(name))) out.push(p);
+  const out = new Map<string, FileStamp>();
+  if (st.isFile()) {
+    out.set(root, { mtimeMs: st.mtimeMs, size: st.size });
+    return out;
   }
+  const visited = new Set<string>();
+  const walk = (dir: string) => {
+    let real: string;
+    try {
+      real = realpathSync(dir);
+    } catch {
+      return;
+    }
+    if (visited.has(real)) {
+      warn(`${dir}: a symbolic link loop`);
+      return;
+    }
+    visited.add(real);
+    let names: string[];
+    try {
+      names = readdirSync(dir).sort();
+    } catch (e) {
+      warn(`${dir}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+      return;
+    }
+    for (const name of names) {
+      if (name.startsWith('.')) continue;
+      const p = join(dir, name);
+      let s;
+      try {
+        s = statSync(p);
+      } catch (e) {
+        warn(`${p}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}, a dangling link?)`);
+        continue;
+      }
+      if (s.isDirectory()) walk(p);
+      else if (s.isFile() && YAML_EXT.has(extname(name))) out.set(p, { mtimeMs: s.mtimeMs, size: s.size });
+    }
+  };
+  walk(root);
   return out;
+}
+
+/** Files under a path, in a stable order; an entry that cannot be read is an error naming it. */
+export function listManifestFiles(path: string): string[] {
+  return [...listManifestTree(path, (message) => { throw new ManifestError(message); }).keys()];
 }
 
 // An anchor or alias outside quotes (`&a`, `*a`): such files take the careful path, which caps

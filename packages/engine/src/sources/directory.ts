@@ -10,8 +10,7 @@ import { join } from 'node:path';
 import { CLUSTER_SCOPED, isWatchedKind, objectKey, type KubeObject } from '@turnpike/api';
 import { Observable } from 'rxjs';
 import { remove, synced, upsert, type SourceEvent } from '../events.js';
-import { normalizeNamespace, parseManifests } from '../manifests.js';
-import { listManifestTree, type FileStamp } from './manifest-tree.js';
+import { listManifestTree, normalizeNamespace, parseManifests, type FileStamp } from '../manifests.js';
 
 export interface DirectorySourceOptions {
   /** Rescan (stat only) this often, besides fs events. */
@@ -104,7 +103,7 @@ export function directorySource(dir: string, opts: DirectorySourceOptions = {}):
     const scan = (named: ReadonlySet<string> = new Set()) => {
       let tree: Map<string, FileStamp>;
       try {
-        tree = listManifestTree(dir, (m) => report(m));
+        tree = listManifestTree(dir, (m) => report(`${m}; skipped`));
       } catch (e) {
         report((e as Error).message);
         return;
