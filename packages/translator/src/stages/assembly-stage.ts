@@ -47,13 +47,9 @@ export class AssemblyStage {
     for (const key of [...dirty].sort()) this.assemble(run, key, gateways, routes, plugins, endpoints, orphans);
     for (const k of orphans) if (!this.listenerSetOwner.has(k)) run.out.statuses.delete(k);
     for (const name of endpointsChanged) {
-      const cluster = this.servedCluster(name);
+      const cluster = this.servedBy.get(name)?.cluster;
       if (cluster) run.out.endpoints.set(name, endpoints.endpoints(run.inputs, cluster).endpoints);
     }
-  }
-
-  private servedCluster(name: string): ClusterIR | undefined {
-    return this.servedBy.get(name)?.cluster;
   }
 
   private assemble(run: TranslationRun, key: string, gateways: GatewayStage, routes: RouteStage, plugins: PluginStage, endpoints: EndpointStage, orphans: Set<string>): void {

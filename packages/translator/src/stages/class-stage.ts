@@ -2,6 +2,7 @@
 // `@class:<name>` when a class's verdict changes, which re-derives that class's Gateways.
 import { objectKey, type GatewayClass } from '@turnpike/api';
 import { processClass, type ClassResult } from '../gateway-classes.js';
+import { getObject } from '../snapshot.js';
 import { deepEqual } from '../incremental/deep-equal.js';
 import type { TranslationRun } from '../incremental/run.js';
 import { gatewayClassStatus } from '../status-gateways.js';
@@ -20,7 +21,7 @@ export class ClassStage {
     const dirty = run.dirtyPieces(PIECE);
     for (const c of run.changedObjects('GatewayClass')) dirty.add(c.name);
     for (const name of [...dirty].sort()) {
-      const gc = run.inputs.snapshot.get('GatewayClass')?.get('')?.get(name) as GatewayClass | undefined;
+      const gc = getObject<GatewayClass>(run.inputs.snapshot, 'GatewayClass', undefined, name);
       const before = this.classes.get(name);
       const key = objectKey('GatewayClass', undefined, name);
       if (!gc || gc.spec?.controllerName !== run.controllerName) {
