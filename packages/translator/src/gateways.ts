@@ -11,7 +11,7 @@ import type { ClassResult } from './gateway-classes.js';
 import { markConflictsAgainst, markConflictsWithin, markOverlappingCertificates, markOverlappingHostnames } from './listener-conflicts.js';
 import { kindsForProtocol, routeGroupKind, SUPPORTED_PROTOCOLS } from './listener-protocols.js';
 import { checkListenerTLS, checkSecretRef } from './listener-tls.js';
-import { refsBlockTraffic } from './listener-validity.js';
+import { listenerConfigInvalid, refsBlockTraffic } from './listener-validity.js';
 import type { GatewayModel, ListenerModel, ListenerSetModel } from './model.js';
 import type { Inputs } from './incremental/inputs.js';
 import { matchesSelector, selectorProblem } from './selectors.js';
@@ -136,11 +136,16 @@ export function buildGatewayGroup(inputs: Inputs, gw: Gateway, cls: ClassResult,
   }
   model.listeners = (gw.spec?.listeners ?? []).map((l, i) => buildListener(inputs, gw, gw, 'Gateway', l, i));
   markConflictsWithin(model.listeners);
+  model.notAccepted = gatewayNotAccepted(model);
+  const parentProblem = model.notAccepted && {
+    reason: 'ParentNotAccepted',
+    message: `parent Gateway ${gw.metadata.namespace}/${gw.metadata.name} is not accepted: ${model.notAccepted.message}`,
+  };
 
   const listenerSets: ListenerSetModel[] = [];
   for (const ls of [...sets].sort(compareAge)) {
     const setModel: ListenerSetModel = { object: ls, gateway: gw, listeners: [] };
-    const denied = listenerSetAllowed(inputs, gw, ls);
+    const denied = parentProblem ?? listenerSetAllowed(inputs, gw, ls);
     setModel.listeners = (ls.spec?.listeners ?? []).map((l, i) => buildListener(inputs, gw, ls, 'ListenerSet', l, i));
     if (denied) {
       setModel.notAccepted = denied;
@@ -158,6 +163,14 @@ export function buildGatewayGroup(inputs: Inputs, gw: Gateway, cls: ClassResult,
   markOverlappingHostnames(mergedListeners(model));
   markOverlappingCertificates(mergedListeners(model));
   return { gateway: model, listenerSets };
+}
+
+/** The Gateway-level Accepted=False problem, if any. */
+function gatewayNotAccepted(g: GatewayModel): Problem | undefined {
+  if (g.parametersProblem) return g.parametersProblem;
+  if (g.addressProblem) return g.addressProblem;
+  if (g.listeners.length > 0 && g.listeners.every(listenerConfigInvalid)) return { reason: 'ListenersNotValid', message: 'No listener is valid' };
+  return undefined;
 }
 
 /** Does this ListenerSet name a Gateway as its parent? Returns `namespace/name` of the Gateway. */

@@ -11,3 +11,12 @@ export function refsBlockTraffic(l: ListenerModel): boolean {
 export function listenerProgrammable(l: ListenerModel): boolean {
   return l.attachable && !l.notAccepted && !l.conflicted && !refsBlockTraffic(l);
 }
+
+/**
+ * A listener that makes its owner ListenersNotValid: invalid configuration, a conflict, route
+ * kinds it cannot serve, or a reference no ReferenceGrant permits. A missing or malformed
+ * certificate only makes the listener unprogrammed (ResolvedRefs=False).
+ */
+export function listenerConfigInvalid(l: ListenerModel): boolean {
+  return !!l.notAccepted || !!l.conflicted || !l.attachable || l.refsProblem?.reason === 'InvalidRouteKinds' || l.refsProblem?.reason === 'RefNotPermitted';
+}

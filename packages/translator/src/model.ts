@@ -51,6 +51,11 @@ export interface GatewayModel {
   /** Gateway-level reference problem (spec.tls.backend.clientCertificateRef). */
   refsProblem?: Problem;
   addressProblem?: Problem;
+  /**
+   * Why the Gateway is not accepted (parameters, addresses, or no valid listener of its own).
+   * A Gateway that is not accepted is not Programmed and its ListenerSets are not served.
+   */
+  notAccepted?: Problem;
   /** The proxies rejected the last configuration (from ProxyStatus): what they said. */
   proxyRejected?: string;
   listeners: ListenerModel[];

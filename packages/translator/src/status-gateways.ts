@@ -6,7 +6,7 @@ import { condition, sortConditions } from './conditions.js';
 import type { ClassResult } from './gateway-classes.js';
 import { SUPPORTED_FEATURES } from './gateway-classes.js';
 import { mergedListeners } from './gateways.js';
-import { listenerProgrammable } from './listener-validity.js';
+import { listenerConfigInvalid as configInvalid, listenerProgrammable } from './listener-validity.js';
 import { generatedName } from './infra-ir.js';
 import type { GatewayModel, ListenerModel, ListenerSetModel } from './model.js';
 
@@ -20,15 +20,6 @@ export function gatewayClassStatus(c: ClassResult): Record<string, unknown> {
   const status: Record<string, unknown> = { conditions: [accepted] };
   if (!c.problem) status.supportedFeatures = SUPPORTED_FEATURES.map((name) => ({ name }));
   return status;
-}
-
-/**
- * A listener that makes its Gateway ListenersNotValid: invalid configuration, a conflict, route
- * kinds it cannot serve, or a reference no ReferenceGrant permits. A missing or malformed
- * certificate only makes the listener unprogrammed (ResolvedRefs=False).
- */
-function configInvalid(l: ListenerModel): boolean {
-  return !!l.notAccepted || !!l.conflicted || !l.attachable || l.refsProblem?.reason === 'InvalidRouteKinds' || l.refsProblem?.reason === 'RefNotPermitted';
 }
 
 /**
@@ -80,20 +71,19 @@ export function gatewayStatus(g: GatewayModel, attached: Map<ListenerModel, numb
   const gen = gw.metadata.generation;
   const conds: Condition[] = [];
   const invalid = g.listeners.filter(configInvalid);
-  if (g.parametersProblem) conds.push(condition('Accepted', false, g.parametersProblem.reason, g.parametersProblem.message, gen));
-  else if (g.addressProblem) conds.push(condition('Accepted', false, g.addressProblem.reason, g.addressProblem.message, gen));
-  else if (g.listeners.length > 0 && invalid.length === g.listeners.length) conds.push(condition('Accepted', false, 'ListenersNotValid', 'No listener is valid', gen));
+  if (g.notAccepted) conds.push(condition('Accepted', false, g.notAccepted.reason, g.notAccepted.message, gen));
   else if (invalid.length) conds.push(condition('Accepted', true, 'ListenersNotValid', `Listeners not valid: ${invalid.map((l) => l.spec.name).join(', ')}`, gen));
   else conds.push(condition('Accepted', true, 'Accepted', 'Gateway is accepted', gen));
 
   const listeners = mergedListeners(g);
   const programmable = listeners.filter(listenerProgrammable);
   const addresses = gatewayAddresses(g, services);
+  // Whether an IR is served at all (a Gateway with no valid listener keeps its proxies and
+  // address, serving nothing, so that fixing a typo does not give up a load balancer).
   const served = !g.parametersProblem && !g.addressProblem;
-  // Programmed means the configuration is served to the data plane, not that pods are ready.
-  // (A Gateway whose listeners are all invalid is served, with no listener: Programmed=True, as
-  // the public corpus expects; each listener says it is not programmed.)
-  if (!served) conds.push(condition('Programmed', false, 'Invalid', 'No configuration is served: the Gateway is not accepted', gen));
+  // Programmed means the configuration is served to the data plane, not that pods are ready;
+  // a Gateway that is not accepted is not Programmed (GatewayReasonInvalid).
+  if (g.notAccepted) conds.push(condition('Programmed', false, 'Invalid', `No configuration is served: ${g.notAccepted.message}`, gen));
   else conds.push(condition('Programmed', true, 'Programmed', `Configuration for ${programmable.length} listener(s) is served to the proxy`, gen));
 
   const refs = g.refsProblem;

@@ -32,8 +32,15 @@ describe('Programmed tells the truth', () => {
       const t = new Translator();
       for (const o of [undefined, ...ops]) {
         if (o) snapshot = apply(snapshot, o);
-        const { claimed, served } = claimedAndServed(t.translate(snapshot));
+        const r = t.translate(snapshot);
+        const { claimed, served } = claimedAndServed(r);
         expect(claimed).toEqual(served);
+        // A Gateway says Programmed=True only when it is accepted.
+        for (const [key, status] of r.statuses) {
+          if (!key.startsWith('Gateway/')) continue;
+          const conds = (status as { conditions?: unknown }).conditions;
+          if (cond(conds, 'Programmed')?.status === 'True') expect([key, cond(conds, 'Accepted')?.status]).toEqual([key, 'True']);
+        }
       }
     }), { numRuns: RUNS });
   });
@@ -50,5 +57,19 @@ describe('Programmed tells the truth', () => {
     const r = run([gatewayClass(), gateway('gw', [http()], { addresses: [{ type: 'NamedAddress', value: 'x' }] })]);
     expect(cond(listener(r, 'infra', 'gw', 'http').conditions, 'Programmed')).toMatchObject({ status: 'False', reason: 'Invalid' });
     expect(r.xdsIR.gateways.get('infra/gw')).toBeUndefined();
+  });
+  it('a Gateway whose listeners are all invalid is not accepted and not Programmed; its ListenerSets are ParentNotAccepted', () => {
+    const ls = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'ListenerSet', metadata: { name: 'ls', namespace: 'infra', generation: 1 },
+      spec: { parentRef: { name: 'gw' }, listeners: [http('extra', 8081)] } };
+    const r = run([gatewayClass(), gateway('gw', [{ name: 'bad', port: 80, protocol: 'SCTP' }], { allowedListeners: { namespaces: { from: 'All' } } }), ls as never]);
+    const gw = statusOf(r, 'Gateway', 'infra', 'gw').conditions;
+    expect(cond(gw, 'Accepted')).toMatchObject({ status: 'False', reason: 'ListenersNotValid' });
+    expect(cond(gw, 'Programmed')).toMatchObject({ status: 'False', reason: 'Invalid' });
+    const set = statusOf(r, 'ListenerSet', 'infra', 'ls').conditions;
+    expect(cond(set, 'Accepted')).toMatchObject({ status: 'False', reason: 'ParentNotAccepted' });
+    expect(cond(set, 'Accepted')!.message).toContain('infra/gw is not accepted');
+    // The proxies and their address stay (fixing the typo must not give up a load balancer); nothing is served.
+    expect(r.infraIR.gateways.get('infra/gw')).toBeDefined();
+    expect(r.xdsIR.gateways.get('infra/gw')!.ports).toEqual([]);
   });
 });
