@@ -2,9 +2,12 @@
 // with Accepted, ResolvedRefs and, when some rules are invalid, PartiallyInvalid.
 import { CONTROLLER_NAME, type Condition, type RouteParentStatus } from '@turnpike/api';
 import { condition, sortConditions } from './conditions.js';
+import { ROUTE_RULES_OVERLAP } from './route-overlaps.js';
+import { BACKENDS_AVAILABLE } from './routes/backend-availability.js';
 import type { RouteResult } from './routes/route-result.js';
 
-export function routeStatus(r: RouteResult, controllerName = CONTROLLER_NAME): { parents: RouteParentStatus[] } {
+/** `overlaps`: per parent Gateway (`namespace/name`), the matches of this route another route also claims. */
+export function routeStatus(r: RouteResult, controllerName = CONTROLLER_NAME, overlaps?: ReadonlyMap<string, readonly string[]>): { parents: RouteParentStatus[] } {
   const gen = r.object.metadata.generation;
   const parents: RouteParentStatus[] = [];
   for (const p of r.parents) {
@@ -14,6 +17,11 @@ export function routeStatus(r: RouteResult, controllerName = CONTROLLER_NAME): {
     else {
       conds.push(condition('Accepted', true, 'Accepted', `Route is accepted by ${p.attached.length} listener(s): ${p.attached.map((a) => a.listener.spec.name).join(', ')}`, gen));
       if (r.partiallyInvalid) conds.push(condition('PartiallyInvalid', true, r.partiallyInvalid.reason, `Invalid rules answer 500: ${r.partiallyInvalid.message}`, gen));
+      // Only for routes that use backends: a redirect-only or direct-response route has none to wait for.
+      if (r.unavailable) conds.push(condition(BACKENDS_AVAILABLE, false, r.unavailable.reason, r.unavailable.message, gen));
+      else if (r.clusters.length) conds.push(condition(BACKENDS_AVAILABLE, true, BACKENDS_AVAILABLE, 'Every backend has a ready endpoint', gen));
+      const overlap = overlaps?.get(`${p.gateway.object.metadata.namespace}/${p.gateway.object.metadata.name}`);
+      if (overlap?.length) conds.push(condition(ROUTE_RULES_OVERLAP, true, ROUTE_RULES_OVERLAP, overlapMessage(overlap), gen));
     }
     conds.push(r.unresolved
       ? condition('ResolvedRefs', false, r.unresolved.reason, r.unresolved.message, gen)
@@ -21,6 +29,13 @@ export function routeStatus(r: RouteResult, controllerName = CONTROLLER_NAME): {
     parents.push({ parentRef: p.ref, controllerName, conditions: sortConditions(conds) });
   }
   return { parents };
+}
+
+const MAX_OVERLAP_LINES = 8;
+
+function overlapMessage(lines: readonly string[]): string {
+  const shown = lines.slice(0, MAX_OVERLAP_LINES).join('; ');
+  return lines.length > MAX_OVERLAP_LINES ? `${shown}; and ${lines.length - MAX_OVERLAP_LINES} more` : shown;
 }
 
 /**

@@ -23,6 +23,7 @@ import { GatewayStage } from './stages/gateway-stage.js';
 import { PluginStage } from './stages/plugin-stage.js';
 import { PolicyStage } from './stages/policy-stage.js';
 import { RouteStage } from './stages/route-stage.js';
+import { RouteStatusStage } from './stages/route-status-stage.js';
 
 export type { Diagnostic } from './incremental/run.js';
 export type { OutputChanges, Status } from './incremental/outputs.js';
@@ -52,6 +53,7 @@ export class Translator {
   private routes = new RouteStage();
   private assembly = new AssemblyStage();
   private backendTLSStatuses = new BackendTLSStatusStage();
+  private routeStatuses = new RouteStatusStage();
 
   constructor(private readonly options: TranslateOptions = {}) {}
 
@@ -87,6 +89,7 @@ export class Translator {
     this.routes = new RouteStage();
     this.assembly = new AssemblyStage();
     this.backendTLSStatuses = new BackendTLSStatusStage();
+    this.routeStatuses = new RouteStatusStage();
   }
 
   private run(snapshot: Snapshot): { result: TranslateResult; changes: OutputChanges } {
@@ -101,6 +104,7 @@ export class Translator {
     this.gateways.update(run, this.classes);
     this.routes.update(run, this.gateways, this.policies, this.endpoints);
     this.assembly.update(run, this.gateways, this.routes, this.plugins, this.endpoints, endpointsChanged);
+    this.routeStatuses.update(run, this.routes, this.assembly);
     this.backendTLSStatuses.update(run, this.policies, this.routes);
     if (this.routes.diagnosticsChanged || this.previous === EMPTY_SNAPSHOT) this.diagnostics = this.routes.diagnostics();
 

@@ -7,6 +7,7 @@ import { listenerProgrammable } from './listener-validity.js';
 import { tlsMode, transport } from './listener-protocols.js';
 import type { GatewayModel, ListenerModel } from './model.js';
 import { compareRoutePrecedence, type RankedRoute } from './precedence.js';
+import { recordOverlaps, type RouteOverlaps } from './route-overlaps.js';
 import type { RouteResult } from './routes/route-result.js';
 import { parentCarriesTraffic } from './status-routes.js';
 import type { ClusterIR, GatewayIR, GatewayListenerIR, L4RouteIR, PortIR, VirtualHostIR } from '@turnpike/api';
@@ -21,7 +22,11 @@ interface ListenerAccumulator {
   l4: { route: L4RouteIR; result: RouteResult }[];
 }
 
-export function assembleGateway(g: GatewayModel, routes: readonly RouteResult[], ageOf: (r: RouteResult) => number): GatewayIR {
+/**
+ * The xDS IR of one Gateway. `overlaps`, when given, receives the routes whose matches another
+ * route on the same host already claims (RouteRulesOverlap).
+ */
+export function assembleGateway(g: GatewayModel, routes: readonly RouteResult[], ageOf: (r: RouteResult) => number, overlaps?: RouteOverlaps): GatewayIR {
   const acc = new Map<ListenerModel, ListenerAccumulator>();
   const listeners = mergedListeners(g).filter(listenerProgrammable);
   for (const l of listeners) acc.set(l, { model: l, hosts: new Map(), l4: [] });
@@ -65,6 +70,7 @@ export function assembleGateway(g: GatewayModel, routes: readonly RouteResult[],
       const vhosts: VirtualHostIR[] = [];
       for (const h of [...a.hosts.keys()].sort()) {
         const ranked = (a.hosts.get(h) as RankedRoute[]).sort(compareRoutePrecedence);
+        if (overlaps) recordOverlaps(ranked, ir.name, h, overlaps);
         vhosts.push({ name: `${ir.name}/${h}`, domains: [h], routes: ranked.map((r) => r.route) });
       }
       ir.virtualHosts = vhosts;

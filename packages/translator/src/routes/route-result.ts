@@ -12,6 +12,8 @@ export interface RouteResult {
   invalid?: Problem;
   /** Some rules are invalid: PartiallyInvalid=True. */
   partiallyInvalid?: Problem;
+  /** Backends with no ready endpoint: BackendsAvailable=False. */
+  unavailable?: Problem;
   /** First reference that does not resolve: ResolvedRefs=False. */
   unresolved?: Problem;
   http?: HTTPRouteIR[];

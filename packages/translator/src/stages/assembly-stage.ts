@@ -6,6 +6,7 @@ import { ROUTE_KINDS, objectKey, type ClusterIR, type GatewayIR, type Service } 
 import type { TranslationRun } from '../incremental/run.js';
 import { buildGatewayInfra } from '../infra-ir.js';
 import type { GatewayModel, ListenerModel } from '../model.js';
+import type { RouteOverlaps } from '../route-overlaps.js';
 import type { RouteResult } from '../routes/route-result.js';
 import { gatewayStatus, listenerSetStatus } from '../status-gateways.js';
 import { assembleGateway } from '../xds-assembly.js';
@@ -38,9 +39,14 @@ export class AssemblyStage {
   /** Per Gateway the clusters its IR serves; per cluster how many Gateways serve it. */
   private readonly clustersOf = new Map<string, Map<string, ClusterIR>>();
   private readonly servedBy = new Map<string, { gateways: number; cluster: ClusterIR }>();
+  /** Per Gateway the routes with a match another route on the same host claims first or too. */
+  private readonly overlapsOf = new Map<string, RouteOverlaps>();
+  /** Routes whose overlaps changed in the last run. */
+  overlapTouched = new Set<string>();
 
   update(run: TranslationRun, gateways: GatewayStage, routes: RouteStage, plugins: PluginStage, endpoints: EndpointStage, endpointsChanged: Set<string>): void {
     const dirty = run.dirtyPieces(PIECE);
+    this.overlapTouched = new Set();
     for (const k of gateways.changed) dirty.add(k);
     for (const k of routes.touchedGateways) dirty.add(k);
     const orphans = new Set<string>();
@@ -68,6 +74,7 @@ export class AssemblyStage {
       this.listenerSetsOf.delete(key);
       run.out.statuses.delete(gatewayKey);
       this.serve(run, key, undefined, endpoints);
+      this.setOverlaps(key, new Map());
       return;
     }
     this.listenerSetsOf.set(key, setKeys);
@@ -88,14 +95,35 @@ export class AssemblyStage {
       const installed = g.proxyConfig ? plugins.installed(run, g.proxyConfig) : [];
       if (g.parametersProblem || g.addressProblem) {
         this.serve(run, key, undefined, endpoints);
+        this.setOverlaps(key, new Map());
         return;
       }
-      const ir = assembleGateway(g, results, ageOf);
+      const overlaps: RouteOverlaps = new Map();
+      const ir = assembleGateway(g, results, ageOf, overlaps);
+      this.setOverlaps(key, overlaps);
       const mounted = installed.filter((p) => p.mountPath);
       if (mounted.length) ir.installedPlugins = mounted.map((p) => ({ name: `${p.namespace}/${p.name}`, sha256: p.sha256, mountPath: p.mountPath! }));
       this.serve(run, key, ir, endpoints);
       run.out.infra.set(key, buildGatewayInfra(g, installed));
     });
+  }
+
+  /** The overlaps of one route, per Gateway it attaches to (`namespace/name`). */
+  overlapsOfRoute(routeKey: string, gatewayKeys: readonly string[]): Map<string, string[]> {
+    const out = new Map<string, string[]>();
+    for (const g of gatewayKeys) {
+      const lines = this.overlapsOf.get(g)?.get(routeKey);
+      if (lines) out.set(g, lines);
+    }
+    return out;
+  }
+
+  private setOverlaps(key: string, next: RouteOverlaps): void {
+    const before = this.overlapsOf.get(key);
+    for (const [route, lines] of next) if (!sameLines(before?.get(route), lines)) this.overlapTouched.add(route);
+    for (const route of before?.keys() ?? []) if (!next.has(route)) this.overlapTouched.add(route);
+    if (next.size) this.overlapsOf.set(key, next);
+    else this.overlapsOf.delete(key);
   }
 
   /** Sets (or removes) a Gateway's IR and keeps the served endpoints in step with its clusters. */
@@ -129,6 +157,10 @@ export class AssemblyStage {
       }
     }
   }
+}
+
+function sameLines(a: readonly string[] | undefined, b: readonly string[]): boolean {
+  return !!a && a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 /** attachedRoutes: routes accepted by each listener of this Gateway (a route counts once per listener). */

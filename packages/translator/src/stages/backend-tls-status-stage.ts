@@ -1,4 +1,4 @@
-// Stage 7: BackendTLSPolicy status. Its ancestors are the route parents (Gateways) whose routes
+// Stage 8: BackendTLSPolicy status. Its ancestors are the route parents (Gateways) whose routes
 // use the policy's Service; derived again only when a policy or a route using one changed.
 import { type BackendTLSPolicy, type Condition, type PolicyAncestorStatus } from '@turnpike/api';
 import { condition, sortConditions } from '../conditions.js';
@@ -43,8 +43,15 @@ export class BackendTLSStatusStage {
         model.notAccepted ? condition('Accepted', false, model.notAccepted.reason, model.notAccepted.message, gen) : condition('Accepted', true, 'Accepted', 'Policy is accepted', gen),
         model.refsProblem ? condition('ResolvedRefs', false, model.refsProblem.reason, model.refsProblem.message, gen) : condition('ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved', gen),
       ];
-      // Keep the first 16 ancestors in a stable order.
-      const list = [...refs.keys()].sort().slice(0, MAX_ANCESTORS).map((k) => ({ ancestorRef: refs.get(k)!, controllerName: run.controllerName, conditions: sortConditions(conds.map((c) => ({ ...c }))) }));
+      // Keep the first 16 ancestors in a stable order; the last one listed says how many are not.
+      const all = [...refs.keys()].sort();
+      const list = all.slice(0, MAX_ANCESTORS).map((k) => ({ ancestorRef: refs.get(k)!, controllerName: run.controllerName, conditions: sortConditions(conds.map((c) => ({ ...c }))) }));
+      if (all.length > MAX_ANCESTORS) {
+        const rest = all.slice(MAX_ANCESTORS).map((k) => `${refs.get(k)!.namespace}/${refs.get(k)!.name}`);
+        const last = list[list.length - 1]!;
+        last.conditions = sortConditions([...last.conditions, condition('Aggregated', true, 'Aggregated',
+          `status.ancestors holds ${MAX_ANCESTORS} entries; ${rest.length} more use this policy and are not listed: ${rest.join(', ')}`, gen)]);
+      }
       const statusKey = `BackendTLSPolicy/${key}`;
       written.add(statusKey);
       run.out.statuses.set(statusKey, { ancestors: list });

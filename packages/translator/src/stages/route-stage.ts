@@ -9,9 +9,9 @@ import type { ParentIndex } from '../routes/attachment.js';
 import { translateGRPCRoute } from '../routes/grpcroute.js';
 import { translateHTTPRoute } from '../routes/httproute.js';
 import { translateL4Route } from '../routes/l4routes.js';
+import { unavailableBackends } from '../routes/backend-availability.js';
 import type { RouteResult } from '../routes/route-result.js';
 import { getObject } from '../snapshot.js';
-import { routeStatus } from '../status-routes.js';
 import { readyDependency, type EndpointStage } from './endpoints.js';
 import type { GatewayStage } from './gateway-stage.js';
 import type { PolicyStage } from './policy-stage.js';
@@ -46,6 +46,8 @@ export class RouteStage {
 
   /** Gateways whose routes changed, and whether a route using a BackendTLSPolicy changed, in the last run. */
   touchedGateways = new Set<string>();
+  /** Routes translated again or deleted in the last run: their status is written by the route-status stage. */
+  statusDirty = new Set<string>();
   policiesTouched = false;
   diagnosticsChanged = false;
 
@@ -53,6 +55,7 @@ export class RouteStage {
     const dirty = run.dirtyPieces(PIECE);
     for (const kind of ROUTE_KINDS) for (const c of run.changedObjects(kind)) dirty.add(objectKey(kind, c.namespace, c.name));
     this.touchedGateways = new Set();
+    this.statusDirty = new Set();
     this.policiesTouched = false;
     this.diagnosticsChanged = false;
     const ctx: TranslationContext = {
@@ -72,7 +75,7 @@ export class RouteStage {
         if (before) this.unlink(key, before, endpoints);
         run.forget(PIECE, key);
         this.entries.delete(key);
-        run.out.statuses.delete(key);
+        this.statusDirty.add(key);
         if (before?.diagnostic) this.diagnosticsChanged = true;
         continue;
       }
@@ -81,8 +84,7 @@ export class RouteStage {
       // Link before unlinking, so a cluster the route keeps using is not forgotten in between.
       this.link(key, entry);
       if (before) this.unlink(key, before, endpoints, entry);
-      if (entry.result?.parents.length) run.out.statuses.set(key, routeStatus(entry.result, run.controllerName));
-      else run.out.statuses.delete(key);
+      this.statusDirty.add(key);
       if (!!before?.diagnostic !== !!entry.diagnostic || before?.diagnostic?.message !== entry.diagnostic?.message) this.diagnosticsChanged = true;
     }
   }
@@ -90,6 +92,8 @@ export class RouteStage {
   private translate(ctx: TranslationContext, parents: ParentIndex, kind: string, route: KubeObject, key: string): RouteEntry {
     try {
       const result = translateRoute(ctx, parents, kind, route);
+      const unavailable = unavailableBackends(ctx, result);
+      if (unavailable) result.unavailable = unavailable;
       const gws = new Set(result.parents.map((p) => `${p.gateway.object.metadata.namespace}/${p.gateway.object.metadata.name}`));
       return { result, gateways: [...gws].sort(), clusters: [...new Set(result.clusters.map((c) => c.name))] };
     } catch (e) {
