@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { TURNPIKE_API_VERSION } from '@turnpike/api';
 import { SUPPORTED_FEATURES } from '../src/index.js';
-import { gateway, gatewayClass, http, httpRoute, listener, namespace, referenceGrant, run, service, sr, statusOf, tlsSecret } from './builders.js';
+import { cond, gateway, gatewayClass, http, httpRoute, listener, namespace, referenceGrant, run, service, sr, statusOf, tlsSecret } from './builders.js';
 import { EXAMPLE_COM_CERT, EXAMPLE_COM_KEY, OTHER_TEST_CERT, OTHER_TEST_KEY } from './tls-fixtures.js';
 
 const https = (name: string, certName: string, ns?: string, hostname?: string) => ({
@@ -179,5 +179,22 @@ describe('proxy feedback', () => {
     expect(c.message).toContain('rejected Cluster version abc: unsupported lb_policy');
     const clean = run([gatewayClass(), gateway('gw', [http()])]);
     expect(statusOf(clean, 'Gateway', 'infra', 'gw').conditions.map((x: { type: string }) => x.type)).not.toContain('turnpike.dev/ConfigRejected');
+  });
+});
+
+describe('HTTPS listener with no certificateRefs', () => {
+  it('is not accepted (UnsupportedValue) nor Programmed, references are resolved, and the message says what is missing', () => {
+    for (const [tls, missing] of [[undefined, 'spec.listeners[0].tls is not set'], [{ mode: 'Terminate' }, 'spec.listeners[0].tls.certificateRefs is empty']] as const) {
+      const r = run([gatewayClass(), gateway('gw', [{ name: 'https', port: 443, protocol: 'HTTPS', ...(tls ? { tls } : {}) }, http()])]);
+      const l = listener(r, 'infra', 'gw', 'https').conditions;
+      expect(cond(l, 'Accepted')).toMatchObject({ status: 'False', reason: 'UnsupportedValue' });
+      expect(cond(l, 'Accepted')!.message).toContain(missing);
+      expect(cond(l, 'Accepted')!.message).toContain('needs at least one certificate');
+      expect(cond(l, 'ResolvedRefs')?.status).toBe('True');
+      expect(cond(l, 'Programmed')).toMatchObject({ status: 'False', reason: 'Invalid' });
+      // The other listener still serves; the Gateway is accepted with ListenersNotValid.
+      expect(cond(statusOf(r, 'Gateway', 'infra', 'gw').conditions, 'Accepted')).toMatchObject({ status: 'True', reason: 'ListenersNotValid' });
+      expect(r.xdsIR.gateways.get('infra/gw')!.ports.map((p) => p.port)).toEqual([80]);
+    }
   });
 });
