@@ -23,6 +23,12 @@ export type SecretLookup = (key: string) => { certificateChain: string; privateK
 export type { PluginLookup } from './plugin-filters.js';
 
 export const INVALID_BACKEND_CLUSTER = 'turnpike/invalid-backend';
+/**
+ * The name HTTP routes give the share of invalid backends. No cluster of that name is ever sent:
+ * the proxy answers that share with the route's cluster_not_found_response_code, 500, as the
+ * Gateway API requires (an empty cluster would answer 503). gRPC clients fail those calls.
+ */
+export const INVALID_HTTP_BACKEND = 'turnpike/invalid-backend-500';
 
 /** Set while building when some resource names the invalid-backend cluster (so it is defined). */
 let invalidBackendUsed = false;
@@ -145,8 +151,10 @@ export function buildRoute(r: HTTPRouteIR): Route {
       if (b.filters?.rewrite?.hostname) wc.host_rewrite_literal = b.filters.rewrite.hostname;
       return wc;
     });
-    // The share of invalid backends goes to a cluster with no endpoints (the proxy answers 503).
-    if (r.invalidWeight) clusters.push({ name: invalidBackend(), weight: { value: r.invalidWeight } });
+    if (r.invalidWeight) {
+      clusters.push({ name: INVALID_HTTP_BACKEND, weight: { value: r.invalidWeight } });
+      action.cluster_not_found_response_code = 'INTERNAL_SERVER_ERROR';
+    }
     action.weighted_clusters = { clusters };
   }
   if (r.timeouts?.request) action.timeout = duration(r.timeouts.request);
