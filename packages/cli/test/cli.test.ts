@@ -12,7 +12,7 @@ describe('turnpike translate', () => {
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
     const route = out.resources.find((o: { kind: string }) => o.kind === 'HTTPRoute');
-    expect(route.status.parents[0].conditions.map((c: { type: string; status: string }) => `${c.type}=${c.status}`)).toEqual(['Accepted=True', 'ResolvedRefs=True']);
+    expect(route.status.parents[0].conditions.map((c: { type: string; status: string }) => `${c.type}=${c.status}`)).toEqual(['Accepted=True', 'BackendsAvailable=False', 'ResolvedRefs=True']);
     expect(Object.keys(out.xdsIR.gateways)).toEqual(['infra/gw']);
     expect(out.infraIR.gateways['infra/gw'].name).toBe('gw-tp');
   });

@@ -64,7 +64,7 @@ export function checkListenerTLS(
     // Nothing to resolve, so not a reference problem: the listener is malformed, like the other
     // TLS listeners that cannot work as written (mode missing, Passthrough on HTTPS).
     const missing = l.tls ? `${field}.tls.certificateRefs is empty` : `${field}.tls is not set`;
-    out.notAccepted = { reason: 'UnsupportedValue', message: `${missing}: a ${l.protocol} listener that terminates TLS needs at least one certificate (tls.certificateRefs)` };
+    out.notAccepted = { reason: 'UnsupportedValue', message: `${missing}: ${l.protocol === 'HTTPS' ? 'an' : 'a'} ${l.protocol} listener that terminates TLS needs at least one certificate (tls.certificateRefs)` };
     return out;
   }
   const ns = owner.metadata.namespace ?? '';

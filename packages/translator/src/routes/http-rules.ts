@@ -94,7 +94,9 @@ export function translateRules(ctx: TranslationContext, route: KubeObject, kind:
       if (rule.retry) ir.retry = { codes: rule.retry.codes ?? [], attempts: rule.retry.attempts ?? 1, ...(rule.retry.backoff ? { backoff: rule.retry.backoff } : {}) };
       irRoutes.push(ir);
     });
-    if (invalid && !result.partiallyInvalid) result.partiallyInvalid = invalid;
+    // Every invalid rule is named (the first one's reason stands for all).
+    if (invalid) result.partiallyInvalid = result.partiallyInvalid
+      ? { reason: result.partiallyInvalid.reason, message: `${result.partiallyInvalid.message}; ${invalid.message}` } : invalid;
   });
   if (rules.length > 0 && invalidRules === rules.length) {
     result.invalid = result.partiallyInvalid;
