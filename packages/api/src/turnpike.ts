@@ -26,6 +26,8 @@ export interface PluginInstallation extends KubeObject {
     image: string;
     type: 'lua' | 'wasm';
     pullSecretRef?: { name: string; namespace?: string };
+    /** Check the artifact's cosign signature with this public key before its content is used. */
+    verify?: { publicKeyRef: { kind?: 'Secret' | 'ConfigMap'; name: string; key?: string } };
   };
   status?: {
     conditions?: Condition[];
@@ -36,7 +38,8 @@ export interface PluginInstallation extends KubeObject {
 }
 
 /** Why a plugin is not fetched (the `Fetched` condition's reason when False). */
-export type PluginFetchReason = 'Pending' | 'FetchFailed' | 'NotFound' | 'Unauthorized' | 'TooLarge' | 'InvalidArtifact' | 'RefNotPermitted';
+export type PluginFetchReason = 'Pending' | 'FetchFailed' | 'NotFound' | 'Unauthorized' | 'TooLarge' | 'InvalidArtifact' | 'RefNotPermitted'
+  | 'SignatureMissing' | 'SignatureInvalid';
 
 /**
  * Internal (never stored in the cluster): the fetch worker's latest result for one

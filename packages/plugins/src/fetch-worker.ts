@@ -12,6 +12,7 @@
 //   falls back to content stored before (the ConfigMap) for the same image.
 import { createHash } from 'node:crypto';
 import { parseImageReference, type PluginFetch, type PluginInstallation, type Secret } from '@turnpike/api';
+import { COSIGN_SIGNATURE_ANNOTATION, parsePublicKey, signatureLayers, signatureProblem, signatureTag } from './signature.js';
 import { applyEvents, deepEqual, EMPTY_SNAPSHOT, remove, synced, upsert, type SourceEvent, type WatchEvent } from '@turnpike/engine';
 import { DOCKER_CONFIG_SECRET_TYPE, Inputs, pluginSpecProblem, pullSecretAccess, type Snapshot } from '@turnpike/translator';
 import { Subject } from 'rxjs';
@@ -23,7 +24,14 @@ import type { OciClient } from './oci-client.js';
 import { CONFIGMAP_CONTENT_LIMIT, type PluginStorage } from './storage.js';
 
 export const PLUGINS_SOURCE = 'plugins';
-const WATCHED = new Set(['PluginInstallation', 'Secret', 'ReferenceGrant']);
+const WATCHED = new Set(['PluginInstallation', 'Secret', 'ReferenceGrant', 'ConfigMap']);
+
+/** A Secret or ConfigMap the worker keeps: a pull Secret, or one holding a public key (`*.pub`). */
+function kept(e: WatchEvent): boolean {
+  const o = e.object as (Secret & { data?: Record<string, string> }) | undefined;
+  if (e.kind === 'Secret' && o?.type === DOCKER_CONFIG_SECRET_TYPE) return true;
+  return Object.keys(o?.data ?? {}).some((k) => k.endsWith('.pub'));
+}
 
 export interface FetchWorkerOptions {
   client: OciClient;
@@ -96,9 +104,10 @@ export class PluginFetchWorker {
     if (this.stopped) return;
     if (e.type === 'synced' && e.kind === '*') this.sourceListed(e.source);
     if (!WATCHED.has(e.kind)) return;
-    // Only pull Secrets matter; any other Secret is dropped (a type change counts as a delete).
-    if (e.kind === 'Secret' && e.type === 'upsert' && (e.object as Secret | undefined)?.type !== DOCKER_CONFIG_SECRET_TYPE) {
-      if (!this.snapshot.get('Secret')?.get(e.namespace ?? '')?.has(e.name ?? '')) return;
+    // Only pull Secrets and public keys matter; anything else is dropped (a change that makes
+    // an object irrelevant counts as a delete).
+    if ((e.kind === 'Secret' || e.kind === 'ConfigMap') && e.type === 'upsert' && !kept(e)) {
+      if (!this.snapshot.get(e.kind)?.get(e.namespace ?? '')?.has(e.name ?? '')) return;
       e = { ...e, type: 'delete' };
     }
     this.snapshot = applyEvents(this.snapshot, [e]).snapshot;
@@ -157,7 +166,8 @@ export class PluginFetchWorker {
         seen.add(key);
         const problem = pluginSpecProblem(view, pi);
         const secret = problem ? undefined : pullSecretAccess(view, pi).secret;
-        const inputs = JSON.stringify([pi.spec?.image, pi.spec?.type, pi.metadata.generation ?? 0, problem?.message ?? '', secret ? fingerprint(secret) : '']);
+        const publicKey = verifyKey(this.snapshot, pi);
+        const inputs = JSON.stringify([pi.spec?.image, pi.spec?.type, pi.metadata.generation ?? 0, problem?.message ?? '', secret ? fingerprint(secret) : '', publicKey.pem ?? publicKey.problem ?? '']);
         let job = this.jobs.get(key);
         if (job && job.inputs === inputs) continue;
         if (!job) this.jobs.set(key, (job = { key, inputs, attempt: 0, running: false, rerun: false }));
@@ -291,6 +301,36 @@ export class PluginFetchWorker {
     }
   }
 
+  /** Checks the cosign signature of `digest` (tag `sha256-<hex>.sig` in the same repository). */
+  private async verifySignature(pi: PluginInstallation, ref: ReturnType<typeof parseImageReference>, digest: string, creds: Parameters<OciClient['resolve']>[1]): Promise<void> {
+    const key = verifyKey(this.snapshot, pi);
+    if (!key.pem) throw new PluginFetchError('SignatureInvalid', key.problem ?? 'spec.verify: no public key');
+    let publicKey;
+    try {
+      publicKey = parsePublicKey(key.pem);
+    } catch (e) {
+      throw new PluginFetchError('SignatureInvalid', `spec.verify.publicKeyRef: not a PEM public key (${(e as Error).message})`);
+    }
+    const tag = signatureTag(digest);
+    let sig;
+    try {
+      sig = await this.opts.client.resolve({ registry: ref.registry, repository: ref.repository, tag }, creds);
+    } catch (e) {
+      if (e instanceof PluginFetchError && e.reason === 'NotFound') throw new PluginFetchError('SignatureMissing', `${pi.spec.image}: no cosign signature for ${digest} (tag ${tag} not found)`);
+      throw e;
+    }
+    const layers = signatureLayers(sig.manifest);
+    if (!layers.length) throw new PluginFetchError('SignatureMissing', `${pi.spec.image}: ${tag} holds no cosign signature layer`);
+    const problems: string[] = [];
+    for (const layer of layers) {
+      const payload = await this.opts.client.blob({ registry: ref.registry, repository: ref.repository, tag }, layer, creds);
+      const problem = signatureProblem(payload, layer.annotations![COSIGN_SIGNATURE_ANNOTATION]!, publicKey, digest);
+      if (!problem) return;
+      problems.push(problem);
+    }
+    throw new PluginFetchError('SignatureInvalid', `${pi.spec.image}: no signature of ${digest} verifies with the key in spec.verify.publicKeyRef (${[...new Set(problems)].join('; ')})`);
+  }
+
   /** One fetch: resolve the manifest; reuse content whose digest did not move; else download. */
   private async fetch(pi: PluginInstallation, job: Job): Promise<Result> {
     const ref = parseImageReference(pi.spec.image);
@@ -304,6 +344,7 @@ export class PluginFetchWorker {
       throw new PluginFetchError('Unauthorized', `spec.pullSecretRef: ${(e as Error).message}`);
     }
     const resolved = await this.opts.client.resolve(ref, creds);
+    if (pi.spec.verify) await this.verifySignature(pi, ref, resolved.digest, creds);
     const base = { observedGeneration: pi.metadata.generation ?? 0, image: pi.spec.image };
     const fetched = (digest: string, sha256: string, size: number, storage: Result['storage']): Result => ({
       ...base, fetched: true, reason: 'Fetched', message: `Fetched ${digest} (${size} bytes)`, digest, sha256, size, ...(storage && Object.keys(storage).length ? { storage } : {}),
@@ -332,6 +373,22 @@ export class PluginFetchWorker {
     this.opts.log?.('info', 'plugin fetched', { plugin: `${pi.metadata.namespace}/${pi.metadata.name}`, digest: resolved.digest, sha256, size: content.length });
     return fetched(resolved.digest, sha256, content.length, storage);
   }
+}
+
+/** The PEM public key spec.verify names (same namespace), or why there is none. */
+function verifyKey(snapshot: Snapshot, pi: PluginInstallation): { pem?: string; problem?: string } {
+  const ref = pi.spec?.verify?.publicKeyRef;
+  if (!ref) return {};
+  const kind = ref.kind ?? 'Secret';
+  const key = ref.key ?? 'cosign.pub';
+  const where = `spec.verify.publicKeyRef: ${kind} ${pi.metadata.namespace}/${ref.name}`;
+  if (kind !== 'Secret' && kind !== 'ConfigMap') return { problem: `spec.verify.publicKeyRef.kind: ${String(kind)} is not supported (Secret, ConfigMap)` };
+  if (!key.endsWith('.pub')) return { problem: `spec.verify.publicKeyRef.key: "${key}" must end in .pub` };
+  const obj = snapshot.get(kind)?.get(pi.metadata.namespace ?? '')?.get(ref.name) as { data?: Record<string, string> } | undefined;
+  if (!obj) return { problem: `${where} not found` };
+  const raw = obj.data?.[key];
+  if (raw === undefined) return { problem: `${where} has no key ${key}` };
+  return { pem: kind === 'Secret' ? Buffer.from(raw, 'base64').toString('utf8') : raw };
 }
 
 function fingerprint(secret: Secret): string {

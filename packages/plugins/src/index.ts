@@ -6,3 +6,4 @@ export * from './content-store.js';
 export * from './content-server.js';
 export * from './storage.js';
 export * from './fetch-worker.js';
+export * from './signature.js';

@@ -2,7 +2,7 @@
 // filesystem storage in a temp dir, optionally behind htpasswd (basic) or token (bearer) auth.
 // `push` uploads blobs and a manifest through the distribution API, as `oras push` would.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createHash, createSign, randomUUID } from 'node:crypto';
+import { createHash, createSign, randomUUID, sign, type KeyObject } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createServer as netServer, type AddressInfo } from 'node:net';
@@ -179,6 +179,26 @@ ${authBlock}`);
       schemaVersion: 2, mediaType: mt, artifactType: 'application/vnd.turnpike.plugin.v1',
       config: { mediaType: 'application/vnd.oci.empty.v1+json', digest: configDigest, size: empty.length },
       layers: [{ mediaType: layerMediaType, digest: layerDigest, size: content.length }],
+    }, mt);
+  }
+
+  /**
+   * Signs `digest` the way `cosign sign --key` does: a simple-signing payload naming the digest,
+   * signed with `privateKey` (SHA-256), pushed as the layer of an image tagged `sha256-<hex>.sig`.
+   */
+  async pushCosignSignature(repo: string, digest: string, privateKey: KeyObject): Promise<string> {
+    const payload = Buffer.from(JSON.stringify({
+      critical: { identity: { 'docker-reference': `${this.host}/${repo}` }, image: { 'docker-manifest-digest': digest }, type: 'cosign container image signature' },
+      optional: null,
+    }));
+    const signature = sign('sha256', payload, privateKey).toString('base64');
+    const config = Buffer.from(JSON.stringify({ architecture: '', os: '', rootfs: { type: 'layers', diff_ids: [] } }));
+    const [layerDigest, configDigest] = [await this.pushBlob(repo, payload), await this.pushBlob(repo, config)];
+    const mt = 'application/vnd.oci.image.manifest.v1+json';
+    return this.pushManifest(repo, `${digest.replace(':', '-')}.sig`, {
+      schemaVersion: 2, mediaType: mt,
+      config: { mediaType: 'application/vnd.oci.image.config.v1+json', digest: configDigest, size: config.length },
+      layers: [{ mediaType: 'application/vnd.dev.cosign.simplesigning.v1+json', digest: layerDigest, size: payload.length, annotations: { 'dev.cosignproject.cosign/signature': signature } }],
     }, mt);
   }
 
