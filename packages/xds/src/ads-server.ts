@@ -5,14 +5,26 @@
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { randomUUID } from 'node:crypto';
+import { authorizeStream } from './identity/stream-authorization.js';
 import { INCLUDE_DIRS } from './proto-root.js';
 import type { EncodedResource, NodeSnapshot, SnapshotCache } from './snapshot-cache.js';
 import { SEND_ORDER, WILDCARD_TYPES, type TypeUrl } from './type-urls.js';
 
 export interface NackReport { node: string; typeUrl: string; version: string; message: string; at: string }
 
+/** How the server authenticates proxies. Absent: plaintext, every node.cluster is served (loopback use). */
+export interface AdsTlsOptions {
+  credentials: grpc.ServerCredentials;
+  /** Require a client certificate naming the Gateway in this trust domain (mTLS). */
+  trustDomain?: string;
+}
+
+export interface StreamRefusal { node: string; reason: string; message: string; peer: string }
+
 export interface AdsServerOptions {
   cache: SnapshotCache;
+  tls?: AdsTlsOptions;
+  onRefuse?: (r: StreamRefusal) => void;
   onNack?: (n: NackReport) => void;
   onAck?: (node: string, typeUrl: string, version: string) => void;
   onConnect?: (node: string, connected: number) => void;
@@ -30,8 +42,8 @@ interface SotwTypeState {
 }
 interface DeltaTypeState { names: Set<string>; wildcard: boolean; known: Map<string, string>; lastNonce?: string; nackedVersions: Map<string, string> }
 
-function refuse(call: grpc.ServerDuplexStream<unknown, unknown>): void {
-  call.emit('error', { code: grpc.status.INVALID_ARGUMENT, details: 'node.cluster must name the Gateway as <namespace>/<name>' });
+function refuse(call: grpc.ServerDuplexStream<unknown, unknown>, code = grpc.status.INVALID_ARGUMENT, details = 'node.cluster must name the Gateway as <namespace>/<name>'): void {
+  call.emit('error', { code, details });
 }
 
 export function loadAdsService(): grpc.ServiceDefinition {
@@ -43,7 +55,7 @@ export function loadAdsService(): grpc.ServiceDefinition {
 export class AdsServer {
   private readonly server = new grpc.Server({ 'grpc.keepalive_time_ms': 30_000, 'grpc.keepalive_permit_without_calls': 1 });
   private connected = 0;
-  readonly stats = { pushes: 0, nacks: 0, acks: 0 };
+  readonly stats = { pushes: 0, nacks: 0, acks: 0, refused: 0 };
   private readonly listeners = new Set<() => void>();
 
   constructor(private readonly opts: AdsServerOptions) {
@@ -59,7 +71,7 @@ export class AdsServer {
 
   listen(address: string): Promise<number> {
     return new Promise((resolve, reject) => {
-      this.server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port)));
+      this.server.bindAsync(address, this.opts.tls?.credentials ?? grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port)));
     });
   }
 
@@ -104,6 +116,18 @@ export class AdsServer {
     if (!node) {
       refuse(call);
       return '';
+    }
+    const trustDomain = this.opts.tls?.trustDomain;
+    if (trustDomain) {
+      const verdict = authorizeStream(call.getAuthContext().sslPeerCertificate, node, trustDomain);
+      if (!verdict.ok) {
+        this.stats.refused++;
+        const refusal = { node, reason: verdict.reason, message: verdict.message, peer: call.getPeer() };
+        this.log('refused an ADS stream', refusal);
+        this.opts.onRefuse?.(refusal);
+        refuse(call, grpc.status.PERMISSION_DENIED, verdict.message);
+        return '';
+      }
     }
     this.track(node, onUpdate, call);
     this.log(`proxy connected (${protocol})`, { node, id: n?.id });

@@ -7,3 +7,7 @@ export * from './ads-server.js';
 export * from './bootstrap.js';
 export * from './xds-snapshots.js';
 export * from './plugin-filters.js';
+export * from './identity/spiffe.js';
+export * from './identity/issuer.js';
+export * from './identity/certificate-provider.js';
+export * from './identity/stream-authorization.js';

@@ -5,10 +5,18 @@ import { INCLUDE_DIRS } from '../src/index.js';
 
 export type Stream = grpc.ClientDuplexStream<Record<string, unknown>, Record<string, any>>;
 
-export function adsClient(port: number): any {
+/** PEM material for an mTLS client (no cert/key: server-authenticated TLS only). */
+export interface ClientTls { ca: string; cert?: string; key?: string; serverName: string }
+
+export function adsClient(port: number, tls?: ClientTls): any {
   const def = protoLoader.loadSync('envoy/service/discovery/v3/ads.proto', { keepCase: true, longs: String, enums: String, oneofs: true, includeDirs: INCLUDE_DIRS });
   const pkg = grpc.loadPackageDefinition(def) as any;
-  return new pkg.envoy.service.discovery.v3.AggregatedDiscoveryService(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+  const creds = tls
+    ? grpc.credentials.createSsl(Buffer.from(tls.ca), tls.key ? Buffer.from(tls.key) : null, tls.cert ? Buffer.from(tls.cert) : null)
+    : grpc.credentials.createInsecure();
+  // A fresh channel per client: a refused TLS handshake must not be shared with the next one.
+  const options = { ...(tls ? { 'grpc.ssl_target_name_override': tls.serverName, 'grpc.default_authority': tls.serverName } : {}), 'grpc.use_local_subchannel_pool': 1 };
+  return new pkg.envoy.service.discovery.v3.AggregatedDiscoveryService(`127.0.0.1:${port}`, creds, options);
 }
 
 /** Reads responses one at a time. */

@@ -1,0 +1,72 @@
+// Certificates the gRPC server takes from memory and that can change while it runs: a new CA
+// bundle or serving certificate applies to new connections; established streams keep going.
+import type { experimental } from '@grpc/grpc-js';
+
+type Provider = experimental.CertificateProvider;
+type CaListener = Parameters<Provider['addCaCertificateListener']>[0];
+type IdentityListener = Parameters<Provider['addIdentityCertificateListener']>[0];
+
+export class MemoryCertificateProvider implements Provider {
+  private ca: { caCertificate: Buffer } | null = null;
+  private identity: { certificate: Buffer; privateKey: Buffer } | null = null;
+  private readonly caListeners = new Set<CaListener>();
+  private readonly identityListeners = new Set<IdentityListener>();
+  private readonly changeListeners = new Set<() => void>();
+
+  /** Called after the CA bundle or the identity changed (for servers other than gRPC). */
+  onChange(l: () => void): void {
+    this.changeListeners.add(l);
+  }
+
+  get identityPem(): string | undefined {
+    return this.identity?.certificate.toString();
+  }
+
+  get keyPem(): string | undefined {
+    return this.identity?.privateKey.toString();
+  }
+
+  get caPem(): string | undefined {
+    return this.ca?.caCertificate.toString();
+  }
+
+  /** The CAs whose client certificates are accepted (PEM bundle). */
+  setCA(bundlePem: string): void {
+    if (this.ca?.caCertificate.toString() === bundlePem) return;
+    this.ca = { caCertificate: Buffer.from(bundlePem) };
+    for (const l of this.caListeners) l(this.ca);
+    for (const l of this.changeListeners) l();
+  }
+
+  /** The server's own certificate and key (PEM). */
+  setIdentity(certPem: string, keyPem: string): void {
+    if (this.identity?.certificate.toString() === certPem) return;
+    this.identity = { certificate: Buffer.from(certPem), privateKey: Buffer.from(keyPem) };
+    for (const l of this.identityListeners) l(this.identity);
+    for (const l of this.changeListeners) l();
+  }
+
+  get ready(): boolean {
+    return !!this.ca && !!this.identity;
+  }
+
+  // Current values reach a new listener on the next tick: grpc-js registers its watcher only
+  // after adding the listener, and would miss an update delivered synchronously.
+  addCaCertificateListener(l: CaListener): void {
+    this.caListeners.add(l);
+    queueMicrotask(() => { if (this.ca && this.caListeners.has(l)) l(this.ca); });
+  }
+
+  removeCaCertificateListener(l: CaListener): void {
+    this.caListeners.delete(l);
+  }
+
+  addIdentityCertificateListener(l: IdentityListener): void {
+    this.identityListeners.add(l);
+    queueMicrotask(() => { if (this.identity && this.identityListeners.has(l)) l(this.identity); });
+  }
+
+  removeIdentityCertificateListener(l: IdentityListener): void {
+    this.identityListeners.delete(l);
+  }
+}
