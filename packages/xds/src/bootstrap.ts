@@ -1,8 +1,60 @@
 // The Envoy bootstrap for a Gateway's proxy: ADS over gRPC to the controller, node named after
-// the Gateway (node.cluster = "<namespace>/<name>"), admin on loopback only.
-import type { Bootstrap } from './envoy-types.js';
+// the Gateway (node.cluster = "<namespace>/<name>"), admin on loopback only. With TLS, the proxy
+// presents the client certificate that names its Gateway and checks the controller's serving
+// certificate against the control-plane CA. Both come through file-based SDS, so that a renewed
+// certificate (a Secret volume updated in place) is picked up without a restart or a dropped stream.
+import type { Bootstrap, UpstreamTlsContext } from './envoy-types.js';
 
-export interface BootstrapOptions { namespace: string; name: string; xdsHost: string; xdsPort: number; nodeId?: string; adminPort?: number }
+/** Where the proxy finds its xDS credentials. */
+export interface BootstrapTls {
+  /** Directory holding tls.crt, tls.key and ca.crt (a mounted Secret). */
+  certDir: string;
+  /** Directory holding the SDS files of `bootstrapSdsFiles` (e.g. the bootstrap ConfigMap). */
+  sdsDir: string;
+  /** The name the controller's serving certificate carries (its Service's DNS name). */
+  serverName: string;
+}
+
+export interface BootstrapOptions {
+  namespace: string; name: string; xdsHost: string; xdsPort: number; nodeId?: string; adminPort?: number;
+  tls?: BootstrapTls;
+}
+
+export const XDS_CLIENT_SECRET = 'turnpike-xds-client';
+export const XDS_CA_SECRET_NAME = 'turnpike-xds-ca';
+const SDS_SECRET_TYPE = 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret';
+
+const sdsConfig = (dir: string, file: string) => ({ resource_api_version: 'V3' as const, path_config_source: { path: `${dir}/${file}`, watched_directory: { path: dir } } });
+
+/** The SDS files the bootstrap's TLS refers to: file name → content. */
+export function bootstrapSdsFiles(tls: BootstrapTls): Record<string, string> {
+  const cert = (f: string) => ({ filename: `${tls.certDir}/${f}` });
+  return {
+    'sds-xds-client.json': JSON.stringify({ resources: [{ '@type': SDS_SECRET_TYPE, name: XDS_CLIENT_SECRET,
+      tls_certificate: { certificate_chain: cert('tls.crt'), private_key: cert('tls.key'), watched_directory: { path: tls.certDir } } }] }),
+    'sds-xds-ca.json': JSON.stringify({ resources: [{ '@type': SDS_SECRET_TYPE, name: XDS_CA_SECRET_NAME,
+      validation_context: { trusted_ca: cert('ca.crt'), watched_directory: { path: tls.certDir } } }] }),
+  };
+}
+
+/**
+ * The TLS a proxy uses towards the controller: for xDS (gRPC, so ALPN h2, which the Node HTTP/2
+ * server insists on) and for plugin content (HTTP/1.1).
+ */
+export function controlPlaneTlsContext(tls: BootstrapTls, use: 'xds' | 'plugins' = 'xds', serverName = tls.serverName): UpstreamTlsContext {
+  return {
+    sni: serverName,
+    common_tls_context: {
+      tls_params: { tls_minimum_protocol_version: 'TLSv1_2' },
+      tls_certificate_sds_secret_configs: [{ name: XDS_CLIENT_SECRET, sds_config: sdsConfig(tls.sdsDir, 'sds-xds-client.json') }],
+      combined_validation_context: {
+        default_validation_context: { match_typed_subject_alt_names: [{ san_type: 'DNS', matcher: { exact: serverName } }] },
+        validation_context_sds_secret_config: { name: XDS_CA_SECRET_NAME, sds_config: sdsConfig(tls.sdsDir, 'sds-xds-ca.json') },
+      },
+      alpn_protocols: [use === 'xds' ? 'h2' : 'http/1.1'],
+    },
+  };
+}
 
 export function buildBootstrap(o: BootstrapOptions): Bootstrap {
   const ads = { ads: {}, resource_api_version: 'V3' as const };
@@ -21,6 +73,8 @@ export function buildBootstrap(o: BootstrapOptions): Bootstrap {
         connect_timeout: { seconds: '5', nanos: 0 },
         http2_protocol_options: {},
         load_assignment: { cluster_name: 'turnpike-xds', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: o.xdsHost, port_value: o.xdsPort } } } }] }] },
+        ...(o.tls ? { transport_socket: { name: 'envoy.transport_sockets.tls', typed_config: {
+          '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext', ...controlPlaneTlsContext(o.tls) } } } : {}),
       }],
     },
     admin: { address: { socket_address: { address: '127.0.0.1', port_value: o.adminPort ?? 19000 } } },

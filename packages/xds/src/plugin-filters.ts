@@ -4,6 +4,7 @@
 // proxy when the Gateway's ProxyConfig installs it, else inline (Lua, small Wasm), else from the
 // controller's HTTP server with the sha256 Envoy checks (large Wasm).
 import type { GatewayIR, GatewayListenerIR } from '@turnpike/api';
+import { controlPlaneTlsContext, type BootstrapTls } from './bootstrap.js';
 import type { Any, AsyncDataSource, Cluster, FilterConfig, HttpFilter, Lua, Wasm } from './envoy-types.js';
 
 /** Plugin content by sha256 (hex). */
@@ -73,13 +74,17 @@ export function pluginHttpFilters(used: readonly PluginUse[], gw: GatewayIR, loo
 }
 
 /** Clusters that reach the controller's plugin content server, for Wasm served over HTTP. */
-export function pluginContentClusters(used: readonly PluginUse[], gw: GatewayIR): Cluster[] {
+/** The clusters that reach the plugin content server; over TLS (with the proxy's client certificate) for https URLs. */
+export function pluginContentClusters(used: readonly PluginUse[], gw: GatewayIR, tls?: BootstrapTls): Cluster[] {
   const mounted = new Set((gw.installedPlugins ?? []).map((p) => `${p.name}@${p.sha256}`));
   const out = new Map<string, Cluster>();
   for (const p of used) {
     if (p.type !== 'wasm' || !p.url || mounted.has(`${p.name}@${p.sha256}`)) continue;
     const c = contentCluster(p.url);
+    const https = new URL(p.url).protocol === 'https:';
     out.set(c.name, {
+      ...(https && tls ? { transport_socket: { name: 'envoy.transport_sockets.tls', typed_config: {
+        '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext', ...controlPlaneTlsContext(tls, 'plugins', c.host) } } } : {}),
       name: c.name,
       type: /^[0-9.]+$|:/.test(c.host) ? 'STATIC' : 'STRICT_DNS',
       connect_timeout: { seconds: '5', nanos: 0 },

@@ -2,6 +2,7 @@
 // (a misspelt field is a compile error); Any values are built through `typed()` so their
 // contents are typed too.
 import type { ClusterIR, EndpointIR, GatewayIR, GatewayListenerIR, HTTPFiltersIR, HTTPRouteIR, HeaderChangesIR, L4RouteIR, PortIR, VirtualHostIR } from '@turnpike/api';
+import type { BootstrapTls } from './bootstrap.js';
 import { enablePlugin, pluginContentClusters, pluginFilterName, pluginHttpFilters, pluginsUsed, type PluginLookup, type PluginUse } from './plugin-filters.js';
 import type {
   Any, Cluster, ClusterLoadAssignment, Cors, CorsPolicy, DownstreamTlsContext, Duration, Filter, FilterChain, HeaderMatcher, HeaderValueOption,
@@ -369,25 +370,28 @@ export type EndpointLookup = (cluster: string) => readonly EndpointIR[] | undefi
  * Every Envoy resource of one Gateway's proxy. Without `endpoints` no EDS resource is built (the
  * snapshot builder keeps those per cluster, apart from the rest).
  */
+/** How the proxies reach the controller, when it serves them over TLS (plugin content clusters use it). */
+export interface ControlPlaneOptions { controlPlaneTls?: BootstrapTls }
+
 export function buildResources(
   gw: GatewayIR, secrets: SecretLookup, plugins: PluginLookup = () => undefined, endpoints?: EndpointLookup,
-  memo?: { clusters: WeakMap<ClusterIR, Cluster>; routes: RouteMemo },
+  memo?: { clusters: WeakMap<ClusterIR, Cluster>; routes: RouteMemo }, options: ControlPlaneOptions = {},
 ): EnvoyResources {
   routeMemo = memo?.routes;
   try {
-    return build(gw, secrets, plugins, endpoints, memo?.clusters);
+    return build(gw, secrets, plugins, endpoints, memo?.clusters, options);
   } finally {
     routeMemo = undefined;
   }
 }
 
-function build(gw: GatewayIR, secrets: SecretLookup, plugins: PluginLookup, endpoints: EndpointLookup | undefined, clusterMemo: WeakMap<ClusterIR, Cluster> | undefined): EnvoyResources {
+function build(gw: GatewayIR, secrets: SecretLookup, plugins: PluginLookup, endpoints: EndpointLookup | undefined, clusterMemo: WeakMap<ClusterIR, Cluster> | undefined, options: ControlPlaneOptions): EnvoyResources {
   const out: EnvoyResources = { listeners: [], routes: [], clusters: [], endpoints: [], secrets: [] };
   const pc: PluginContext = { gw, lookup: plugins, used: [] };
   invalidBackendUsed = false;
   for (const port of gw.ports) buildPort(port, out, pc);
   if (gw.proxyless) buildProxyless(gw, out);
-  out.clusters.push(...pluginContentClusters(pc.used, gw));
+  out.clusters.push(...pluginContentClusters(pc.used, gw, options.controlPlaneTls));
   for (const c of gw.clusters) {
     let cluster = clusterMemo?.get(c);
     if (!cluster) {

@@ -4,7 +4,7 @@
 // that use it. Nothing else is rebuilt.
 import type { ClusterIR, EndpointIR, GatewayIR, KubeObject, Secret, XdsIR } from '@turnpike/api';
 import type { Cluster } from './envoy-types.js';
-import { buildEndpoints, buildResources, type EnvoyResources, type PluginLookup, type RouteMemo } from './resources.js';
+import { buildEndpoints, buildResources, type ControlPlaneOptions, type EnvoyResources, type PluginLookup, type RouteMemo } from './resources.js';
 import { RouteConfigurationEncoder } from './route-encoding.js';
 import { encodeResource, encodedAs, resourceLists, typeSnapshot, type EncodedResource, type NodeSnapshot, type TypeSnapshot } from './snapshot-cache.js';
 import { SEND_ORDER, TYPE, type TypeUrl } from './type-urls.js';
@@ -16,8 +16,8 @@ function decode(v: string | undefined): string {
 }
 
 /** Every Envoy resource of a Gateway, endpoints included (for printing and validation). */
-export function envoyResourcesFor(gw: GatewayIR, lookup: ObjectLookup, plugins: PluginLookup = () => undefined, endpoints: XdsIR['endpoints'] = new Map()): EnvoyResources {
-  return buildResources(gw, secretLookup(lookup), plugins, (c) => endpoints.get(c));
+export function envoyResourcesFor(gw: GatewayIR, lookup: ObjectLookup, plugins: PluginLookup = () => undefined, endpoints: XdsIR['endpoints'] = new Map(), options: ControlPlaneOptions = {}): EnvoyResources {
+  return buildResources(gw, secretLookup(lookup), plugins, (c) => endpoints.get(c), undefined, options);
 }
 
 function secretLookup(lookup: ObjectLookup) {
@@ -39,6 +39,8 @@ export class XdsSnapshotBuilder {
   private readonly usersOf = new Map<string, Set<string>>();
   /** Encoded EDS resources by the identity of their endpoint list (shared by every node using the cluster). */
   private encodedEndpoints = new WeakMap<readonly EndpointIR[], Map<string, EncodedResource>>();
+
+  constructor(private readonly options: ControlPlaneOptions = {}) {}
 
   /** Every node's snapshot from scratch. */
   build(xds: XdsIR, lookup: ObjectLookup, plugins?: PluginLookup): Map<string, NodeSnapshot> {
@@ -63,7 +65,7 @@ export class XdsSnapshotBuilder {
         out.set(key, undefined);
         continue;
       }
-      const lists = resourceLists(buildResources(ir, secretLookup(lookup), plugins, undefined, this.memo));
+      const lists = resourceLists(buildResources(ir, secretLookup(lookup), plugins, undefined, this.memo, this.options));
       const base = new Map<TypeUrl, TypeSnapshot>();
       for (const t of SEND_ORDER) {
         if (t === TYPE.endpoint) continue;

@@ -8,7 +8,7 @@ import type { KubeObject } from '@turnpike/api';
 import { loadManifests } from '@turnpike/engine';
 import { snapshotFromObjects, translate, Translator, type Snapshot } from '@turnpike/translator';
 import fc from 'fast-check';
-import { buildBootstrap, decodeMessage, encodeMessage, envoyResourcesFor, validateMessage, validateResources } from '../src/index.js';
+import { bootstrapSdsFiles, buildBootstrap, decodeMessage, encodeMessage, envoyResourcesFor, validateMessage, validateResources } from '../src/index.js';
 import { apply, BASE, history, startingSnapshot } from '../../translator/test/histories.js';
 
 const RUNS = Number(process.env.FC_RUNS ?? 250);
@@ -113,5 +113,26 @@ describe('PGV validation of emitted resources', () => {
     expect(b.node).toEqual({ id: 'infra/gw', cluster: 'infra/gw' });
     expect(b.admin?.address?.socket_address?.address).toBe('127.0.0.1');
     expect(b.static_resources?.clusters?.[0]?.type).toBe('STRICT_DNS');
+  });
+
+  it('the bootstrap with mTLS validates, encodes, and takes its certificates from SDS files that exist in the ConfigMap', () => {
+    const tls = { certDir: '/etc/turnpike/xds', sdsDir: '/etc/envoy', serverName: 'turnpike.turnpike-system.svc' };
+    const b = buildBootstrap({ namespace: 'infra', name: 'gw', xdsHost: 'turnpike.turnpike-system.svc', xdsPort: 18000, tls });
+    expect(validateMessage('envoy.config.bootstrap.v3.Bootstrap', b)).toEqual([]);
+    const back = decodeMessage('envoy.config.bootstrap.v3.Bootstrap', encodeMessage('envoy.config.bootstrap.v3.Bootstrap', b)) as Record<string, any>;
+    const socket = back.static_resources.clusters[0].transport_socket;
+    expect(socket.name).toBe('envoy.transport_sockets.tls');
+    const files = bootstrapSdsFiles(tls);
+    const ctx = JSON.stringify(b.static_resources!.clusters![0]!.transport_socket);
+    for (const f of Object.keys(files)) expect(ctx).toContain(`/etc/envoy/${f}`);
+    expect(ctx).toContain('"exact":"turnpike.turnpike-system.svc"');
+    expect(ctx).toContain('"h2"');
+    // Each SDS file is a valid Secret resource naming files in the certificate directory.
+    for (const content of Object.values(files)) {
+      const res = JSON.parse(content).resources[0];
+      const { '@type': _t, ...secret } = res;
+      expect(validateMessage('envoy.extensions.transport_sockets.tls.v3.Secret', secret)).toEqual([]);
+      expect(content).toContain('/etc/turnpike/xds/');
+    }
   });
 });
