@@ -3,7 +3,7 @@
 // and the HTTP server that hands large Wasm to the proxies.
 import { readFileSync } from 'node:fs';
 import type { WatchEvent } from '@turnpike/engine';
-import { MemoryStorage, OciClient, PluginContentServer, PluginContentStore, PluginFetchWorker, type PluginStorage } from '@turnpike/plugins';
+import { MemoryStorage, OciClient, PluginContentServer, PluginContentStore, PluginFetchWorker, type ContentServerTls, type PluginStorage } from '@turnpike/plugins';
 import { parseHostPort } from '@turnpike/xds';
 import { CliError } from './errors.js';
 
@@ -14,6 +14,8 @@ export interface PluginOptions {
   pluginResolveInterval: string;
   pluginUrlKeyFile?: string;
   insecureRegistry?: string[];
+  /** Serve plugin content over HTTPS, requiring client certificates (in a cluster). */
+  tls?: ContentServerTls;
 }
 
 export const PLUGIN_DEFAULTS = { maxBytes: String(32 * 1024 * 1024), resolveIntervalS: '600' };
@@ -55,7 +57,8 @@ export async function startPlugins(
     key = await urlKey();
   }
   const content = new PluginContentStore();
-  const server = new PluginContentServer(content, o.pluginPublicUrl, key);
+  if (o.tls && o.pluginPublicUrl?.startsWith('http:')) throw new CliError(`--plugin-public-url ${o.pluginPublicUrl}: plugin content is served over TLS, use https://`);
+  const server = new PluginContentServer(content, o.pluginPublicUrl, key, o.tls);
   let hp;
   try {
     hp = parseHostPort(o.pluginAddress);

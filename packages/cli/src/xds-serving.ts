@@ -4,7 +4,7 @@ import type { EngineOutput } from '@turnpike/engine';
 import type { KubeObject, ProxyStatus } from '@turnpike/api';
 import { remove, upsert, type SourceEvent } from '@turnpike/engine';
 import { Subject } from 'rxjs';
-import { AdsServer, parseHostPort, SnapshotCache, XdsSnapshotBuilder, type PluginLookup } from '@turnpike/xds';
+import { AdsServer, parseHostPort, SnapshotCache, XdsSnapshotBuilder, type AdsTlsOptions, type BootstrapTls, type PluginLookup, type StreamRefusal } from '@turnpike/xds';
 import { CliError } from './errors.js';
 import type { Sink } from './controller.js';
 
@@ -23,7 +23,22 @@ function proxyStatus(node: string, rejected?: ProxyStatus['status']['rejected'])
   return { apiVersion: 'turnpike.dev/internal', kind: 'ProxyStatus', metadata: { name, namespace }, status: rejected ? { rejected } : {} };
 }
 
-export async function startXds(address: string, log: (m: string) => void = (m) => process.stderr.write(`turnpike: ${m}\n`), onNack?: (node: string) => void, plugins?: PluginLookup): Promise<XdsServing> {
+export interface XdsServingOptions {
+  address: string;
+  log?: (m: string) => void;
+  onNack?: (node: string) => void;
+  /** A stream refused for its client certificate (counted by the caller). */
+  onRefuse?: (r: StreamRefusal) => void;
+  plugins?: PluginLookup;
+  /** Absent: plaintext. */
+  tls?: AdsTlsOptions;
+  /** Set when plugin content is served over TLS: how the proxies' content clusters reach it. */
+  controlPlaneTls?: BootstrapTls;
+}
+
+export async function startXds(o: XdsServingOptions): Promise<XdsServing> {
+  const { address, onNack, plugins } = o;
+  const log = o.log ?? ((m: string) => process.stderr.write(`turnpike: ${m}\n`));
   let hp;
   try {
     hp = parseHostPort(address);
@@ -51,6 +66,8 @@ export async function startXds(address: string, log: (m: string) => void = (m) =
       events.next(remove(XDS_SOURCE, 'ProxyStatus', namespace, name));
     },
     log: (msg, fields) => log(`${msg}${fields ? ' ' + JSON.stringify(fields) : ''}`),
+    ...(o.tls ? { tls: o.tls } : {}),
+    ...(o.onRefuse ? { onRefuse: o.onRefuse } : {}),
   });
   let port: number;
   try {
@@ -58,8 +75,8 @@ export async function startXds(address: string, log: (m: string) => void = (m) =
   } catch (e) {
     throw new CliError(`--xds-address ${address}: cannot listen (${(e as Error).message})`);
   }
-  log(`serving xDS on ${hp.host}:${port}`);
-  const builder = new XdsSnapshotBuilder();
+  log(`serving xDS on ${hp.host}:${port}${o.tls ? (o.tls.trustDomain ? ' (mTLS, one Gateway per client certificate)' : ' (TLS)') : ''}`);
+  const builder = new XdsSnapshotBuilder(o.controlPlaneTls ? { controlPlaneTls: o.controlPlaneTls } : {});
   return {
     name: 'xds',
     server,

@@ -29,7 +29,7 @@ describe('certificate rotation', () => {
   let controller: Controller;
   let port = 0;
   beforeAll(async () => {
-    xds = await startXds('127.0.0.1:0', (m) => { const p = /serving xDS on .*:(\d+)$/.exec(m); if (p) port = Number(p[1]); });
+    xds = await startXds({ address: '127.0.0.1:0', log: (m) => { const p = /serving xDS on .*:(\d+)$/.exec(m); if (p) port = Number(p[1]); } });
     controller = startController({ sources: [source], sourceNames: ['test'], sinks: [xds], quietMs: QUIET_MS, maxDelayMs: 200, onError: (w, e) => { throw new Error(`${w}: ${e.message}`); } });
     for (const o of OBJECTS) source.next(upsert('test', o));
     source.next(synced('test'));

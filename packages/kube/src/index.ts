@@ -10,3 +10,4 @@ export * from './infra-objects.js';
 export * from './infra-applier.js';
 export * from './plugin-storage.js';
 export * from './plugin-url-key.js';
+export * from './xds-authority.js';

@@ -6,13 +6,14 @@ import { createHash } from 'node:crypto';
 import type { KubeObject } from '@turnpike/api';
 import { GATEWAY_NAME_LABEL, type InfraIR } from '@turnpike/translator';
 import { KubeApiError, type KubeClient } from './client.js';
-import { infraObjects, MANAGED_SELECTOR, PluginContentMissing, type InfraContext } from './infra-objects.js';
+import { InfraInputPending, infraObjects, MANAGED_SELECTOR, type InfraContext } from './infra-objects.js';
 
 export const FIELD_MANAGER = 'turnpike';
 
 interface KindPath { kind: string; base: string; plural: string }
 const KINDS: KindPath[] = [
   { kind: 'ServiceAccount', base: '/api/v1', plural: 'serviceaccounts' },
+  { kind: 'Secret', base: '/api/v1', plural: 'secrets' },
   { kind: 'ConfigMap', base: '/api/v1', plural: 'configmaps' },
   { kind: 'Deployment', base: '/apis/apps/v1', plural: 'deployments' },
   { kind: 'Service', base: '/api/v1', plural: 'services' },
@@ -38,6 +39,7 @@ export class InfraApplier {
   private dirty = false;
   private failures = 0;
   private pendingInfra?: InfraIR;
+  private lastInfra?: InfraIR;
   private stopped = false;
   readonly stats = { applies: 0, prunes: 0, errors: 0 };
 
@@ -45,6 +47,7 @@ export class InfraApplier {
 
   update(infra: InfraIR): void {
     this.pendingInfra = undefined;
+    this.lastInfra = infra;
     const next = new Map<string, KubeObject>();
     for (const ir of infra.gateways.values()) {
       let objects: KubeObject[];
@@ -52,7 +55,7 @@ export class InfraApplier {
         objects = infraObjects(ir, this.o);
       } catch (e) {
         // Keep what this Gateway had (nothing is pruned) and try again shortly.
-        if (!(e instanceof PluginContentMissing)) throw e;
+        if (!(e instanceof InfraInputPending)) throw e;
         this.o.log?.('warn', `not applying the proxy objects yet: ${e.message}`, { gateway: `${ir.gateway.namespace}/${ir.gateway.name}` });
         const gatewayLabel = ir.labels[GATEWAY_NAME_LABEL];
         for (const [k, o] of this.desired) if (o.metadata.namespace === ir.namespace && o.metadata.labels?.[GATEWAY_NAME_LABEL] === gatewayLabel) next.set(k, o);
@@ -65,6 +68,11 @@ export class InfraApplier {
     this.desired = next;
     this.dirty = true;
     this.kick(0);
+  }
+
+  /** Derive the objects again from the last infra IR (credentials were issued or renewed). */
+  refresh(): void {
+    if (this.lastInfra && !this.stopped) this.update(this.lastInfra);
   }
 
   /** Forget what was applied (e.g. on becoming leader) so everything is applied again. */

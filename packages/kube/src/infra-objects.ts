@@ -1,5 +1,6 @@
 // The Kubernetes objects that run a Gateway's proxy, from its infra IR: ServiceAccount,
-// ConfigMap (the Envoy bootstrap), Deployment, Service and PodDisruptionBudget. All in the
+// ConfigMap (the Envoy bootstrap), Secret (the proxy's xDS client certificate, with mTLS),
+// Deployment, Service and PodDisruptionBudget. All in the
 // Gateway's namespace, named from the IR, labelled with the Gateway's name and its
 // spec.infrastructure labels, and owned by the Gateway. Pure: no I/O.
 import { createHash } from 'node:crypto';
@@ -7,16 +8,31 @@ import type { KubeObject } from '@turnpike/api';
 import type { GatewayInfraIR } from '@turnpike/translator';
 
 export const CONFIG_HASH_ANNOTATION = 'turnpike.dev/config-hash';
-export const MANAGED_SELECTOR = 'app.kubernetes.io/managed-by=turnpike';
+// Proxy objects only: the controller's own Secrets (CA, URL key) carry managed-by too, but no Gateway name.
+export const MANAGED_SELECTOR = 'app.kubernetes.io/managed-by=turnpike,gateway.networking.k8s.io/gateway-name';
+
+/** Where the proxy container finds its xDS client certificate (tls.crt, tls.key, ca.crt). */
+export const XDS_CERT_DIR = '/etc/turnpike/xds';
+/** Where it finds the bootstrap and the SDS files next to it. */
+export const BOOTSTRAP_DIR = '/etc/envoy';
 
 export interface InfraContext {
   /** The Envoy bootstrap JSON for this Gateway. */
   bootstrap: (namespace: string, name: string) => string;
+  /** More files for the bootstrap ConfigMap (the SDS files of the xDS TLS). */
+  bootstrapFiles?: Record<string, string>;
+  /**
+   * With mTLS: the Gateway's xDS client credentials, or undefined while they are being issued
+   * (the proxy objects wait: a proxy without them could not connect).
+   */
+  xdsCredentials?: (namespace: string, name: string, secretName: string) => { 'tls.crt': string; 'tls.key': string; 'ca.crt': string } | undefined;
   /** Plugin content by sha256, to copy installed plugins into the Gateway's namespace. */
   pluginContent?: (sha256: string) => Buffer | undefined;
 }
 
-export class PluginContentMissing extends Error {}
+/** Something the proxy objects need is not ready yet: keep the current objects and try again shortly. */
+export class InfraInputPending extends Error {}
+export class PluginContentMissing extends InfraInputPending {}
 
 /** A copy of an installed plugin's content next to the proxy (volumes cannot cross namespaces). */
 function pluginCopies(ir: GatewayInfraIR, ctx: InfraContext, meta: (extra?: Record<string, string>) => KubeObject['metadata']): { objects: KubeObject[]; volumes: unknown[]; mounts: unknown[] } {
@@ -38,6 +54,24 @@ function pluginCopies(ir: GatewayInfraIR, ctx: InfraContext, meta: (extra?: Reco
   return out;
 }
 
+/** The Secret with the Gateway's xDS client certificate, mounted at XDS_CERT_DIR (renewals update it in place). */
+export function xdsClientSecretName(infraName: string): string {
+  return `${infraName}-xds`;
+}
+
+function xdsClientSecret(ir: GatewayInfraIR, ctx: InfraContext, meta: () => KubeObject['metadata']): { objects: KubeObject[]; volumes: unknown[]; mounts: unknown[] } {
+  if (!ctx.xdsCredentials) return { objects: [], volumes: [], mounts: [] };
+  const name = xdsClientSecretName(ir.name);
+  const creds = ctx.xdsCredentials(ir.gateway.namespace, ir.gateway.name, name);
+  if (!creds) throw new InfraInputPending(`the xDS client certificate of Gateway ${ir.gateway.namespace}/${ir.gateway.name} is being issued`);
+  const data = Object.fromEntries(Object.entries(creds).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
+  return {
+    objects: [{ apiVersion: 'v1', kind: 'Secret', metadata: { ...meta(), name }, type: 'kubernetes.io/tls', data } as KubeObject],
+    volumes: [{ name: 'xds-tls', secret: { secretName: name, defaultMode: 0o440 } }],
+    mounts: [{ name: 'xds-tls', mountPath: XDS_CERT_DIR, readOnly: true }],
+  };
+}
+
 export function infraObjects(ir: GatewayInfraIR, ctx: InfraContext): KubeObject[] {
   const { namespace, name } = ir;
   const owner = ir.gateway.uid
@@ -49,12 +83,15 @@ export function infraObjects(ir: GatewayInfraIR, ctx: InfraContext): KubeObject[
   const selector = { 'gateway.networking.k8s.io/gateway-name': ir.labels['gateway.networking.k8s.io/gateway-name']!, 'app.kubernetes.io/managed-by': 'turnpike' };
   const bootstrap = ctx.bootstrap(ir.gateway.namespace, ir.gateway.name);
   const plugins = pluginCopies(ir, ctx, meta);
+  const tls = xdsClientSecret(ir, ctx, meta);
   // Pods roll when what they run changes: the bootstrap, the image, the plugins' content.
   const configHash = createHash('sha256').update(JSON.stringify({ bootstrap, image: ir.image, plugins: ir.plugins.map((p) => p.sha256) })).digest('hex').slice(0, 16);
   return [
     ...plugins.objects,
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta() },
-    { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta(), data: { 'envoy.json': bootstrap } },
+    ...tls.objects,
+    // The proxies never talk to the API server: no token is mounted.
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(), automountServiceAccountToken: false } as KubeObject,
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta(), data: { 'envoy.json': bootstrap, ...ctx.bootstrapFiles } },
     {
       apiVersion: 'apps/v1', kind: 'Deployment', metadata: meta(),
       spec: {
@@ -64,17 +101,18 @@ export function infraObjects(ir: GatewayInfraIR, ctx: InfraContext): KubeObject[
           metadata: { labels: { ...ir.pod.labels, ...selector }, annotations: { ...ir.pod.annotations, [CONFIG_HASH_ANNOTATION]: configHash } },
           spec: {
             serviceAccountName: name,
-            securityContext: { runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: 'RuntimeDefault' } },
+            automountServiceAccountToken: false,
+            securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } },
             containers: [{
               name: 'envoy',
               image: ir.image,
               args: ['-c', '/etc/envoy/envoy.json', '--log-level', 'info'],
               ports: ir.ports.map((p) => ({ name: p.name, containerPort: p.containerPort, protocol: p.protocol })),
               ...(ir.resources ? { resources: ir.resources } : {}),
-              volumeMounts: [{ name: 'bootstrap', mountPath: '/etc/envoy', readOnly: true }, ...plugins.mounts],
-              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+              volumeMounts: [{ name: 'bootstrap', mountPath: BOOTSTRAP_DIR, readOnly: true }, ...tls.mounts, ...plugins.mounts],
+              securityContext: { runAsNonRoot: true, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } },
             }],
-            volumes: [{ name: 'bootstrap', configMap: { name } }, ...plugins.volumes],
+            volumes: [{ name: 'bootstrap', configMap: { name } }, ...tls.volumes, ...plugins.volumes],
           },
         },
       },

@@ -1,17 +1,29 @@
-// Serves large plugin content to the proxies over HTTP, at `/plugins/<token>.<type>` where the
-// token is an HMAC of the content's sha256: a URL cannot be guessed from what a tenant can see,
-// and replicas sharing the key serve the same URLs. Envoy checks the sha256 it was given.
+// Serves large plugin content to the proxies, at `/plugins/<token>.<type>` where the token is an
+// HMAC of the content's sha256: a URL cannot be guessed from what a tenant can see, and replicas
+// sharing the key serve the same URLs. Envoy checks the sha256 it was given. With TLS material the
+// server speaks HTTPS and requires a client certificate signed by the control-plane CA (a proxy's);
+// `setTls` swaps certificates for new connections without a restart.
 import { createHmac, randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { PluginContentStore } from './content-store.js';
 
+/** PEM: the server's certificate and key, and the CAs whose client certificates it accepts. */
+export interface ContentServerTls { cert: string; key: string; ca: string }
+
 export class PluginContentServer {
   private readonly tokens = new Map<string, string>();
-  private server?: Server;
+  private server?: Server | HttpsServer;
 
   /** `publicBase` is where proxies reach this server; without one, the address it listens on. */
-  constructor(private readonly content: PluginContentStore, private publicBase?: string, private readonly key: Buffer = randomBytes(32)) {}
+  constructor(private readonly content: PluginContentStore, private publicBase?: string, private readonly key: Buffer = randomBytes(32), private tls?: ContentServerTls) {}
+
+  /** New certificates (rotation): new connections use them. */
+  setTls(tls: ContentServerTls): void {
+    this.tls = tls;
+    if (this.server && 'setSecureContext' in this.server) this.server.setSecureContext({ cert: tls.cert, key: tls.key, ca: tls.ca });
+  }
 
   /** The URL proxies fetch this content at. */
   urlFor(sha256: string, type: string): string {
@@ -21,7 +33,7 @@ export class PluginContentServer {
   }
 
   async listen(host: string, port: number): Promise<number> {
-    this.server = createServer((req, res) => {
+    const handle = (req: IncomingMessage, res: ServerResponse) => {
       const m = /^\/plugins\/([A-Za-z0-9_-]{43})\.(lua|wasm)$/.exec(req.url ?? '');
       const sha = m ? this.tokens.get(m[1]!) : undefined;
       const body = sha ? this.content.get(sha) : undefined;
@@ -30,13 +42,16 @@ export class PluginContentServer {
         return;
       }
       res.writeHead(200, { 'content-type': m![2] === 'wasm' ? 'application/wasm' : 'text/plain', 'content-length': body.length, 'cache-control': 'no-store' }).end(body);
-    });
+    };
+    this.server = this.tls
+      ? createHttpsServer({ cert: this.tls.cert, key: this.tls.key, ca: this.tls.ca, requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.2' }, handle)
+      : createServer(handle);
     await new Promise<void>((resolve, reject) => {
       this.server!.once('error', reject);
       this.server!.listen(port, host, () => resolve());
     });
     const bound = (this.server.address() as AddressInfo).port;
-    this.publicBase ??= `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${bound}`;
+    this.publicBase ??= `${this.tls ? 'https' : 'http'}://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${bound}`;
     return bound;
   }
 

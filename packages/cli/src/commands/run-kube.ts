@@ -3,8 +3,12 @@
 // pino JSON logs name the object; SIGTERM stops it gracefully.
 import { EventLogWriter, type EngineOutput } from '@turnpike/engine';
 import { startController, type Sink } from '../controller.js';
-import { ConfigMapPluginStorage, createMetrics, ensurePluginUrlKey, InfraApplier, KUBE_SOURCE, KubeClient, kubeSource, LeaderElector, StatusWriter, startHealthServer } from '@turnpike/kube';
-import { buildBootstrap, parseHostPort } from '@turnpike/xds';
+import {
+  BOOTSTRAP_DIR, ConfigMapPluginStorage, createMetrics, ensurePluginUrlKey, InfraApplier, KUBE_SOURCE, KubeClient, kubeSource, LeaderElector, StatusWriter,
+  startHealthServer, XDS_CA_SECRET, XDS_CERT_DIR, XdsAuthority,
+} from '@turnpike/kube';
+import { bootstrapSdsFiles, buildBootstrap, DEFAULT_TRUST_DOMAIN, parseHostPort, type BootstrapTls } from '@turnpike/xds';
+import { xdsTlsFromAuthority } from '../xds-tls.js';
 import pino from 'pino';
 import { CliError } from '../errors.js';
 import { startXds } from '../xds-serving.js';
@@ -15,6 +19,13 @@ export interface KubeRunOptions extends PluginOptions {
   kubeconfig?: string; inCluster?: boolean; record?: string; quietMs: number; maxDelayMs: number;
   xdsAddress: string; xds: boolean; healthAddress: string; logLevel: string;
   leaderElectionNamespace?: string; leaderElect?: boolean; xdsPublicAddress?: string;
+  /** Serve xDS and plugin content without TLS (tests, or a mesh that already encrypts). */
+  xdsPlaintext?: boolean; xdsTrustDomain?: string; xdsServerName?: string[]; caValidityMs?: number; certValidityMs?: number;
+}
+
+/** Where the proxy objects mount the xDS credentials, and the name they check on the controller. */
+function controlPlaneTls(serverName: string): BootstrapTls {
+  return { certDir: XDS_CERT_DIR, sdsDir: BOOTSTRAP_DIR, serverName };
 }
 
 export async function runInCluster(o: KubeRunOptions): Promise<void> {
@@ -28,21 +39,71 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
   const metrics = createMetrics();
   const say = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => log[level](fields ?? {}, msg);
   const xdsPublic = parseHostPort(o.xdsPublicAddress ?? 'turnpike.turnpike-system.svc:18000');
+  const namespace = o.leaderElectionNamespace ?? 'turnpike-system';
+  const trustDomain = o.xdsTrustDomain ?? DEFAULT_TRUST_DOMAIN;
+  // Only the leader writes; every replica serves xDS. On gaining the lease, write everything.
+  let last: EngineOutput | undefined;
+  let leading = o.leaderElect === false;
+  // Whether the writer has been given every status since it last started writing: until then it
+  // gets whole outputs (which also clears entries a previous run left on objects no longer ours).
+  let writtenAll = false;
   let storage: ConfigMapPluginStorage | undefined;
-  const plugins = await startPlugins(o, [KUBE_SOURCE], say, (urlFor) => (storage = new ConfigMapPluginStorage(client, urlFor, say)), (result) => metrics.pluginFetches.inc({ result }),
+  // Created once the plugin server is up; the CA and the elector call into it before that.
+  const infraRef: { applier?: InfraApplier } = {};
+  const serverNames = o.xdsServerName?.length ? o.xdsServerName : [xdsPublic.host, ...(xdsPublic.host.endsWith('.svc') ? [`${xdsPublic.host}.cluster.local`] : [])];
+  const authority = o.xdsPlaintext ? undefined : new XdsAuthority({
+    client, namespace, trustDomain, serverNames, caValidityMs: o.caValidityMs ?? 365 * 24 * 3_600_000, certValidityMs: o.certValidityMs ?? 30 * 24 * 3_600_000,
+    isLeader: () => leading, log: say, onCredentialsChanged: () => infraRef.applier?.refresh(),
+  });
+  if (o.xdsPlaintext) log.warn('serving xDS and plugin content without TLS: any pod that reaches the controller can read any Gateway\'s configuration and keys');
+  const writer = new StatusWriter({ client, log: say, onWrite: (_k, ok) => metrics.statusWrites.inc({ result: ok ? 'ok' : 'error' }) });
+  metrics.leader.set(leading ? 1 : 0);
+  const elector = o.leaderElect === false ? undefined : new LeaderElector({
+    client, namespace, name: 'turnpike', log: say,
+    onStartedLeading: () => {
+      leading = true;
+      metrics.leader.set(1);
+      infraRef.applier?.resync();
+      void storage?.setLeading(true);
+      // The CA is created (or rotated) by the leader: look at it now rather than at the next tick.
+      void authority?.check();
+      if (last) {
+        writer.update(last.result, last.snapshot);
+        infraRef.applier?.update(last.result.infraIR);
+        writtenAll = true;
+      }
+    },
+    onStoppedLeading: () => { leading = false; writtenAll = false; metrics.leader.set(0); void storage?.setLeading(false); },
+  });
+  elector?.start();
+  // Every replica needs the CA before it can serve; the leader creates it if there is none.
+  if (authority) {
+    await authority.start();
+    log.info({ secret: `${namespace}/${XDS_CA_SECRET}`, trustDomain, serverNames }, 'xDS and plugin content are served over mTLS');
+  }
+  const servingTls = () => ({ cert: authority!.provider.identityPem!, key: authority!.provider.keyPem!, ca: authority!.trustBundle });
+  const plugins = await startPlugins({ ...o, ...(authority ? { tls: servingTls() } : {}) }, [KUBE_SOURCE], say,
+    (urlFor) => (storage = new ConfigMapPluginStorage(client, urlFor, say)), (result) => metrics.pluginFetches.inc({ result }),
     async () => {
       try {
-        return await ensurePluginUrlKey(client, o.leaderElectionNamespace ?? 'turnpike-system');
+        return await ensurePluginUrlKey(client, namespace);
       } catch (e) {
         throw new CliError(`plugin URL key: ${(e as Error).message} (or pass --plugin-url-key-file)`);
       }
     });
-  const applier = new InfraApplier({
+  if (leading) void storage?.setLeading(true);
+  authority?.provider.onChange(() => plugins.server.setTls(servingTls()));
+  const tls = authority ? controlPlaneTls(serverNames[0]!) : undefined;
+  const infra = new InfraApplier({
     client, log: say, onError: () => metrics.applyErrors.inc(), pluginContent: (sha) => plugins.content.get(sha),
-    bootstrap: (namespace, name) => JSON.stringify(buildBootstrap({ namespace, name, xdsHost: xdsPublic.host, xdsPort: xdsPublic.port })),
+    bootstrap: (ns, name) => JSON.stringify(buildBootstrap({ namespace: ns, name, xdsHost: xdsPublic.host, xdsPort: xdsPublic.port, ...(tls ? { tls } : {}) })),
+    ...(tls && authority ? { bootstrapFiles: bootstrapSdsFiles(tls), xdsCredentials: (ns: string, name: string, secret: string) => authority.clientCredentials(ns, name, secret) } : {}),
   });
-  const writer = new StatusWriter({ client, log: say, onWrite: (_k, ok) => metrics.statusWrites.inc({ result: ok ? 'ok' : 'error' }) });
-  const xds = o.xds ? await startXds(o.xdsAddress, (m) => log.info(m), (gateway) => metrics.xdsNacks.inc({ gateway }), (sha) => plugins.content.get(sha)) : undefined;
+  const xds = o.xds ? await startXds({
+    address: o.xdsAddress, log: (m) => log.info(m), onNack: (gateway) => metrics.xdsNacks.inc({ gateway }), plugins: (sha) => plugins.content.get(sha),
+    onRefuse: (r) => metrics.xdsRefused.inc({ reason: r.reason }),
+    ...(authority ? { tls: xdsTlsFromAuthority(authority.provider, trustDomain), controlPlaneTls: tls! } : {}),
+  }) : undefined;
   const recorder = o.record ? new EventLogWriter(o.record, { createdAt: new Date().toISOString(), quietMs: o.quietMs, maxDelayMs: o.maxDelayMs, source: 'kube' }) : undefined;
   let ready = false;
   const hp = parseHostPort(o.healthAddress);
@@ -54,30 +115,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
   log.info({ address: `${hp.host}:${health.port}` }, 'serving /healthz, /readyz and /metrics');
 
   const sources = [plugins.worker.events, ...(xds ? [xds.events] : []), kubeSource({ client, log: say })];
-  // Only the leader writes; every replica serves xDS. On gaining the lease, write everything.
-  let last: EngineOutput | undefined;
-  let leading = o.leaderElect === false;
-  // Whether the writer has been given every status since it last started writing: until then it
-  // gets whole outputs (which also clears entries a previous run left on objects no longer ours).
-  let writtenAll = false;
-  metrics.leader.set(leading ? 1 : 0);
-  if (leading) void storage?.setLeading(true);
-  const elector = o.leaderElect === false ? undefined : new LeaderElector({
-    client, namespace: o.leaderElectionNamespace ?? 'turnpike-system', name: 'turnpike', log: say,
-    onStartedLeading: () => {
-      leading = true;
-      metrics.leader.set(1);
-      applier.resync();
-      void storage?.setLeading(true);
-      if (last) {
-        writer.update(last.result, last.snapshot);
-        applier.update(last.result.infraIR);
-        writtenAll = true;
-      }
-    },
-    onStoppedLeading: () => { leading = false; writtenAll = false; metrics.leader.set(0); void storage?.setLeading(false); },
-  });
-  elector?.start();
+  infraRef.applier = infra;
 
   const sinks: Sink[] = [
     ...(xds ? [xds] : []),
@@ -88,7 +126,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
       writer.update(out.result, out.snapshot, writtenAll ? out.changes.statuses : undefined);
       writtenAll = true;
     }, close: () => writer.stop() },
-    { name: 'infra-applier', accept: (out) => { if (leading && out.changes.infra.length) applier.update(out.result.infraIR); }, close: () => applier.stop() },
+    { name: 'infra-applier', accept: (out) => { if (leading && out.changes.infra.length) infra.update(out.result.infraIR); }, close: () => { infra.stop(); authority?.stop(); } },
     { name: 'log', accept: (out) => {
       for (const d of out.result.diagnostics) log.warn({ object: d.object }, d.message);
       log.info({ seq: out.seq, gateways: out.result.xdsIR.gateways.size, hash: out.hash.slice(0, 12) }, 'translated');

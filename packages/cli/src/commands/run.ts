@@ -8,10 +8,13 @@ import { CliError } from '../errors.js';
 import { statusPrinter } from '../sinks/status-printer.js';
 import { startXds } from '../xds-serving.js';
 import { runInCluster } from './run-kube.js';
+import { xdsTlsFromFiles, type XdsTlsFlags } from '../xds-tls.js';
+import { DEFAULT_TRUST_DOMAIN } from '@turnpike/xds';
 import { pluginFlagHelp, startPlugins, type PluginOptions } from '../plugin-serving.js';
 import { PLUGINS_SOURCE } from '@turnpike/plugins';
 
-export interface RunOptions extends PluginOptions {
+export interface RunOptions extends PluginOptions, XdsTlsFlags {
+  xdsPlaintext?: boolean; xdsCaValidity: string; xdsCertValidity: string; xdsServerName?: string[];
   dir?: string; kubeconfig?: string; inCluster?: boolean; record?: string; output: string; quietMs: string; maxDelayMs: string; poll: string;
   xdsAddress: string; xds: boolean; healthAddress: string; logLevel: string; leaderElectionNamespace: string; leaderElect: boolean; xdsPublicAddress: string;
 }
@@ -35,6 +38,14 @@ export function registerRun(program: Command): void {
     .option('--poll <ms>', 'rescan the directory this often, besides file notifications', '1000')
     .option('--xds-address <host:port>', 'serve xDS (ADS) here; port 0 picks a free one', '127.0.0.1:18000')
     .option('--no-xds', 'do not serve xDS')
+    .option('--xds-tls-cert <file>', 'with --dir: serve xDS over TLS with this certificate (PEM; reloaded when it changes)')
+    .option('--xds-tls-key <file>', 'with --dir: the key of --xds-tls-cert')
+    .option('--xds-client-ca <file>', 'with --dir: require client certificates from these CAs; each may read only the Gateway it names')
+    .option('--xds-trust-domain <domain>', 'SPIFFE trust domain of proxy identities (spiffe://DOMAIN/ns/NS/gateway/NAME)', DEFAULT_TRUST_DOMAIN)
+    .option('--xds-plaintext', 'with a cluster: serve xDS and plugin content without TLS (any pod could read any Gateway\'s keys)')
+    .option('--xds-ca-validity <duration>', 'with a cluster: lifetime of the control-plane CA (rotated at two thirds)', '8760h')
+    .option('--xds-cert-validity <duration>', 'with a cluster: lifetime of serving and proxy certificates (renewed at two thirds)', '720h')
+    .option('--xds-server-name <name>', 'with a cluster: a DNS name of the serving certificate (repeatable; default: the host of --xds-public-address)', (v: string, acc: string[] = []) => [...acc, v])
     .option('--insecure-registry <host>', 'reach this plugin registry over plain HTTP (repeatable; loopback always is)', (v: string, acc: string[]) => [...acc, v], [] as string[]);
   const run = program.commands.find((c) => c.name() === 'run')!;
   for (const [flag, help, def] of pluginFlagHelp()) run.option(flag, help, def);
@@ -43,12 +54,20 @@ export function registerRun(program: Command): void {
       const modes = [opts.dir, opts.kubeconfig, opts.inCluster].filter(Boolean).length;
       if (modes !== 1) throw new CliError('run needs exactly one of --dir DIR, --kubeconfig PATH, --in-cluster');
       if (!opts.dir) {
-        await runInCluster({ ...opts, quietMs: parseMs(opts.quietMs, '--quiet-ms'), maxDelayMs: parseMs(opts.maxDelayMs, '--max-delay-ms') });
+        if (opts.xdsTlsCert || opts.xdsTlsKey || opts.xdsClientCa) throw new CliError('--xds-tls-cert, --xds-tls-key and --xds-client-ca are for --dir; in a cluster the controller keeps its own CA');
+        await runInCluster({ ...opts, quietMs: parseMs(opts.quietMs, '--quiet-ms'), maxDelayMs: parseMs(opts.maxDelayMs, '--max-delay-ms'),
+          caValidityMs: parseDuration(opts.xdsCaValidity, '--xds-ca-validity'), certValidityMs: parseDuration(opts.xdsCertValidity, '--xds-cert-validity') });
         return;
       }
       if (opts.output !== 'text' && opts.output !== 'json') throw new CliError(`-o ${opts.output}: unknown format (text, json)`);
       await runOnDirectory(opts);
     });
+}
+
+function parseDuration(v: string, flag: string): number {
+  const m = /^(\d+)(ms|s|m|h)$/.exec(v);
+  if (!m || Number(m[1]) <= 0) throw new CliError(`${flag} ${v}: not a duration (e.g. 720h, 30m, 10s)`);
+  return Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 'ms' | 's' | 'm' | 'h'];
 }
 
 function parseMs(v: string, flag: string): number {
@@ -69,12 +88,14 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
     onError: (m) => process.stderr.write(`turnpike: error: ${m}\n`),
     onWarning: (m) => process.stderr.write(`turnpike: warning: ${m}\n`),
   });
+  if (opts.xdsPlaintext) throw new CliError('--xds-plaintext is for a cluster; with --dir xDS is plaintext unless --xds-tls-cert is given');
   const plugins = await startPlugins(opts, [DIRECTORY_SOURCE], (level, msg, fields) => {
     if (level !== 'info' || !json) process.stderr.write(`turnpike: ${level === 'info' ? '' : `${level}: `}${msg}${fields ? ` ${JSON.stringify(fields)}` : ''}\n`);
   });
   let xds: Awaited<ReturnType<typeof startXds>> | undefined;
   try {
-    xds = opts.xds ? await startXds(opts.xdsAddress, undefined, undefined, (sha) => plugins.content.get(sha)) : undefined;
+    const tls = xdsTlsFromFiles(opts);
+    xds = opts.xds ? await startXds({ address: opts.xdsAddress, plugins: (sha) => plugins.content.get(sha), ...(tls ? { tls } : {}) }) : undefined;
   } catch (e) {
     // The plugin server is already listening: close it, or the process would not exit.
     await plugins.close();

@@ -1,0 +1,72 @@
+// `run --dir` with --xds-tls-cert/--xds-tls-key/--xds-client-ca: the process serves xDS over mTLS
+// from files, one Gateway per client certificate; and `bootstrap --xds-tls-dir` writes a
+// bootstrap whose SDS files name the certificate directory.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createAuthority, gatewayIdentity, issueCertificate, TYPE, validateMessage, type Authority } from '@turnpike/xds';
+import { adsClient, reader, type Stream } from '../../xds/test/ads-client.js';
+import { MANIFEST, start, tmp, turnpike, waitFor, write } from './cli-helpers.js';
+
+const DAY = 86_400_000;
+const SERVER = 'xds.test';
+
+async function firstAs(port: number, creds: { cert: string; key: string }, ca: string, node: string): Promise<{ ok: boolean; details?: string }> {
+  const stream: Stream = adsClient(port, { ca, ...creds, serverName: SERVER }).StreamAggregatedResources();
+  const next = reader(stream);
+  const failed = new Promise<{ ok: boolean; details?: string }>((res) => stream.on('error', (e: { details: string }) => res({ ok: false, details: e.details })));
+  stream.write({ node: { id: 't', cluster: node }, type_url: TYPE.listener });
+  const r = await Promise.race([next(5000).then(() => ({ ok: true })), failed]);
+  stream.end();
+  return r;
+}
+
+describe('run --dir serving xDS over mTLS from files', () => {
+  let ca: Authority;
+  let dir: string;
+  let p: ReturnType<typeof start>;
+  let port = 0;
+  beforeAll(async () => {
+    ca = await createAuthority('file CA', DAY);
+    const serving = await issueCertificate(ca, { commonName: SERVER, dnsNames: [SERVER], usage: 'server', validityMs: DAY });
+    const certs = tmp();
+    dir = tmp();
+    write(dir, 'all.yaml', MANIFEST);
+    p = start('run', '--dir', dir, '--xds-address', '127.0.0.1:0', '--plugin-address', '127.0.0.1:0', '--quiet-ms', '20', '--max-delay-ms', '100',
+      '--xds-tls-cert', write(certs, 'tls.crt', serving.certPem), '--xds-tls-key', write(certs, 'tls.key', serving.keyPem), '--xds-client-ca', write(certs, 'ca.crt', ca.certPem));
+    await waitFor(() => /serving xDS on 127\.0\.0\.1:(\d+) \(mTLS/.test(p.errors()), 15_000);
+    port = Number(/serving xDS on 127\.0\.0\.1:(\d+)/.exec(p.errors())![1]);
+  }, 30_000);
+  afterAll(async () => { await p?.stop(); });
+
+  it('serves the Gateway the client certificate names, and refuses another', async () => {
+    const mine = await issueCertificate(ca, { commonName: 'gw', uris: [gatewayIdentity('turnpike.local', 'infra', 'gw')], usage: 'client', validityMs: DAY });
+    expect(await firstAs(port, { cert: mine.certPem, key: mine.keyPem }, ca.certPem, 'infra/gw')).toEqual({ ok: true });
+    const other = await issueCertificate(ca, { commonName: 'x', uris: [gatewayIdentity('turnpike.local', 'infra', 'other')], usage: 'client', validityMs: DAY });
+    const refused = await firstAs(port, { cert: other.certPem, key: other.keyPem }, ca.certPem, 'infra/gw');
+    expect(refused.ok).toBe(false);
+    expect(refused.details).toContain("Gateway infra/other's; node.cluster infra/gw is not served to it");
+  });
+});
+
+describe('bootstrap --xds-tls-dir', () => {
+  it('writes envoy.json and the SDS files it names, all pointing at the certificate directory', () => {
+    const out = tmp();
+    const r = turnpike('bootstrap', '--gateway', 'infra/gw', '--xds-address', 'turnpike.turnpike-system.svc:18000', '--xds-tls-dir', '/etc/turnpike/xds', '--out-dir', out);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const b = JSON.parse(readFileSync(join(out, 'envoy.json'), 'utf8'));
+    expect(validateMessage('envoy.config.bootstrap.v3.Bootstrap', b)).toEqual([]);
+    const socket = JSON.stringify(b.static_resources.clusters[0].transport_socket);
+    expect(socket).toContain(join(out, 'sds-xds-client.json'));
+    expect(socket).toContain('"exact":"turnpike.turnpike-system.svc"');
+    expect(readFileSync(join(out, 'sds-xds-client.json'), 'utf8')).toContain('/etc/turnpike/xds/tls.key');
+    expect(readFileSync(join(out, 'sds-xds-ca.json'), 'utf8')).toContain('/etc/turnpike/xds/ca.crt');
+  });
+
+  it('refuses --xds-tls-dir without --out-dir, and names the flag', () => {
+    const r = turnpike('bootstrap', '--gateway', 'infra/gw', '--xds-tls-dir', '/etc/turnpike/xds');
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('--xds-tls-dir needs --out-dir');
+  });
+});

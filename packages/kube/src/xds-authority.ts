@@ -1,0 +1,212 @@
+// The control plane's certificate authority, kept in a Secret of the controller's namespace and
+// shared by the replicas. The leader creates it, and rotates it two thirds into its life: the new
+// CA signs from then on while the Secret's trust bundle (ca.crt) holds the new and the previous
+// CA, so certificates issued before the rotation keep working until they are renewed. Every
+// replica reloads the Secret periodically, trusts its bundle, and serves xDS (and plugin content)
+// with a certificate of its own for the controller's Service names. The leader also issues each
+// Gateway's proxies a client certificate naming that Gateway (SPIFFE URI), adopting the one in
+// the cluster when it is still good, and renewing it two thirds into its life.
+import type { Secret } from '@turnpike/api';
+import { createAuthority, gatewayIdentity, issueCertificate, MemoryCertificateProvider, renewalTime, signedByBundle, type KeyedCertificate } from '@turnpike/xds';
+import { KubeApiError, type KubeClient } from './client.js';
+
+export const XDS_CA_SECRET = 'turnpike-xds-ca';
+
+export interface ClientCredentials { 'tls.crt': string; 'tls.key': string; 'ca.crt': string }
+
+export interface XdsAuthorityOptions {
+  client: KubeClient;
+  namespace: string;
+  trustDomain: string;
+  /** DNS names of the serving certificate (the controller's Service). */
+  serverNames: string[];
+  caValidityMs: number;
+  certValidityMs: number;
+  isLeader: () => boolean;
+  checkIntervalMs?: number;
+  log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+  /** Called when client credentials were issued or the CA changed (the proxies' Secrets need writing). */
+  onCredentialsChanged?: () => void;
+  now?: () => Date;
+}
+
+interface CAState extends KeyedCertificate { bundle: string; resourceVersion?: string }
+
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+const unb64 = (s: string | undefined) => (s === undefined ? '' : Buffer.from(s, 'base64').toString('utf8'));
+
+export class XdsAuthority {
+  /** What the gRPC and HTTPS servers present and trust; updated in place on rotation. */
+  readonly provider = new MemoryCertificateProvider();
+  private ca?: CAState;
+  private serving?: { certPem: string; renewAt: number; issuer: string };
+  private readonly clients = new Map<string, { creds: ClientCredentials; renewAt: number; issuer: string }>();
+  private readonly pending = new Set<string>();
+  private timer?: NodeJS.Timeout;
+  private checking?: Promise<void>;
+  readonly stats = { rotations: 0, issued: 0, adopted: 0 };
+
+  constructor(private readonly o: XdsAuthorityOptions) {}
+
+  private now(): Date {
+    return this.o.now?.() ?? new Date();
+  }
+
+  /** Loads (or, as leader, creates) the CA and the serving certificate; then keeps them fresh. */
+  async start(): Promise<void> {
+    for (let i = 0; !this.ca; i++) {
+      await this.check();
+      if (!this.ca) await new Promise((r) => setTimeout(r, Math.min(5000, 200 * 2 ** i)));
+    }
+    // Often enough that nothing lapses between two looks, even with short test lifetimes.
+    const every = this.o.checkIntervalMs ?? Math.max(1000, Math.min(10_000, this.o.certValidityMs / 6, this.o.caValidityMs / 6));
+    this.timer = setInterval(() => void this.check(), every);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /** The CAs trusted now (PEM bundle). */
+  get trustBundle(): string {
+    return this.ca?.bundle ?? '';
+  }
+
+  /** One pass: read the CA Secret, create or rotate it as leader, refresh the serving certificate. */
+  check(): Promise<void> {
+    this.checking ??= this.checkOnce().catch((e) => this.o.log?.('warn', `xDS CA check failed, will retry: ${(e as Error).message}`)).finally(() => { this.checking = undefined; });
+    return this.checking;
+  }
+
+  private async checkOnce(): Promise<void> {
+    const path = `/api/v1/namespaces/${this.o.namespace}/secrets`;
+    let secret: Secret | undefined;
+    try {
+      secret = await this.o.client.must<Secret>('GET', `${path}/${XDS_CA_SECRET}`);
+    } catch (e) {
+      if (!(e instanceof KubeApiError && e.status === 404)) throw e;
+    }
+    let state = secret && this.parse(secret);
+    if (!state && this.o.isLeader()) state = await this.create(path);
+    if (state && this.o.isLeader() && this.now().getTime() >= renewalTime(state.certPem).getTime()) state = (await this.rotate(path, state)) ?? state;
+    if (!state) return;
+    const changed = state.certPem !== this.ca?.certPem || state.bundle !== this.ca?.bundle;
+    this.ca = state;
+    this.provider.setCA(state.bundle);
+    if (changed || !this.serving || this.now().getTime() >= this.serving.renewAt) await this.issueServing();
+    // Changed CA, or a client certificate due for renewal: the proxies' Secrets need writing.
+    const now = this.now().getTime();
+    if (changed || [...this.clients.values()].some((c) => now >= c.renewAt)) this.o.onCredentialsChanged?.();
+  }
+
+  private parse(s: Secret): CAState | undefined {
+    const certPem = unb64(s.data?.['tls.crt']), keyPem = unb64(s.data?.['tls.key']), bundle = unb64(s.data?.['ca.crt']);
+    if (!certPem || !keyPem || !bundle) {
+      this.o.log?.('warn', `Secret ${this.o.namespace}/${XDS_CA_SECRET} lacks tls.crt, tls.key or ca.crt; ignoring it`);
+      return undefined;
+    }
+    return { certPem, keyPem, bundle, ...(s.metadata.resourceVersion ? { resourceVersion: s.metadata.resourceVersion } : {}) };
+  }
+
+  private secretOf(state: Omit<CAState, 'resourceVersion'>, resourceVersion?: string): Secret {
+    return {
+      apiVersion: 'v1', kind: 'Secret', type: 'Opaque',
+      metadata: { name: XDS_CA_SECRET, namespace: this.o.namespace, labels: { 'app.kubernetes.io/managed-by': 'turnpike' }, ...(resourceVersion ? { resourceVersion } : {}) },
+      data: { 'tls.crt': b64(state.certPem), 'tls.key': b64(state.keyPem), 'ca.crt': b64(state.bundle) },
+    } as Secret;
+  }
+
+  private async create(path: string): Promise<CAState | undefined> {
+    const ca = await createAuthority('turnpike xDS CA', this.o.caValidityMs, this.now());
+    const state = { certPem: ca.certPem, keyPem: ca.keyPem, bundle: ca.certPem };
+    try {
+      await this.o.client.must('POST', path, this.secretOf(state));
+      this.o.log?.('info', 'created the xDS certificate authority', { secret: `${this.o.namespace}/${XDS_CA_SECRET}`, notAfter: ca.notAfter.toISOString() });
+      return state;
+    } catch (e) {
+      // Another replica created it first: theirs is read on the next pass.
+      if (e instanceof KubeApiError && e.status === 409) return undefined;
+      throw e;
+    }
+  }
+
+  private async rotate(path: string, old: CAState): Promise<CAState | undefined> {
+    const ca = await createAuthority('turnpike xDS CA', this.o.caValidityMs, this.now());
+    // Trust the new CA and the one it replaces; older ones are dropped.
+    const state = { certPem: ca.certPem, keyPem: ca.keyPem, bundle: ca.certPem + old.certPem };
+    try {
+      await this.o.client.must('PUT', `${path}/${XDS_CA_SECRET}`, this.secretOf(state, old.resourceVersion));
+    } catch (e) {
+      if (e instanceof KubeApiError && e.status === 409) return undefined; // someone else rotated: read it next time
+      throw e;
+    }
+    this.stats.rotations++;
+    this.o.log?.('info', 'rotated the xDS certificate authority; the previous CA stays trusted until the next rotation', { notAfter: ca.notAfter.toISOString() });
+    return state;
+  }
+
+  private async issueServing(): Promise<void> {
+    const ca = this.ca!;
+    const cert = await issueCertificate(ca, { commonName: this.o.serverNames[0] ?? 'turnpike', dnsNames: this.o.serverNames, usage: 'server', validityMs: this.o.certValidityMs, now: this.now() });
+    this.provider.setIdentity(cert.certPem, cert.keyPem);
+    this.serving = { certPem: cert.certPem, renewAt: renewalTime(cert.certPem).getTime(), issuer: ca.certPem };
+  }
+
+  /**
+   * A Gateway's client credentials, when they are ready and current. Otherwise undefined, and
+   * they are adopted from the cluster or issued in the background (onCredentialsChanged follows).
+   */
+  clientCredentials(namespace: string, name: string, secretName: string): ClientCredentials | undefined {
+    const ca = this.ca;
+    if (!ca) return undefined;
+    const key = `${namespace}/${name}`;
+    const known = this.clients.get(key);
+    if (known && known.issuer === ca.certPem && this.now().getTime() < known.renewAt) {
+      return known.creds['ca.crt'] === ca.bundle ? known.creds : { ...known.creds, 'ca.crt': ca.bundle };
+    }
+    if (!this.pending.has(key)) {
+      this.pending.add(key);
+      void this.obtain(namespace, name, secretName, ca, !known).finally(() => this.pending.delete(key));
+    }
+    // Until the new one is ready, the previous one (still trusted) keeps being written.
+    return known && signedByBundle(known.creds['tls.crt'], ca.bundle, this.now()) ? known.creds : undefined;
+  }
+
+  private async obtain(namespace: string, name: string, secretName: string, ca: CAState, tryAdopt: boolean): Promise<void> {
+    const key = `${namespace}/${name}`;
+    try {
+      if (tryAdopt) {
+        const adopted = await this.adopt(namespace, secretName, ca);
+        if (adopted) {
+          this.clients.set(key, adopted);
+          this.stats.adopted++;
+          this.o.onCredentialsChanged?.();
+          return;
+        }
+      }
+      const cert = await issueCertificate(ca, { commonName: key, uris: [gatewayIdentity(this.o.trustDomain, namespace, name)], usage: 'client', validityMs: this.o.certValidityMs, now: this.now() });
+      this.clients.set(key, { creds: { 'tls.crt': cert.certPem, 'tls.key': cert.keyPem, 'ca.crt': ca.bundle }, renewAt: renewalTime(cert.certPem).getTime(), issuer: ca.certPem });
+      this.stats.issued++;
+      this.o.onCredentialsChanged?.();
+    } catch (e) {
+      this.o.log?.('warn', `could not issue the xDS client certificate, will retry: ${(e as Error).message}`, { gateway: key });
+    }
+  }
+
+  /** The certificate already in the Gateway's Secret, if the current CA signed it and it is not due. */
+  private async adopt(namespace: string, secretName: string, ca: CAState): Promise<{ creds: ClientCredentials; renewAt: number; issuer: string } | undefined> {
+    let s: Secret;
+    try {
+      s = await this.o.client.must<Secret>('GET', `/api/v1/namespaces/${namespace}/secrets/${secretName}`);
+    } catch (e) {
+      if (e instanceof KubeApiError && e.status === 404) return undefined;
+      throw e;
+    }
+    const crt = unb64(s.data?.['tls.crt']), keyPem = unb64(s.data?.['tls.key']);
+    if (!crt || !keyPem || !signedByBundle(crt, ca.certPem, this.now())) return undefined;
+    const renewAt = renewalTime(crt).getTime();
+    if (this.now().getTime() >= renewAt) return undefined;
+    return { creds: { 'tls.crt': crt, 'tls.key': keyPem, 'ca.crt': ca.bundle }, renewAt, issuer: ca.certPem };
+  }
+}
