@@ -168,7 +168,8 @@ export class Cluster {
     const info = resourceInfo(o.kind);
     if (info) return withName ? objectPath(info, o.metadata.namespace, o.metadata.name) : collectionPath(info, o.metadata.namespace);
     const [group, version] = o.apiVersion.includes('/') ? o.apiVersion.split('/') : ['', o.apiVersion];
-    const plural = `${o.kind.toLowerCase()}${o.kind.endsWith('s') ? 'es' : 's'}`;
+    const lower = o.kind.toLowerCase();
+    const plural = lower.endsWith('s') ? `${lower}es` : lower.endsWith('y') ? `${lower.slice(0, -1)}ies` : `${lower}s`;
     const base = group ? `/apis/${group}/${version}` : `/api/${version}`;
     const ns = o.metadata.namespace ? `/namespaces/${o.metadata.namespace}` : '';
     return `${base}${ns}/${o.kind === 'CustomResourceDefinition' ? 'customresourcedefinitions' : plural}${withName ? `/${o.metadata.name}` : ''}`;

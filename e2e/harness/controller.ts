@@ -11,6 +11,7 @@ export class Controller {
   out = '';
   healthPort = 0;
   xdsPort = 0;
+  pluginPort = 0;
 
   constructor(private readonly kubeconfig: string, private readonly extra: string[] = []) {}
 
@@ -23,7 +24,8 @@ export class Controller {
     await waitFor('controller health address', async () => {
       const m = /"address":"127\.0\.0\.1:(\d+)".*serving \/healthz/.exec(this.out);
       const x = /serving xDS on 127\.0\.0\.1:(\d+)/.exec(this.out);
-      if (m && x) { this.healthPort = Number(m[1]); this.xdsPort = Number(x[1]); return true; }
+      const p = /serving plugin content on 127\.0\.0\.1:(\d+)/.exec(this.out);
+      if (m && x) { this.healthPort = Number(m[1]); this.xdsPort = Number(x[1]); this.pluginPort = Number(p?.[1] ?? 0); return true; }
       if (this.proc?.exitCode !== null) throw new Error(`controller exited: ${this.out.slice(-2000)}`);
       return undefined;
     }, 30_000);

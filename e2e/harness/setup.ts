@@ -5,13 +5,13 @@ import { Controller } from './controller.js';
 
 export interface Env { cluster: Cluster; controller: Controller }
 
-/** Starts a cluster and a ready controller for the suite; `prepare` runs before the controller. */
-export function clusterWithController(prepare?: (c: Cluster) => Promise<void>): Env {
+/** Starts a cluster and a ready controller for the suite; `prepare` runs before the controller, `flags` go to it. */
+export function clusterWithController(prepare?: (c: Cluster) => Promise<void>, flags: string[] = []): Env {
   const env = {} as Env;
   beforeAll(async () => {
     env.cluster = await Cluster.start();
     await prepare?.(env.cluster);
-    env.controller = new Controller(env.cluster.controllerKubeconfig);
+    env.controller = new Controller(env.cluster.controllerKubeconfig, flags);
     await env.controller.start();
     await env.controller.ready();
   }, 600_000);

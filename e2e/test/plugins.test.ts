@@ -10,6 +10,7 @@ import { waitFor, xdsCheckBinary } from '../harness/cluster.js';
 import { cond, gatewayClass, ns, ourParents } from '../harness/fixtures.js';
 import { clusterWithController } from '../harness/setup.js';
 import { pullSecret, TestRegistry } from '../../packages/plugins/test/support/registry.js';
+import { proxyCredentials, xdsCheckTlsArgs } from '../harness/xds-credentials.js';
 
 const LUA_V1 = 'function envoy_on_request(h) h:headers():add("x-plugin", "v1") end\n';
 const LUA_V2 = 'function envoy_on_request(h) h:headers():add("x-plugin", "v2") end\n';
@@ -80,8 +81,9 @@ describe('plugins in a cluster', () => {
     for (const r of routes) {
       await waitFor(`${r.metadata.name} resolved`, async () => (cond(ourParents(await cluster.get(r))[0]?.conditions, 'ResolvedRefs')?.status === 'True' ? true : undefined));
     }
+    const tlsArgs = xdsCheckTlsArgs(await proxyCredentials(cluster, 'edge', 'public', 'tp'));
     const report = await waitFor('xDS with the plugin filter', async () => {
-      const out = execFileSync(xdsCheckBinary(), ['-address', `127.0.0.1:${controller.xdsPort}`, '-node', 'edge/public'], { encoding: 'utf8' });
+      const out = execFileSync(xdsCheckBinary(), ['-address', `127.0.0.1:${controller.xdsPort}`, '-node', 'edge/public', ...tlsArgs], { encoding: 'utf8' });
       const rep = JSON.parse(out) as { errors: string[]; httpFilters: Record<string, string[]>; routeFilters: Record<string, string[]> };
       return rep.routeFilters['httproute/edge/with/rule/0/match/0'] ? rep : undefined;
     });
@@ -115,7 +117,7 @@ describe('plugins in a cluster', () => {
     expect(after.storage.sha256).toBe(createHash('sha256').update(LUA_V2).digest('hex'));
     await new Promise((r) => setTimeout(r, 2000));
     expect((await deployment())!.spec.template.metadata.annotations['turnpike.dev/config-hash']).toBe(hash2);
-    const rep = JSON.parse(execFileSync(xdsCheckBinary(), ['-address', `127.0.0.1:${controller.xdsPort}`, '-node', 'edge/public'], { encoding: 'utf8' })) as { routeFilters: Record<string, string[]> };
+    const rep = JSON.parse(execFileSync(xdsCheckBinary(), ['-address', `127.0.0.1:${controller.xdsPort}`, '-node', 'edge/public', ...tlsArgs], { encoding: 'utf8' })) as { routeFilters: Record<string, string[]> };
     expect(rep.routeFilters['httproute/edge/with/rule/0/match/0']).toEqual(['turnpike.plugin/edge/hello']);
     await reg.up();
   }, 300_000);

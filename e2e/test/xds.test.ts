@@ -8,13 +8,16 @@ import { Controller } from '../harness/controller.js';
 import { cond, gatewayClass, ns, ourParents } from '../harness/fixtures.js';
 import { EXAMPLE_COM_CERT as crt, EXAMPLE_COM_KEY as key, OTHER_TEST_CERT, OTHER_TEST_KEY } from '../../packages/translator/test/tls-fixtures.js';
 import { TYPE } from '@turnpike/xds';
-import { adsClient, reader, type Stream } from '../../packages/xds/test/ads-client.js';
+import { adsClient, reader, type ClientTls, type Stream } from '../../packages/xds/test/ads-client.js';
+import { proxyCredentials, XDS_SERVER_NAME, xdsCheckTlsArgs, type ProxyCredentials } from '../harness/xds-credentials.js';
 
 
 describe('xDS served from a cluster', () => {
   let cluster: Cluster;
   let controller: Controller;
   let checker: string;
+  let creds: ProxyCredentials;
+  const tls = (): ClientTls => ({ ca: creds.ca, cert: creds.cert, key: creds.key, serverName: XDS_SERVER_NAME });
   beforeAll(async () => {
     checker = xdsCheckBinary();
     cluster = await Cluster.start();
@@ -49,9 +52,11 @@ describe('xDS served from a cluster', () => {
     for (const o of objects) await cluster.apply(o);
     await waitFor('route attached', async () => (cond(ourParents(await cluster.get(objects[6]!))[0]?.conditions, 'Accepted')?.status === 'True' ? true : undefined));
     await new Promise((r) => setTimeout(r, 1000));
+    // Over mTLS, with the client certificate the controller issued for this Gateway's proxies.
+    creds = await proxyCredentials(cluster, 'shop', 'gw', 'tp');
     let out = '';
     try {
-      out = execFileSync(checker, ['-address', `127.0.0.1:${controller.xdsPort}`, '-node', 'shop/gw'], { encoding: 'utf8' });
+      out = execFileSync(checker, ['-address', `127.0.0.1:${controller.xdsPort}`, '-node', 'shop/gw', ...xdsCheckTlsArgs(creds)], { encoding: 'utf8' });
     } catch (e) {
       throw new Error(`xds-check failed: ${(e as { stdout?: string }).stdout ?? ''} ${(e as { stderr?: string }).stderr ?? ''}`);
     }
@@ -59,20 +64,20 @@ describe('xDS served from a cluster', () => {
     expect(report.errors).toEqual([]);
     // The checker's stream was counted as a connected proxy and served pushes.
     expect(await controller.metric('turnpike_xds_pushes')).toBeGreaterThan(0);
-    // Two Service ports, plus the cluster that takes the invalid backend's share.
-    expect(report.counts).toEqual({ Listener: 3, Cluster: 3, ClusterLoadAssignment: 2, RouteConfiguration: 2, Secret: 1 });
+    // Two Service ports (the invalid backend's share names no cluster: it answers 500).
+    expect(report.counts).toEqual({ Listener: 3, Cluster: 2, ClusterLoadAssignment: 2, RouteConfiguration: 2, Secret: 1 });
   }, 120_000);
 
   it('a certificate rotated in the cluster reaches a SotW and a delta ADS client within a second of the holdoff', async () => {
     const node = { id: 'e2e', cluster: 'shop/gw' };
     const text = (r: Record<string, any>) => (r.resources ?? []).map((x: any) => (x.resource ?? x).value.toString('latin1')).join('');
-    const sotw: Stream = adsClient(controller.xdsPort).StreamAggregatedResources();
+    const sotw: Stream = adsClient(controller.xdsPort, tls()).StreamAggregatedResources();
     const nextSotw = reader(sotw);
     sotw.write({ node, type_url: TYPE.secret, resource_names: ['shop/cert'] });
     const first = await nextSotw(10_000);
     expect(text(first)).toContain(crt.slice(40, 80));
     sotw.write({ node, type_url: TYPE.secret, resource_names: ['shop/cert'], version_info: first.version_info, response_nonce: first.nonce });
-    const delta: Stream = adsClient(controller.xdsPort).DeltaAggregatedResources();
+    const delta: Stream = adsClient(controller.xdsPort, tls()).DeltaAggregatedResources();
     const nextDelta = reader(delta);
     delta.write({ node, type_url: TYPE.secret, resource_names_subscribe: ['shop/cert'] });
     delta.write({ node, type_url: TYPE.secret, response_nonce: (await nextDelta(10_000)).nonce });

@@ -6,6 +6,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -29,6 +31,7 @@ import (
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -92,10 +95,31 @@ func main() {
 	addr := flag.String("address", "127.0.0.1:18000", "ADS server")
 	node := flag.String("node", "", "node.cluster: the Gateway as namespace/name")
 	timeout := flag.Duration("timeout", 20*time.Second, "overall timeout")
+	certFile := flag.String("cert", "", "client certificate (PEM) for mTLS; with -key and -ca")
+	keyFile := flag.String("key", "", "client key (PEM)")
+	caFile := flag.String("ca", "", "CA bundle (PEM) the server certificate must chain to")
+	serverName := flag.String("server-name", "", "name expected in the server certificate")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	conn, err := grpc.NewClient(*addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	creds := insecure.NewCredentials()
+	if *caFile != "" {
+		pool := x509.NewCertPool()
+		pem, err := os.ReadFile(*caFile)
+		if err != nil || !pool.AppendCertsFromPEM(pem) {
+			fail(fmt.Errorf("-ca %s: no certificate (%v)", *caFile, err))
+		}
+		cfg := &tls.Config{RootCAs: pool, ServerName: *serverName, MinVersion: tls.VersionTLS12}
+		if *certFile != "" {
+			pair, err := tls.LoadX509KeyPair(*certFile, *keyFile)
+			if err != nil {
+				fail(err)
+			}
+			cfg.Certificates = []tls.Certificate{pair}
+		}
+		creds = credentials.NewTLS(cfg)
+	}
+	conn, err := grpc.NewClient(*addr, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		fail(err)
 	}
