@@ -6,7 +6,7 @@ import { TURNPIKE_GROUP } from './turnpike.js';
 export const WATCHED_KINDS = [
   'GatewayClass', 'Gateway', 'ListenerSet', 'HTTPRoute', 'GRPCRoute', 'TLSRoute', 'TCPRoute', 'UDPRoute',
   'BackendTLSPolicy', 'ReferenceGrant', 'Service', 'EndpointSlice', 'Secret', 'Namespace', 'ConfigMap',
-  'ProxyConfig', 'PluginInstallation',
+  'ClusterTrustBundle', 'ProxyConfig', 'PluginInstallation',
 ] as const;
 
 export type WatchedKind = (typeof WATCHED_KINDS)[number];
@@ -15,7 +15,7 @@ export const KIND_GROUP: Record<WatchedKind, string> = {
   GatewayClass: GATEWAY_GROUP, Gateway: GATEWAY_GROUP, ListenerSet: GATEWAY_GROUP, HTTPRoute: GATEWAY_GROUP,
   GRPCRoute: GATEWAY_GROUP, TLSRoute: GATEWAY_GROUP, TCPRoute: GATEWAY_GROUP, UDPRoute: GATEWAY_GROUP,
   BackendTLSPolicy: GATEWAY_GROUP, ReferenceGrant: GATEWAY_GROUP, Service: '', EndpointSlice: 'discovery.k8s.io',
-  Secret: '', Namespace: '', ConfigMap: '', ProxyConfig: TURNPIKE_GROUP, PluginInstallation: TURNPIKE_GROUP,
+  Secret: '', Namespace: '', ConfigMap: '', ClusterTrustBundle: 'certificates.k8s.io', ProxyConfig: TURNPIKE_GROUP, PluginInstallation: TURNPIKE_GROUP,
 };
 
 /**
@@ -31,7 +31,12 @@ export interface ProxyStatus extends KubeObject {
 }
 
 /** Kinds without a namespace. */
-export const CLUSTER_SCOPED = new Set<string>(['GatewayClass', 'Namespace']);
+export const CLUSTER_SCOPED = new Set<string>(['GatewayClass', 'Namespace', 'ClusterTrustBundle']);
+
+/** A bundle of CA certificates published cluster-wide (certificates.k8s.io, beta in Kubernetes 1.33). */
+export interface ClusterTrustBundle extends KubeObject {
+  spec: { signerName?: string; trustBundle: string };
+}
 
 /** Kinds whose status the controller writes. */
 export const OWNED_STATUS_KINDS = new Set<string>([

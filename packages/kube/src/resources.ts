@@ -21,6 +21,8 @@ export const RESOURCES: ResourceInfo[] = [
   { kind: 'Secret', group: '', version: 'v1', plural: 'secrets', namespaced: true },
   { kind: 'Namespace', group: '', version: 'v1', plural: 'namespaces', namespaced: false },
   { kind: 'ConfigMap', group: '', version: 'v1', plural: 'configmaps', namespaced: true },
+  // Beta and off by default until enabled; a cluster that does not serve it simply has none.
+  { kind: 'ClusterTrustBundle', group: 'certificates.k8s.io', version: 'v1beta1', plural: 'clustertrustbundles', namespaced: false },
   { kind: 'ProxyConfig', group: 'turnpike.dev', version: 'v1alpha1', plural: 'proxyconfigs', namespaced: true },
   { kind: 'PluginInstallation', group: 'turnpike.dev', version: 'v1alpha1', plural: 'plugininstallations', namespaced: true },
 ];

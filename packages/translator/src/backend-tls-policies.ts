@@ -1,11 +1,14 @@
 // BackendTLSPolicy: upstream TLS for a Service (or one of its ports, by sectionName). The CA
 // references must be usable ConfigMaps (ca.crt); a policy that loses a conflict (same target,
 // newer) is not accepted. Status is written per ancestor: the route parents that use the Service.
-import type { BackendTLSPolicy, ConfigMap, Secret } from '@turnpike/api';
+import type { BackendTLSPolicy, ClusterTrustBundle, ConfigMap, Secret } from '@turnpike/api';
 import { checkCABundle } from './certificates.js';
 import { compareAge } from './compare.js';
 import type { Problem } from './conditions.js';
 import type { Inputs } from './incremental/inputs.js';
+
+/** status.ancestors holds at most 16 entries (CRD maxItems); beyond that the policy is unimplementable. */
+export const MAX_ANCESTORS = 16;
 
 export interface BackendTLSModel {
   policy: BackendTLSPolicy;
@@ -63,19 +66,34 @@ export function evaluateBackendTLSPolicy(inputs: Inputs, p: BackendTLSPolicy): B
   const bundles: string[] = [];
   (v.caCertificateRefs ?? []).forEach((ref, i) => {
     const f = `spec.validation.caCertificateRefs[${i}]`;
-    if ((ref.group ?? '') !== '' || (ref.kind !== 'ConfigMap' && ref.kind !== 'Secret')) {
-      m.refsProblem ??= { reason: 'InvalidKind', message: `${f}: ${ref.group ? ref.group + '/' : ''}${ref.kind} is not supported, use ConfigMap or Secret` };
-      return;
-    }
-    const obj = inputs.get<ConfigMap | Secret>(ref.kind, p.metadata.namespace, ref.name);
-    const pem = obj ? (ref.kind === 'ConfigMap' ? (obj as ConfigMap).data?.['ca.crt'] : decodeBase64((obj as Secret).data?.['ca.crt'])) : undefined;
-    const err = obj ? checkCABundle(pem) : `${ref.kind} ${p.metadata.namespace}/${ref.name} not found`;
-    if (err) m.refsProblem ??= { reason: 'InvalidCACertificateRef', message: `${f}: ${err}` };
-    else bundles.push(pem as string);
+    const r = caBundleOf(inputs, p.metadata.namespace ?? '', ref);
+    if ('problem' in r) m.refsProblem ??= { reason: r.reason, message: `${f}: ${r.problem}` };
+    else bundles.push(r.pem);
   });
   if (bundles.length) m.caBundle = bundles.join('\n');
   else m.notAccepted ??= { reason: 'NoValidCACertificate', message: 'spec.validation: none of the CA certificate references is usable' };
   return m;
+}
+
+/**
+ * The PEM a caCertificateRef names: `ca.crt` of a ConfigMap or Secret in the policy's namespace,
+ * or the trust bundle of a ClusterTrustBundle (cluster-scoped; group certificates.k8s.io, or the
+ * core group as some manifests write it).
+ */
+function caBundleOf(inputs: Inputs, namespace: string, ref: { group?: string; kind: string; name: string }): { pem: string } | { problem: string; reason: string } {
+  const group = ref.group ?? '';
+  if (ref.kind === 'ClusterTrustBundle' && (group === '' || group === 'certificates.k8s.io')) {
+    const ctb = inputs.get<ClusterTrustBundle>('ClusterTrustBundle', undefined, ref.name);
+    const err = ctb ? checkCABundle(ctb.spec?.trustBundle) : `ClusterTrustBundle ${ref.name} not found`;
+    return err ? { problem: err, reason: 'InvalidCACertificateRef' } : { pem: ctb!.spec.trustBundle };
+  }
+  if (group !== '' || (ref.kind !== 'ConfigMap' && ref.kind !== 'Secret')) {
+    return { problem: `${group ? group + '/' : ''}${ref.kind} is not supported, use ConfigMap, Secret or ClusterTrustBundle`, reason: 'InvalidKind' };
+  }
+  const obj = inputs.get<ConfigMap | Secret>(ref.kind, namespace, ref.name);
+  const pem = obj ? (ref.kind === 'ConfigMap' ? (obj as ConfigMap).data?.['ca.crt'] : decodeBase64((obj as Secret).data?.['ca.crt'])) : undefined;
+  const err = obj ? checkCABundle(pem) : `${ref.kind} ${namespace}/${ref.name} not found`;
+  return err ? { problem: err, reason: 'InvalidCACertificateRef' } : { pem: pem! };
 }
 
 function decodeBase64(v: string | undefined): string | undefined {

@@ -3,11 +3,16 @@
 import { CONTROLLER_NAME, type Condition, type RouteParentStatus } from '@turnpike/api';
 import { condition, sortConditions } from './conditions.js';
 import { ROUTE_RULES_OVERLAP } from './route-overlaps.js';
+import { MAX_ANCESTORS } from './backend-tls-policies.js';
 import { BACKENDS_AVAILABLE } from './routes/backend-availability.js';
 import type { RouteResult } from './routes/route-result.js';
 
 /** `overlaps`: per parent Gateway (`namespace/name`), the matches of this route another route also claims. */
-export function routeStatus(r: RouteResult, controllerName = CONTROLLER_NAME, overlaps?: ReadonlyMap<string, readonly string[]>): { parents: RouteParentStatus[] } {
+export function routeStatus(
+  r: RouteResult, controllerName = CONTROLLER_NAME, overlaps?: ReadonlyMap<string, readonly string[]>,
+  /** Per parent Gateway, the BackendTLSPolicies it may not use (beyond their 16th ancestor). */
+  blockedPolicies?: ReadonlyMap<string, readonly string[]>,
+): { parents: RouteParentStatus[] } {
   const gen = r.object.metadata.generation;
   const parents: RouteParentStatus[] = [];
   for (const p of r.parents) {
@@ -23,9 +28,13 @@ export function routeStatus(r: RouteResult, controllerName = CONTROLLER_NAME, ov
       const overlap = overlaps?.get(`${p.gateway.object.metadata.namespace}/${p.gateway.object.metadata.name}`);
       if (overlap?.length) conds.push(condition(ROUTE_RULES_OVERLAP, true, ROUTE_RULES_OVERLAP, overlapMessage(overlap), gen));
     }
+    const gateway = `${p.gateway.object.metadata.namespace}/${p.gateway.object.metadata.name}`;
+    const blocked = blockedPolicies?.get(gateway);
     conds.push(r.unresolved
       ? condition('ResolvedRefs', false, r.unresolved.reason, r.unresolved.message, gen)
-      : condition('ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved', gen));
+      : blocked?.length
+        ? condition('ResolvedRefs', false, 'InvalidBackendTLSPolicy', `BackendTLSPolicy ${blocked.join(', ')} already lists ${MAX_ANCESTORS} Gateways in status.ancestors; Gateway ${gateway} may not use its Service (those backends answer 500)`, gen)
+        : condition('ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved', gen));
     parents.push({ parentRef: p.ref, controllerName, conditions: sortConditions(conds) });
   }
   return { parents };

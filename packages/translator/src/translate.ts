@@ -24,6 +24,7 @@ import { PluginStage } from './stages/plugin-stage.js';
 import { PolicyStage } from './stages/policy-stage.js';
 import { RouteStage } from './stages/route-stage.js';
 import { RouteStatusStage } from './stages/route-status-stage.js';
+import { PolicyAncestorsStage } from './stages/policy-ancestors-stage.js';
 
 export type { Diagnostic } from './incremental/run.js';
 export type { OutputChanges, Status } from './incremental/outputs.js';
@@ -54,6 +55,7 @@ export class Translator {
   private assembly = new AssemblyStage();
   private backendTLSStatuses = new BackendTLSStatusStage();
   private routeStatuses = new RouteStatusStage();
+  private policyAncestors = new PolicyAncestorsStage();
 
   constructor(private readonly options: TranslateOptions = {}) {}
 
@@ -90,6 +92,7 @@ export class Translator {
     this.assembly = new AssemblyStage();
     this.backendTLSStatuses = new BackendTLSStatusStage();
     this.routeStatuses = new RouteStatusStage();
+    this.policyAncestors = new PolicyAncestorsStage();
   }
 
   private run(snapshot: Snapshot): { result: TranslateResult; changes: OutputChanges } {
@@ -103,9 +106,10 @@ export class Translator {
     this.plugins.update(run);
     this.gateways.update(run, this.classes);
     this.routes.update(run, this.gateways, this.policies, this.endpoints);
-    this.assembly.update(run, this.gateways, this.routes, this.plugins, this.endpoints, endpointsChanged);
-    this.routeStatuses.update(run, this.routes, this.assembly);
-    this.backendTLSStatuses.update(run, this.policies, this.routes);
+    this.policyAncestors.update(this.policies, this.routes);
+    this.assembly.update(run, this.gateways, this.routes, this.plugins, this.endpoints, endpointsChanged, this.policyAncestors);
+    this.routeStatuses.update(run, this.routes, this.assembly, this.policyAncestors);
+    this.backendTLSStatuses.update(run, this.policies, this.routes, this.policyAncestors);
     if (this.routes.diagnosticsChanged || this.previous === EMPTY_SNAPSHOT) this.diagnostics = this.routes.diagnostics();
 
     const { outputs, changes } = run.out.finish();

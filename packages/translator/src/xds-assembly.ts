@@ -10,7 +10,29 @@ import { compareRoutePrecedence, type RankedRoute } from './precedence.js';
 import { recordOverlaps, type RouteOverlaps } from './route-overlaps.js';
 import type { RouteResult } from './routes/route-result.js';
 import { parentCarriesTraffic } from './status-routes.js';
-import type { ClusterIR, GatewayIR, GatewayListenerIR, L4RouteIR, PortIR, VirtualHostIR } from '@turnpike/api';
+import type { ClusterIR, GatewayIR, GatewayListenerIR, L4RouteIR, PortIR, VirtualHostIR, WeightedCluster } from '@turnpike/api';
+
+/** Clusters of a route whose BackendTLSPolicy this Gateway may not use (it is beyond the policy's 16th ancestor). */
+function blockedClusters(r: RouteResult, policies: ReadonlySet<string>): Set<string> {
+  const out = new Set<string>();
+  if (!policies.size) return out;
+  for (const c of r.clusters) if (c.tls && policies.has(c.tls.policy)) out.add(c.name);
+  return out;
+}
+
+/** The route with the blocked clusters' weight moved to the invalid share (answered 500, or refused on L4). */
+function withoutClusters<T extends { backends?: WeightedCluster[]; invalidWeight?: number; directResponse?: { status: number } }>(route: T, blocked: Set<string>): T {
+  const backends = route.backends ?? [];
+  const lost = backends.filter((b) => blocked.has(b.cluster)).reduce((n, b) => n + b.weight, 0);
+  if (!lost) return route;
+  const kept = backends.filter((b) => !blocked.has(b.cluster));
+  // An HTTP rule left with no backend at all answers 500 directly.
+  if (!kept.length && 'match' in route) {
+    const { backends: _b, invalidWeight: _w, ...rest } = route;
+    return { ...rest, directResponse: { status: 500 } } as T;
+  }
+  return { ...route, backends: kept, invalidWeight: (route.invalidWeight ?? 0) + lost };
+}
 
 export function listenerIRName(l: ListenerModel): string {
   return `${l.ownerKind}/${l.owner.metadata.namespace}/${l.owner.metadata.name}/${l.spec.name}`;
@@ -26,7 +48,10 @@ interface ListenerAccumulator {
  * The xDS IR of one Gateway. `overlaps`, when given, receives the routes whose matches another
  * route on the same host already claims (RouteRulesOverlap).
  */
-export function assembleGateway(g: GatewayModel, routes: readonly RouteResult[], ageOf: (r: RouteResult) => number, overlaps?: RouteOverlaps): GatewayIR {
+export function assembleGateway(
+  g: GatewayModel, routes: readonly RouteResult[], ageOf: (r: RouteResult) => number, overlaps?: RouteOverlaps,
+  blockedPolicies: ReadonlySet<string> = new Set(),
+): GatewayIR {
   const acc = new Map<ListenerModel, ListenerAccumulator>();
   const listeners = mergedListeners(g).filter(listenerProgrammable);
   for (const l of listeners) acc.set(l, { model: l, hosts: new Map(), l4: [] });
@@ -37,18 +62,21 @@ export function assembleGateway(g: GatewayModel, routes: readonly RouteResult[],
       for (const { listener, hostnames } of p.attached) {
         const a = acc.get(listener);
         if (!a) continue;
-        for (const c of r.clusters) clusters.set(c.name, c);
+        const blocked = blockedClusters(r, blockedPolicies);
+        for (const c of r.clusters) if (!blocked.has(c.name)) clusters.set(c.name, c);
         if (r.http) {
           const order = `${r.object.metadata.namespace}/${r.object.metadata.name}`;
           const age = ageOf(r);
+          const http = blocked.size ? r.http.map((x) => withoutClusters(x, blocked)) : r.http;
           for (const h of hostnames) {
             const list = a.hosts.get(h) ?? [];
-            for (const route of r.http) list.push({ route, age, order });
+            for (const route of http) list.push({ route, age, order });
             a.hosts.set(h, list);
           }
         } else if (r.l4 && !r.invalid) {
           // A refused L4 route serves nothing (it must not take the listener from a valid one).
-          a.l4.push({ route: r.kind === 'TLSRoute' ? { ...r.l4, hostnames } : r.l4, result: r });
+          const l4 = blocked.size ? withoutClusters(r.l4, blocked) : r.l4;
+          a.l4.push({ route: r.kind === 'TLSRoute' ? { ...l4, hostnames } : l4, result: r });
         }
       }
     }

@@ -81,7 +81,7 @@ describe('RouteRulesOverlap', () => {
 });
 
 describe('BackendTLSPolicy ancestors beyond 16', () => {
-  it('lists 16 ancestors and says on the last one how many more there are (Aggregated)', () => {
+  it('lists 16 ancestors and says on the last one how many more there are (Aggregated); the Gateways beyond may not use the Service', () => {
     const gws = Array.from({ length: 18 }, (_, i) => gateway(`gw-${String(i).padStart(2, '0')}`, [http()]));
     const ca = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ca', namespace: 'apps' }, data: { 'ca.crt': EXAMPLE_COM_CERT } };
     const policy = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'BackendTLSPolicy', metadata: { name: 'p', namespace: 'apps', generation: 1 },
@@ -93,7 +93,60 @@ describe('BackendTLSPolicy ancestors beyond 16', () => {
     expect(ancestors.map((a) => a.ancestorRef.name)).toEqual(gws.slice(0, 16).map((g) => g.metadata.name));
     const agg = cond(ancestors[15]!.conditions, 'Aggregated');
     expect(agg).toMatchObject({ status: 'True', reason: 'Aggregated' });
-    expect(agg!.message).toContain('2 more use this policy and are not listed: infra/gw-16, infra/gw-17');
+    expect(agg!.message).toContain('2 more are not listed: infra/gw-16, infra/gw-17');
     expect(ancestors.slice(0, 15).every((a) => cond(a.conditions, 'Aggregated') === undefined)).toBe(true);
+    // The policy is unimplementable for the Gateways beyond the 16th: their rule answers 500 and
+    // the route says so on those parents only; the listed ones serve the Service over TLS.
+    const parents = statusOf(r, 'HTTPRoute', 'apps', 'r').parents as { parentRef: { name: string }; conditions: unknown }[];
+    const resolved = (gw: string) => cond(parents.find((p) => p.parentRef.name === gw)!.conditions, 'ResolvedRefs');
+    expect(resolved('gw-17')).toMatchObject({ status: 'False', reason: 'InvalidBackendTLSPolicy' });
+    expect(resolved('gw-17')!.message).toContain('BackendTLSPolicy apps/p already lists 16 Gateways');
+    expect(resolved('gw-15')).toMatchObject({ status: 'True' });
+    const route = (gw: string) => r.xdsIR.gateways.get(`infra/${gw}`)!.ports[0]!.listeners[0]!.virtualHosts![0]!.routes[0]!;
+    expect(route('gw-16').directResponse).toEqual({ status: 500 });
+    expect(r.xdsIR.gateways.get('infra/gw-16')!.clusters).toEqual([]);
+    expect(route('gw-00').backends).toEqual([{ cluster: 'apps/a/8080', weight: 1 }]);
+    expect(r.xdsIR.gateways.get('infra/gw-00')!.clusters[0]!.tls?.policy).toBe('apps/p');
+  });
+
+  it('incrementally: when a Gateway stops routing to the Service, the next one beyond the 16th may use it again, as a fresh translation says', () => {
+    const gws = Array.from({ length: 18 }, (_, i) => gateway(`gw-${String(i).padStart(2, '0')}`, [http()]));
+    const ca = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ca', namespace: 'apps' }, data: { 'ca.crt': EXAMPLE_COM_CERT } };
+    const policy = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'BackendTLSPolicy', metadata: { name: 'p', namespace: 'apps', generation: 1 },
+      spec: { targetRefs: [{ group: '', kind: 'Service', name: 'a' }], validation: { hostname: 'example.com', caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'ca' }] } } };
+    const objects = (parents: string[]) => [gatewayClass(), ...gws, service('a'), endpointSlice('a'), ca as never, policy as never,
+      httpRoute('r', { parentRefs: parents.map((name) => ({ name, namespace: 'infra' })), rules: [rule('a')] })];
+    const all = gws.map((g) => g.metadata.name);
+    const t = new Translator();
+    t.translate(snapshotFromObjects(objects(all)));
+    const fewer = all.filter((n) => n !== 'gw-03');
+    const { result, changes } = t.translateWithChanges(snapshotFromObjects(objects(fewer)));
+    expect(JSON.stringify(result)).toBe(JSON.stringify(new Translator().translate(snapshotFromObjects(objects(fewer)))));
+    expect(changes.gateways).toContain('infra/gw-16');
+    expect(result.xdsIR.gateways.get('infra/gw-16')!.clusters[0]!.tls?.policy).toBe('apps/p');
+    expect(result.xdsIR.gateways.get('infra/gw-17')!.clusters).toEqual([]);
+  });
+});
+
+describe('BackendTLSPolicy CA from a ClusterTrustBundle', () => {
+  const policy = (ref: Record<string, unknown>) => ({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'BackendTLSPolicy', metadata: { name: 'p', namespace: 'apps', generation: 1 },
+    spec: { targetRefs: [{ group: '', kind: 'Service', name: 'a' }], validation: { hostname: 'example.com', caCertificateRefs: [ref] } } }) as never;
+  const base = [gatewayClass(), gateway('gw', [http()]), service('a'), endpointSlice('a'), httpRoute('r', { parentRefs: [toGw], rules: [rule('a')] })];
+  const ctb = { apiVersion: 'certificates.k8s.io/v1beta1', kind: 'ClusterTrustBundle', metadata: { name: 'corp-ca' }, spec: { trustBundle: EXAMPLE_COM_CERT } } as never;
+
+  it('a ClusterTrustBundle (certificates.k8s.io, or the core group) supplies the CA bundle of the cluster', () => {
+    for (const group of ['certificates.k8s.io', '']) {
+      const r = run([...base, ctb, policy({ group, kind: 'ClusterTrustBundle', name: 'corp-ca' })]);
+      expect(cond((statusOf(r, 'BackendTLSPolicy', 'apps', 'p').ancestors as { conditions: unknown }[])[0]!.conditions, 'Accepted')?.status).toBe('True');
+      expect(r.xdsIR.gateways.get('infra/gw')!.clusters[0]!.tls?.caBundle).toBe(EXAMPLE_COM_CERT);
+    }
+  });
+
+  it('a missing ClusterTrustBundle is named, and the policy has no valid CA', () => {
+    const r = run([...base, policy({ group: 'certificates.k8s.io', kind: 'ClusterTrustBundle', name: 'absent' })]);
+    const conds = (statusOf(r, 'BackendTLSPolicy', 'apps', 'p').ancestors as { conditions: unknown }[])[0]!.conditions;
+    expect(cond(conds, 'ResolvedRefs')).toMatchObject({ status: 'False', reason: 'InvalidCACertificateRef' });
+    expect(cond(conds, 'ResolvedRefs')!.message).toContain('ClusterTrustBundle absent not found');
+    expect(cond(conds, 'Accepted')).toMatchObject({ status: 'False', reason: 'NoValidCACertificate' });
   });
 });

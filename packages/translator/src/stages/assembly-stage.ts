@@ -13,6 +13,7 @@ import { assembleGateway } from '../xds-assembly.js';
 import type { EndpointStage } from './endpoints.js';
 import type { GatewayStage } from './gateway-stage.js';
 import type { PluginStage } from './plugin-stage.js';
+import type { PolicyAncestorsStage } from './policy-ancestors-stage.js';
 import type { RouteStage } from './route-stage.js';
 
 const PIECE = 'assembly:';
@@ -44,13 +45,14 @@ export class AssemblyStage {
   /** Routes whose overlaps changed in the last run. */
   overlapTouched = new Set<string>();
 
-  update(run: TranslationRun, gateways: GatewayStage, routes: RouteStage, plugins: PluginStage, endpoints: EndpointStage, endpointsChanged: Set<string>): void {
+  update(run: TranslationRun, gateways: GatewayStage, routes: RouteStage, plugins: PluginStage, endpoints: EndpointStage, endpointsChanged: Set<string>, ancestors: PolicyAncestorsStage): void {
     const dirty = run.dirtyPieces(PIECE);
     this.overlapTouched = new Set();
     for (const k of gateways.changed) dirty.add(k);
+    for (const k of ancestors.changedGateways) dirty.add(k);
     for (const k of routes.touchedGateways) dirty.add(k);
     const orphans = new Set<string>();
-    for (const key of [...dirty].sort()) this.assemble(run, key, gateways, routes, plugins, endpoints, orphans);
+    for (const key of [...dirty].sort()) this.assemble(run, key, gateways, routes, plugins, endpoints, orphans, ancestors);
     for (const k of orphans) if (!this.listenerSetOwner.has(k)) run.out.statuses.delete(k);
     for (const name of endpointsChanged) {
       const cluster = this.servedBy.get(name)?.cluster;
@@ -58,7 +60,7 @@ export class AssemblyStage {
     }
   }
 
-  private assemble(run: TranslationRun, key: string, gateways: GatewayStage, routes: RouteStage, plugins: PluginStage, endpoints: EndpointStage, orphans: Set<string>): void {
+  private assemble(run: TranslationRun, key: string, gateways: GatewayStage, routes: RouteStage, plugins: PluginStage, endpoints: EndpointStage, orphans: Set<string>, ancestors: PolicyAncestorsStage): void {
     const [ns, name] = key.split('/') as [string, string];
     const gatewayKey = objectKey('Gateway', ns, name);
     const group = gateways.groups.get(key);
@@ -99,7 +101,7 @@ export class AssemblyStage {
         return;
       }
       const overlaps: RouteOverlaps = new Map();
-      const ir = assembleGateway(g, results, ageOf, overlaps);
+      const ir = assembleGateway(g, results, ageOf, overlaps, ancestors.blockedOn(key));
       this.setOverlaps(key, overlaps);
       const mounted = installed.filter((p) => p.mountPath);
       if (mounted.length) ir.installedPlugins = mounted.map((p) => ({ name: `${p.namespace}/${p.name}`, sha256: p.sha256, mountPath: p.mountPath! }));

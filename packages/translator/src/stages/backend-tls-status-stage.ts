@@ -1,35 +1,19 @@
-// Stage 8: BackendTLSPolicy status. Its ancestors are the route parents (Gateways) whose routes
+// Stage 9: BackendTLSPolicy status. Its ancestors are the route parents (Gateways) whose routes
 // use the policy's Service; derived again only when a policy or a route using one changed.
-import { type BackendTLSPolicy, type Condition, type PolicyAncestorStatus } from '@turnpike/api';
+import { type BackendTLSPolicy, type Condition } from '@turnpike/api';
 import { condition, sortConditions } from '../conditions.js';
 import type { TranslationRun } from '../incremental/run.js';
-import { parentCarriesTraffic } from '../status-routes.js';
+import { MAX_ANCESTORS } from '../backend-tls-policies.js';
+import type { PolicyAncestorsStage } from './policy-ancestors-stage.js';
 import type { PolicyStage } from './policy-stage.js';
 import type { RouteStage } from './route-stage.js';
-
-/** status.ancestors holds at most 16 entries (CRD maxItems). */
-const MAX_ANCESTORS = 16;
 
 export class BackendTLSStatusStage {
   private written = new Set<string>();
 
-  update(run: TranslationRun, policies: PolicyStage, routes: RouteStage): void {
+  update(run: TranslationRun, policies: PolicyStage, routes: RouteStage, stage: PolicyAncestorsStage): void {
     if (!policies.changed && !routes.policiesTouched) return;
-    const ancestors = new Map<string, Map<string, PolicyAncestorStatus['ancestorRef']>>();
-    for (const key of [...routes.routesWithPolicies].sort()) {
-      const r = routes.entries.get(key)?.result;
-      if (!r) continue;
-      for (const policy of r.backendTLSPolicies ?? []) {
-        for (const p of r.parents) {
-          if (!parentCarriesTraffic(r, p)) continue;
-          const ref = { group: p.ref.group ?? 'gateway.networking.k8s.io', kind: p.ref.kind ?? 'Gateway', namespace: p.ref.namespace ?? r.object.metadata.namespace ?? '', name: p.ref.name,
-            ...(p.ref.sectionName !== undefined ? { sectionName: p.ref.sectionName } : {}), ...(p.ref.port !== undefined ? { port: p.ref.port } : {}) };
-          const m = ancestors.get(policy) ?? new Map();
-          m.set(JSON.stringify(ref), ref);
-          ancestors.set(policy, m);
-        }
-      }
-    }
+    const ancestors = stage.ancestors;
     const written = new Set<string>();
     for (const model of policies.index.models) {
       const p: BackendTLSPolicy = model.policy;
@@ -44,13 +28,13 @@ export class BackendTLSStatusStage {
         model.refsProblem ? condition('ResolvedRefs', false, model.refsProblem.reason, model.refsProblem.message, gen) : condition('ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved', gen),
       ];
       // Keep the first 16 ancestors in a stable order; the last one listed says how many are not.
-      const all = [...refs.keys()].sort();
+      const all = [...refs.keys()];
       const list = all.slice(0, MAX_ANCESTORS).map((k) => ({ ancestorRef: refs.get(k)!, controllerName: run.controllerName, conditions: sortConditions(conds.map((c) => ({ ...c }))) }));
       if (all.length > MAX_ANCESTORS) {
         const rest = all.slice(MAX_ANCESTORS).map((k) => `${refs.get(k)!.namespace}/${refs.get(k)!.name}`);
         const last = list[list.length - 1]!;
         last.conditions = sortConditions([...last.conditions, condition('Aggregated', true, 'Aggregated',
-          `status.ancestors holds ${MAX_ANCESTORS} entries; ${rest.length} more use this policy and are not listed: ${rest.join(', ')}`, gen)]);
+          `status.ancestors holds ${MAX_ANCESTORS} entries; ${rest.length} more are not listed: ${rest.join(', ')}. A Gateway not listed at all may not use this policy's Service (those backends answer 500)`, gen)]);
       }
       const statusKey = `BackendTLSPolicy/${key}`;
       written.add(statusKey);
