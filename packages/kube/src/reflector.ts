@@ -93,7 +93,7 @@ export class Reflector {
           continue;
         }
         if (e instanceof KubeApiError && e.status === 404 && rv === undefined) {
-          if (!this.missingReported) this.log('warn', `${this.kind} is not served by the API server (CRD not installed?); skipping it and looking again later`);
+          if (!this.missingReported) this.log('warn', `${this.kind} is not served by the API server (its CRD not installed, or its API not enabled); skipping it and looking again later`);
           this.missingReported = true;
           if (!this.synced) this.markSynced(); // nothing to wait for
           await this.sleep(this.o.missingRetryMs ?? 30_000);

@@ -103,9 +103,12 @@ export const anyObject: fc.Arbitrary<KubeObject> = fc.oneof(
   }),
   fc.record({ name: pick('infra', 'apps', 'other'), team: maybe(pick('a', 'b')) }).map(({ name, team }) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: meta(name, undefined, { labels: team ? { team } : {} }) })),
   fc.record({ good: fc.boolean() }).map(({ good }) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: meta('ca', 'apps'), data: { 'ca.crt': good ? EXAMPLE_COM_CERT : 'nope' } })),
-  fc.record({ name: pick('btls1', 'btls2'), section: maybe(pick('http')), wellKnown: fc.boolean(), created }).map(({ name, section, wellKnown, created: c }) => ({
+  fc.record({ good: fc.boolean() }).map(({ good }) => ({ apiVersion: 'certificates.k8s.io/v1beta1', kind: 'ClusterTrustBundle', metadata: meta('corp-ca', undefined), spec: { trustBundle: good ? EXAMPLE_COM_CERT : 'nope' } })),
+  fc.record({ name: pick('btls1', 'btls2'), section: maybe(pick('http')), ca: pick('well-known', 'configmap', 'bundle'), created }).map(({ name, section, ca, created: c }) => ({
     apiVersion: 'gateway.networking.k8s.io/v1alpha3', kind: 'BackendTLSPolicy', metadata: meta(name, 'apps', { generation: 1, ...(c ? { creationTimestamp: c } : {}) }),
-    spec: { targetRefs: [{ group: '', kind: 'Service', name: 'svc1', ...(section ? { sectionName: section } : {}) }], validation: { hostname: 'svc1.example.com', ...(wellKnown ? { wellKnownCACertificates: 'System' } : { caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'ca' }] }) } },
+    spec: { targetRefs: [{ group: '', kind: 'Service', name: 'svc1', ...(section ? { sectionName: section } : {}) }], validation: { hostname: 'svc1.example.com',
+      ...(ca === 'well-known' ? { wellKnownCACertificates: 'System' } : { caCertificateRefs: [ca === 'bundle'
+        ? { group: 'certificates.k8s.io', kind: 'ClusterTrustBundle', name: 'corp-ca' } : { group: '', kind: 'ConfigMap', name: 'ca' }] }) } },
   })),
   fc.record({ replicas: pick(1, 2), plugin: fc.boolean() }).map(({ replicas, plugin }) => ({
     apiVersion: 'turnpike.dev/v1alpha1', kind: 'ProxyConfig', metadata: meta('pc', 'infra', { generation: 1 }), spec: { replicas, ...(plugin ? { plugins: [{ name: 'p1', namespace: 'apps' }] } : {}) },
