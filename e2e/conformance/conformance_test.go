@@ -19,7 +19,7 @@ import (
 // address) are left out: there is no data plane here, and Gateway addresses are cluster IPs
 // that must never be dialled from this machine.
 var statusOnly = sets.New(
-	"BackendTLSPolicyObservedGenerationBump", "GatewayClassObservedGenerationBump", "GatewayInfrastructure",
+	"BackendTLSPolicyObservedGenerationBump", "GatewayClassObservedGenerationBump", "GatewayInfrastructureMetadata",
 	"GatewayInvalidFrontendClientCertificateValidation", "GatewayInvalidParametersRef", "GatewayInvalidRouteKind",
 	"GatewayInvalidTLSBackendConfiguration", "GatewayInvalidTLSConfiguration", "GatewayListenerUnsupportedProtocol",
 	"GatewayModifyListeners", "GatewayObservedGenerationBump", "GatewayOptionalAddressValue",

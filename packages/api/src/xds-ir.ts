@@ -1,7 +1,8 @@
 // The xDS IR: per Gateway, what its proxy listens on and where traffic goes. Plain JSON; the
 // xds package turns it into Envoy resources.
 
-export interface RouteSource { kind: string; namespace: string; name: string; rule: number; match?: number }
+/** Where an IR route came from; `ruleName` is the rule's `name` when it has one (HTTPRouteNamedRouteRule). */
+export interface RouteSource { kind: string; namespace: string; name: string; rule: number; match?: number; ruleName?: string }
 
 export interface EndpointIR { address: string; port: number; ready: boolean }
 
@@ -62,6 +63,8 @@ export interface ListenerTLSIR {
   /** Secret keys `namespace/name`; their content is in GatewayIR.secrets. */
   certificates: string[];
   clientCA?: string;
+  /** AllowInsecureFallback: a missing or failing client certificate does not refuse the connection. */
+  clientCAOptional?: boolean;
 }
 
 export interface GatewayListenerIR {
@@ -93,6 +96,8 @@ export interface GatewayIR {
   secrets: { name: string; sha256: string }[];
   /** gRPC services exposed to proxyless clients, when the ProxyConfig asks for it. */
   proxyless?: boolean;
+  /** The Secret (`namespace/name`, also in `secrets`) whose certificate the proxies present to TLS backends. */
+  backendClientCertificate?: string;
   /** Plugins installed in this Gateway's proxies (ProxyConfig.spec.plugins) whose file is mounted there. */
   installedPlugins?: { name: string; sha256: string; mountPath: string }[];
 }

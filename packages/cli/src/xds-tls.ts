@@ -1,27 +1,53 @@
 // How the ADS server authenticates: from files (`run --dir` with --xds-tls-cert/--xds-tls-key and,
 // for client certificates, --xds-client-ca), or from the control-plane CA (in a cluster). Files
-// are watched and reloaded; new certificates apply to new connections.
-import { existsSync } from 'node:fs';
+// are read again every few seconds; new certificates apply to new connections.
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { experimental } from '@grpc/grpc-js';
-import type { AdsTlsOptions, MemoryCertificateProvider } from '@turnpike/xds';
+import { MemoryCertificateProvider, type AdsTlsOptions } from '@turnpike/xds';
 import { CliError } from './errors.js';
 
 export interface XdsTlsFlags { xdsTlsCert?: string; xdsTlsKey?: string; xdsClientCa?: string; xdsTrustDomain: string }
 
-/** TLS from files, or undefined for plaintext. */
+/** TLS from files, or undefined for plaintext. Read (and checked) now, then again every few seconds. */
 export function xdsTlsFromFiles(f: XdsTlsFlags): AdsTlsOptions | undefined {
   if (!f.xdsTlsCert && !f.xdsTlsKey && !f.xdsClientCa) return undefined;
   if (!f.xdsTlsCert || !f.xdsTlsKey) throw new CliError('--xds-tls-cert and --xds-tls-key go together');
-  for (const [flag, file] of [['--xds-tls-cert', f.xdsTlsCert], ['--xds-tls-key', f.xdsTlsKey], ['--xds-client-ca', f.xdsClientCa]] as const) {
-    if (file && !existsSync(file)) throw new CliError(`${flag} ${file}: no such file`);
-  }
-  const identity = new experimental.FileWatcherCertificateProvider({ certificateFile: f.xdsTlsCert, privateKeyFile: f.xdsTlsKey, refreshIntervalMs: 5000 });
+  const provider = new MemoryCertificateProvider();
+  const load = (strict: boolean) => {
+    try {
+      const cert = readPem('--xds-tls-cert', f.xdsTlsCert!, (t) => new X509Certificate(t));
+      const key = readPem('--xds-tls-key', f.xdsTlsKey!, (t) => createPrivateKey(t));
+      const ca = f.xdsClientCa ? readPem('--xds-client-ca', f.xdsClientCa, (t) => new X509Certificate(t)) : undefined;
+      provider.setIdentity(cert, key);
+      if (ca) provider.setCA(ca);
+    } catch (e) {
+      // At start a bad file is a mistake to report; later, a half-written file is retried.
+      if (strict) throw e;
+    }
+  };
+  load(true);
+  setInterval(() => load(false), 5000).unref();
   if (!f.xdsClientCa) {
     // Server TLS only: the stream is encrypted, but any client may ask for any Gateway.
-    return { credentials: experimental.createCertificateProviderServerCredentials(identity, null, false) };
+    return { credentials: experimental.createCertificateProviderServerCredentials(provider, null, false) };
   }
-  const ca = new experimental.FileWatcherCertificateProvider({ caCertificateFile: f.xdsClientCa, refreshIntervalMs: 5000 });
-  return { credentials: experimental.createCertificateProviderServerCredentials(identity, ca, true), trustDomain: f.xdsTrustDomain };
+  return { credentials: experimental.createCertificateProviderServerCredentials(provider, provider, true), trustDomain: f.xdsTrustDomain };
+}
+
+function readPem(flag: string, file: string, check: (text: string) => unknown): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new CliError(`${flag} ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
+  }
+  try {
+    check(text);
+  } catch (e) {
+    throw new CliError(`${flag} ${file}: not a usable PEM file (${(e as Error).message})`);
+  }
+  return text;
 }
 
 /** mTLS from the control-plane CA: client certificates required, each stream limited to its Gateway. */

@@ -31,10 +31,14 @@ export function processClass(inputs: Inputs, gc: GatewayClass): ClassResult {
 
 /** Features this implementation serves, published on every class we accept (sorted). */
 export const SUPPORTED_FEATURES = [
-  'BackendTLSPolicy', 'GRPCRoute', 'Gateway', 'GatewayAddressEmpty', 'GatewayInfrastructurePropagation', 'GatewayPort8080',
-  'HTTPRoute', 'HTTPRouteBackendTimeout', 'HTTPRouteDestinationPortMatching', 'HTTPRouteHostRewrite', 'HTTPRouteMethodMatching',
+  'BackendTLSPolicy', 'BackendTLSPolicySANValidation', 'GRPCRoute', 'GRPCRouteNamedRouteRule', 'Gateway', 'GatewayAddressEmpty',
+  'GatewayBackendClientCertificate', 'GatewayFrontendClientCertificateValidation', 'GatewayFrontendClientCertificateValidationInsecureFallback',
+  'GatewayInfrastructure', 'GatewayPort8080',
+  'HTTPRoute', 'HTTPRoute303RedirectStatusCode', 'HTTPRoute307RedirectStatusCode', 'HTTPRoute308RedirectStatusCode',
+  'HTTPRouteBackendProtocolH2C', 'HTTPRouteBackendProtocolWebSocket', 'HTTPRouteBackendRequestHeaderModification', 'HTTPRouteBackendTimeout',
+  'HTTPRouteCORS', 'HTTPRouteDestinationPortMatching', 'HTTPRouteHostRewrite', 'HTTPRouteMethodMatching', 'HTTPRouteNamedRouteRule',
   'HTTPRouteParentRefPort', 'HTTPRoutePathRedirect', 'HTTPRoutePathRewrite', 'HTTPRoutePortRedirect', 'HTTPRouteQueryParamMatching',
   'HTTPRouteRequestMirror', 'HTTPRouteRequestMultipleMirrors', 'HTTPRouteRequestPercentageMirror', 'HTTPRouteRequestTimeout',
-  'HTTPRouteResponseHeaderModification', 'HTTPRouteSchemeRedirect', 'ListenerSet', 'ReferenceGrant', 'TCPRoute', 'TLSRoute',
-  'TLSRouteModeTerminate', 'UDPRoute',
+  'HTTPRouteResponseHeaderModification', 'HTTPRouteRetry', 'HTTPRouteRetryBackendTimeout', 'HTTPRouteRetryConnectionError',
+  'HTTPRouteSchemeRedirect', 'ListenerSet', 'ReferenceGrant', 'TCPRoute', 'TLSRoute', 'TLSRouteModeTerminate', 'UDPRoute',
 ].sort();

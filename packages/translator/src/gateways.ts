@@ -66,6 +66,7 @@ export function buildListener(
   }
   m.certificates = tls.certificates;
   if (tls.clientCA) m.clientCA = tls.clientCA;
+  if (tls.clientCAOptional) m.clientCAOptional = true;
   return m;
 }
 
@@ -133,6 +134,7 @@ export function buildGatewayGroup(inputs: Inputs, gw: Gateway, cls: ClassResult,
     const r = checkSecretRef(inputs, { kind: 'Gateway', namespace: gw.metadata.namespace ?? '' }, ccr,
       'spec.tls.backend.clientCertificateRef', { invalid: 'InvalidClientCertificateRef' });
     if (r.problem) model.refsProblem = r.problem;
+    if (r.certificate) model.backendClientCertificate = r.certificate;
   }
   model.listeners = (gw.spec?.listeners ?? []).map((l, i) => buildListener(inputs, gw, gw, 'Gateway', l, i));
   markConflictsWithin(model.listeners);

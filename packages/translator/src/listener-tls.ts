@@ -37,6 +37,7 @@ export interface ListenerTLSResult {
   someCertificatesInvalid?: boolean;
   certificates: CertificateModel[];
   clientCA?: string;
+  clientCAOptional?: boolean;
 }
 
 export function checkListenerTLS(
@@ -105,6 +106,8 @@ export function checkListenerTLS(
     if (first) out.refsProblem ??= first;
     if (bundles.length) out.clientCA = bundles.join('\n');
     else out.notAccepted = { reason: 'NoValidCACertificate', message: 'spec.tls.frontend: none of the CA certificate references is usable' };
+    if (fv.mode === 'AllowInsecureFallback') out.clientCAOptional = true;
+    else if (fv.mode !== undefined && fv.mode !== 'AllowValidOnly') out.notAccepted ??= { reason: 'UnsupportedValue', message: `spec.tls.frontend validation mode: "${fv.mode}" is not supported (AllowValidOnly, AllowInsecureFallback)` };
   }
   return out;
 }

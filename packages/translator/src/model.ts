@@ -40,6 +40,8 @@ export interface ListenerModel {
   certificates: CertificateModel[];
   /** Frontend client validation CA bundle, PEM, when configured and valid. */
   clientCA?: string;
+  /** The frontend validation mode is AllowInsecureFallback. */
+  clientCAOptional?: boolean;
 }
 
 export interface GatewayModel {
@@ -50,6 +52,8 @@ export interface GatewayModel {
   parametersProblem?: Problem;
   /** Gateway-level reference problem (spec.tls.backend.clientCertificateRef). */
   refsProblem?: Problem;
+  /** spec.tls.backend.clientCertificateRef, resolved: presented to backends that speak TLS. */
+  backendClientCertificate?: CertificateModel;
   addressProblem?: Problem;
   /**
    * Why the Gateway is not accepted (parameters, addresses, or no valid listener of its own).

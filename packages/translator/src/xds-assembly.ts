@@ -93,6 +93,7 @@ export function assembleGateway(
     if (l.protocol === 'HTTPS' || l.protocol === 'TLS') {
       ir.tls = { mode: l.protocol === 'HTTPS' ? 'Terminate' : tlsMode(l), certificates: a.model.certificates.map((c) => c.secret) };
       if (a.model.clientCA) ir.tls.clientCA = a.model.clientCA;
+      if (a.model.clientCA && a.model.clientCAOptional) ir.tls.clientCAOptional = true;
     }
     if (l.protocol === 'HTTP' || l.protocol === 'HTTPS') {
       const vhosts: VirtualHostIR[] = [];
@@ -110,6 +111,7 @@ export function assembleGateway(
   }
   const secrets = new Map<string, string>();
   for (const l of listeners) for (const c of l.certificates) secrets.set(c.secret, c.sha256);
+  if (g.backendClientCertificate) secrets.set(g.backendClientCertificate.secret, g.backendClientCertificate.sha256);
   const gw = g.object;
   const out: GatewayIR = {
     name: gw.metadata.name,
@@ -120,5 +122,7 @@ export function assembleGateway(
   };
   for (const p of out.ports) p.listeners.sort((a, b) => (a.name < b.name ? -1 : 1));
   if (g.proxyConfig?.spec?.proxylessGRPC) out.proxyless = true;
+  // Only worth sending when some backend speaks TLS (GatewayBackendClientCertificate).
+  if (g.backendClientCertificate && out.clusters.some((c) => c.tls)) out.backendClientCertificate = g.backendClientCertificate.secret;
   return out;
 }

@@ -117,6 +117,8 @@ function applyFilters(route: Route, action: RouteAction | undefined, f: HTTPFilt
 
 export function buildRoute(r: HTTPRouteIR): Route {
   const route: Route = { name: r.name, match: routeMatch(r) };
+  // A named rule (HTTPRouteNamedRouteRule) keeps its name where access logs and admin dumps see it.
+  if (r.source.ruleName) route.metadata = { filter_metadata: { 'turnpike.dev': { fields: { rule_name: { stringValue: r.source.ruleName } } } } };
   if (r.directResponse) {
     route.direct_response = { status: r.directResponse.status, ...(r.directResponse.body ? { body: { inline_string: r.directResponse.body } } : {}) };
     // Plugins still run on a route answered by the proxy itself (e.g. 503 with no endpoints).
@@ -160,10 +162,14 @@ export function buildRoute(r: HTTPRouteIR): Route {
   }
   if (r.timeouts?.request) action.timeout = duration(r.timeouts.request);
   if (r.retry || r.timeouts?.backendRequest) {
+    // With a retry stanza, connection errors (reset, refused, connect failure, and a backend
+    // request timeout, which Envoy counts as a reset) are retried besides the listed codes, as
+    // the spec says implementations SHOULD; without codes, any 5xx is.
     action.retry_policy = {
-      retry_on: r.retry?.codes.length ? 'retriable-status-codes' : '5xx',
-      num_retries: { value: r.retry?.attempts ?? 0 },
+      retry_on: r.retry ? `${r.retry.codes.length ? 'retriable-status-codes' : '5xx'},reset,connect-failure,refused-stream` : '5xx',
+      num_retries: { value: r.retry ? r.retry.attempts : 0 },
       ...(r.retry?.codes.length ? { retriable_status_codes: r.retry.codes } : {}),
+      ...(r.retry?.backoff ? { retry_back_off: { base_interval: duration(r.retry.backoff) } } : {}),
       ...(r.timeouts?.backendRequest ? { per_try_timeout: duration(r.timeouts.backendRequest) } : {}),
     };
   }
@@ -216,6 +222,8 @@ function httpConnectionManager(statPrefix: string, routeConfigName: string, with
     stat_prefix: statPrefix,
     rds: { route_config_name: routeConfigName, config_source: ADS },
     http_filters: filters,
+    // WebSocket upgrades pass through to backends (HTTPRouteBackendProtocolWebSocket).
+    upgrade_configs: [{ upgrade_type: 'websocket' }],
     // Host headers carry the port on non-default ports; routing is by hostname only.
     strip_any_host_port: true,
   });
@@ -238,9 +246,10 @@ function downstreamTls(l: GatewayListenerIR): FilterChain['transport_socket'] {
   const ctx: DownstreamTlsContext = {
     common_tls_context: {
       tls_certificate_sds_secret_configs: (l.tls?.certificates ?? []).map((name) => ({ name, sds_config: ADS })),
-      ...(l.tls?.clientCA ? { validation_context: { trusted_ca: { inline_string: l.tls.clientCA } } } : {}),
+      // AllowInsecureFallback: ask for a certificate, let the backend decide what an untrusted one means.
+      ...(l.tls?.clientCA ? { validation_context: { trusted_ca: { inline_string: l.tls.clientCA }, ...(l.tls.clientCAOptional ? { trust_chain_verification: 'ACCEPT_UNTRUSTED' as const } : {}) } } : {}),
     },
-    ...(l.tls?.clientCA ? { require_client_certificate: { value: true } } : {}),
+    ...(l.tls?.clientCA ? { require_client_certificate: { value: !l.tls.clientCAOptional } } : {}),
   };
   return { name: 'envoy.transport_sockets.tls', typed_config: typed<DownstreamTlsContext>('envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext', ctx) };
 }
@@ -303,7 +312,8 @@ function buildPort(port: PortIR, out: EnvoyResources, plugins: PluginContext): v
   out.listeners.push(listener);
 }
 
-function buildCluster(c: ClusterIR): Cluster {
+/** `clientCertificate`: the SDS Secret the proxy presents to a TLS backend (the Gateway's spec.tls.backend). */
+function buildCluster(c: ClusterIR, clientCertificate?: string): Cluster {
   const cluster: Cluster = {
     name: c.name,
     type: 'EDS',
@@ -316,6 +326,7 @@ function buildCluster(c: ClusterIR): Cluster {
     const ctx: UpstreamTlsContext = {
       sni: c.tls.sni,
       common_tls_context: {
+        ...(clientCertificate ? { tls_certificate_sds_secret_configs: [{ name: clientCertificate, sds_config: ADS }] } : {}),
         validation_context: {
           ...(c.tls.caBundle ? { trusted_ca: { inline_string: c.tls.caBundle } } : { trusted_ca: { filename: '/etc/ssl/certs/ca-certificates.crt' } }),
           match_typed_subject_alt_names: (c.tls.subjectAltNames.length ? c.tls.subjectAltNames : [c.tls.sni]).map((n) => ({ san_type: n.includes('://') ? 'URI' as const : 'DNS' as const, matcher: { exact: n } })),
@@ -393,10 +404,12 @@ function build(gw: GatewayIR, secrets: SecretLookup, plugins: PluginLookup, endp
   if (gw.proxyless) buildProxyless(gw, out);
   out.clusters.push(...pluginContentClusters(pc.used, gw, options.controlPlaneTls));
   for (const c of gw.clusters) {
-    let cluster = clusterMemo?.get(c);
+    // A backend client certificate is the Gateway's, not the cluster's: such clusters are not shared.
+    const own = !!(c.tls && gw.backendClientCertificate);
+    let cluster = own ? undefined : clusterMemo?.get(c);
     if (!cluster) {
-      cluster = buildCluster(c);
-      clusterMemo?.set(c, cluster);
+      cluster = buildCluster(c, own ? gw.backendClientCertificate : undefined);
+      if (!own) clusterMemo?.set(c, cluster);
     }
     out.clusters.push(cluster);
     if (endpoints) out.endpoints.push(buildEndpoints(c, endpoints(c.name) ?? []));

@@ -15,6 +15,7 @@ const BACKEND_FILTERS = new Set(['RequestHeaderModifier', 'ResponseHeaderModifie
 const DURATION = /^([0-9]{1,5}(h|m|s|ms)){1,4}$/;
 
 export interface RuleInput {
+  name?: string;
   matches: (HTTPMatchIR | Problem)[];
   filters?: HTTPRouteFilter[];
   backendRefs?: BackendRef[];
@@ -35,6 +36,10 @@ export function translateRules(ctx: TranslationContext, route: KubeObject, kind:
     for (const c of compiled.clusters) clusters.set(c.name, c);
     if (compiled.unresolved) result.unresolved ??= compiled.unresolved;
     const t = rule.timeouts;
+    invalid ??= retryProblem(rule.retry, `${field}.retry`);
+    if (rule.name !== undefined && rules.findIndex((o) => o.name === rule.name) !== ri) {
+      invalid ??= { reason: 'UnsupportedValue', message: `${field}.name: "${rule.name}" is already the name of spec.rules[${rules.findIndex((o) => o.name === rule.name)}]; rule names must be unique` };
+    }
     for (const k of ['request', 'backendRequest'] as const) {
       if (t?.[k] !== undefined && !DURATION.test(t[k] as string)) invalid ??= { reason: 'UnsupportedValue', message: `${field}.timeouts.${k}: "${t[k]}" is not a Gateway API duration` };
     }
@@ -73,7 +78,7 @@ export function translateRules(ctx: TranslationContext, route: KubeObject, kind:
       const match: HTTPMatchIR = 'reason' in m ? { path: { type: 'PathPrefix', value: '/' }, headers: [], queryParams: [] } : m;
       const ir: HTTPRouteIR = {
         name: `${kind.toLowerCase()}/${route.metadata.namespace}/${route.metadata.name}/rule/${ri}/match/${mi}`,
-        source: { kind, namespace: route.metadata.namespace ?? '', name: route.metadata.name, rule: ri, match: mi },
+        source: { kind, namespace: route.metadata.namespace ?? '', name: route.metadata.name, rule: ri, match: mi, ...(rule.name ? { ruleName: rule.name } : {}) },
         match,
       };
       if (invalid || compiled.unresolved) {
@@ -104,6 +109,16 @@ export function translateRules(ctx: TranslationContext, route: KubeObject, kind:
   }
   result.http = irRoutes;
   result.clusters = [...clusters.values()];
+}
+
+/** A retry stanza the proxy can apply: codes 400-599, at least one attempt, a Gateway API duration as backoff. */
+function retryProblem(r: HTTPRouteRule['retry'], field: string): Problem | undefined {
+  if (!r) return undefined;
+  const bad = (r.codes ?? []).findIndex((c) => !Number.isInteger(c) || c < 400 || c > 599);
+  if (bad >= 0) return { reason: 'UnsupportedValue', message: `${field}.codes[${bad}]: ${String(r.codes![bad])} is not an HTTP status code from 400 to 599` };
+  if (r.attempts !== undefined && (!Number.isInteger(r.attempts) || r.attempts < 1)) return { reason: 'UnsupportedValue', message: `${field}.attempts: ${String(r.attempts)} must be a whole number of at least 1` };
+  if (r.backoff !== undefined && !DURATION.test(r.backoff)) return { reason: 'UnsupportedValue', message: `${field}.backoff: "${r.backoff}" is not a Gateway API duration` };
+  return undefined;
 }
 
 interface HTTPLikeSpec<M> {
