@@ -33,7 +33,7 @@ export function processClass(inputs: Inputs, gc: GatewayClass): ClassResult {
 export const SUPPORTED_FEATURES = [
   'BackendTLSPolicy', 'BackendTLSPolicySANValidation', 'GRPCRoute', 'GRPCRouteNamedRouteRule', 'Gateway', 'GatewayAddressEmpty',
   'GatewayBackendClientCertificate', 'GatewayFrontendClientCertificateValidation', 'GatewayFrontendClientCertificateValidationInsecureFallback',
-  'GatewayInfrastructure', 'GatewayPort8080',
+  'GatewayHTTPListenerIsolation', 'GatewayHTTPSListenerDetectMisdirectedRequests', 'GatewayInfrastructure', 'GatewayPort8080',
   'HTTPRoute', 'HTTPRoute303RedirectStatusCode', 'HTTPRoute307RedirectStatusCode', 'HTTPRoute308RedirectStatusCode',
   'HTTPRouteBackendProtocolH2C', 'HTTPRouteBackendProtocolWebSocket', 'HTTPRouteBackendRequestHeaderModification', 'HTTPRouteBackendTimeout',
   'HTTPRouteCORS', 'HTTPRouteDestinationPortMatching', 'HTTPRouteHostRewrite', 'HTTPRouteMethodMatching', 'HTTPRouteNamedRouteRule',

@@ -3,6 +3,7 @@
 // route (GEP-2644/2645: all are accepted, one gets traffic).
 import { compareAge, compareNames } from './compare.js';
 import { mergedListeners } from './gateways.js';
+import { claimedByMoreSpecific } from './listener-isolation.js';
 import { listenerProgrammable } from './listener-validity.js';
 import { tlsMode, transport } from './listener-protocols.js';
 import type { GatewayModel, ListenerModel } from './model.js';
@@ -32,6 +33,25 @@ function withoutClusters<T extends { backends?: WeightedCluster[]; invalidWeight
     return { ...rest, directResponse: { status: 500 } } as T;
   }
   return { ...route, backends: kept, invalidWeight: (route.invalidWeight ?? 0) + lost };
+}
+
+/**
+ * GatewayHTTPListenerIsolation, per port of HTTP listeners: hosts a more specific listener owns
+ * are dropped from the wider ones, and every listener with a hostname has its virtual host, so
+ * the proxy never routes a request with another listener's routes.
+ */
+function isolateHttpListeners(accs: ListenerAccumulator[]): void {
+  const byPort = new Map<number, ListenerAccumulator[]>();
+  for (const a of accs) if (a.model.spec.protocol === 'HTTP') byPort.set(a.model.spec.port, [...(byPort.get(a.model.spec.port) ?? []), a]);
+  for (const group of byPort.values()) {
+    if (group.length < 2) continue;
+    for (const a of group) {
+      const others = group.filter((o) => o !== a).map((o) => o.model.spec.hostname);
+      for (const h of [...a.hosts.keys()]) if (claimedByMoreSpecific(a.model.spec.hostname, h, others)) a.hosts.delete(h);
+      const own = a.model.spec.hostname;
+      if (own && !a.hosts.has(own)) a.hosts.set(own, []);
+    }
+  }
 }
 
 export function listenerIRName(l: ListenerModel): string {
@@ -81,6 +101,7 @@ export function assembleGateway(
       }
     }
   }
+  isolateHttpListeners([...acc.values()]);
   const ports = new Map<string, PortIR>();
   for (const a of acc.values()) {
     const l = a.model.spec;

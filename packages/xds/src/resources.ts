@@ -196,6 +196,16 @@ function builtRoute(r: HTTPRouteIR): Route {
   return route;
 }
 
+/**
+ * GatewayHTTPSListenerDetectMisdirectedRequests: a connection negotiated for one HTTPS listener
+ * (by SNI) that asks for a host none of its routes serve, e.g. an HTTP/2 connection reused across
+ * certificates, is answered 421 Misdirected Request instead of 404, so the client reconnects.
+ */
+function withMisdirectedHost(l: GatewayListenerIR, vhosts: VirtualHost[]): VirtualHost[] {
+  if (vhosts.some((v) => v.domains?.includes('*'))) return vhosts;
+  return [...vhosts, { name: `${l.name}/misdirected`, domains: ['*'], routes: [{ name: `${l.name}/misdirected`, match: { prefix: '/' }, direct_response: { status: 421 } }] }];
+}
+
 /** Merges the virtual hosts of several Gateway listeners sharing a port; domains stay unique. */
 function mergeVirtualHosts(listeners: GatewayListenerIR[]): VirtualHost[] {
   const byDomain = new Map<string, { name: string; routes: Route[] }>();
@@ -298,7 +308,7 @@ function buildPort(port: PortIR, out: EnvoyResources, plugins: PluginContext): v
         const routeName = `${port.name}/${l.name}`;
         chains.push({ name: l.name, filter_chain_match: { server_names: serverNames(l.hostname) }, transport_socket: downstreamTls(l),
           filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: httpConnectionManager(routeName, routeName, usesFilter([l], (f) => f.cors), pluginFilters([l], plugins)) }] });
-        out.routes.push({ name: routeName, virtual_hosts: mergeVirtualHosts([l]) });
+        out.routes.push({ name: routeName, virtual_hosts: withMisdirectedHost(l, mergeVirtualHosts([l])) });
       } else {
         for (const r of l.routes ?? []) {
           const names = (r.hostnames ?? []).filter((h) => h !== '*');

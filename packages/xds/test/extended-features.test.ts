@@ -140,8 +140,42 @@ describe('extended features', () => {
     expect(t.common_tls_context.validation_context.trust_chain_verification).toBe('ACCEPT_UNTRUSTED');
   });
 
-  it('the claimed features are the v1.6 names, 44 of them', () => {
-    expect(SUPPORTED_FEATURES).toHaveLength(44);
+  it('GatewayHTTPListenerIsolation: a request host is answered only by the routes of the most specific listener that matches it', () => {
+    const listeners = [http('empty', 80), http('wild', 80, { hostname: '*.example.com' }), http('wild-foo', 80, { hostname: '*.foo.example.com' }),
+      http('abc-foo', 80, { hostname: 'abc.foo.example.com' }), http('quiet', 80, { hostname: 'quiet.example.com' })];
+    const onListener = (name: string, section: string, hostnames?: string[]) => httpRoute(name, { parentRefs: [{ ...toGw, sectionName: section }], ...(hostnames ? { hostnames } : {}),
+      rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] });
+    const res = envoy([gatewayClass(), gateway('gw', listeners), service('web'), endpointSlice('web'),
+      onListener('r-empty', 'empty'), onListener('r-wild', 'wild'), onListener('r-wild-foo', 'wild-foo'), onListener('r-abc-foo', 'abc-foo'),
+      // Names a host that a more specific listener owns: it must not be served there through "wild".
+      onListener('r-wild-greedy', 'wild', ['abc.foo.example.com', 'bar.example.com'])]);
+    const vhosts = new Map(res.routes[0]!.virtual_hosts!.map((v) => [v.domains![0]!, (v.routes ?? []).map((r) => r.name!.split('/')[2])]));
+    expect(vhosts.get('abc.foo.example.com')).toEqual(['r-abc-foo']);
+    expect(vhosts.get('*.foo.example.com')).toEqual(['r-wild-foo']);
+    expect(vhosts.get('*.example.com')).toEqual(['r-wild']);
+    expect(vhosts.get('bar.example.com')).toEqual(['r-wild-greedy']);
+    expect(vhosts.get('*')).toEqual(['r-empty']);
+    // A listener with no route still owns its host: the proxy answers 404 rather than a wider listener's routes.
+    expect(vhosts.get('quiet.example.com')).toEqual([]);
+  });
+
+  it('HTTPRouteHTTPSListenerDetectMisdirectedRequests: on a connection for one HTTPS listener, a host it does not serve is answered 421', () => {
+    const https = (name: string, hostname: string) => ({ name, port: 443, protocol: 'HTTPS', hostname, tls: { certificateRefs: [{ name: 'cert' }] }, allowedRoutes: { namespaces: { from: 'All' } } });
+    const res = envoy([gatewayClass(), gateway('gw', [https('a', 'a.example.com'), https('b', 'b.example.com')]), tlsSecret('cert', 'infra', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY),
+      service('web'), endpointSlice('web'), httpRoute('r', { parentRefs: [toGw], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] })]);
+    for (const rc of res.routes) {
+      const domains = rc.virtual_hosts!.map((v) => v.domains![0]);
+      expect(domains.length).toBe(2);
+      const fallback = rc.virtual_hosts!.find((v) => v.domains![0] === '*')!;
+      expect(fallback.routes![0]!.direct_response).toEqual({ status: 421 });
+    }
+    expect(res.routes.map((rc) => rc.virtual_hosts!.find((v) => v.domains![0] !== '*')!.domains![0]).sort()).toEqual(['a.example.com', 'b.example.com']);
+  });
+
+  it('the claimed features are the v1.6 names, 46 of them', () => {
+    expect(SUPPORTED_FEATURES).toHaveLength(46);
+    expect(SUPPORTED_FEATURES).toContain('GatewayHTTPSListenerDetectMisdirectedRequests');
+    expect(SUPPORTED_FEATURES).toContain('GatewayHTTPListenerIsolation');
     expect(SUPPORTED_FEATURES).toContain('GatewayInfrastructure');
     expect(SUPPORTED_FEATURES).not.toContain('GatewayInfrastructurePropagation');
   });
