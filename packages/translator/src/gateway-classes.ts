@@ -40,5 +40,5 @@ export const SUPPORTED_FEATURES = [
   'HTTPRouteParentRefPort', 'HTTPRoutePathRedirect', 'HTTPRoutePathRewrite', 'HTTPRoutePortRedirect', 'HTTPRouteQueryParamMatching',
   'HTTPRouteRequestMirror', 'HTTPRouteRequestMultipleMirrors', 'HTTPRouteRequestPercentageMirror', 'HTTPRouteRequestTimeout',
   'HTTPRouteResponseHeaderModification', 'HTTPRouteRetry', 'HTTPRouteRetryBackendTimeout', 'HTTPRouteRetryConnectionError',
-  'HTTPRouteSchemeRedirect', 'ListenerSet', 'ReferenceGrant', 'TCPRoute', 'TLSRoute', 'TLSRouteModeTerminate', 'UDPRoute',
+  'HTTPRouteSchemeRedirect', 'ListenerSet', 'ReferenceGrant', 'TCPRoute', 'TLSRoute', 'TLSRouteModeMixed', 'TLSRouteModeTerminate', 'UDPRoute',
 ].sort();

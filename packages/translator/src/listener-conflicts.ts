@@ -1,10 +1,12 @@
 // Listener conflicts. Two listeners conflict when they share a port but cannot share a socket
-// (ProtocolConflict: HTTP vs HTTPS/TLS vs TCP; TLS Terminate vs Passthrough) or when they would
-// receive the same traffic (HostnameConflict: same port, family and hostname).
+// (ProtocolConflict: HTTP vs HTTPS/TLS vs TCP) or when they would receive the same traffic
+// (HostnameConflict: same port, family and hostname). TLS listeners that terminate and TLS
+// listeners that pass through may share a port (TLSRouteModeMixed): the proxy tells them apart
+// by SNI, one filter chain each.
 // Inside one object (a Gateway or one ListenerSet) there is no winner: every party is conflicted.
 // Across the merged list (Gateway first, then ListenerSets oldest first) the earlier one wins.
 import type { Problem } from './conditions.js';
-import { portFamily, tlsMode, transport } from './listener-protocols.js';
+import { portFamily, transport } from './listener-protocols.js';
 import type { ListenerModel } from './model.js';
 import { refsBlockTraffic } from './listener-validity.js';
 
@@ -14,9 +16,6 @@ export function conflictBetween(a: ListenerModel, b: ListenerModel): Problem | u
   const where = `port ${la.port}`;
   if (portFamily(la.protocol) !== portFamily(lb.protocol)) {
     return { reason: 'ProtocolConflict', message: `${where}: listeners "${la.name}" (${la.protocol}) and "${lb.name}" (${lb.protocol}) cannot share a port` };
-  }
-  if (la.protocol === 'TLS' && lb.protocol === 'TLS' && tlsMode(la) !== tlsMode(lb)) {
-    return { reason: 'ProtocolConflict', message: `${where}: listeners "${la.name}" and "${lb.name}" mix TLS Terminate and Passthrough` };
   }
   if ((la.hostname ?? '') === (lb.hostname ?? '')) {
     return { reason: 'HostnameConflict', message: `${where}: listeners "${la.name}" and "${lb.name}" have the same hostname "${la.hostname ?? ''}"` };

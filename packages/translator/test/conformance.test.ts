@@ -112,11 +112,16 @@ describe('conformance (status only)', () => {
     expect(sr(l.conditions, 'Accepted')).toBe('True/Accepted');
     expect(l.supportedKinds.map((k: { kind: string }) => k.kind)).toContain('TLSRoute');
   });
-  it('TLSRouteListenerMixedTerminationNotSupported: Terminate and Passthrough on one port are both ProtocolConflict', () => {
-    const r = run([gatewayClass(), tlsSecret('cert', 'infra', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY), gateway('gw', [
-      { name: 'term', port: 8443, protocol: 'TLS', hostname: 'a.test', tls: { mode: 'Terminate', certificateRefs: [{ name: 'cert' }] } },
-      { name: 'pass', port: 8443, protocol: 'TLS', hostname: 'b.test', tls: { mode: 'Passthrough' } }])]);
-    for (const n of ['term', 'pass']) expect(sr(listener(r, 'infra', 'gw', n).conditions, 'Accepted')).toBe('False/ProtocolConflict');
+  it('TLSRouteMixedTerminationSameNamespace: Terminate and Passthrough share a port, told apart by SNI (TLSRouteModeMixed)', () => {
+    const r = run([gatewayClass(), tlsSecret('cert', 'infra', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY), service('svc'), gateway('gw', [
+      { name: 'term', port: 8443, protocol: 'TLS', hostname: 'a.test', tls: { mode: 'Terminate', certificateRefs: [{ name: 'cert' }] }, allowedRoutes: { namespaces: { from: 'All' } } },
+      { name: 'pass', port: 8443, protocol: 'TLS', hostname: 'b.test', tls: { mode: 'Passthrough' }, allowedRoutes: { namespaces: { from: 'All' } } }]),
+      route('TLSRoute', 't', { parentRefs: [{ name: 'gw', namespace: 'infra', sectionName: 'term' }], rules: [{ backendRefs: [{ name: 'svc', port: 8080 }] }] }),
+      route('TLSRoute', 'p', { parentRefs: [{ name: 'gw', namespace: 'infra', sectionName: 'pass' }], rules: [{ backendRefs: [{ name: 'svc', port: 8080 }] }] })]);
+    for (const n of ['term', 'pass']) expect(sr(listener(r, 'infra', 'gw', n).conditions, 'Accepted')).toBe('True/Accepted');
+    const port = r.xdsIR.gateways.get('infra/gw')!.ports.find((p) => p.port === 8443)!;
+    expect(port.listeners.map((l) => [l.name, l.tls?.mode, l.routes?.map((x) => x.source.name)])).toEqual([
+      ['Gateway/infra/gw/pass', 'Passthrough', ['p']], ['Gateway/infra/gw/term', 'Terminate', ['t']]]);
   });
   it('TCPRouteInvalidBackendRefNonexistent / InvalidCrossNamespaceBackendRef / InvalidNonTCPListener', () => {
     const gw = gateway('gw', [{ name: 'tcp', port: 9000, protocol: 'TCP', allowedRoutes: { namespaces: { from: 'All' } } }, http()]);

@@ -172,8 +172,19 @@ describe('extended features', () => {
     expect(res.routes.map((rc) => rc.virtual_hosts!.find((v) => v.domains![0] !== '*')!.domains![0]).sort()).toEqual(['a.example.com', 'b.example.com']);
   });
 
-  it('the claimed features are the v1.6 names, 46 of them', () => {
-    expect(SUPPORTED_FEATURES).toHaveLength(46);
+  it('TLSRouteMixedTerminationSameNamespace: on one port, the terminating chain has a TLS transport socket and the passthrough chain none', () => {
+    const res = envoy([gatewayClass(), tlsSecret('cert', 'infra', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY), service('web'), endpointSlice('web'), gateway('gw', [
+      { name: 'term', port: 8443, protocol: 'TLS', hostname: 'a.test', tls: { mode: 'Terminate', certificateRefs: [{ name: 'cert' }] }, allowedRoutes: { namespaces: { from: 'All' } } },
+      { name: 'pass', port: 8443, protocol: 'TLS', hostname: 'b.test', tls: { mode: 'Passthrough' }, allowedRoutes: { namespaces: { from: 'All' } } }]),
+      route('TLSRoute', 't', { parentRefs: [{ ...toGw, sectionName: 'term' }], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] }),
+      route('TLSRoute', 'p', { parentRefs: [{ ...toGw, sectionName: 'pass' }], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] })]);
+    const chains = res.listeners[0]!.filter_chains!.map((c) => [c.filter_chain_match!.server_names, !!c.transport_socket]);
+    expect(chains).toEqual([[['b.test'], false], [['a.test'], true]]);
+  });
+
+  it('the claimed features are the v1.6 names, 47 of them', () => {
+    expect(SUPPORTED_FEATURES).toHaveLength(47);
+    expect(SUPPORTED_FEATURES).toContain('TLSRouteModeMixed');
     expect(SUPPORTED_FEATURES).toContain('GatewayHTTPSListenerDetectMisdirectedRequests');
     expect(SUPPORTED_FEATURES).toContain('GatewayHTTPListenerIsolation');
     expect(SUPPORTED_FEATURES).toContain('GatewayInfrastructure');
