@@ -128,7 +128,21 @@ describe('HTTPRoute rules', () => {
     expect(p.conditions.find((c: { type: string }) => c.type === 'PartiallyInvalid').message).toContain('spec.rules[1].matches[0].path.value');
     const byRule = Object.fromEntries(irRoutes(r).map((x) => [x.source.rule, x]));
     expect(byRule[0].backends).toBeDefined();
-    expect(byRule[1].directResponse).toEqual({ status: 500 });
+    // The uncompilable match serves nothing (it cannot be expressed, and must not become `/`).
+    expect(byRule[1]).toBeUndefined();
+  });
+  it('an invalid match only affects its own rule: an older route\'s broken regex does not shadow another route\'s / on the host', () => {
+    const older = { creationTimestamp: '2020-01-01T00:00:00Z' };
+    const r = run([...base(),
+      httpRoute('broken', { parentRefs: [toGw({ sectionName: 'other' })], rules: [
+        { matches: [{ path: { type: 'RegularExpression', value: '(?=x)' } }, { path: { type: 'Exact', value: '/mine' } }], backendRefs: [backend()] }] }, 'apps', older),
+      httpRoute('site', { parentRefs: [toGw({ sectionName: 'other' })], rules: [{ backendRefs: [backend()] }] })]);
+    const routes = irRoutes(r);
+    // The broken rule's valid match answers 500; nothing else of it is served.
+    expect(routes.filter((x) => x.source.name === 'broken').map((x) => [x.match.path, x.directResponse])).toEqual([[{ type: 'Exact', value: '/mine' }, { status: 500 }]]);
+    const slash = routes.find((x) => x.match.path.type === 'PathPrefix' && x.match.path.value === '/')!;
+    expect(slash.source.name).toBe('site');
+    expect(slash.backends).toBeDefined();
   });
   it('a route whose every rule is invalid is Accepted=False/UnsupportedValue and its matches answer 500 (fail closed)', () => {
     const r = run([...base(), httpRoute('r', { parentRefs: [toGw({ sectionName: 'other' })], rules: [{ filters: [{ type: 'RequestRedirect', requestRedirect: { scheme: 'gopher' } }] }] })]);
@@ -211,4 +225,21 @@ describe('GRPCRoute', () => {
     expect(x.match.path).toEqual({ type: 'Exact', value: '/pkg.Svc/Get' });
     expect(x.match.headers).toEqual([{ name: 'x', type: 'Exact', value: 'y' }]);
   });
+
+describe('regular expressions are RE2, as Envoy runs them', () => {
+  const withRegex = (value: string) => run([...base(), httpRoute('r', { parentRefs: [toGw({ sectionName: 'other' })], rules: [
+    { matches: [{ path: { type: 'RegularExpression', value } }], backendRefs: [backend()] }] })]);
+  it('RE2 syntax JavaScript lacks is accepted: (?i), (?i:…), (?P<name>…)', () => {
+    for (const re of ['/(?i)api/.*', '/(?i:v1|v2)/items', '/users/(?P<id>[0-9]+)']) {
+      expect([re, sr(parent(withRegex(re), 'HTTPRoute', 'apps', 'r').conditions, 'Accepted')]).toEqual([re, 'True/Accepted']);
+    }
+  });
+  it('JavaScript-only syntax RE2 lacks is refused, naming the construct: lookaround, backreferences, possessive quantifiers', () => {
+    for (const [re, why] of [['/a(?=b)', 'lookahead'], ['/(a)\\1', 'backreferences'], ['/a++', 'possessive']] as const) {
+      const c = parent(withRegex(re), 'HTTPRoute', 'apps', 'r').conditions.find((x: { type: string }) => x.type === 'Accepted');
+      expect([re, c.status, c.message]).toEqual([re, 'False', expect.stringContaining(why)]);
+      expect(c.message).toContain('spec.rules[0].matches[0].path.value');
+    }
+  });
+});
 });

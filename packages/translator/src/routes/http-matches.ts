@@ -2,18 +2,16 @@
 // without matches matches every request (PathPrefix "/").
 import type { HTTPRouteMatch } from '@turnpike/api';
 import type { Problem } from '../conditions.js';
+import { re2Problem } from '../re2-syntax.js';
 import type { HTTPMatchIR, StringMatchIR } from '@turnpike/api';
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH']);
 
+/** A regular expression the proxy can run (RE2 syntax). */
 export function checkRegex(value: string): string | undefined {
   if (value === '') return 'a regular expression must not be empty';
-  try {
-    new RegExp(value);
-    return undefined;
-  } catch (e) {
-    return `"${value}" is not a valid regular expression (${(e as Error).message.replace(/^Invalid regular expression: /, '')})`;
-  }
+  const why = re2Problem(value);
+  return why === undefined ? undefined : `"${value}" is not a valid RE2 regular expression (${why})`;
 }
 
 function stringMatch(type: string | undefined, value: string, field: string): StringMatchIR | Problem {

@@ -75,7 +75,10 @@ export function translateRules(ctx: TranslationContext, route: KubeObject, kind:
     });
     if (invalid) invalidRules++;
     rule.matches.forEach((m, mi) => {
-      const match: HTTPMatchIR = 'reason' in m ? { path: { type: 'PathPrefix', value: '/' }, headers: [], queryParams: [] } : m;
+      // A match that cannot be compiled serves nothing: answering it as `PathPrefix /` would
+      // shadow every other route's `/` on the host. The rule's valid matches answer 500.
+      if ('reason' in m) return;
+      const match: HTTPMatchIR = m;
       const ir: HTTPRouteIR = {
         name: `${kind.toLowerCase()}/${route.metadata.namespace}/${route.metadata.name}/rule/${ri}/match/${mi}`,
         source: { kind, namespace: route.metadata.namespace ?? '', name: route.metadata.name, rule: ri, match: mi, ...(rule.name ? { ruleName: rule.name } : {}) },
