@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // The turnpike command.
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { registerBootstrap } from './commands/bootstrap.js';
 import { registerDiff } from './commands/diff.js';
@@ -9,9 +10,19 @@ import { registerRun } from './commands/run.js';
 import { registerTranslate } from './commands/translate.js';
 import { reportError } from './errors.js';
 
+/** The version of this package (its package.json sits one level above dist/). */
+function cliVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
 export function buildProgram(): Command {
   const program = new Command('turnpike')
     .description('Turnpike: a Kubernetes Gateway API controller')
+    .version(cliVersion(), '--version', 'print the version')
     .option('--debug', 'print stack traces on errors')
     .exitOverride()
     .showHelpAfterError(false);

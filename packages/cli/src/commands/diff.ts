@@ -37,10 +37,16 @@ export function registerDiff(program: Command): void {
     .action((a: string, b: string, opts: { output: string; color?: boolean }) => {
       const d = semanticDiff(loadSide(a), loadSide(b));
       if (opts.output === 'json') process.stdout.write(`${JSON.stringify(d, null, 2)}\n`);
-      else if (opts.output === 'text') process.stdout.write(renderDiff(d, opts.color ?? process.stdout.isTTY ?? false));
+      else if (opts.output === 'text') process.stdout.write(renderDiff(d, useColor(opts.color, process.stdout.isTTY === true, process.env)));
       else throw new CliError(`-o ${opts.output}: unknown format (text, json)`);
       process.exitCode = d.same ? 0 : 1;
     });
+}
+
+/** --color/--no-color decide; otherwise colour on a terminal, unless NO_COLOR is set (no-color.org). */
+export function useColor(flag: boolean | undefined, isTTY: boolean, env: NodeJS.ProcessEnv): boolean {
+  if (flag !== undefined) return flag;
+  return isTTY && !env.NO_COLOR;
 }
 
 export function renderDiff(d: SemanticDiff, color: boolean): string {

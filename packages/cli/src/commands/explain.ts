@@ -4,6 +4,7 @@ import { CLUSTER_SCOPED, isWatchedKind } from '@turnpike/api';
 import { loadManifests } from '@turnpike/engine';
 import { explain, snapshotFromObjects } from '@turnpike/translator';
 import { CliError } from '../errors.js';
+import { format } from '../output.js';
 
 export function parseObjectRef(ref: string): { kind: string; namespace?: string; name: string } {
   const parts = ref.split('/');
@@ -23,12 +24,14 @@ export function registerExplain(program: Command): void {
     .description('explain why an object has its status: listeners considered, backends resolved')
     .argument('<object>', 'KIND/NAMESPACE/NAME (or KIND/NAME for cluster-scoped kinds)')
     .requiredOption('-f, --file <path>', 'manifest file or directory (repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
-    .option('-o, --output <format>', 'text or json', 'text')
+    .option('-o, --output <format>', 'text, json or yaml', 'text')
     .action((ref: string, opts: { file: string[]; output: string }) => {
+      if (!['text', 'json', 'yaml'].includes(opts.output)) throw new CliError(`-o ${opts.output}: unknown format (text, json, yaml)`);
       const { kind, namespace, name } = parseObjectRef(ref);
       const snapshot = snapshotFromObjects(loadManifests(opts.file).objects);
       const e = explain(snapshot, kind, namespace, name);
       if (opts.output === 'json') process.stdout.write(`${JSON.stringify(e, null, 2)}\n`);
+      else if (opts.output === 'yaml') process.stdout.write(format(e, 'yaml'));
       else process.stdout.write(`${e.lines.join('\n')}\n`);
       if (!e.found) process.exitCode = 1;
     });

@@ -24,6 +24,7 @@ export function registerReplay(program: Command): void {
     .option('--to <what>', 'resources, ir or all', 'all')
     .action((path: string, opts: ReplayOptions) => {
       const fmt = parseFormat(opts.output);
+      if (!['resources', 'ir', 'all'].includes(opts.to)) throw new CliError(`--to ${opts.to}: unknown target (resources, ir, all)`);
       const log = readEventLog(path);
       const until = opts.until === undefined ? undefined : Number(opts.until);
       if (until !== undefined && (!Number.isInteger(until) || until < 0)) throw new CliError(`--until ${opts.until}: not an event number`);

@@ -1,7 +1,8 @@
 // `turnpike run --kubeconfig PATH | --in-cluster`: the controller against a cluster. Watches every
 // kind, translates, writes statuses, serves xDS, and answers /healthz, /readyz and /metrics.
 // pino JSON logs name the object; SIGTERM stops it gracefully.
-import { EventLogWriter, type EngineOutput } from '@turnpike/engine';
+import type { EngineOutput } from '@turnpike/engine';
+import { openRecording } from '../record.js';
 import { startController, type Sink } from '../controller.js';
 import {
   BOOTSTRAP_DIR, ConfigMapPluginStorage, createMetrics, ensurePluginUrlKey, InfraApplier, KUBE_SOURCE, KubeClient, kubeSource, LeaderElector, StatusWriter,
@@ -104,7 +105,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     onRefuse: (r) => metrics.xdsRefused.inc({ reason: r.reason }),
     ...(authority ? { tls: xdsTlsFromAuthority(authority.provider, trustDomain), controlPlaneTls: tls! } : {}),
   }) : undefined;
-  const recorder = o.record ? new EventLogWriter(o.record, { createdAt: new Date().toISOString(), quietMs: o.quietMs, maxDelayMs: o.maxDelayMs, source: 'kube' }) : undefined;
+  const recorder = o.record ? openRecording(o.record, { createdAt: new Date().toISOString(), quietMs: o.quietMs, maxDelayMs: o.maxDelayMs, source: 'kube' }) : undefined;
   let ready = false;
   const hp = parseHostPort(o.healthAddress);
   const health = await startHealthServer(hp.host, hp.port, () => ready, metrics.registry, () => {

@@ -2,7 +2,8 @@
 // happen. `--record FILE` writes the event log.
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { DIRECTORY_SOURCE, DEFAULT_MAX_DELAY_MS, DEFAULT_QUIET_MS, directorySource, EventLogWriter } from '@turnpike/engine';
+import { DIRECTORY_SOURCE, DEFAULT_MAX_DELAY_MS, DEFAULT_QUIET_MS, directorySource } from '@turnpike/engine';
+import { openRecording } from '../record.js';
 import { startController } from '../controller.js';
 import { CliError } from '../errors.js';
 import { statusPrinter } from '../sinks/status-printer.js';
@@ -82,7 +83,7 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
   const json = opts.output === 'json';
   // A missing or mistyped directory is a mistake, not an empty configuration.
   if (!existsSync(opts.dir!)) throw new CliError(`--dir ${opts.dir}: no such file or directory`);
-  const recorder = opts.record ? new EventLogWriter(opts.record, { createdAt: new Date().toISOString(), quietMs, maxDelayMs, source: `dir:${opts.dir}` }) : undefined;
+  const recorder = opts.record ? openRecording(opts.record, { createdAt: new Date().toISOString(), quietMs, maxDelayMs, source: `dir:${opts.dir}` }) : undefined;
   const source = directorySource(opts.dir!, {
     pollMs: parseMs(opts.poll, '--poll'),
     onError: (m) => process.stderr.write(`turnpike: error: ${m}\n`),

@@ -1,0 +1,50 @@
+// CLI consistency a new user expects: --version, formats every command accepts or refuses by
+// name, a recorded log never overwritten, NO_COLOR honoured.
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from '@jest/globals';
+import { useColor } from '../src/commands/diff.js';
+import { MANIFEST, tmp, turnpike, write } from './cli-helpers.js';
+
+const version = (JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '../package.json'), 'utf8')) as { version: string }).version;
+
+describe('CLI consistency', () => {
+  it('--version prints the package version', () => {
+    const r = turnpike('--version');
+    expect([r.code, r.stdout.trim()]).toEqual([0, version]);
+  });
+
+  it('explain -o yaml prints YAML, and an unknown format is refused by name', () => {
+    const dir = tmp();
+    const f = write(dir, 'all.yaml', MANIFEST);
+    const y = turnpike('explain', 'Gateway/infra/gw', '-f', f, '-o', 'yaml');
+    expect(y.code).toBe(0);
+    expect(y.stdout).toMatch(/^object: Gateway\/infra\/gw\n/);
+    expect(y.stdout).toMatch(/\nfound: true\n/);
+    const bad = turnpike('explain', 'Gateway/infra/gw', '-f', f, '-o', 'xml');
+    expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining('-o xml: unknown format (text, json, yaml)')]);
+  });
+
+  it('replay --to with an unknown target is refused, not read as "all"', () => {
+    const r = turnpike('replay', '/nonexistent.log', '--to', 'xds');
+    expect([r.code, r.stderr]).toEqual([2, expect.stringContaining('--to xds: unknown target (resources, ir, all)')]);
+  });
+
+  it('run --record refuses to overwrite an existing log', () => {
+    const dir = tmp();
+    write(dir, 'all.yaml', MANIFEST);
+    const log = write(tmp(), 'events.ndjson', 'precious\n');
+    const r = turnpike('run', '--dir', dir, '--record', log, '--no-xds', '--plugin-address', '127.0.0.1:0');
+    expect([r.code, r.stderr]).toEqual([2, expect.stringContaining(`--record ${log}: the file exists`)]);
+    expect(readFileSync(log, 'utf8')).toBe('precious\n');
+  });
+
+  it('diff colours only on a terminal, never with NO_COLOR, and as --color/--no-color say', () => {
+    expect(useColor(undefined, true, {})).toBe(true);
+    expect(useColor(undefined, true, { NO_COLOR: '1' })).toBe(false);
+    expect(useColor(undefined, false, {})).toBe(false);
+    expect(useColor(true, false, { NO_COLOR: '1' })).toBe(true);
+    expect(useColor(false, true, {})).toBe(false);
+  });
+});
