@@ -50,7 +50,8 @@ describe('security', () => {
     const a = await credsOfA();
     const cert = new X509Certificate(a.cert);
     expect(cert.subjectAltName).toBe('URI:spiffe://turnpike.local/ns/tenants/gateway/a');
-    const dep = await cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'a-tp', namespace: 'tenants' } }) as Obj;
+    // The Secret is applied first; the Deployment follows it.
+    const dep = await waitFor('proxy Deployment', async () => (await cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'a-tp', namespace: 'tenants' } })) as Obj | undefined);
     const pod = dep.spec.template.spec;
     expect(pod.automountServiceAccountToken).toBe(false);
     expect(pod.volumes).toEqual(expect.arrayContaining([{ name: 'xds-tls', secret: { secretName: 'a-tp-xds', defaultMode: 0o440 } }]));
@@ -137,7 +138,7 @@ describe('security', () => {
     const podOf = (name: string, namespace: string, template: Obj['spec']): Obj => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace }, spec: template.spec });
     const create = async (o: Obj) => (await cluster.admin.request<Obj>('POST', `/api/v1/namespaces/${o.metadata.namespace}/pods`, o));
     await cluster.apply({ ...ns('tenants'), metadata: { name: 'tenants', labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } });
-    const proxy = await cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'a-tp', namespace: 'tenants' } }) as Obj;
+    const proxy = await waitFor('proxy Deployment', async () => (await cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'a-tp', namespace: 'tenants' } })) as Obj | undefined);
     const proxyPod = await create(podOf('proxy-psa-check', 'tenants', proxy.spec.template));
     expect([proxyPod.status, proxyPod.text.slice(0, 300)]).toEqual([201, expect.any(String)]);
     const deployed = loadYaml(join(ROOT, 'deploy/controller.yaml')).find((o) => o.kind === 'Deployment') as Obj;
