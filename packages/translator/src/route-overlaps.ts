@@ -9,9 +9,15 @@ export const ROUTE_RULES_OVERLAP = 'RouteRulesOverlap';
 /** Route key (`Kind/namespace/name`) → what overlaps, one line per overlapping match. */
 export type RouteOverlaps = Map<string, string[]>;
 
+/** Canonical key of a match, kept per match object: unchanged routes keep their IR, so a Gateway reassembled after one edit does not re-key its other 10k routes. */
+const keys = new WeakMap<HTTPMatchIR, string>();
 function matchKey(m: HTTPMatchIR): string {
+  let k = keys.get(m);
+  if (k !== undefined) return k;
   const byName = <T extends { name: string }>(l: T[]) => [...l].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return JSON.stringify([m.path, m.method ?? '', byName(m.headers), byName(m.queryParams)]);
+  k = JSON.stringify([m.path, m.method ?? '', byName(m.headers), byName(m.queryParams)]);
+  keys.set(m, k);
+  return k;
 }
 
 const routeKeyOf = (r: RankedRoute) => `${r.route.source.kind}/${r.route.source.namespace}/${r.route.source.name}`;
