@@ -66,6 +66,10 @@ export function parseEventLog(text: string, path = 'log'): ParsedLog {
     if (v.type !== 'upsert' && v.type !== 'delete' && v.type !== 'synced') throw new LogFormatError(`${path}:${i + 1}: unknown record type ${JSON.stringify(v.type)}`);
     if (typeof v.seq !== 'number' || typeof v.at !== 'string' || typeof v.kind !== 'string') throw new LogFormatError(`${path}:${i + 1}: event needs seq, at and kind`);
     if (v.type === 'upsert' && (typeof v.object !== 'object' || v.object === null)) throw new LogFormatError(`${path}:${i + 1}: upsert event ${v.seq} has no object`);
+    // Events are numbered in the order they happened: a number going back means lines were
+    // reordered or spliced from another log, and replaying it would not be what happened.
+    const prev = events[events.length - 1];
+    if (prev && (v.seq as number) <= prev.seq) throw new LogFormatError(`${path}:${i + 1}: event ${v.seq} comes after event ${prev.seq}; event numbers must increase`);
     events.push(v as unknown as WatchEvent);
   });
   if (!header) throw new LogFormatError(`${path}: empty event log`);

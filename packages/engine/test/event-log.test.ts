@@ -24,6 +24,13 @@ describe('event log', () => {
     expect(parseEventLog(`${head}\n${ev}\n{"seq":2,"at`).events).toHaveLength(1);
     expect(() => parseEventLog(`${head}\n{"seq":2,"at\n${ev}\n`, 'x.log')).toThrow(/x.log:2: not a JSON line/);
   });
+  it('rejects event numbers that go back (lines reordered or spliced from another log), naming the line', () => {
+    const head = '{"format":"turnpike.events","version":1,"createdAt":"x","quietMs":100,"maxDelayMs":500}';
+    const ev = (seq: number) => `{"seq":${seq},"at":"2026-01-01T00:00:00.000Z","source":"d","type":"synced","kind":"*"}`;
+    expect(() => parseEventLog(`${head}\n${ev(1)}\n${ev(3)}\n${ev(2)}\n`, 'x.log')).toThrow('x.log:4: event 2 comes after event 3; event numbers must increase');
+    expect(() => parseEventLog(`${head}\n${ev(1)}\n${ev(1)}\n`, 'x.log')).toThrow(/x.log:3: event 1 comes after event 1/);
+    expect(parseEventLog(`${head}\n${ev(1)}\n${ev(5)}\n`).events.map((e) => e.seq)).toEqual([1, 5]);
+  });
   it('rejects other formats and versions', () => {
     expect(() => parseEventLog('{"format":"other"}\n')).toThrow(LogFormatError);
     expect(() => parseEventLog('{"format":"turnpike.events","version":2}\n')).toThrow(/version 2 is not supported/);
