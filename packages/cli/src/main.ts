@@ -2,6 +2,7 @@
 // The turnpike command.
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
+import { registerAnalyze } from './commands/analyze.js';
 import { registerBootstrap } from './commands/bootstrap.js';
 import { registerDiff } from './commands/diff.js';
 import { registerExplain } from './commands/explain.js';
@@ -32,6 +33,7 @@ export function buildProgram(): Command {
   registerDiff(program);
   registerExplain(program);
   registerBootstrap(program);
+  registerAnalyze(program);
   return program;
 }
 
