@@ -3,7 +3,8 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
-import { Cluster, waitFor, xdsCheckBinary } from '../harness/cluster.js';
+import { join } from 'node:path';
+import { Cluster, ROOT, waitFor, xdsCheckBinary } from '../harness/cluster.js';
 import { Controller } from '../harness/controller.js';
 import { cond, gatewayClass, ns, ourParents } from '../harness/fixtures.js';
 import { EXAMPLE_COM_CERT as crt, EXAMPLE_COM_KEY as key, OTHER_TEST_CERT, OTHER_TEST_KEY } from '../../packages/translator/test/tls-fixtures.js';
@@ -94,6 +95,34 @@ describe('xDS served from a cluster', () => {
     } finally {
       sotw.end();
       delta.end();
+    }
+  }, 60_000);
+
+  it('turnpike proxy-status lists a connected proxy with the versions it accepted and what it rejected', async () => {
+    const node = { id: 'status-probe', cluster: 'shop/gw' };
+    const sotw: Stream = adsClient(controller.xdsPort, tls()).StreamAggregatedResources();
+    const next = reader(sotw);
+    try {
+      sotw.write({ node, type_url: TYPE.listener });
+      const lds = await next(10_000);
+      sotw.write({ node, type_url: TYPE.listener, version_info: lds.version_info, response_nonce: lds.nonce });
+      sotw.write({ node, type_url: TYPE.cluster });
+      const cds = await next(10_000);
+      sotw.write({ node, type_url: TYPE.cluster, version_info: 'old', response_nonce: cds.nonce, error_detail: { message: 'cluster refused by test' } });
+      const cli = (...args: string[]) => execFileSync(process.execPath, [join(ROOT, 'packages/cli/dist/main.js'), 'proxy-status', '--controller', `http://127.0.0.1:${controller.healthPort}`, ...args], { encoding: 'utf8' });
+      const status = await waitFor('probe acked and rejected', async () => {
+        const all = JSON.parse(cli('-o', 'json', '--gateway', 'shop/gw')) as { id: string; acked: Record<string, string>; rejected?: { message: string } }[];
+        const me = all.find((p) => p.id === 'status-probe');
+        return me?.acked[TYPE.listener] && me.rejected ? me : undefined;
+      }, 10_000);
+      expect(status.acked[TYPE.listener]).toBe(lds.version_info);
+      expect(status.rejected!.message).toBe('cluster refused by test');
+      const text = cli();
+      expect(text.split('\n')[0]).toMatch(/^GATEWAY\s+ID\s+STREAM\s+SINCE\s+LDS\s+RDS\s+CDS\s+EDS\s+SDS\s+REJECTED$/);
+      expect(text).toContain('status-probe');
+      expect(text).toContain('Cluster');
+    } finally {
+      sotw.end();
     }
   }, 60_000);
 });

@@ -6,6 +6,7 @@ import { registerAnalyze } from './commands/analyze.js';
 import { registerBootstrap } from './commands/bootstrap.js';
 import { registerDiff } from './commands/diff.js';
 import { registerExplain } from './commands/explain.js';
+import { registerProxyStatus } from './commands/proxy-status.js';
 import { registerReplay } from './commands/replay.js';
 import { registerRun } from './commands/run.js';
 import { registerTranslate } from './commands/translate.js';
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
   registerExplain(program);
   registerBootstrap(program);
   registerAnalyze(program);
+  registerProxyStatus(program);
   return program;
 }
 

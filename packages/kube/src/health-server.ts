@@ -1,11 +1,14 @@
-// /healthz (the process serves), /readyz (first sync and translation done), /metrics.
+// /healthz (the process serves), /readyz (first sync and translation done), /metrics, and JSON
+// debug endpoints (e.g. /debug/proxies for `turnpike proxy-status`).
 import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
 
 export interface HealthServer { server: Server; port: number; close(): Promise<void> }
 
 /** `beforeScrape` refreshes gauges that mirror live state (connected proxies) at scrape time. */
-export function startHealthServer(host: string, port: number, ready: () => boolean, registry: Registry, beforeScrape?: () => void): Promise<HealthServer> {
+export function startHealthServer(
+  host: string, port: number, ready: () => boolean, registry: Registry, beforeScrape?: () => void, debug: Record<string, () => unknown> = {},
+): Promise<HealthServer> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz') { res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok\n'); return; }
@@ -19,6 +22,8 @@ export function startHealthServer(host: string, port: number, ready: () => boole
       registry.metrics().then((body) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(body), (e) => res.writeHead(500).end(String(e)));
       return;
     }
+    const dbg = debug[path ?? ''];
+    if (dbg && req.method === 'GET') { res.writeHead(200, { 'Content-Type': 'application/json' }).end(`${JSON.stringify(dbg(), null, 2)}\n`); return; }
     res.writeHead(404).end();
   });
   return new Promise((resolve, reject) => {

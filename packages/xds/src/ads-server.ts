@@ -21,6 +21,15 @@ export interface AdsTlsOptions {
 
 export interface StreamRefusal { node: string; reason: string; message: string; peer: string }
 
+/** One open ADS stream, as `turnpike proxy-status` shows it. */
+export interface ProxyStream {
+  node: string; id: string; protocol: 'sotw' | 'delta'; peer: string; connectedAt: string;
+  /** Type URL → the version the proxy last accepted (delta: the snapshot version it acknowledged). */
+  acked: Record<string, string>;
+  /** The last configuration it rejected, if the rejection still stands. */
+  rejected?: { typeUrl: string; version: string; message: string; at: string };
+}
+
 export interface AdsServerOptions {
   cache: SnapshotCache;
   tls?: AdsTlsOptions;
@@ -57,6 +66,13 @@ export class AdsServer {
   private connected = 0;
   readonly stats = { pushes: 0, nacks: 0, acks: 0, refused: 0 };
   private readonly listeners = new Set<() => void>();
+  private readonly streams = new Set<ProxyStream>();
+
+  /** The open streams, by Gateway then id. */
+  proxies(): ProxyStream[] {
+    return [...this.streams].map((p) => ({ ...p, acked: { ...p.acked } }))
+      .sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
 
   constructor(private readonly opts: AdsServerOptions) {
     this.server.addService(loadAdsService(), {
@@ -88,8 +104,9 @@ export class AdsServer {
     this.opts.log?.(msg, fields);
   }
 
-  private track(node: string, onUpdate: () => void, call: grpc.ServerDuplexStream<unknown, unknown>): void {
+  private track(node: string, onUpdate: () => void, call: grpc.ServerDuplexStream<unknown, unknown>, stream: ProxyStream): void {
     this.connected++;
+    this.streams.add(stream);
     this.opts.onConnect?.(node, this.connected);
     const handler = (nodes: string[]) => { if (nodes.includes(node)) onUpdate(); };
     this.opts.cache.on('update', handler);
@@ -98,6 +115,7 @@ export class AdsServer {
       if (done) return;
       done = true;
       this.connected--;
+      this.streams.delete(stream);
       this.opts.cache.off('update', handler);
       this.listeners.delete(end);
       this.opts.onConnect?.(node, this.connected);
@@ -111,7 +129,7 @@ export class AdsServer {
   }
 
   /** The Gateway a stream serves (node.cluster), tracked for updates; '' refuses the stream. */
-  private identify(n: Node | undefined, protocol: string, onUpdate: () => void, call: grpc.ServerDuplexStream<unknown, unknown>): string {
+  private identify(n: Node | undefined, protocol: 'sotw' | 'delta', onUpdate: () => void, call: grpc.ServerDuplexStream<unknown, unknown>, stream?: ProxyStream): string {
     const node = n?.cluster ?? '';
     if (!node) {
       refuse(call);
@@ -129,12 +147,14 @@ export class AdsServer {
         return '';
       }
     }
-    this.track(node, onUpdate, call);
+    const record = Object.assign(stream ?? { acked: {} }, { node, id: n?.id ?? '', protocol, peer: call.getPeer(), connectedAt: new Date().toISOString() }) as ProxyStream;
+    this.track(node, onUpdate, call, record);
     this.log(`proxy connected (${protocol})`, { node, id: n?.id });
     return node;
   }
 
   private sotw(call: grpc.ServerDuplexStream<DiscoveryRequest, unknown>): void {
+    const record: ProxyStream = { node: '', id: '', protocol: 'sotw', peer: '', connectedAt: '', acked: {} };
     const types = new Map<string, SotwTypeState>();
     let node = '';
     const send = (typeUrl: string, force: boolean) => {
@@ -172,7 +192,7 @@ export class AdsServer {
     const pushAll = () => { for (const t of SEND_ORDER) send(t, false); };
     call.on('data', (req: DiscoveryRequest) => {
       if (!node) {
-        node = this.identify(req.node, 'sotw', pushAll, call as unknown as grpc.ServerDuplexStream<unknown, unknown>);
+        node = this.identify(req.node, 'sotw', pushAll, call as unknown as grpc.ServerDuplexStream<unknown, unknown>, record);
         if (!node) return;
       }
       const typeUrl = req.type_url ?? '';
@@ -189,11 +209,14 @@ export class AdsServer {
           const report = { node, typeUrl, version: st.sentVersion ?? '', message: req.error_detail.message ?? '', at: new Date().toISOString() };
           this.log('proxy rejected configuration (NACK)', { ...report });
           this.opts.onNack?.(report);
+          record.rejected = { typeUrl, version: report.version, message: report.message, at: report.at };
         } else {
           st.ackedVersion = req.version_info ?? '';
           st.nackedVersion = undefined;
           this.stats.acks++;
           this.opts.onAck?.(node, typeUrl, st.ackedVersion);
+          record.acked[typeUrl] = st.ackedVersion;
+          if (record.rejected?.typeUrl === typeUrl) delete record.rejected;
         }
       }
       const names = req.resource_names ?? [];
@@ -206,6 +229,7 @@ export class AdsServer {
   }
 
   private delta(call: grpc.ServerDuplexStream<DeltaRequest, unknown>): void {
+    const record: ProxyStream = { node: '', id: '', protocol: 'delta', peer: '', connectedAt: '', acked: {} };
     const types = new Map<string, DeltaTypeState>();
     let node = '';
     const send = (typeUrl: string, force: boolean) => {
@@ -233,7 +257,7 @@ export class AdsServer {
     const pushAll = () => { for (const t of SEND_ORDER) send(t, false); };
     call.on('data', (req: DeltaRequest) => {
       if (!node) {
-        node = this.identify(req.node, 'delta', pushAll, call as unknown as grpc.ServerDuplexStream<unknown, unknown>);
+        node = this.identify(req.node, 'delta', pushAll, call as unknown as grpc.ServerDuplexStream<unknown, unknown>, record);
         if (!node) return;
       }
       const typeUrl = req.type_url ?? '';
@@ -251,8 +275,11 @@ export class AdsServer {
         const report = { node, typeUrl, version: ts?.version ?? '', message: req.error_detail.message ?? '', at: new Date().toISOString() };
         this.log('proxy rejected configuration (NACK)', { ...report });
         this.opts.onNack?.(report);
+        record.rejected = { typeUrl, version: report.version, message: report.message, at: report.at };
       } else if (req.response_nonce && req.response_nonce === st.lastNonce) {
         this.stats.acks++;
+        record.acked[typeUrl] = this.opts.cache.get(node)?.get(typeUrl as TypeUrl)?.version ?? '';
+        if (record.rejected?.typeUrl === typeUrl) delete record.rejected;
       }
       const sub = req.resource_names_subscribe ?? [];
       if (first && sub.length === 0 && WILDCARD_TYPES.has(typeUrl)) st.wildcard = true;

@@ -112,7 +112,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     if (!xds) return;
     metrics.xdsPushes.set(xds.server.stats.pushes);
     metrics.connectedProxies.set(xds.server.connectedProxies);
-  });
+  }, { '/debug/proxies': () => xds?.server.proxies() ?? [] });
   log.info({ address: `${hp.host}:${health.port}` }, 'serving /healthz, /readyz and /metrics');
 
   const sources = [plugins.worker.events, ...(xds ? [xds.events] : []), kubeSource({ client, log: say })];

@@ -1,0 +1,43 @@
+// `turnpike proxy-status --controller URL`: the proxies connected to a running controller, the
+// configuration version each accepted per resource type, and what it last rejected. Reads the
+// controller's /debug/proxies (its health address; `kubectl port-forward` to port 8080).
+import type { Command } from 'commander';
+import type { ProxyStream } from '@turnpike/xds';
+import { TYPE } from '@turnpike/xds';
+import { CliError } from '../errors.js';
+import { format } from '../output.js';
+
+const COLUMNS: [string, string][] = [['LDS', TYPE.listener], ['RDS', TYPE.route], ['CDS', TYPE.cluster], ['EDS', TYPE.endpoint], ['SDS', TYPE.secret]];
+
+export function proxyStatusTable(proxies: readonly ProxyStream[]): string {
+  const rows = [['GATEWAY', 'ID', 'STREAM', 'SINCE', ...COLUMNS.map(([c]) => c), 'REJECTED']];
+  for (const p of proxies) {
+    rows.push([p.node, p.id || '-', p.protocol, p.connectedAt, ...COLUMNS.map(([, t]) => (p.acked[t] ?? '-').slice(0, 12)),
+      p.rejected ? `${p.rejected.typeUrl.slice(p.rejected.typeUrl.lastIndexOf('.') + 1)} ${p.rejected.version.slice(0, 12)}: ${p.rejected.message}` : '-']);
+  }
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
+}
+
+export function registerProxyStatus(program: Command): void {
+  program
+    .command('proxy-status')
+    .description('list the proxies connected to a running controller, the versions they accepted and what they rejected')
+    .option('--controller <url>', 'the controller\'s health address', 'http://127.0.0.1:8080')
+    .option('--gateway <ns/name>', 'only this Gateway\'s proxies')
+    .option('-o, --output <format>', 'text, json or yaml', 'text')
+    .action(async (opts: { controller: string; gateway?: string; output: string }) => {
+      if (!['text', 'json', 'yaml'].includes(opts.output)) throw new CliError(`-o ${opts.output}: unknown format (text, json, yaml)`);
+      const url = `${opts.controller.replace(/\/$/, '')}/debug/proxies`;
+      let proxies: ProxyStream[];
+      try {
+        const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+        if (res.status !== 200) throw new Error(`HTTP ${res.status}`);
+        proxies = (await res.json()) as ProxyStream[];
+      } catch (e) {
+        throw new CliError(`--controller ${opts.controller}: cannot read ${url} (${(e as Error).message})`);
+      }
+      if (opts.gateway) proxies = proxies.filter((p) => p.node === opts.gateway);
+      process.stdout.write(opts.output === 'text' ? proxyStatusTable(proxies) : format(proxies, opts.output as 'json' | 'yaml'));
+    });
+}
