@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Cluster, ROOT, waitFor, xdsCheckBinary } from '../harness/cluster.js';
 import { Controller } from '../harness/controller.js';
 import { cond, gatewayClass, ns, ourParents } from '../harness/fixtures.js';
@@ -124,5 +124,19 @@ describe('xDS served from a cluster', () => {
     } finally {
       sotw.end();
     }
+  }, 60_000);
+
+  it('turnpike proxy-config prints what the Gateway is served, decoded, over mTLS, with private keys redacted', () => {
+    const dir = dirname(creds.files.cert);
+    const out = execFileSync(process.execPath, [join(ROOT, 'packages/cli/dist/main.js'), 'proxy-config', '--gateway', 'shop/gw', '--xds-address', `127.0.0.1:${controller.xdsPort}`,
+      '--tls-dir', dir, '--server-name', XDS_SERVER_NAME], { encoding: 'utf8' });
+    const cfg = JSON.parse(out) as Record<string, Record<string, any>[]>;
+    expect(cfg.listeners!.map((l) => l.name).sort()).toEqual(['tcp-443', 'tcp-80', 'tcp-9000']);
+    expect(cfg.routes!.flatMap((r) => r.virtual_hosts.flatMap((v: any) => v.routes.map((x: any) => x.name)))).toContain('httproute/shop/web/rule/0/match/0');
+    expect(cfg.clusters!.map((c) => c.name).sort()).toEqual(['shop/web/8080', 'shop/web/9000']);
+    expect(cfg.endpoints!.length).toBe(2);
+    expect(cfg.secrets!.map((x) => x.name)).toEqual(['shop/cert']);
+    expect(JSON.stringify(cfg.secrets)).toContain('<redacted>');
+    expect(out).not.toContain('PRIVATE KEY');
   }, 60_000);
 });

@@ -6,6 +6,7 @@ import { registerAnalyze } from './commands/analyze.js';
 import { registerBootstrap } from './commands/bootstrap.js';
 import { registerDiff } from './commands/diff.js';
 import { registerExplain } from './commands/explain.js';
+import { registerProxyConfig } from './commands/proxy-config.js';
 import { registerProxyStatus } from './commands/proxy-status.js';
 import { registerReplay } from './commands/replay.js';
 import { registerRun } from './commands/run.js';
@@ -36,6 +37,7 @@ export function buildProgram(): Command {
   registerBootstrap(program);
   registerAnalyze(program);
   registerProxyStatus(program);
+  registerProxyConfig(program);
   return program;
 }
 
