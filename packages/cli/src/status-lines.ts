@@ -1,10 +1,19 @@
 // Human-readable one-line summaries of an object's status, for `run` and `diff`.
 import type { Condition } from '@turnpike/api';
+import { CONFIG_REJECTED } from '@turnpike/translator';
 
 type AnyStatus = Record<string, unknown>;
 
+/** Condition types that report trouble when True; every other type reports it when not True. */
+const TRUE_MEANS_TROUBLE = new Set(['Conflicted', 'PartiallyInvalid', 'OverlappingTLSConfig', 'RouteRulesOverlap', CONFIG_REJECTED]);
+
+/** Whether a condition says something is wrong (what `run` prints with its message, what `analyze` reports). */
+export function isTrouble(c: Condition): boolean {
+  return TRUE_MEANS_TROUBLE.has(c.type) ? c.status !== 'False' : c.status !== 'True';
+}
+
 export function conditionText(c: Condition, withMessage = false): string {
-  const ok = (c.type === 'Conflicted' || c.type === 'PartiallyInvalid' || c.type === 'OverlappingTLSConfig') ? c.status === 'False' : c.status === 'True';
+  const ok = !isTrouble(c);
   const base = ok && c.reason === c.type ? `${c.type}=${c.status}` : `${c.type}=${c.status}(${c.reason})`;
   return withMessage && !ok ? `${base}: ${c.message}` : base;
 }

@@ -3,6 +3,7 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
+import { conditionText, isTrouble } from '../src/status-lines.js';
 import { MANIFEST, tmp, turnpike, write } from './cli-helpers.js';
 
 const fixtures = resolve(dirname(fileURLToPath(import.meta.url)), '../../translator/test/fixtures');
@@ -31,5 +32,14 @@ describe('turnpike analyze', () => {
     expect(withEndpoints.problems.map((f) => f.type)).toContain('BackendsAvailable');
     const listeners = turnpike('analyze', '-f', `${fixtures}/listener-validation/input.yaml`);
     expect(listeners.stdout).toContain('Gateway/infra/gw listener sctp: Accepted=False (UnsupportedProtocol)');
+  });
+
+  it('one notion of trouble for run and analyze: True is trouble for RouteRulesOverlap and ConfigRejected, False for the others', () => {
+    const c = (type: string, status: string) => ({ type, status, reason: 'R', message: 'why', lastTransitionTime: '' });
+    expect(conditionText(c('RouteRulesOverlap', 'True'), true)).toBe('RouteRulesOverlap=True(R): why');
+    expect(conditionText(c('turnpike.dev/ConfigRejected', 'True'), true)).toBe('turnpike.dev/ConfigRejected=True(R): why');
+    expect(conditionText(c('BackendsAvailable', 'False'), true)).toBe('BackendsAvailable=False(R): why');
+    expect(isTrouble(c('Conflicted', 'False'))).toBe(false);
+    expect(isTrouble(c('Accepted', 'True'))).toBe(false);
   });
 });

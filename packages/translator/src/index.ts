@@ -12,3 +12,4 @@ export { ReferenceGrantIndex } from './reference-grants.js';
 export { PersistentMap } from './incremental/persistent-map.js';
 export { Inputs, sameForTranslation } from './incremental/inputs.js';
 export { deepEqual } from './incremental/deep-equal.js';
+export { CONFIG_REJECTED } from './status-gateways.js';

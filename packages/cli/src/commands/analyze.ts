@@ -6,12 +6,7 @@ import type { Condition } from '@turnpike/api';
 import { CliError } from '../errors.js';
 import { translatePaths } from '../offline.js';
 import { format } from '../output.js';
-
-/** The form of each condition type that means trouble (BackendsAvailable only with --endpoints). */
-const TROUBLE: Record<string, string> = {
-  Accepted: 'False', ResolvedRefs: 'False', Programmed: 'False', Conflicted: 'True', PartiallyInvalid: 'True',
-  OverlappingTLSConfig: 'True', RouteRulesOverlap: 'True', Fetched: 'False', Installed: 'False',
-};
+import { isTrouble } from '../status-lines.js';
 
 export interface Finding { object: string; where?: string; type: string; status: string; reason: string; message: string }
 
@@ -21,8 +16,8 @@ export function findings(statuses: Iterable<[string, unknown]>, withEndpoints: b
   const out: Finding[] = [];
   const scan = (object: string, where: string | undefined, list: unknown) => {
     for (const c of (list as Condition[] | undefined) ?? []) {
-      const bad = TROUBLE[c.type] === c.status || (withEndpoints && c.type === 'BackendsAvailable' && c.status === 'False');
-      if (bad) out.push({ object, ...(where ? { where } : {}), type: c.type, status: c.status, reason: c.reason, message: c.message });
+      // Without EndpointSlices in the manifests every backend looks unavailable: only when asked.
+      if (isTrouble(c) && (withEndpoints || c.type !== 'BackendsAvailable')) out.push({ object, ...(where ? { where } : {}), type: c.type, status: c.status, reason: c.reason, message: c.message });
     }
   };
   for (const [key, st] of statuses) {
