@@ -4,8 +4,8 @@
 import { readFileSync } from 'node:fs';
 import type { WatchEvent } from '@turnpike/engine';
 import { MemoryStorage, OciClient, PluginContentServer, PluginContentStore, PluginFetchWorker, type ContentServerTls, type PluginStorage } from '@turnpike/plugins';
-import { parseHostPort } from '@turnpike/xds';
 import { CliError } from './errors.js';
+import { hostPortFlag } from './flags.js';
 
 export interface PluginOptions {
   pluginAddress: string;
@@ -59,12 +59,7 @@ export async function startPlugins(
   const content = new PluginContentStore();
   if (o.tls && o.pluginPublicUrl?.startsWith('http:')) throw new CliError(`--plugin-public-url ${o.pluginPublicUrl}: plugin content is served over TLS, use https://`);
   const server = new PluginContentServer(content, o.pluginPublicUrl, key, o.tls);
-  let hp;
-  try {
-    hp = parseHostPort(o.pluginAddress);
-  } catch (e) {
-    throw new CliError(`--plugin-address: ${(e as Error).message}`);
-  }
+  const hp = hostPortFlag('--plugin-address', o.pluginAddress);
   try {
     const port = await server.listen(hp.host, hp.port);
     log('info', `serving plugin content on ${hp.host}:${port}`);

@@ -4,8 +4,9 @@ import type { EngineOutput } from '@turnpike/engine';
 import type { KubeObject, ProxyStatus } from '@turnpike/api';
 import { remove, upsert, type SourceEvent } from '@turnpike/engine';
 import { Subject } from 'rxjs';
-import { AdsServer, parseHostPort, SnapshotCache, XdsSnapshotBuilder, type AdsTlsOptions, type BootstrapTls, type PluginLookup, type StreamRefusal } from '@turnpike/xds';
+import { AdsServer, SnapshotCache, XdsSnapshotBuilder, type AdsTlsOptions, type BootstrapTls, type PluginLookup, type StreamRefusal } from '@turnpike/xds';
 import { CliError } from './errors.js';
+import { hostPortFlag } from './flags.js';
 import type { Sink } from './controller.js';
 
 export interface XdsServing extends Sink {
@@ -39,12 +40,7 @@ export interface XdsServingOptions {
 export async function startXds(o: XdsServingOptions): Promise<XdsServing> {
   const { address, onNack, plugins } = o;
   const log = o.log ?? ((m: string) => process.stderr.write(`turnpike: ${m}\n`));
-  let hp;
-  try {
-    hp = parseHostPort(address);
-  } catch (e) {
-    throw new CliError(`--xds-address: ${(e as Error).message}`);
-  }
+  const hp = hostPortFlag('--xds-address', address);
   const cache = new SnapshotCache();
   const events = new Subject<SourceEvent>();
   const rejected = new Map<string, string>();

@@ -31,6 +31,16 @@ describe('CLI consistency', () => {
     expect([r.code, r.stderr]).toEqual([2, expect.stringContaining('--to xds: unknown target (resources, ir, all)')]);
   });
 
+  it('--gateway and HOST:PORT flags are refused the same way by every command, naming the flag', () => {
+    expect(turnpike('proxy-config', '--gateway', 'x').stderr).toContain('--gateway x: use NAMESPACE/NAME');
+    expect(turnpike('bootstrap', '--gateway', 'a/b/c').stderr).toContain('--gateway a/b/c: use NAMESPACE/NAME');
+    expect(turnpike('bootstrap', '--gateway', 'a/b', '--xds-address', 'nope').stderr).toContain('--xds-address: "nope" is not HOST:PORT');
+    const dir = tmp();
+    write(dir, 'all.yaml', MANIFEST);
+    const r = turnpike('run', '--dir', dir, '--xds-address', 'nope', '--plugin-address', '127.0.0.1:0');
+    expect([r.code, r.stderr]).toEqual([2, expect.stringContaining('--xds-address: "nope" is not HOST:PORT')]);
+  });
+
   it('run --record refuses to overwrite an existing log', () => {
     const dir = tmp();
     write(dir, 'all.yaml', MANIFEST);

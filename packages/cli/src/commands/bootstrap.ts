@@ -5,8 +5,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { bootstrapSdsFiles, buildBootstrap, parseHostPort, validateMessage, type BootstrapTls } from '@turnpike/xds';
+import { bootstrapSdsFiles, buildBootstrap, validateMessage, type BootstrapTls } from '@turnpike/xds';
 import { CliError } from '../errors.js';
+import { gatewayFlag, hostPortFlag } from '../flags.js';
 import { format, parseFormat } from '../output.js';
 
 interface BootstrapFlags { gateway: string; xdsAddress: string; nodeId?: string; adminPort: string; output: string; xdsTlsDir?: string; xdsServerName?: string; outDir?: string }
@@ -24,10 +25,8 @@ export function registerBootstrap(program: Command): void {
     .option('--out-dir <dir>', 'write envoy.json (and with --xds-tls-dir the SDS files it reads) here instead of printing')
     .option('-o, --output <format>', 'json or yaml', 'json')
     .action((opts: BootstrapFlags) => {
-      const [namespace, name, extra] = opts.gateway.split('/');
-      if (!namespace || !name || extra !== undefined) throw new CliError(`--gateway ${opts.gateway}: use NAMESPACE/NAME`);
-      let hp;
-      try { hp = parseHostPort(opts.xdsAddress); } catch (e) { throw new CliError(`--xds-address: ${(e as Error).message}`); }
+      const { namespace, name } = gatewayFlag(opts.gateway);
+      const hp = hostPortFlag('--xds-address', opts.xdsAddress);
       if (opts.xdsTlsDir && !opts.outDir) throw new CliError('--xds-tls-dir needs --out-dir: the bootstrap refers to SDS files written next to it');
       const tls: BootstrapTls | undefined = opts.xdsTlsDir
         ? { certDir: resolve(opts.xdsTlsDir), sdsDir: resolve(opts.outDir!), serverName: opts.xdsServerName ?? hp.host } : undefined;

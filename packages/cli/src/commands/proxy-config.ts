@@ -5,8 +5,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import type { Command } from 'commander';
-import { decodeMessage, loadAdsService, parseHostPort, TYPE } from '@turnpike/xds';
+import { decodeMessage, loadAdsService, TYPE } from '@turnpike/xds';
 import { CliError } from '../errors.js';
+import { gatewayFlag, hostPortFlag } from '../flags.js';
 import { format, parseFormat } from '../output.js';
 
 const MESSAGE: Record<string, string> = {
@@ -95,9 +96,8 @@ export function registerProxyConfig(program: Command): void {
     .option('-o, --output <format>', 'json or yaml', 'json')
     .action(async (opts: Flags) => {
       const fmt = parseFormat(opts.output);
-      const [ns, name, extra] = opts.gateway.split('/');
-      if (!ns || !name || extra !== undefined) throw new CliError(`--gateway ${opts.gateway}: use NAMESPACE/NAME`);
-      try { parseHostPort(opts.xdsAddress); } catch (e) { throw new CliError(`--xds-address: ${(e as Error).message}`); }
+      const { namespace: ns, name } = gatewayFlag(opts.gateway);
+      hostPortFlag('--xds-address', opts.xdsAddress);
       let credentials = grpc.credentials.createInsecure();
       if (opts.tlsDir) {
         const read = (f: string) => {

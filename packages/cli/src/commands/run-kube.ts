@@ -8,10 +8,11 @@ import {
   BOOTSTRAP_DIR, ConfigMapPluginStorage, createMetrics, ensurePluginUrlKey, InfraApplier, KUBE_SOURCE, KubeClient, kubeSource, LeaderElector, StatusWriter,
   startHealthServer, XDS_CA_SECRET, XDS_CERT_DIR, XdsAuthority,
 } from '@turnpike/kube';
-import { bootstrapSdsFiles, buildBootstrap, DEFAULT_TRUST_DOMAIN, parseHostPort, type BootstrapTls } from '@turnpike/xds';
+import { bootstrapSdsFiles, buildBootstrap, DEFAULT_TRUST_DOMAIN, type BootstrapTls } from '@turnpike/xds';
 import { xdsTlsFromAuthority } from '../xds-tls.js';
 import pino from 'pino';
 import { CliError } from '../errors.js';
+import { hostPortFlag } from '../flags.js';
 import { startXds } from '../xds-serving.js';
 import { startPlugins, type PluginOptions } from '../plugin-serving.js';
 import { PLUGINS_SOURCE } from '@turnpike/plugins';
@@ -39,7 +40,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
   }
   const metrics = createMetrics();
   const say = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => log[level](fields ?? {}, msg);
-  const xdsPublic = parseHostPort(o.xdsPublicAddress ?? 'turnpike.turnpike-system.svc:18000');
+  const xdsPublic = hostPortFlag('--xds-public-address', o.xdsPublicAddress ?? 'turnpike.turnpike-system.svc:18000');
   const namespace = o.leaderElectionNamespace ?? 'turnpike-system';
   const trustDomain = o.xdsTrustDomain ?? DEFAULT_TRUST_DOMAIN;
   // Only the leader writes; every replica serves xDS. On gaining the lease, write everything.
@@ -107,7 +108,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
   }) : undefined;
   const recorder = o.record ? openRecording(o.record, { createdAt: new Date().toISOString(), quietMs: o.quietMs, maxDelayMs: o.maxDelayMs, source: 'kube' }) : undefined;
   let ready = false;
-  const hp = parseHostPort(o.healthAddress);
+  const hp = hostPortFlag('--health-address', o.healthAddress);
   const health = await startHealthServer(hp.host, hp.port, () => ready, metrics.registry, () => {
     if (!xds) return;
     metrics.xdsPushes.set(xds.server.stats.pushes);
