@@ -15,7 +15,7 @@ import type { Controller } from '../harness/controller.js';
 import { clusterWithController } from '../harness/setup.js';
 import { cond, gatewayClass, ns } from '../harness/fixtures.js';
 import { proxyCredentials, XDS_SERVER_NAME, xdsCheckTlsArgs, type ProxyCredentials } from '../harness/xds-credentials.js';
-import { adsClient, reader, type ClientTls, type Stream } from '../../packages/xds/test/ads-client.js';
+import { openListenerStream, resourceText, type ClientTls } from '../../packages/xds/test/ads-client.js';
 import { TestRegistry } from '../../packages/plugins/test/support/registry.js';
 
 type Obj = KubeObject & { spec?: any; status?: any; data?: Record<string, string> };
@@ -23,16 +23,6 @@ const GW = 'gateway.networking.k8s.io/v1';
 const gateway = (name: string, port: number): Obj => ({ apiVersion: GW, kind: 'Gateway', metadata: { name, namespace: 'tenants' },
   spec: { gatewayClassName: 'tp', listeners: [{ name: 'http', port, protocol: 'HTTP' }] } });
 const tlsOf = (c: ProxyCredentials, ca = c.ca): ClientTls => ({ ca, cert: c.cert, key: c.key, serverName: XDS_SERVER_NAME });
-
-/** The first response of a SotW LDS stream opened as `node`, or the error that ended it. */
-async function open(port: number, tls: ClientTls, node: string): Promise<{ ok: true; first: Record<string, any>; stream: Stream; next: ReturnType<typeof reader> } | { ok: false; code: number; details: string }> {
-  const stream: Stream = adsClient(port, tls).StreamAggregatedResources();
-  const failed = new Promise<{ ok: false; code: number; details: string }>((resolve) => stream.on('error', (e: { code: number; details: string }) => resolve({ ok: false, code: e.code, details: e.details })));
-  const next = reader(stream);
-  stream.write({ node: { id: 'security-test', cluster: node }, type_url: TYPE.listener });
-  return Promise.race([next(10_000).then((first) => ({ ok: true as const, first, stream, next })), failed]);
-}
-const listenerText = (r: Record<string, any>) => (r.resources ?? []).map((x: { value: Buffer }) => x.value.toString('latin1')).join('');
 
 describe('security', () => {
   const env = clusterWithController(async (c) => {
@@ -64,13 +54,13 @@ describe('security', () => {
 
   it('security: a client with no certificate is refused', async () => {
     const a = await credsOfA();
-    const r = await open(controller.xdsPort, { ca: a.ca, serverName: XDS_SERVER_NAME }, 'tenants/a');
+    const r = await openListenerStream(controller.xdsPort, { ca: a.ca, serverName: XDS_SERVER_NAME }, 'tenants/a');
     expect(r.ok).toBe(false);
   });
 
   it("security: a client with Gateway A's certificate asking as Gateway B gets nothing: PERMISSION_DENIED, logged and counted", async () => {
     const a = await credsOfA();
-    const r = await open(controller.xdsPort, tlsOf(a), 'tenants/b');
+    const r = await openListenerStream(controller.xdsPort, tlsOf(a), 'tenants/b');
     expect(r).toMatchObject({ ok: false, code: 7 });
     expect((r as { details: string }).details).toContain("Gateway tenants/a's; node.cluster tenants/b is not served to it");
     expect(await controller.metric('turnpike_xds_refused_streams_total', 'reason="wrong-gateway"')).toBeGreaterThanOrEqual(1);
@@ -79,11 +69,11 @@ describe('security', () => {
 
   it("security: Gateway A's client gets exactly its config, and the xds-check passes over mTLS", async () => {
     const a = await credsOfA();
-    const r = await open(controller.xdsPort, tlsOf(a), 'tenants/a');
+    const r = await openListenerStream(controller.xdsPort, tlsOf(a), 'tenants/a');
     if (!r.ok) throw new Error(`refused: ${r.details}`);
     r.stream.end();
-    expect(listenerText(r.first)).toContain('tcp-8001');
-    expect(listenerText(r.first)).not.toContain('tcp-8002');
+    expect(resourceText(r.first)).toContain('tcp-8001');
+    expect(resourceText(r.first)).not.toContain('tcp-8002');
     const report = JSON.parse(execFileSync(xdsCheckBinary(), ['-address', `127.0.0.1:${controller.xdsPort}`, '-node', 'tenants/a', ...xdsCheckTlsArgs(a)], { encoding: 'utf8' })) as { errors: string[]; counts: Record<string, number> };
     expect(report.errors).toEqual([]);
     expect(report.counts.Listener).toBe(1);
@@ -107,7 +97,7 @@ describe('security', () => {
     const caSecret = async () => (await cluster.get({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'turnpike-xds-ca', namespace: 'turnpike-system' } })) as Obj | undefined;
     const before = Buffer.from((await caSecret())!.data!['tls.crt']!, 'base64').toString();
     const fresh = await credsOfA();
-    const r = await open(controller.xdsPort, tlsOf(fresh), 'tenants/a');
+    const r = await openListenerStream(controller.xdsPort, tlsOf(fresh), 'tenants/a');
     if (!r.ok) throw new Error(`refused: ${r.details}`);
     try {
       r.stream.write({ node: { id: 'security-test', cluster: 'tenants/a' }, type_url: TYPE.listener, version_info: r.first.version_info, response_nonce: r.first.nonce });
@@ -123,10 +113,10 @@ describe('security', () => {
       // The stream opened before the rotation is still served: a new listener reaches it.
       await cluster.apply({ ...gateway('a', 8001), spec: { ...gateway('a', 8001).spec, listeners: [...gateway('a', 8001).spec.listeners, { name: 'more', port: 8003, protocol: 'HTTP' }] } });
       const pushed = await r.next(15_000);
-      expect(listenerText(pushed)).toContain('tcp-8003');
+      expect(resourceText(pushed)).toContain('tcp-8003');
       // The proxy's Secret is reissued by the new CA, and that certificate connects.
       const reissued = await proxyCredentials(cluster, 'tenants', 'a', 'tp', (c) => new X509Certificate(c.cert).checkIssued(new X509Certificate(newCa)));
-      const again = await open(controller.xdsPort, tlsOf(reissued, newCa), 'tenants/a');
+      const again = await openListenerStream(controller.xdsPort, tlsOf(reissued, newCa), 'tenants/a');
       expect(again.ok).toBe(true);
       if (again.ok) again.stream.end();
     } finally {

@@ -9,7 +9,7 @@ import { Controller } from '../harness/controller.js';
 import { cond, gatewayClass, ns, ourParents } from '../harness/fixtures.js';
 import { EXAMPLE_COM_CERT as crt, EXAMPLE_COM_KEY as key, OTHER_TEST_CERT, OTHER_TEST_KEY } from '../../packages/translator/test/tls-fixtures.js';
 import { TYPE } from '@turnpike/xds';
-import { adsClient, reader, type ClientTls, type Stream } from '../../packages/xds/test/ads-client.js';
+import { adsClient, reader, resourceText, type ClientTls, type Stream } from '../../packages/xds/test/ads-client.js';
 import { proxyCredentials, XDS_SERVER_NAME, xdsCheckTlsArgs, type ProxyCredentials } from '../harness/xds-credentials.js';
 
 
@@ -71,12 +71,11 @@ describe('xDS served from a cluster', () => {
 
   it('a certificate rotated in the cluster reaches a SotW and a delta ADS client within a second of the holdoff', async () => {
     const node = { id: 'e2e', cluster: 'shop/gw' };
-    const text = (r: Record<string, any>) => (r.resources ?? []).map((x: any) => (x.resource ?? x).value.toString('latin1')).join('');
     const sotw: Stream = adsClient(controller.xdsPort, tls()).StreamAggregatedResources();
     const nextSotw = reader(sotw);
     sotw.write({ node, type_url: TYPE.secret, resource_names: ['shop/cert'] });
     const first = await nextSotw(10_000);
-    expect(text(first)).toContain(crt.slice(40, 80));
+    expect(resourceText(first)).toContain(crt.slice(40, 80));
     sotw.write({ node, type_url: TYPE.secret, resource_names: ['shop/cert'], version_info: first.version_info, response_nonce: first.nonce });
     const delta: Stream = adsClient(controller.xdsPort, tls()).DeltaAggregatedResources();
     const nextDelta = reader(delta);
@@ -90,8 +89,8 @@ describe('xDS served from a cluster', () => {
       const [s, d] = await Promise.all([nextSotw(1500), nextDelta(1500)]);
       expect(Date.now() - rotated).toBeLessThan(1500);
       expect(s.version_info).not.toBe(first.version_info);
-      expect(text(s)).toContain(OTHER_TEST_CERT.slice(40, 80));
-      expect(text(d)).toContain(OTHER_TEST_CERT.slice(40, 80));
+      expect(resourceText(s)).toContain(OTHER_TEST_CERT.slice(40, 80));
+      expect(resourceText(d)).toContain(OTHER_TEST_CERT.slice(40, 80));
     } finally {
       sotw.end();
       delta.end();

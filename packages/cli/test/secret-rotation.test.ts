@@ -7,7 +7,7 @@ import { TYPE } from '@turnpike/xds';
 import { Subject } from 'rxjs';
 import { startController, type Controller } from '../src/controller.js';
 import { startXds, type XdsServing } from '../src/xds-serving.js';
-import { adsClient, reader, type Stream } from '../../xds/test/ads-client.js';
+import { adsClient, reader, resourceText, type Stream } from '../../xds/test/ads-client.js';
 import { EXAMPLE_COM_CERT, EXAMPLE_COM_KEY, OTHER_TEST_CERT, OTHER_TEST_KEY } from '../../translator/test/tls-fixtures.js';
 
 const GW = 'gateway.networking.k8s.io/v1';
@@ -21,7 +21,6 @@ const OBJECTS: KubeObject[] = [
 ] as KubeObject[];
 const QUIET_MS = 50;
 const node = { id: 'test', cluster: 'infra/gw' };
-const certIn = (r: Record<string, any>) => (r.resources ?? []).map((x: any) => (x.resource ?? x).value.toString('latin1')).join('');
 
 describe('certificate rotation', () => {
   const source = new Subject<SourceEvent>();
@@ -41,7 +40,7 @@ describe('certificate rotation', () => {
     const nextSotw = reader(sotw);
     sotw.write({ node, type_url: TYPE.secret, resource_names: ['infra/cert'] });
     const first = await nextSotw();
-    expect(certIn(first)).toContain(EXAMPLE_COM_CERT.slice(40, 80));
+    expect(resourceText(first)).toContain(EXAMPLE_COM_CERT.slice(40, 80));
     sotw.write({ node, type_url: TYPE.secret, resource_names: ['infra/cert'], version_info: first.version_info, response_nonce: first.nonce });
 
     const delta: Stream = adsClient(port).DeltaAggregatedResources();
@@ -55,9 +54,9 @@ describe('certificate rotation', () => {
     const [s, d] = await Promise.all([nextSotw(QUIET_MS + 1000), nextDelta(QUIET_MS + 1000)]);
     expect(Date.now() - rotated).toBeLessThan(QUIET_MS + 1000);
     expect(s.version_info).not.toBe(first.version_info);
-    expect(certIn(s)).toContain(OTHER_TEST_CERT.slice(40, 80));
+    expect(resourceText(s)).toContain(OTHER_TEST_CERT.slice(40, 80));
     expect(d.resources.map((r: { name: string }) => r.name)).toEqual(['infra/cert']);
-    expect(certIn(d)).toContain(OTHER_TEST_CERT.slice(40, 80));
+    expect(resourceText(d)).toContain(OTHER_TEST_CERT.slice(40, 80));
     sotw.end();
     delta.end();
   });

@@ -4,21 +4,18 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createAuthority, gatewayIdentity, issueCertificate, TYPE, validateMessage, type Authority } from '@turnpike/xds';
-import { adsClient, reader, type Stream } from '../../xds/test/ads-client.js';
+import { createAuthority, gatewayIdentity, issueCertificate, validateMessage, type Authority } from '@turnpike/xds';
+import { openListenerStream } from '../../xds/test/ads-client.js';
 import { MANIFEST, start, tmp, turnpike, waitFor, write } from './cli-helpers.js';
 
 const DAY = 86_400_000;
 const SERVER = 'xds.test';
 
 async function firstAs(port: number, creds: { cert: string; key: string }, ca: string, node: string): Promise<{ ok: boolean; details?: string }> {
-  const stream: Stream = adsClient(port, { ca, ...creds, serverName: SERVER }).StreamAggregatedResources();
-  const next = reader(stream);
-  const failed = new Promise<{ ok: boolean; details?: string }>((res) => stream.on('error', (e: { details: string }) => res({ ok: false, details: e.details })));
-  stream.write({ node: { id: 't', cluster: node }, type_url: TYPE.listener });
-  const r = await Promise.race([next(5000).then(() => ({ ok: true })), failed]);
-  stream.end();
-  return r;
+  const r = await openListenerStream(port, { ca, ...creds, serverName: SERVER }, node, 5000);
+  if (!r.ok) return { ok: false, details: r.details };
+  r.stream.end();
+  return { ok: true };
 }
 
 describe('run --dir serving xDS over mTLS from files', () => {

@@ -44,7 +44,6 @@ export class XdsAuthority {
   private readonly pending = new Set<string>();
   private timer?: NodeJS.Timeout;
   private checking?: Promise<void>;
-  readonly stats = { rotations: 0, issued: 0, adopted: 0 };
 
   constructor(private readonly o: XdsAuthorityOptions) {}
 
@@ -141,7 +140,6 @@ export class XdsAuthority {
       if (e instanceof KubeApiError && e.status === 409) return undefined; // someone else rotated: read it next time
       throw e;
     }
-    this.stats.rotations++;
     this.o.log?.('info', 'rotated the xDS certificate authority; the previous CA stays trusted until the next rotation', { notAfter: ca.notAfter.toISOString() });
     return state;
   }
@@ -180,14 +178,12 @@ export class XdsAuthority {
         const adopted = await this.adopt(namespace, secretName, ca);
         if (adopted) {
           this.clients.set(key, adopted);
-          this.stats.adopted++;
           this.o.onCredentialsChanged?.();
           return;
         }
       }
       const cert = await issueCertificate(ca, { commonName: key, uris: [gatewayIdentity(this.o.trustDomain, namespace, name)], usage: 'client', validityMs: this.o.certValidityMs, now: this.now() });
       this.clients.set(key, { creds: { 'tls.crt': cert.certPem, 'tls.key': cert.keyPem, 'ca.crt': ca.bundle }, renewAt: renewalTime(cert.certPem).getTime(), issuer: ca.certPem });
-      this.stats.issued++;
       this.o.onCredentialsChanged?.();
     } catch (e) {
       this.o.log?.('warn', `could not issue the xDS client certificate, will retry: ${(e as Error).message}`, { gateway: key });

@@ -17,6 +17,7 @@ export function routeStatus(
   const parents: RouteParentStatus[] = [];
   for (const p of r.parents) {
     const conds: Condition[] = [];
+    const gateway = `${p.gateway.object.metadata.namespace}/${p.gateway.object.metadata.name}`;
     if (p.problem) conds.push(condition('Accepted', false, p.problem.reason, p.problem.message, gen));
     else if (r.invalid) conds.push(condition('Accepted', false, r.invalid.reason, r.invalid.message, gen));
     else {
@@ -25,10 +26,9 @@ export function routeStatus(
       // Only for routes that use backends: a redirect-only or direct-response route has none to wait for.
       if (r.unavailable) conds.push(condition(BACKENDS_AVAILABLE, false, r.unavailable.reason, r.unavailable.message, gen));
       else if (r.clusters.length) conds.push(condition(BACKENDS_AVAILABLE, true, BACKENDS_AVAILABLE, 'Every backend has a ready endpoint', gen));
-      const overlap = overlaps?.get(`${p.gateway.object.metadata.namespace}/${p.gateway.object.metadata.name}`);
+      const overlap = overlaps?.get(gateway);
       if (overlap?.length) conds.push(condition(ROUTE_RULES_OVERLAP, true, ROUTE_RULES_OVERLAP, overlapMessage(overlap), gen));
     }
-    const gateway = `${p.gateway.object.metadata.namespace}/${p.gateway.object.metadata.name}`;
     const blocked = blockedPolicies?.get(gateway);
     conds.push(r.unresolved
       ? condition('ResolvedRefs', false, r.unresolved.reason, r.unresolved.message, gen)

@@ -129,7 +129,7 @@ export class AdsServer {
   }
 
   /** The Gateway a stream serves (node.cluster), tracked for updates; '' refuses the stream. */
-  private identify(n: Node | undefined, protocol: 'sotw' | 'delta', onUpdate: () => void, call: grpc.ServerDuplexStream<unknown, unknown>, stream?: ProxyStream): string {
+  private identify(n: Node | undefined, protocol: 'sotw' | 'delta', onUpdate: () => void, call: grpc.ServerDuplexStream<unknown, unknown>, record: ProxyStream): string {
     const node = n?.cluster ?? '';
     if (!node) {
       refuse(call);
@@ -147,7 +147,7 @@ export class AdsServer {
         return '';
       }
     }
-    const record = Object.assign(stream ?? { acked: {} }, { node, id: n?.id ?? '', protocol, peer: call.getPeer(), connectedAt: new Date().toISOString() }) as ProxyStream;
+    Object.assign(record, { node, id: n?.id ?? '', protocol, peer: call.getPeer(), connectedAt: new Date().toISOString() });
     this.track(node, onUpdate, call, record);
     this.log(`proxy connected (${protocol})`, { node, id: n?.id });
     return node;

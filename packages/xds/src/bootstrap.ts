@@ -20,8 +20,9 @@ export interface BootstrapOptions {
   tls?: BootstrapTls;
 }
 
-export const XDS_CLIENT_SECRET = 'turnpike-xds-client';
-export const XDS_CA_SECRET_NAME = 'turnpike-xds-ca';
+/** SDS resource names (read from files in the pod, not Kubernetes Secrets). */
+const SDS_CLIENT_CERT = 'turnpike-xds-client';
+const SDS_CONTROL_PLANE_CA = 'turnpike-xds-ca';
 const SDS_SECRET_TYPE = 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret';
 
 const sdsConfig = (dir: string, file: string) => ({ resource_api_version: 'V3' as const, path_config_source: { path: `${dir}/${file}`, watched_directory: { path: dir } } });
@@ -30,9 +31,9 @@ const sdsConfig = (dir: string, file: string) => ({ resource_api_version: 'V3' a
 export function bootstrapSdsFiles(tls: BootstrapTls): Record<string, string> {
   const cert = (f: string) => ({ filename: `${tls.certDir}/${f}` });
   return {
-    'sds-xds-client.json': JSON.stringify({ resources: [{ '@type': SDS_SECRET_TYPE, name: XDS_CLIENT_SECRET,
+    'sds-xds-client.json': JSON.stringify({ resources: [{ '@type': SDS_SECRET_TYPE, name: SDS_CLIENT_CERT,
       tls_certificate: { certificate_chain: cert('tls.crt'), private_key: cert('tls.key'), watched_directory: { path: tls.certDir } } }] }),
-    'sds-xds-ca.json': JSON.stringify({ resources: [{ '@type': SDS_SECRET_TYPE, name: XDS_CA_SECRET_NAME,
+    'sds-xds-ca.json': JSON.stringify({ resources: [{ '@type': SDS_SECRET_TYPE, name: SDS_CONTROL_PLANE_CA,
       validation_context: { trusted_ca: cert('ca.crt'), watched_directory: { path: tls.certDir } } }] }),
   };
 }
@@ -46,10 +47,10 @@ export function controlPlaneTlsContext(tls: BootstrapTls, use: 'xds' | 'plugins'
     sni: serverName,
     common_tls_context: {
       tls_params: { tls_minimum_protocol_version: 'TLSv1_2' },
-      tls_certificate_sds_secret_configs: [{ name: XDS_CLIENT_SECRET, sds_config: sdsConfig(tls.sdsDir, 'sds-xds-client.json') }],
+      tls_certificate_sds_secret_configs: [{ name: SDS_CLIENT_CERT, sds_config: sdsConfig(tls.sdsDir, 'sds-xds-client.json') }],
       combined_validation_context: {
         default_validation_context: { match_typed_subject_alt_names: [{ san_type: 'DNS', matcher: { exact: serverName } }] },
-        validation_context_sds_secret_config: { name: XDS_CA_SECRET_NAME, sds_config: sdsConfig(tls.sdsDir, 'sds-xds-ca.json') },
+        validation_context_sds_secret_config: { name: SDS_CONTROL_PLANE_CA, sds_config: sdsConfig(tls.sdsDir, 'sds-xds-ca.json') },
       },
       alpn_protocols: [use === 'xds' ? 'h2' : 'http/1.1'],
     },

@@ -1,7 +1,7 @@
 // A raw ADS client for protocol-level tests: one call, responses read one at a time.
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { INCLUDE_DIRS } from '../src/index.js';
+import { INCLUDE_DIRS, TYPE } from '../src/index.js';
 
 export type Stream = grpc.ClientDuplexStream<Record<string, unknown>, Record<string, any>>;
 
@@ -33,3 +33,21 @@ export function reader(stream: Stream): (timeoutMs?: number) => Promise<Record<s
   });
 }
 
+
+/** The raw bytes of a response's resources (SotW or delta) as text, to look for names in. */
+export function resourceText(r: Record<string, any>): string {
+  return (r.resources ?? []).map((x: any) => (x.resource ?? x).value.toString('latin1')).join('');
+}
+
+export type FirstResponse =
+  | { ok: true; first: Record<string, any>; stream: Stream; next: ReturnType<typeof reader> }
+  | { ok: false; code: number; details: string };
+
+/** Opens a SotW stream as `node` (node.cluster), asks for listeners, and resolves with the first response or the error that ended the stream. */
+export function openListenerStream(port: number, tls: ClientTls | undefined, node: string, timeoutMs = 10_000, id = 'test'): Promise<FirstResponse> {
+  const stream: Stream = adsClient(port, tls).StreamAggregatedResources();
+  const failed = new Promise<FirstResponse>((resolve) => stream.on('error', (e: { code: number; details: string }) => resolve({ ok: false, code: e.code, details: e.details })));
+  const next = reader(stream);
+  stream.write({ node: { id, cluster: node }, type_url: TYPE.listener });
+  return Promise.race([next(timeoutMs).then((first): FirstResponse => ({ ok: true, first, stream, next })), failed]);
+}

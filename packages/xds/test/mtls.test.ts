@@ -8,7 +8,7 @@ import {
   AdsServer, authorizeStream, createAuthority, encodeSnapshot, envoyResourcesFor, gatewayIdentity, gatewayOfIdentity, issueCertificate,
   MemoryCertificateProvider, signedByBundle, SnapshotCache, TYPE, type Authority, type StreamRefusal,
 } from '../src/index.js';
-import { adsClient, reader, type ClientTls, type Stream } from './ads-client.js';
+import { openListenerStream, resourceText } from './ads-client.js';
 
 const TD = 'turnpike.test';
 const SERVER = 'turnpike.turnpike-system.svc';
@@ -19,7 +19,6 @@ function gatewayIR(namespace: string, name: string, ports: number[]): GatewayIR 
   return { name, namespace, secrets: [], clusters: [], ports: ports.map((port) => ({ name: `tcp-${port}`, port, transport: 'tcp' as const, listeners: [{ name: `Gateway/${namespace}/${name}/p${port}`, protocol: 'HTTP' as const, virtualHosts: [] }] })) };
 }
 
-const text = (r: Record<string, any>) => (r.resources ?? []).map((x: { value: Buffer }) => x.value.toString('latin1')).join('');
 const serve = (cache: SnapshotCache, a: number[]) => cache.setAll(new Map([
   ['infra/a', encodeSnapshot(envoyResourcesFor(gatewayIR('infra', 'a', a), () => undefined))],
   ['infra/b', encodeSnapshot(envoyResourcesFor(gatewayIR('infra', 'b', [90]), () => undefined))],
@@ -29,15 +28,6 @@ const client = async (ca: Authority, gateway: string) => {
   const [ns, name] = gateway.split('/') as [string, string];
   return issueCertificate(ca, { commonName: gateway, uris: [gatewayIdentity(TD, ns, name)], usage: 'client', validityMs: DAY });
 };
-
-/** Opens a SotW stream as `node` and resolves with its first response or its error. */
-async function firstResponse(port: number, tls: ClientTls | undefined, node: string): Promise<{ ok: true; raw: Record<string, any>; stream: Stream; next: ReturnType<typeof reader> } | { ok: false; code: number; details: string }> {
-  const stream: Stream = adsClient(port, tls).StreamAggregatedResources();
-  const failed = new Promise<{ ok: false; code: number; details: string }>((resolve) => stream.on('error', (e: { code: number; details: string }) => resolve({ ok: false, code: e.code, details: e.details })));
-  const next = reader(stream);
-  stream.write({ node: { id: 'test', cluster: node }, type_url: TYPE.listener });
-  return Promise.race([next(5000).then((raw) => ({ ok: true as const, raw, stream, next })), failed]);
-}
 
 describe('xDS over mTLS', () => {
   let ca: Authority;
@@ -59,13 +49,13 @@ describe('xDS over mTLS', () => {
   afterAll(() => ads.close());
 
   it('a client without a certificate is refused at the handshake', async () => {
-    const r = await firstResponse(port, { ca: ca.certPem, serverName: SERVER }, 'infra/a');
+    const r = await openListenerStream(port, { ca: ca.certPem, serverName: SERVER }, 'infra/a');
     expect(r.ok).toBe(false);
   });
 
   it('a certificate naming Gateway A asking as Gateway B gets PERMISSION_DENIED, counted with its reason', async () => {
     const a = await client(ca, 'infra/a');
-    const r = await firstResponse(port, { ca: ca.certPem, cert: a.certPem, key: a.keyPem, serverName: SERVER }, 'infra/b');
+    const r = await openListenerStream(port, { ca: ca.certPem, cert: a.certPem, key: a.keyPem, serverName: SERVER }, 'infra/b');
     expect(r).toMatchObject({ ok: false, code: 7 });
     expect((r as { details: string }).details).toContain("the client certificate is Gateway infra/a's; node.cluster infra/b is not served to it");
     expect(refusals.at(-1)).toMatchObject({ node: 'infra/b', reason: 'wrong-gateway' });
@@ -74,17 +64,17 @@ describe('xDS over mTLS', () => {
   it('a certificate from another CA is refused', async () => {
     const other = await createAuthority('other CA', DAY);
     const a = await client(other, 'infra/a');
-    const r = await firstResponse(port, { ca: ca.certPem, cert: a.certPem, key: a.keyPem, serverName: SERVER }, 'infra/a');
+    const r = await openListenerStream(port, { ca: ca.certPem, cert: a.certPem, key: a.keyPem, serverName: SERVER }, 'infra/a');
     expect(r.ok).toBe(false);
   });
 
   it('Gateway A with its own certificate gets exactly its config; after a CA rotation its open stream is still served and new certificates validate', async () => {
     const a = await client(ca, 'infra/a');
-    const r = await firstResponse(port, { ca: ca.certPem, cert: a.certPem, key: a.keyPem, serverName: SERVER }, 'infra/a');
+    const r = await openListenerStream(port, { ca: ca.certPem, cert: a.certPem, key: a.keyPem, serverName: SERVER }, 'infra/a');
     if (!r.ok) throw new Error(`refused: ${r.details}`);
-    const first = r.raw;
-    expect(text(first)).toContain('tcp-80');
-    expect(text(first)).not.toContain('tcp-90');
+    const first = r.first;
+    expect(resourceText(first)).toContain('tcp-80');
+    expect(resourceText(first)).not.toContain('tcp-90');
     // Rotate: a new CA signs, the bundle trusts old and new.
     const ca2 = await createAuthority('test CA 2', 30 * DAY);
     const serving2 = await issueCertificate(ca2, { commonName: SERVER, dnsNames: [SERVER], usage: 'server', validityMs: DAY });
@@ -94,15 +84,15 @@ describe('xDS over mTLS', () => {
     r.stream.write({ node: { id: 'test', cluster: 'infra/a' }, type_url: TYPE.listener, version_info: first.version_info, response_nonce: first.nonce });
     serve(cache, [80, 81]);
     const pushed = await r.next(5000);
-    expect(text(pushed)).toContain('tcp-81');
+    expect(resourceText(pushed)).toContain('tcp-81');
     r.stream.end();
     // A certificate of the new CA connects (checking the new serving certificate against the new CA).
     const a2 = await client(ca2, 'infra/a');
-    const fresh = await firstResponse(port, { ca: ca2.certPem, cert: a2.certPem, key: a2.keyPem, serverName: SERVER }, 'infra/a');
+    const fresh = await openListenerStream(port, { ca: ca2.certPem, cert: a2.certPem, key: a2.keyPem, serverName: SERVER }, 'infra/a');
     expect(fresh.ok).toBe(true);
     if (fresh.ok) fresh.stream.end();
     // And one of the old CA still does during the overlap.
-    const old = await firstResponse(port, { ca: ca2.certPem, cert: a.certPem, key: a.keyPem, serverName: SERVER }, 'infra/a');
+    const old = await openListenerStream(port, { ca: ca2.certPem, cert: a.certPem, key: a.keyPem, serverName: SERVER }, 'infra/a');
     expect(old.ok).toBe(true);
     if (old.ok) old.stream.end();
   });

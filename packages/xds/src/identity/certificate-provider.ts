@@ -26,10 +26,6 @@ export class MemoryCertificateProvider implements Provider {
     return this.identity?.privateKey.toString();
   }
 
-  get caPem(): string | undefined {
-    return this.ca?.caCertificate.toString();
-  }
-
   /** The CAs whose client certificates are accepted (PEM bundle). */
   setCA(bundlePem: string): void {
     if (this.ca?.caCertificate.toString() === bundlePem) return;
