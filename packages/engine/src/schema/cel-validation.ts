@@ -1,0 +1,113 @@
+// The CEL rules (`x-kubernetes-validations`) of a CRD node, evaluated as the API server does on create:
+// `self` is the node's value, integers are CEL ints, and transition rules (those reading `oldSelf`)
+// do not apply because there is no old object.
+import { CelScalar, celEnv, celFunc, isCelError, parse, plan, type CelResult } from '@bufbuild/cel';
+import { strings } from '@bufbuild/cel/ext';
+import { RE2JS } from '@bufbuild/re2';
+import { isIP } from 'node:net';
+import type { CelRule, CrdSchema } from './crd-schemas.js';
+import type { FieldError } from './openapi-validation.js';
+
+type Program = (context: { self: unknown }) => CelResult;
+
+// The Kubernetes CEL library functions the Gateway API rules use beyond standard CEL and its string
+// extensions (`split` and friends).
+const isIpAddress = celFunc('isIP', [CelScalar.STRING], CelScalar.BOOL, (s: string) => isIP(s) !== 0 && !s.includes('%'));
+// `matches` compiles its pattern on every call unless given a compiler: the patterns are few, keep them.
+const patterns = new Map<string, RE2JS>();
+const re2 = { compile: (p: string) => patterns.get(p) ?? patterns.set(p, RE2JS.compile(p)).get(p)! };
+const environment = celEnv({ funcs: [...strings, isIpAddress], re2 });
+
+const compiled = new Map<string, Program | Error>();
+
+function compile(expression: string): Program | Error {
+  let c = compiled.get(expression);
+  if (!c) {
+    try {
+      c = plan(environment, parse(expression)) as Program;
+    } catch (e) {
+      c = e as Error;
+    }
+    compiled.set(expression, c);
+  }
+  return c;
+}
+
+export function isTransitionRule(rule: CelRule): boolean {
+  return /\boldSelf\b/.test(rule.rule);
+}
+
+// Manifests repeat themselves (the same match, filter or backend in many routes): a node's verdict
+// is kept by schema node and value, so a repeated value costs one JSON.stringify, not its rules.
+const MAX_REMEMBERED = 50_000;
+const remembered = new Map<string, { suffix: string; message: string }[]>();
+const schemaIds = new WeakMap<CrdSchema, number>();
+let nextSchemaId = 0;
+
+/** Evaluates the node's rules against its value; a rule that does not hold is an error at its fieldPath. */
+export function checkCelRules(value: unknown, schema: CrdSchema, path: string): FieldError[] {
+  let id = schemaIds.get(schema);
+  if (id === undefined) schemaIds.set(schema, (id = nextSchemaId++));
+  const key = `${id}\0${JSON.stringify(value)}`;
+  let found = remembered.get(key);
+  if (!found) {
+    found = evaluateRules(value, schema);
+    if (remembered.size >= MAX_REMEMBERED) remembered.clear();
+    remembered.set(key, found);
+  }
+  return found.map((e) => ({ path: path + e.suffix, message: e.message }));
+}
+
+function evaluateRules(value: unknown, schema: CrdSchema): { suffix: string; message: string }[] {
+  const errors: { suffix: string; message: string }[] = [];
+  let self: unknown;
+  for (const rule of schema['x-kubernetes-validations'] ?? []) {
+    if (isTransitionRule(rule)) continue;
+    const program = compile(rule.rule);
+    const where = rule.fieldPath ?? '';
+    if (program instanceof Error) {
+      errors.push({ suffix: where, message: `cannot check the rule ${JSON.stringify(rule.rule)}: ${firstLine(program)}` });
+      continue;
+    }
+    self ??= toCel(value, schema);
+    const result = program({ self });
+    if (isCelError(result)) {
+      // The API server reports a rule it could not evaluate as a failed one.
+      errors.push({ suffix: where, message: `${ruleMessage(rule, self)} (the rule could not be evaluated: ${result.message})` });
+      continue;
+    }
+    if (result !== true) errors.push({ suffix: where, message: ruleMessage(rule, self) });
+  }
+  return errors;
+}
+
+function ruleMessage(rule: CelRule, self: unknown): string {
+  if (rule.messageExpression) {
+    const program = compile(rule.messageExpression);
+    if (!(program instanceof Error)) {
+      // A message expression that fails falls back to the static message, as the API server does.
+      const message = program({ self });
+      if (typeof message === 'string' && message) return message;
+    }
+  }
+  return rule.message ?? `failed rule: ${rule.rule}`;
+}
+
+/** The value as CEL sees it: objects become maps, integers of `integer` fields CEL ints (bigint). */
+function toCel(value: unknown, schema: CrdSchema | undefined): unknown {
+  if (typeof value === 'number' && (schema?.type === 'integer' || schema?.['x-kubernetes-int-or-string'])) {
+    return Number.isInteger(value) ? BigInt(value) : value;
+  }
+  if (Array.isArray(value)) return value.map((item) => toCel(item, schema?.items));
+  if (typeof value === 'object' && value !== null) {
+    const extra = typeof schema?.additionalProperties === 'object' ? schema.additionalProperties : undefined;
+    const out = new Map<string, unknown>();
+    for (const [k, v] of Object.entries(value)) if (v !== undefined) out.set(k, toCel(v, schema?.properties?.[k] ?? extra));
+    return out;
+  }
+  return value;
+}
+
+function firstLine(e: Error): string {
+  return e.message.split('\n')[0] ?? e.message;
+}
