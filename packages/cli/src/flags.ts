@@ -1,5 +1,6 @@
 // Flag values several commands share, parsed once with the same messages.
 import { parseHostPort } from '@turnpike/xds';
+import { MANIFEST_VALIDATIONS, type ManifestValidation } from '@turnpike/engine';
 import { CliError } from './errors.js';
 
 /** `--gateway NAMESPACE/NAME`. */
@@ -17,3 +18,13 @@ export function hostPortFlag(flag: string, value: string): { host: string; port:
     throw new CliError(`${flag}: ${(e as Error).message}`);
   }
 }
+
+/** `--validate strict|warn|ignore`: how file input meets the API server's schema checks. */
+export function validationFlag(value: string): ManifestValidation {
+  if (!(MANIFEST_VALIDATIONS as readonly string[]).includes(value)) {
+    throw new CliError(`--validate ${value}: use ${MANIFEST_VALIDATIONS.join(', ')}`);
+  }
+  return value as ManifestValidation;
+}
+
+export const VALIDATE_HELP = 'strict (leave out objects the API server would refuse), warn (keep them, with a warning) or ignore';

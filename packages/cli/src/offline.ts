@@ -1,9 +1,15 @@
 // Offline translation of manifests: load, translate, and merge statuses into the objects.
 import { CONTROLLER_NAME, OWNED_STATUS_KINDS, objectKey, type KubeObject } from '@turnpike/api';
-import { loadManifests } from '@turnpike/engine';
+import { loadManifests, type ManifestValidation } from '@turnpike/engine';
 import { mergeStatus, snapshotFromObjects, translate, type TranslateResult } from '@turnpike/translator';
 
-export interface OfflineResult { resources: KubeObject[]; result: TranslateResult; warnings: string[] }
+export interface OfflineResult {
+  resources: KubeObject[];
+  result: TranslateResult;
+  warnings: string[];
+  /** Objects the API server would refuse (left out unless validation is `warn`). */
+  errors: string[];
+}
 
 export function withStatuses(objects: readonly KubeObject[], result: TranslateResult, now: string): KubeObject[] {
   return objects.map((o) => {
@@ -15,12 +21,14 @@ export function withStatuses(objects: readonly KubeObject[], result: TranslateRe
 
 export function translateObjects(objects: KubeObject[], now: string): OfflineResult {
   const result = translate(snapshotFromObjects(objects));
-  return { resources: withStatuses(objects, result, now), result, warnings: [] };
+  return { resources: withStatuses(objects, result, now), result, warnings: [], errors: [] };
 }
 
-export function translatePaths(paths: string[], now: string): OfflineResult {
-  const loaded = loadManifests(paths);
+export function translatePaths(paths: string[], now: string, validation: ManifestValidation = 'strict'): OfflineResult {
+  const loaded = loadManifests(paths, { validation });
   const r = translateObjects(loaded.objects, now);
   for (const [kind, file] of loaded.unknownKinds) r.warnings.push(`ignoring kind ${kind} (first seen in ${file}): not a kind turnpike reads`);
+  if (validation === 'warn') r.warnings.push(...loaded.invalid);
+  else r.errors.push(...loaded.invalid.map((m) => `${m} (left out)`));
   return r;
 }

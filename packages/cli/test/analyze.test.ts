@@ -30,8 +30,15 @@ describe('turnpike analyze', () => {
     expect(found.map((f) => `${f.object} ${f.type}`)).toEqual(['HTTPRoute/apps/first RouteRulesOverlap', 'HTTPRoute/apps/second RouteRulesOverlap']);
     const withEndpoints = JSON.parse(turnpike('analyze', '-f', `${fixtures}/route-conditions/input.yaml`, '-o', 'json', '--endpoints').stdout) as { problems: { type: string }[] };
     expect(withEndpoints.problems.map((f) => f.type)).toContain('BackendsAvailable');
-    const listeners = turnpike('analyze', '-f', `${fixtures}/listener-validation/input.yaml`);
+    const listeners = turnpike('analyze', '-f', `${fixtures}/listener-validation/input.yaml`, '--validate', 'ignore');
     expect(listeners.stdout).toContain('Gateway/infra/gw listener sctp: Accepted=False (UnsupportedProtocol)');
+  });
+
+  it('reports an object the API server would refuse as an error naming the file, the object and the field', () => {
+    const r = turnpike('analyze', '-f', `${fixtures}/listener-validation/input.yaml`);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^error: \S+listener-validation\/input\.yaml: Gateway infra\/gw is invalid, as the API server would refuse it: spec\.listeners: hostname must not be specified for protocols \['TCP', 'UDP'\]/m);
+    expect(r.stdout).not.toContain('Gateway/infra/gw listener');
   });
 
   it('one notion of trouble for run and analyze: True is trouble for RouteRulesOverlap and ConfigRejected, False for the others', () => {

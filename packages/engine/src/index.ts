@@ -7,3 +7,4 @@ export * from './event-log.js';
 export * from './engine.js';
 export * from './sources/directory.js';
 export * from './sources/replay.js';
+export * from './schema/manifest-validation.js';

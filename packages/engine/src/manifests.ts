@@ -5,6 +5,7 @@ import { extname, join } from 'node:path';
 import { CLUSTER_SCOPED, isWatchedKind, objectKey, type KubeObject } from '@turnpike/api';
 import jsyaml from 'js-yaml';
 import { LineCounter, parseAllDocuments } from 'yaml';
+import { describeInvalidManifest, validateManifest } from './schema/manifest-validation.js';
 
 export class ManifestError extends Error {}
 
@@ -13,6 +14,29 @@ export interface LoadedManifests {
   /** Kinds we do not watch, each listed once with the first place it was seen. */
   unknownKinds: Map<string, string>;
   files: string[];
+  /** Objects the API server would refuse, one line each: left out (strict) or kept (warn). */
+  invalid: string[];
+}
+
+/**
+ * How file input meets the API server's checks (kubectl's --validate vocabulary): `strict` leaves out
+ * an object the API server would refuse, `warn` keeps it and says why it would be refused, `ignore`
+ * does not check.
+ */
+export type ManifestValidation = 'strict' | 'warn' | 'ignore';
+
+export const MANIFEST_VALIDATIONS: readonly ManifestValidation[] = ['strict', 'warn', 'ignore'];
+
+export interface LoadOptions {
+  defaultNamespace?: string;
+  validation?: ManifestValidation;
+}
+
+/** Why the API server would refuse this object (one line naming where and which fields), if it would. */
+export function manifestProblem(o: KubeObject, where: string, validation: ManifestValidation): string | undefined {
+  if (validation === 'ignore') return undefined;
+  const errors = validateManifest(o);
+  return errors.length ? describeInvalidManifest(where, o, errors) : undefined;
 }
 
 const YAML_EXT = new Set(['.yaml', '.yml', '.json']);
@@ -142,9 +166,11 @@ function checkObject(v: unknown, where: string): KubeObject {
  * Loads every manifest under the given paths. Objects of namespaced kinds without a namespace
  * land in `defaultNamespace`, as kubectl would put them.
  */
-export function loadManifests(paths: readonly string[], defaultNamespace = 'default'): LoadedManifests {
+export function loadManifests(paths: readonly string[], opts: LoadOptions = {}): LoadedManifests {
+  const { defaultNamespace = 'default', validation = 'strict' } = opts;
   const files = paths.flatMap(listManifestFiles);
   const objects: KubeObject[] = [];
+  const invalid: string[] = [];
   const unknownKinds = new Map<string, string>();
   const seen = new Map<string, string>();
   for (const file of files) {
@@ -164,10 +190,12 @@ export function loadManifests(paths: readonly string[], defaultNamespace = 'defa
       const first = seen.get(key);
       if (first) throw new ManifestError(`${file}: ${key} is defined twice (first in ${first})`);
       seen.set(key, file);
-      objects.push(o);
+      const problem = manifestProblem(o, file, validation);
+      if (problem) invalid.push(problem);
+      if (!problem || validation === 'warn') objects.push(o);
     }
   }
-  return { objects, unknownKinds, files };
+  return { objects, unknownKinds, files, invalid };
 }
 
 /** Gives a manifest what the API server would on create: its namespace and generation 1. */

@@ -103,4 +103,24 @@ describe('directory source', () => {
     await until(() => events.length > 0);
     expect((events[0] as { object?: { data?: { v?: string } } }).object?.data?.v).toBe('intruder');
   });
+
+  it('an object the API server would refuse is not loaded; a refused edit keeps the version before; a fix loads', async () => {
+    const errors: string[] = [];
+    const gw = (name: string, port: number | string) =>
+      `apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: ${name}, namespace: infra}\n` +
+      `spec: {gatewayClassName: turnpike, listeners: [{name: http, port: ${port}, protocol: HTTP}]}\n`;
+    const dir = tree({ 'a.yaml': gw('bad', 70000) + '---\n' + gw('good', 80) });
+    const events = watchDir(dir, errors);
+    expect(names(events)).toEqual(['upsert good']);
+    expect(errors).toEqual([`${join(dir, 'a.yaml')}: Gateway infra/bad is invalid, as the API server would refuse it: spec.listeners[0].port: 70000 is above the maximum 65535 (not loaded)`]);
+    events.length = 0;
+    writeFileSync(join(dir, 'a.yaml'), gw('bad', 70000) + '---\n' + gw('good', 'eighty'));
+    await until(() => errors.length > 1);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(names(events)).toEqual([]);
+    expect(errors[1]).toMatch(/Gateway infra\/good is invalid, .*spec\.listeners\[0\]\.port: must be an integer, not the string "eighty" \(keeping its previous version\)$/);
+    writeFileSync(join(dir, 'a.yaml'), gw('bad', 8080) + '---\n' + gw('good', 81));
+    await until(() => events.length >= 2);
+    expect(names(events).sort()).toEqual(['upsert bad', 'upsert good']);
+  });
 });

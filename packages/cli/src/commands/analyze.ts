@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import type { Condition } from '@turnpike/api';
 import { CliError } from '../errors.js';
+import { VALIDATE_HELP, validationFlag } from '../flags.js';
 import { translatePaths } from '../offline.js';
 import { format } from '../output.js';
 import { isTrouble } from '../status-lines.js';
@@ -43,11 +44,16 @@ export function registerAnalyze(program: Command): void {
     .requiredOption('-f, --file <path>', 'manifest file or directory (repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
     .option('--endpoints', 'also report backends without ready endpoints (when the manifests include EndpointSlices)')
     .option('-o, --output <format>', 'text, json or yaml', 'text')
-    .action((opts: { file: string[]; endpoints?: boolean; output: string }) => {
+    .option('--validate <mode>', VALIDATE_HELP, 'strict')
+    .action((opts: { file: string[]; endpoints?: boolean; output: string; validate: string }) => {
       if (!['text', 'json', 'yaml'].includes(opts.output)) throw new CliError(`-o ${opts.output}: unknown format (text, json, yaml)`);
-      const r = translatePaths(opts.file, new Date().toISOString());
+      const r = translatePaths(opts.file, new Date().toISOString(), validationFlag(opts.validate));
       const found = findings([...r.result.statuses.sortedKeys()].map((k) => [k, r.result.statuses.get(k)]), !!opts.endpoints);
-      const errors = [...r.warnings.map((w) => ({ level: 'warning', message: w })), ...r.result.diagnostics.map((d) => ({ level: d.level, message: `${d.object}: ${d.message}` }))];
+      const errors = [
+        ...r.errors.map((e) => ({ level: 'error', message: e })),
+        ...r.warnings.map((w) => ({ level: 'warning', message: w })),
+        ...r.result.diagnostics.map((d) => ({ level: d.level, message: `${d.object}: ${d.message}` })),
+      ];
       if (opts.output === 'text') {
         for (const e of errors) process.stdout.write(`${e.level}: ${e.message}\n`);
         for (const f of found) process.stdout.write(`${f.object}${f.where ? ` ${f.where}` : ''}: ${f.type}=${f.status} (${f.reason}): ${f.message}\n`);

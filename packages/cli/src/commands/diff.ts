@@ -2,16 +2,17 @@
 // does to statuses and proxy configuration. Exit 0 when the same, 1 when different, 2 on error.
 import { existsSync, statSync } from 'node:fs';
 import type { Command } from 'commander';
-import { readEventLog } from '@turnpike/engine';
+import { readEventLog, type ManifestValidation } from '@turnpike/engine';
 import type { TranslateResult } from '@turnpike/translator';
 import pc from 'picocolors';
 import { CliError } from '../errors.js';
+import { VALIDATE_HELP, validationFlag } from '../flags.js';
 import { stateAt } from '../log-state.js';
 import { translatePaths } from '../offline.js';
 import { semanticDiff, type SemanticDiff, type SetChange } from '../semantic-diff.js';
 
 /** A side is a manifest file or directory, or `LOG@SEQ` (the state after event SEQ). */
-export function loadSide(spec: string): TranslateResult {
+export function loadSide(spec: string, validation: ManifestValidation = 'strict'): TranslateResult {
   const at = spec.lastIndexOf('@');
   if (at > 0 && !existsSync(spec)) {
     const path = spec.slice(0, at);
@@ -20,7 +21,8 @@ export function loadSide(spec: string): TranslateResult {
     if (!existsSync(path) || !statSync(path).isFile()) throw new CliError(`${spec}: no event log at ${path}`);
     return stateAt(readEventLog(path), seq).result;
   }
-  const r = translatePaths([spec], '1970-01-01T00:00:00Z');
+  const r = translatePaths([spec], '1970-01-01T00:00:00Z', validation);
+  for (const e of r.errors) process.stderr.write(`turnpike: error: ${e}\n`);
   for (const w of r.warnings) process.stderr.write(`turnpike: warning: ${w}\n`);
   return r.result;
 }
@@ -34,8 +36,10 @@ export function registerDiff(program: Command): void {
     .option('-o, --output <format>', 'text or json', 'text')
     .option('--color', 'force colour')
     .option('--no-color', 'no colour')
-    .action((a: string, b: string, opts: { output: string; color?: boolean }) => {
-      const d = semanticDiff(loadSide(a), loadSide(b));
+    .option('--validate <mode>', VALIDATE_HELP, 'strict')
+    .action((a: string, b: string, opts: { output: string; color?: boolean; validate: string }) => {
+      const validation = validationFlag(opts.validate);
+      const d = semanticDiff(loadSide(a, validation), loadSide(b, validation));
       if (opts.output === 'json') process.stdout.write(`${JSON.stringify(d, null, 2)}\n`);
       else if (opts.output === 'text') process.stdout.write(renderDiff(d, useColor(opts.color, process.stdout.isTTY === true, process.env)));
       else throw new CliError(`-o ${opts.output}: unknown format (text, json)`);

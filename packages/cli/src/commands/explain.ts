@@ -4,6 +4,7 @@ import { CLUSTER_SCOPED, isWatchedKind } from '@turnpike/api';
 import { loadManifests } from '@turnpike/engine';
 import { explain, snapshotFromObjects } from '@turnpike/translator';
 import { CliError } from '../errors.js';
+import { VALIDATE_HELP, validationFlag } from '../flags.js';
 import { format } from '../output.js';
 
 export function parseObjectRef(ref: string): { kind: string; namespace?: string; name: string } {
@@ -25,10 +26,14 @@ export function registerExplain(program: Command): void {
     .argument('<object>', 'KIND/NAMESPACE/NAME (or KIND/NAME for cluster-scoped kinds)')
     .requiredOption('-f, --file <path>', 'manifest file or directory (repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
     .option('-o, --output <format>', 'text, json or yaml', 'text')
-    .action((ref: string, opts: { file: string[]; output: string }) => {
+    .option('--validate <mode>', VALIDATE_HELP, 'strict')
+    .action((ref: string, opts: { file: string[]; output: string; validate: string }) => {
       if (!['text', 'json', 'yaml'].includes(opts.output)) throw new CliError(`-o ${opts.output}: unknown format (text, json, yaml)`);
       const { kind, namespace, name } = parseObjectRef(ref);
-      const snapshot = snapshotFromObjects(loadManifests(opts.file).objects);
+      const validation = validationFlag(opts.validate);
+      const loaded = loadManifests(opts.file, { validation });
+      for (const m of loaded.invalid) process.stderr.write(`turnpike: ${validation === 'warn' ? 'warning' : 'error'}: ${m}\n`);
+      const snapshot = snapshotFromObjects(loaded.objects);
       const e = explain(snapshot, kind, namespace, name);
       if (opts.output === 'json') process.stdout.write(`${JSON.stringify(e, null, 2)}\n`);
       else if (opts.output === 'yaml') process.stdout.write(format(e, 'yaml'));

@@ -6,6 +6,7 @@ import { DIRECTORY_SOURCE, DEFAULT_MAX_DELAY_MS, DEFAULT_QUIET_MS, directorySour
 import { openRecording } from '../record.js';
 import { startController } from '../controller.js';
 import { CliError } from '../errors.js';
+import { VALIDATE_HELP, validationFlag } from '../flags.js';
 import { statusPrinter } from '../sinks/status-printer.js';
 import { startXds } from '../xds-serving.js';
 import { runInCluster } from './run-kube.js';
@@ -17,6 +18,7 @@ import { PLUGINS_SOURCE } from '@turnpike/plugins';
 export interface RunOptions extends PluginOptions, XdsTlsFlags {
   xdsPlaintext?: boolean; xdsCaValidity: string; xdsCertValidity: string; xdsServerName?: string[];
   dir?: string; kubeconfig?: string; inCluster?: boolean; record?: string; output: string; quietMs: string; maxDelayMs: string; poll: string;
+  validate: string;
   xdsAddress: string; xds: boolean; healthAddress: string; logLevel: string; leaderElectionNamespace: string; leaderElect: boolean; xdsPublicAddress: string;
 }
 
@@ -37,6 +39,7 @@ export function registerRun(program: Command): void {
     .option('--quiet-ms <ms>', 'holdoff quiet period', String(DEFAULT_QUIET_MS))
     .option('--max-delay-ms <ms>', 'holdoff maximum delay', String(DEFAULT_MAX_DELAY_MS))
     .option('--poll <ms>', 'rescan the directory this often, besides file notifications', '1000')
+    .option('--validate <mode>', `with --dir: ${VALIDATE_HELP}`, 'strict')
     .option('--xds-address <host:port>', 'serve xDS (ADS) here; port 0 picks a free one', '127.0.0.1:18000')
     .option('--no-xds', 'do not serve xDS')
     .option('--xds-tls-cert <file>', 'with --dir: serve xDS over TLS with this certificate (PEM; reloaded when it changes)')
@@ -86,6 +89,7 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
   const recorder = opts.record ? openRecording(opts.record, { createdAt: new Date().toISOString(), quietMs, maxDelayMs, source: `dir:${opts.dir}` }) : undefined;
   const source = directorySource(opts.dir!, {
     pollMs: parseMs(opts.poll, '--poll'),
+    validation: validationFlag(opts.validate),
     onError: (m) => process.stderr.write(`turnpike: error: ${m}\n`),
     onWarning: (m) => process.stderr.write(`turnpike: warning: ${m}\n`),
   });

@@ -1,6 +1,7 @@
 // `turnpike translate -f FILE|DIR`: offline translation of manifests.
 import type { Command } from 'commander';
 import { CliError } from '../errors.js';
+import { VALIDATE_HELP, validationFlag } from '../flags.js';
 import { translatePaths } from '../offline.js';
 import { format, parseFormat } from '../output.js';
 import { envoyResourcesFor } from '@turnpike/xds';
@@ -27,10 +28,12 @@ export function registerTranslate(program: Command): void {
     .option('-o, --output <format>', 'json or yaml', 'json')
     .option('--to <what>', 'resources, ir (xDS and infra IR), xds (Envoy resources) or all', 'all')
     .option('--now <time>', 'timestamp for lastTransitionTime (RFC 3339); default: now')
-    .action((opts: { file: string[]; output: string; to: string; now?: string }) => {
+    .option('--validate <mode>', VALIDATE_HELP, 'strict')
+    .action((opts: { file: string[]; output: string; to: string; now?: string; validate: string }) => {
       const fmt = parseFormat(opts.output);
       const now = opts.now ?? new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-      const r = translatePaths(opts.file, now);
+      const r = translatePaths(opts.file, now, validationFlag(opts.validate));
+      for (const e of r.errors) process.stderr.write(`turnpike: error: ${e}\n`);
       for (const w of r.warnings) process.stderr.write(`turnpike: warning: ${w}\n`);
       for (const d of r.result.diagnostics) process.stderr.write(`turnpike: ${d.level}: ${d.object}: ${d.message}\n`);
       let out: unknown;

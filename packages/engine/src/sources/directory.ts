@@ -3,19 +3,22 @@
 // that changed are read and parsed again, and only the objects they define are compared and
 // emitted, so an idle controller does (almost) nothing and one edit costs one file.
 // A file that fails to parse keeps its previous objects and is reported, so one typo never deletes
-// a Gateway. An object defined twice keeps the copy seen first. Objects get what an API server
+// a Gateway. An object the API server would refuse is refused the same way (an update keeps the
+// previous version), unless validation says otherwise. An object defined twice keeps the copy seen first. Objects get what an API server
 // would give them: a creationTimestamp when first seen and a generation bumped on spec changes.
 import { readFileSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { CLUSTER_SCOPED, isWatchedKind, objectKey, type KubeObject } from '@turnpike/api';
 import { Observable } from 'rxjs';
 import { remove, synced, upsert, type SourceEvent } from '../events.js';
-import { listManifestTree, normalizeNamespace, parseManifests, type FileStamp } from '../manifests.js';
+import { listManifestTree, manifestProblem, normalizeNamespace, parseManifests, type FileStamp, type ManifestValidation } from '../manifests.js';
 
 export interface DirectorySourceOptions {
   /** Rescan (stat only) this often, besides fs events. */
   pollMs?: number;
   defaultNamespace?: string;
+  /** Default `strict`: see ManifestValidation. */
+  validation?: ManifestValidation;
   now?: () => string;
   onError?: (message: string) => void;
   onWarning?: (message: string) => void;
@@ -68,6 +71,15 @@ export function directorySource(dir: string, opts: DirectorySourceOptions = {}):
           report(`${file}: ${key} is defined twice in this file; ignoring the later copy`, `${file}#${key}`);
           continue;
         }
+        const problem = manifestProblem(o, file, opts.validation ?? 'strict');
+        if (problem && opts.validation !== 'warn') {
+          // As the API server refuses an update: the version accepted before stays.
+          const previous = before?.get(key);
+          report(`${problem} (${previous ? 'keeping its previous version' : 'not loaded'})`);
+          if (previous) objects.set(key, previous);
+          continue;
+        }
+        if (problem) opts.onWarning?.(problem);
         objects.set(key, o);
       }
       files.set(file, { stamp, objects });
