@@ -189,6 +189,16 @@ export class Cluster {
     throw new Error(`replace ${o.kind} ${o.metadata.name}: conflicts`);
   }
 
+  /** What a create would answer, without storing anything (dry run, unknown fields refused as kubectl does). */
+  async dryRunCreate(o: KubeObject): Promise<{ accepted: boolean; message: string }> {
+    // At the object's own apiVersion, which may not be the one the controller watches.
+    const info = resourceInfo(o.kind);
+    const version = o.apiVersion.split('/').at(-1)!;
+    const path = info ? collectionPath({ ...info, version }, o.metadata.namespace) : this.pathOf(o, false);
+    const r = await this.admin.request<{ message?: string }>('POST', `${path}?dryRun=All&fieldValidation=Strict`, o);
+    return { accepted: r.status === 200 || r.status === 201, message: r.body?.message ?? r.text };
+  }
+
   async get(o: Pick<KubeObject, 'kind' | 'apiVersion' | 'metadata'>): Promise<KubeObject | undefined> {
     const r = await this.admin.request<KubeObject>('GET', this.pathOf(o as KubeObject, true));
     return r.status === 200 ? r.body : undefined;
