@@ -1,5 +1,6 @@
 // Output formats: JSON (stable key order as produced) or YAML.
 import { stringify } from 'yaml';
+import { CliError } from './errors.js';
 
 export type OutputFormat = 'json' | 'yaml';
 
@@ -9,6 +10,6 @@ export function format(value: unknown, fmt: OutputFormat): string {
 }
 
 export function parseFormat(v: string): OutputFormat {
-  if (v !== 'json' && v !== 'yaml') throw new Error(`unknown output format "${v}" (json, yaml)`);
+  if (v !== 'json' && v !== 'yaml') throw new CliError(`-o ${v}: unknown format (json, yaml)`);
   return v;
 }

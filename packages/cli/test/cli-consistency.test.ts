@@ -41,6 +41,23 @@ describe('CLI consistency', () => {
     expect([r.code, r.stderr]).toEqual([2, expect.stringContaining('--xds-address: "nope" is not HOST:PORT')]);
   });
 
+  it('user mistakes are named as such, never as an internal error', () => {
+    const dir = tmp();
+    const file = write(dir, 'all.yaml', MANIFEST);
+    const mistakes: [string[], string][] = [
+      [['translate', '-f', file, '-o', 'xml'], 'turnpike: -o xml: unknown format (json, yaml)'],
+      [['translate', '-f', file, '--now', 'yesterday'], 'turnpike: --now yesterday: not an RFC 3339 time (e.g. 2026-01-02T15:04:05Z)'],
+      [['bootstrap', '--gateway', 'a/b', '--xds-address', '127.0.0.1:99999'], 'turnpike: --xds-address: "127.0.0.1:99999": port 99999 is above 65535'],
+      [['translate', '-f', join(dir, 'missing.yaml')], `turnpike: ${join(dir, 'missing.yaml')}: cannot read (ENOENT)`],
+      [['replay', file], `turnpike: ${file}:1: not a JSON line`],
+      [['explain', 'Nope/a/b', '-f', file], 'turnpike: Nope/a/b: unknown kind "Nope" (use KIND/NAMESPACE/NAME, e.g. HTTPRoute/shop/store)'],
+    ];
+    for (const [args, message] of mistakes) {
+      const r = turnpike(...args);
+      expect([args.join(' '), r.code, r.stderr.trim()]).toEqual([args.join(' '), 2, message]);
+    }
+  });
+
   it('run --record refuses to overwrite an existing log', () => {
     const dir = tmp();
     write(dir, 'all.yaml', MANIFEST);

@@ -85,5 +85,7 @@ export function buildBootstrap(o: BootstrapOptions): Bootstrap {
 export function parseHostPort(s: string): { host: string; port: number } {
   const m = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(s);
   if (!m) throw new Error(`"${s}" is not HOST:PORT`);
-  return { host: m[1]!.replace(/^\[|\]$/g, ''), port: Number(m[2]) };
+  const port = Number(m[2]);
+  if (port > 65535) throw new Error(`"${s}": port ${port} is above 65535`);
+  return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
 }

@@ -32,6 +32,9 @@ export function registerTranslate(program: Command): void {
     .action((opts: { file: string[]; output: string; to: string; now?: string; validate: string }) => {
       const fmt = parseFormat(opts.output);
       const now = opts.now ?? new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+      if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(now) || Number.isNaN(Date.parse(now))) {
+        throw new CliError(`--now ${now}: not an RFC 3339 time (e.g. 2026-01-02T15:04:05Z)`);
+      }
       const r = translatePaths(opts.file, now, validationFlag(opts.validate));
       for (const e of r.errors) process.stderr.write(`turnpike: error: ${e}\n`);
       for (const w of r.warnings) process.stderr.write(`turnpike: warning: ${w}\n`);
