@@ -150,6 +150,40 @@ describe('turnpike run --record and replay --verify', () => {
   }, 30_000);
 });
 
+describe('turnpike replay --timeline', () => {
+  const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms).toISOString();
+  const gwClass = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GatewayClass', metadata: { name: 'tp' }, spec: { controllerName: 'turnpike.dev/gateway-controller' } };
+  const events = [
+    { seq: 1, at: at(0), source: 'dir', type: 'upsert', kind: 'GatewayClass', name: 'tp', object: gwClass },
+    { seq: 2, at: at(1), source: 'dir', type: 'synced', kind: '*' },
+    { seq: 3, at: at(5000), source: 'dir', type: 'upsert', kind: 'GatewayClass', name: 'other', object: { ...gwClass, metadata: { name: 'other' } } },
+    { seq: 4, at: at(9000), source: 'dir', type: 'delete', kind: 'GatewayClass', name: 'other' },
+  ];
+  const header = { format: 'turnpike.events', version: 1, createdAt: at(0), quietMs: 10, maxDelayMs: 100 };
+  const logOf = (outputs: { seq: number; hash: string }[]) => {
+    const lines = [header, ...events.flatMap((e) => [e, ...outputs.filter((o) => o.seq === e.seq).map((o) => ({ type: 'output', ...o }))])];
+    return write(tmp(), 'events.ndjson', lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+  };
+
+  it('prints each translation beside what the log recorded, and counts as the log has them', () => {
+    // First without recorded outputs: every translation is replayed where the log recorded none.
+    const bare = turnpike('replay', logOf([]), '--timeline');
+    const replayed = bare.stdout.trim().split('\n').map((l) => JSON.parse(l) as { seq: number; hash: string; recorded: string | null });
+    expect(replayed.map((t) => [t.seq, t.recorded])).toEqual([[2, null], [3, null], [4, null]]);
+    expect(bare.stderr.trim()).toBe('turnpike: 4 events, 0 translations recorded, 3 replayed: 3 replayed at an event where the log recorded none');
+    // A log that recorded exactly those: the same.
+    const same = turnpike('replay', logOf(replayed.map((t) => ({ seq: t.seq, hash: t.hash }))), '--timeline');
+    expect(same.stderr.trim()).toBe('turnpike: 4 events, 3 translations recorded, 3 replayed: the same');
+    // One recorded at another event, one with another hash.
+    const odd = [{ seq: 1, hash: replayed[0]!.hash }, { seq: 3, hash: 'f'.repeat(64) }, { seq: 4, hash: replayed[2]!.hash }];
+    const r = turnpike('replay', logOf(odd), '--timeline', '--until', '4');
+    expect(r.stderr.trim()).toBe(
+      'turnpike: 4 events, 3 translations recorded, 3 replayed: 1 replayed at an event where the log recorded none; ' +
+        '1 recorded at an event where the replay made none; 1 with another output hash (see --verify)',
+    );
+  });
+});
+
 describe('turnpike explain', () => {
   it('names each listener considered and why it refused the route, and each backend', () => {
     const dir = tmp();

@@ -43,7 +43,11 @@ export function registerReplay(program: Command): void {
         return;
       }
       if (opts.timeline) {
-        for (const o of engineTimeline(log, until)) process.stdout.write(`${JSON.stringify(o)}\n`);
+        const bar = progressBar('replaying');
+        const timeline = engineTimeline(log, until, bar);
+        bar.end();
+        for (const o of timeline) process.stdout.write(`${JSON.stringify(o)}\n`);
+        process.stderr.write(`turnpike: ${timelineSummary(log, timeline, until)}\n`);
         return;
       }
       const state = stateAt(log, until);
@@ -55,21 +59,65 @@ export function registerReplay(program: Command): void {
     });
 }
 
-/** The translations the engine makes over the log, on virtual time with the recorded holdoff. */
-export function engineTimeline(log: ReturnType<typeof readEventLog>, until?: number): { at: string; seq: number; hash: string; changed: boolean }[] {
+export interface TimelineEntry {
+  at: string;
+  seq: number;
+  hash: string;
+  changed: boolean;
+  /** The hash the log recorded for a translation after this event, or null if it recorded none there. */
+  recorded: string | null;
+}
+
+/**
+ * The translations the engine makes over the log, on virtual time with the recorded holdoff, each
+ * beside what the log recorded at the same event.
+ */
+export function engineTimeline(
+  log: ReturnType<typeof readEventLog>,
+  until?: number,
+  progress?: (done: number, total: number) => void,
+): TimelineEntry[] {
   const events = until === undefined ? log.events : log.events.filter((e) => e.seq <= until);
   if (!events.length) return [];
+  const recorded = new Map(log.outputs.map((o) => [o.seq, o.hash]));
+  const position = new Map(events.map((e, i) => [e.seq, i + 1]));
   const scheduler = new VirtualTimeScheduler();
   const start = Date.parse(events[0]!.at);
   const sources = [...new Set(events.filter((e) => e.type === 'synced' && e.kind === '*').map((e) => e.source))];
-  const outputs: { at: string; seq: number; hash: string; changed: boolean }[] = [];
+  const outputs: TimelineEntry[] = [];
   runEngine({
     sources: [replaySource(events, scheduler, start)],
     sourceNames: sources,
     quietMs: log.header.quietMs,
     maxDelayMs: log.header.maxDelayMs,
     scheduler,
-  }).subscribe((o: EngineOutput) => outputs.push({ at: new Date(start + scheduler.now()).toISOString(), seq: o.seq, hash: o.hash, changed: o.changed }));
+  }).subscribe((o: EngineOutput) => {
+    const at = new Date(start + scheduler.now()).toISOString();
+    outputs.push({ at, seq: o.seq, hash: o.hash, changed: o.changed, recorded: recorded.get(o.seq) ?? null });
+    progress?.(position.get(o.seq) ?? 0, events.length);
+  });
   scheduler.flush();
   return outputs;
+}
+
+/**
+ * Counts as the log has them: events read, translations recorded, translations replayed, and where
+ * the two differ (a live holdoff also waits on wall-clock time the log's stamps only approximate).
+ */
+export function timelineSummary(log: ReturnType<typeof readEventLog>, timeline: readonly TimelineEntry[], until?: number): string {
+  const events = until === undefined ? log.events.length : log.events.filter((e) => e.seq <= until).length;
+  const recorded = until === undefined ? log.outputs : log.outputs.filter((o) => o.seq <= until);
+  const replayedAt = new Set(timeline.map((t) => t.seq));
+  const onlyRecorded = recorded.filter((o) => !replayedAt.has(o.seq)).length;
+  const onlyReplayed = timeline.filter((t) => t.recorded === null).length;
+  const differentHash = timeline.filter((t) => t.recorded !== null && t.recorded !== t.hash).length;
+  const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+  const head = `${plural(events, 'event')}, ${plural(recorded.length, 'translation')} recorded, ${timeline.length} replayed`;
+  if (!onlyRecorded && !onlyReplayed && !differentHash) return `${head}: the same`;
+  const parts = [
+    onlyReplayed ? `${onlyReplayed} replayed at an event where the log recorded none` : '',
+    onlyRecorded ? `${onlyRecorded} recorded at an event where the replay made none` : '',
+    differentHash ? `${differentHash} with another output hash (see --verify)` : '',
+  ].filter(Boolean);
+  return `${head}: ${parts.join('; ')}`;
 }
