@@ -6,6 +6,7 @@ import {
   type Gateway, type Listener, type ListenerSet, type Namespace, type ProxyConfig, type ProxyStatus,
 } from '@turnpike/api';
 import { compareAge } from './compare.js';
+import { SUPPORTED_ADDRESS_TYPES } from './static-addresses.js';
 import type { Problem } from './conditions.js';
 import type { ClassResult } from './gateway-classes.js';
 import { markConflictsAgainst, markConflictsWithin, markOverlappingCertificates, markOverlappingHostnames } from './listener-conflicts.js';
@@ -80,8 +81,6 @@ function resolveGatewayParameters(inputs: Inputs, gw: Gateway): { proxyConfig?: 
   if (!pc) return { problem: { reason: 'InvalidParameters', message: `spec.infrastructure.parametersRef: ProxyConfig ${gw.metadata.namespace}/${ref.name} not found` } };
   return { proxyConfig: pc };
 }
-
-const SUPPORTED_ADDRESS_TYPES = new Set(['IPAddress', 'Hostname']);
 
 function checkAddresses(gw: Gateway): Problem | undefined {
   for (const [i, a] of (gw.spec?.addresses ?? []).entries()) {

@@ -2,6 +2,7 @@
 // `<gateway>-<class>`, hashed and truncated to 63 characters; labels carry the Gateway's name
 // and spec.infrastructure labels; annotations carry spec.infrastructure annotations.
 import { createHash } from 'node:crypto';
+import { requestedLoadBalancerIP } from './static-addresses.js';
 import type { GatewayModel } from './model.js';
 import { mergedListeners } from './gateways.js';
 import { listenerProgrammable } from './listener-validity.js';
@@ -83,7 +84,7 @@ export function buildGatewayInfra(g: GatewayModel, plugins: GatewayInfraIR['plug
     service: {
       type: pc.service?.type ?? 'LoadBalancer',
       annotations: sorted({ ...infra.annotations, ...pc.service?.annotations }),
-      addresses: (gw.spec.addresses ?? []).map((a) => a.value ?? '').filter(Boolean),
+      addresses: [requestedLoadBalancerIP(gw)].filter((a): a is string => !!a),
     },
     pod: { labels: sorted({ ...pc.pod?.labels, ...labels }), annotations: podAnnotations },
     tags,

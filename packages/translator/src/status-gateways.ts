@@ -8,6 +8,7 @@ import { SUPPORTED_FEATURES } from './gateway-classes.js';
 import { mergedListeners } from './gateways.js';
 import { listenerConfigInvalid as configInvalid, listenerProgrammable } from './listener-validity.js';
 import { generatedName } from './infra-ir.js';
+import { assignedStaticAddresses, staticAddressProblem } from './static-addresses.js';
 import type { GatewayModel, ListenerModel, ListenerSetModel } from './model.js';
 
 export const CONFIG_REJECTED = 'turnpike.dev/ConfigRejected';
@@ -77,13 +78,17 @@ export function gatewayStatus(g: GatewayModel, attached: Map<ListenerModel, numb
 
   const listeners = mergedListeners(g);
   const programmable = listeners.filter(listenerProgrammable);
-  const addresses = gatewayAddresses(g, services);
+  const serviceName = generatedName(gw.metadata.name, gw.spec.gatewayClassName);
+  const svc = services(gw.metadata.namespace ?? '', serviceName);
+  const addresses = assignedStaticAddresses(gw, svc) ?? gatewayAddresses(g, services);
+  const addressing = staticAddressProblem(gw, g.proxyConfig?.spec.service?.type ?? 'LoadBalancer', serviceName, svc);
   // Whether an IR is served at all (a Gateway with no valid listener keeps its proxies and
   // address, serving nothing, so that fixing a typo does not give up a load balancer).
   const served = !g.parametersProblem && !g.addressProblem;
   // Programmed means the configuration is served to the data plane, not that pods are ready;
   // a Gateway that is not accepted is not Programmed (GatewayReasonInvalid).
   if (g.notAccepted) conds.push(condition('Programmed', false, 'Invalid', `No configuration is served: ${g.notAccepted.message}`, gen));
+  else if (addressing) conds.push(condition('Programmed', false, addressing.reason, addressing.message, gen));
   else conds.push(condition('Programmed', true, 'Programmed', `Configuration for ${programmable.length} listener(s) is served to the proxy`, gen));
 
   const refs = g.refsProblem;
