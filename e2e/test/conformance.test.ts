@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Cluster, waitFor } from '../harness/cluster.js';
 import { conformanceBinary, parseConformance } from '../harness/conformance.js';
 import { Controller } from '../harness/controller.js';
+import { FakeLoadBalancer } from '../harness/fake-load-balancer.js';
 import { FakeKubelet } from '../harness/fake-kubelet.js';
 import { gatewayClass } from '../harness/fixtures.js';
 
@@ -16,6 +17,7 @@ describe('upstream conformance (status only)', () => {
   let cluster: Cluster;
   let controller: Controller;
   let kubelet: FakeKubelet;
+  let loadBalancer: FakeLoadBalancer;
   let binary: string;
   beforeAll(async () => {
     binary = conformanceBinary();
@@ -23,6 +25,9 @@ describe('upstream conformance (status only)', () => {
     await cluster.startControllerManager();
     kubelet = new FakeKubelet(cluster.admin);
     await kubelet.start();
+    // GatewayStaticAddresses asks for a usable and an unusable address: the pool decides which is which.
+    loadBalancer = new FakeLoadBalancer(cluster.admin, '203.0.113');
+    loadBalancer.start();
     controller = new Controller(cluster.controllerKubeconfig);
     await controller.start();
     await controller.ready();
@@ -36,6 +41,7 @@ describe('upstream conformance (status only)', () => {
   }, 900_000);
   afterAll(async () => {
     kubelet?.stop();
+    loadBalancer?.stop();
     await controller?.stop();
     await cluster?.stop();
   }, 30_000);
@@ -43,7 +49,8 @@ describe('upstream conformance (status only)', () => {
   it('every selected status-only test passes', async () => {
     const output = await new Promise<string>((resolve) => {
       let out = '';
-      const p = spawn(binary, ['-test.run', 'TestConformance', '-test.v', '-test.timeout', '25m', '--allow-crds-mismatch'],
+      const p = spawn(binary, ['-test.run', 'TestConformance', '-test.v', '-test.timeout', '25m', '--allow-crds-mismatch',
+        '--usable-address', '203.0.113.10', '--unusable-address', '198.51.100.10'],
         { env: { ...process.env, KUBECONFIG: cluster.adminKubeconfig, TURNPIKE_GATEWAY_CLASS: 'turnpike' }, cwd: cluster.dir });
       // The whole Go output is kept in $TMPDIR/turnpike-conformance.log for diagnosis.
       p.stdout.on('data', (b) => { out += b; });

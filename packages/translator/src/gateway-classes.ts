@@ -34,6 +34,7 @@ export const SUPPORTED_FEATURES = [
   'BackendTLSPolicy', 'BackendTLSPolicySANValidation', 'GRPCRoute', 'GRPCRouteNamedRouteRule', 'Gateway', 'GatewayAddressEmpty',
   'GatewayBackendClientCertificate', 'GatewayFrontendClientCertificateValidation', 'GatewayFrontendClientCertificateValidationInsecureFallback',
   'GatewayHTTPListenerIsolation', 'GatewayHTTPSListenerDetectMisdirectedRequests', 'GatewayInfrastructure', 'GatewayPort8080',
+  'GatewayStaticAddresses',
   'HTTPRoute', 'HTTPRoute303RedirectStatusCode', 'HTTPRoute307RedirectStatusCode', 'HTTPRoute308RedirectStatusCode',
   'HTTPRouteBackendProtocolH2C', 'HTTPRouteBackendProtocolWebSocket', 'HTTPRouteBackendRequestHeaderModification', 'HTTPRouteBackendTimeout',
   'HTTPRouteCORS', 'HTTPRouteDestinationPortMatching', 'HTTPRouteHostRewrite', 'HTTPRouteMethodMatching', 'HTTPRouteNamedRouteRule',
