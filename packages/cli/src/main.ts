@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { registerAnalyze } from './commands/analyze.js';
+import { registerBisect } from './commands/bisect.js';
 import { registerBootstrap } from './commands/bootstrap.js';
 import { registerDiff } from './commands/diff.js';
 import { registerExplain } from './commands/explain.js';
@@ -33,6 +34,7 @@ export function buildProgram(): Command {
   registerRun(program);
   registerReplay(program);
   registerDiff(program);
+  registerBisect(program);
   registerExplain(program);
   registerBootstrap(program);
   registerAnalyze(program);
