@@ -182,8 +182,10 @@ describe('extended features', () => {
     expect(chains).toEqual([[['b.test'], false], [['a.test'], true]]);
   });
 
-  it('the claimed features are the v1.6 names, 47 of them', () => {
-    expect(SUPPORTED_FEATURES).toHaveLength(47);
+  it('the claimed features are the v1.6 names, 48 of them: every feature but the mesh ones', () => {
+    expect(SUPPORTED_FEATURES).toHaveLength(48);
+    expect(SUPPORTED_FEATURES).toContain('GatewayStaticAddresses');
+    expect(SUPPORTED_FEATURES.filter((f) => f.startsWith('Mesh'))).toEqual([]);
     expect(SUPPORTED_FEATURES).toContain('TLSRouteModeMixed');
     expect(SUPPORTED_FEATURES).toContain('GatewayHTTPSListenerDetectMisdirectedRequests');
     expect(SUPPORTED_FEATURES).toContain('GatewayHTTPListenerIsolation');
