@@ -35,9 +35,15 @@ export interface EngineOutput {
   snapshot: Snapshot;
   /** Wall time the translation took, in milliseconds (for metrics; not part of the output). */
   durationMs: number;
+  /** When the earliest event this translation is the first to see arrived (`at`): where config latency starts. */
+  since: string;
 }
 
-interface State { snapshot: Snapshot; seq: number; changed: boolean; synced: Set<string>; ready: boolean; becameReady: boolean }
+interface State {
+  snapshot: Snapshot; seq: number; changed: boolean; synced: Set<string>; ready: boolean; becameReady: boolean;
+  /** The `at` of the first relevant event no translation has seen yet. */
+  pendingSince?: string;
+}
 
 export function isoNow(scheduler: SchedulerLike): string {
   return new Date(scheduler.now()).toISOString();
@@ -74,7 +80,8 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
       const synced = state.synced;
       if (e.type === 'synced' && e.kind === '*') synced.add(e.source);
       const ready = [...required].every((s) => synced.has(s));
-      state = { snapshot, seq: e.seq, changed: relevant, synced, ready, becameReady: ready && !state.ready };
+      const pendingSince = state.pendingSince ?? (relevant ? e.at : undefined);
+      state = { snapshot, seq: e.seq, changed: relevant, synced, ready, becameReady: ready && !state.ready, ...(pendingSince ? { pendingSince } : {}) };
       return state;
     }),
   ), { connector: () => new Subject<State>(), resetOnDisconnect: false });
@@ -92,6 +99,8 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
     map((s) => {
       // Translate the latest snapshot (level-triggered), not only the batch that woke us.
       const current = state;
+      const since = current.pendingSince ?? isoNow(scheduler);
+      state = { ...state, pendingSince: undefined };
       let translated: { result: TranslateResult; changes: OutputChanges };
       const t0 = performance.now();
       try {
@@ -109,7 +118,8 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
       const changed = hash !== lastHash;
       lastHash = hash;
       void s;
-      return { seq: current.seq, hash, changed, ...translated, snapshot: current.snapshot, durationMs: performance.now() - t0 } satisfies EngineOutput;
+      const durationMs = performance.now() - t0;
+      return { seq: current.seq, hash, changed, ...translated, snapshot: current.snapshot, durationMs, since } satisfies EngineOutput;
     }),
     filter((o): o is EngineOutput => o !== undefined),
   );
