@@ -26,6 +26,8 @@ export interface ProxyStream {
   node: string; id: string; protocol: 'sotw' | 'delta'; peer: string; connectedAt: string;
   /** Type URL → the version the proxy last accepted (delta: the snapshot version it acknowledged). */
   acked: Record<string, string>;
+  /** Type URL → a version sent and neither accepted nor rejected yet: the proxy is behind while any is. */
+  pending: Record<string, string>;
   /** The last configuration it rejected, if the rejection still stands. */
   rejected?: { typeUrl: string; version: string; message: string; at: string };
 }
@@ -37,6 +39,8 @@ export interface AdsServerOptions {
   onNack?: (n: NackReport) => void;
   onAck?: (node: string, typeUrl: string, version: string) => void;
   onConnect?: (node: string, connected: number) => void;
+  /** After a stream connected, was sent a configuration, answered one, or closed. */
+  onStreamChange?: (stream: ProxyStream, closed: boolean) => void;
   log?: (msg: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -70,7 +74,7 @@ export class AdsServer {
 
   /** The open streams, by Gateway then id. */
   proxies(): ProxyStream[] {
-    return [...this.streams].map((p) => ({ ...p, acked: { ...p.acked } }))
+    return [...this.streams].map((p) => ({ ...p, acked: { ...p.acked }, pending: { ...p.pending } }))
       .sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
@@ -119,6 +123,7 @@ export class AdsServer {
       this.opts.cache.off('update', handler);
       this.listeners.delete(end);
       this.opts.onConnect?.(node, this.connected);
+      this.opts.onStreamChange?.(stream, true);
     };
     const end = () => { cleanup(); call.end(); };
     this.listeners.add(end);
@@ -150,11 +155,12 @@ export class AdsServer {
     Object.assign(record, { node, id: n?.id ?? '', protocol, peer: call.getPeer(), connectedAt: new Date().toISOString() });
     this.track(node, onUpdate, call, record);
     this.log(`proxy connected (${protocol})`, { node, id: n?.id });
+    this.opts.onStreamChange?.(record, false);
     return node;
   }
 
   private sotw(call: grpc.ServerDuplexStream<DiscoveryRequest, unknown>): void {
-    const record: ProxyStream = { node: '', id: '', protocol: 'sotw', peer: '', connectedAt: '', acked: {} };
+    const record: ProxyStream = { node: '', id: '', protocol: 'sotw', peer: '', connectedAt: '', acked: {}, pending: {} };
     const types = new Map<string, SotwTypeState>();
     let node = '';
     const send = (typeUrl: string, force: boolean) => {
@@ -187,7 +193,9 @@ export class AdsServer {
       st.sentVersion = version;
       st.sentNames = names;
       this.stats.pushes++;
+      record.pending[typeUrl] = version;
       call.write({ version_info: version, resources: resources.map((r) => r.any), type_url: typeUrl, nonce });
+      this.opts.onStreamChange?.(record, false);
     };
     const pushAll = () => { for (const t of SEND_ORDER) send(t, false); };
     call.on('data', (req: DiscoveryRequest) => {
@@ -218,6 +226,8 @@ export class AdsServer {
           record.acked[typeUrl] = st.ackedVersion;
           if (record.rejected?.typeUrl === typeUrl) delete record.rejected;
         }
+        delete record.pending[typeUrl];
+        this.opts.onStreamChange?.(record, false);
       }
       const names = req.resource_names ?? [];
       st.wildcard = (names.length === 0 && WILDCARD_TYPES.has(typeUrl)) || names.includes('*');
@@ -229,7 +239,7 @@ export class AdsServer {
   }
 
   private delta(call: grpc.ServerDuplexStream<DeltaRequest, unknown>): void {
-    const record: ProxyStream = { node: '', id: '', protocol: 'delta', peer: '', connectedAt: '', acked: {} };
+    const record: ProxyStream = { node: '', id: '', protocol: 'delta', peer: '', connectedAt: '', acked: {}, pending: {} };
     const types = new Map<string, DeltaTypeState>();
     let node = '';
     const send = (typeUrl: string, force: boolean) => {
@@ -252,7 +262,9 @@ export class AdsServer {
       const nonce = randomUUID();
       st.lastNonce = nonce;
       this.stats.pushes++;
+      record.pending[typeUrl] = ts?.version ?? 'empty';
       call.write({ system_version_info: ts?.version ?? 'empty', resources, removed_resources: removed, type_url: typeUrl, nonce });
+      this.opts.onStreamChange?.(record, false);
     };
     const pushAll = () => { for (const t of SEND_ORDER) send(t, false); };
     call.on('data', (req: DeltaRequest) => {
@@ -276,10 +288,14 @@ export class AdsServer {
         this.log('proxy rejected configuration (NACK)', { ...report });
         this.opts.onNack?.(report);
         record.rejected = { typeUrl, version: report.version, message: report.message, at: report.at };
+        delete record.pending[typeUrl];
+        this.opts.onStreamChange?.(record, false);
       } else if (req.response_nonce && req.response_nonce === st.lastNonce) {
         this.stats.acks++;
-        record.acked[typeUrl] = this.opts.cache.get(node)?.get(typeUrl as TypeUrl)?.version ?? '';
+        record.acked[typeUrl] = record.pending[typeUrl] ?? this.opts.cache.get(node)?.get(typeUrl as TypeUrl)?.version ?? '';
         if (record.rejected?.typeUrl === typeUrl) delete record.rejected;
+        delete record.pending[typeUrl];
+        this.opts.onStreamChange?.(record, false);
       }
       const sub = req.resource_names_subscribe ?? [];
       if (first && sub.length === 0 && WILDCARD_TYPES.has(typeUrl)) st.wildcard = true;

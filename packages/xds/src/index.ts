@@ -11,3 +11,4 @@ export * from './identity/spiffe.js';
 export * from './identity/issuer.js';
 export * from './identity/certificate-provider.js';
 export * from './identity/stream-authorization.js';
+export * from './proxy-sync.js';
