@@ -117,9 +117,15 @@ describe('xDS served from a cluster', () => {
       expect(status.acked[TYPE.listener]).toBe(lds.version_info);
       expect(status.rejected!.message).toBe('cluster refused by test');
       const text = cli();
-      expect(text.split('\n')[0]).toMatch(/^GATEWAY\s+ID\s+STREAM\s+SINCE\s+LDS\s+RDS\s+CDS\s+EDS\s+SDS\s+REJECTED$/);
-      expect(text).toContain('status-probe');
-      expect(text).toContain('Cluster');
+      expect(text.split('\n')[0]).toMatch(/^GATEWAY\s+ID\s+STREAM\s+SINCE\s+LDS\s+RDS\s+CDS\s+EDS\s+SDS\s+SYNC\s+REJECTED$/);
+      expect(text).toMatch(/status-probe .*behind \(rejected\)\s+Cluster/);
+      // The Gateway says so too, naming the proxy that runs an older configuration.
+      const gwStatus = await waitFor('ProxiesInSync=False naming the probe', async () => {
+        const gw = (await cluster.get({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'gw', namespace: 'shop' } })) as { status?: { conditions?: { type: string; status: string; message: string }[] } } | undefined;
+        const c = gw?.status?.conditions?.find((x) => x.type === 'turnpike.dev/ProxiesInSync');
+        return c?.status === 'False' && c.message.includes('status-probe') ? c : undefined;
+      }, 15_000);
+      expect(gwStatus.message).toMatch(/^\d+ of \d+ connected proxies have not acknowledged the current configuration: .*status-probe/);
     } finally {
       sotw.end();
     }

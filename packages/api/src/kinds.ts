@@ -25,9 +25,15 @@ export const KIND_GROUP: Record<WatchedKind, string> = {
  */
 export const INTERNAL_KINDS = ['ProxyStatus', 'PluginFetch'] as const;
 
-/** A Gateway's proxies rejected a configuration (xDS NACK); cleared when a newer one is accepted. */
+/**
+ * What a Gateway's proxies told the xDS server: a configuration they rejected (NACK; cleared when a
+ * newer one is accepted), and how many are connected and which have not acknowledged the current one.
+ */
 export interface ProxyStatus extends KubeObject {
-  status: { rejected?: { typeUrl: string; version: string; message: string; node: string } };
+  status: {
+    rejected?: { typeUrl: string; version: string; message: string; node: string };
+    sync?: { connected: number; behind: string[] };
+  };
 }
 
 /** Kinds without a namespace. */

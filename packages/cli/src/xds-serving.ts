@@ -4,7 +4,7 @@ import type { EngineOutput } from '@turnpike/engine';
 import type { KubeObject, ProxyStatus } from '@turnpike/api';
 import { remove, upsert, type SourceEvent } from '@turnpike/engine';
 import { Subject } from 'rxjs';
-import { AdsServer, SnapshotCache, XdsSnapshotBuilder, type AdsTlsOptions, type BootstrapTls, type PluginLookup, type StreamRefusal } from '@turnpike/xds';
+import { AdsServer, ProxySyncTracker, SnapshotCache, XdsSnapshotBuilder, type AdsTlsOptions, type BootstrapTls, type PluginLookup, type StreamRefusal } from '@turnpike/xds';
 import { CliError } from './errors.js';
 import { hostPortFlag } from './flags.js';
 import type { Sink } from './controller.js';
@@ -19,9 +19,9 @@ export interface XdsServing extends Sink {
 
 export const XDS_SOURCE = 'xds';
 
-function proxyStatus(node: string, rejected?: ProxyStatus['status']['rejected']): ProxyStatus {
+function proxyStatus(node: string, status: ProxyStatus['status']): ProxyStatus {
   const [namespace, name] = node.split('/') as [string, string];
-  return { apiVersion: 'turnpike.dev/internal', kind: 'ProxyStatus', metadata: { name, namespace }, status: rejected ? { rejected } : {} };
+  return { apiVersion: 'turnpike.dev/internal', kind: 'ProxyStatus', metadata: { name, namespace }, status };
 }
 
 export interface XdsServingOptions {
@@ -35,6 +35,8 @@ export interface XdsServingOptions {
   tls?: AdsTlsOptions;
   /** Set when plugin content is served over TLS: how the proxies' content clusters reach it. */
   controlPlaneTls?: BootstrapTls;
+  /** A proxy acknowledged a change: seconds from the change's first event (turnpike_config_latency_seconds). */
+  onConfigLatency?: (gateway: string, seconds: number) => void;
 }
 
 export async function startXds(o: XdsServingOptions): Promise<XdsServing> {
@@ -43,24 +45,37 @@ export async function startXds(o: XdsServingOptions): Promise<XdsServing> {
   const hp = hostPortFlag('--xds-address', address);
   const cache = new SnapshotCache();
   const events = new Subject<SourceEvent>();
-  const rejected = new Map<string, string>();
+  // What the proxies of each Gateway said, as one ProxyStatus object per Gateway for the engine.
+  const told = new Map<string, ProxyStatus['status']>();
+  const tell = (node: string, change: Partial<ProxyStatus['status']>) => {
+    const [namespace, name] = node.split('/') as [string, string];
+    if (!namespace || !name) return;
+    const status: ProxyStatus['status'] = { ...told.get(node), ...change };
+    for (const k of Object.keys(status) as (keyof ProxyStatus['status'])[]) if (status[k] === undefined) delete status[k];
+    if (Object.keys(status).length) {
+      told.set(node, status);
+      events.next(upsert(XDS_SOURCE, proxyStatus(node, status)));
+    } else if (told.delete(node)) {
+      events.next(remove(XDS_SOURCE, 'ProxyStatus', namespace, name));
+    }
+  };
+  const sync = new ProxySyncTracker({
+    onChange: (node, s) => tell(node, { sync: s.connected ? s : undefined }),
+    ...(o.onConfigLatency ? { onLatency: o.onConfigLatency } : {}),
+  });
   const server = new AdsServer({
     cache,
     // A NACK becomes a condition on the Gateway; a later ACK of another version clears it.
     onNack: (n) => {
-      const [namespace, name] = n.node.split('/');
-      if (!namespace || !name) return;
-      rejected.set(n.node, n.version);
       onNack?.(n.node);
-      events.next(upsert(XDS_SOURCE, proxyStatus(n.node, { typeUrl: n.typeUrl, version: n.version, message: n.message.slice(0, 500), node: n.node })));
+      tell(n.node, { rejected: { typeUrl: n.typeUrl, version: n.version, message: n.message.slice(0, 500), node: n.node } });
     },
     onAck: (node, _type, version) => {
-      const v = rejected.get(node);
-      if (v === undefined || v === version) return;
-      rejected.delete(node);
-      const [namespace, name] = node.split('/') as [string, string];
-      events.next(remove(XDS_SOURCE, 'ProxyStatus', namespace, name));
+      const r = told.get(node)?.rejected;
+      if (r === undefined || r.version === version) return;
+      tell(node, { rejected: undefined });
     },
+    onStreamChange: (stream, closed) => sync.streamChanged(stream, closed),
     log: (msg, fields) => log(`${msg}${fields ? ' ' + JSON.stringify(fields) : ''}`),
     ...(o.tls ? { tls: o.tls } : {}),
     ...(o.onRefuse ? { onRefuse: o.onRefuse } : {}),
@@ -80,7 +95,7 @@ export async function startXds(o: XdsServingOptions): Promise<XdsServing> {
     events,
     accept(out: EngineOutput) {
       const lookup = (kind: string, ns: string, name: string) => out.snapshot.get(kind)?.get(ns)?.get(name) as KubeObject | undefined;
-      cache.update(builder.update(out.result.xdsIR, out.changes, lookup, plugins));
+      sync.push(out.since, () => cache.update(builder.update(out.result.xdsIR, out.changes, lookup, plugins)));
     },
     close: () => server.close(),
   };

@@ -12,6 +12,13 @@ export function createMetrics() {
     xdsPushes: new Gauge({ name: 'turnpike_xds_pushes', help: 'xDS responses sent since start', registers: [registry] }),
     xdsNacks: new Counter({ name: 'turnpike_xds_nacks_total', help: 'Configurations proxies rejected', labelNames: ['gateway'] as const, registers: [registry] }),
     xdsRefused: new Counter({ name: 'turnpike_xds_refused_streams_total', help: 'ADS streams refused for their client certificate, by reason (no-identity, wrong-gateway)', labelNames: ['reason'] as const, registers: [registry] }),
+    configLatency: new Histogram({
+      name: 'turnpike_config_latency_seconds',
+      help: 'Time from the first event of a change to a proxy acknowledging the configuration that carries it, by Gateway',
+      labelNames: ['gateway'] as const,
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: [registry],
+    }),
     connectedProxies: new Gauge({ name: 'turnpike_xds_connected_proxies', help: 'Proxies with an open ADS stream', registers: [registry] }),
     statusWrites: new Counter({ name: 'turnpike_status_writes_total', help: 'Status writes, by result', labelNames: ['result'] as const, registers: [registry] }),
     applyErrors: new Counter({ name: 'turnpike_apply_errors_total', help: 'Failed server-side applies of proxy infrastructure', registers: [registry] }),

@@ -124,7 +124,9 @@ export function buildGatewayGroup(inputs: Inputs, gw: Gateway, cls: ClassResult,
   if (params.problem) model.parametersProblem = params.problem;
   const pc = params.proxyConfig ?? cls.model.proxyConfig;
   if (pc) model.proxyConfig = pc;
-  const ps = inputs.get<ProxyStatus>('ProxyStatus', gw.metadata.namespace, gw.metadata.name)?.status?.rejected;
+  const told = inputs.get<ProxyStatus>('ProxyStatus', gw.metadata.namespace, gw.metadata.name)?.status;
+  if (told?.sync) model.proxySync = told.sync;
+  const ps = told?.rejected;
   if (ps) model.proxyRejected = `proxy ${ps.node} rejected ${ps.typeUrl.slice(ps.typeUrl.lastIndexOf('.') + 1)} version ${ps.version}: ${ps.message}; the previous configuration stays in force`;
   const addr = checkAddresses(gw);
   if (addr) model.addressProblem = addr;

@@ -62,6 +62,8 @@ export interface GatewayModel {
   notAccepted?: Problem;
   /** The proxies rejected the last configuration (from ProxyStatus): what they said. */
   proxyRejected?: string;
+  /** Connected proxies and those that have not acknowledged the current configuration (from ProxyStatus). */
+  proxySync?: { connected: number; behind: string[] };
   listeners: ListenerModel[];
   listenerSets: ListenerSetModel[];
 }

@@ -12,6 +12,8 @@ import { assignedStaticAddresses, staticAddressProblem } from './static-addresse
 import type { GatewayModel, ListenerModel, ListenerSetModel } from './model.js';
 
 export const CONFIG_REJECTED = 'turnpike.dev/ConfigRejected';
+/** Whether every connected proxy acknowledged the configuration served now (from their ACKs). */
+export const PROXIES_IN_SYNC = 'turnpike.dev/ProxiesInSync';
 
 export function gatewayClassStatus(c: ClassResult): Record<string, unknown> {
   const gen = c.model.object.metadata.generation;
@@ -98,6 +100,7 @@ export function gatewayStatus(g: GatewayModel, attached: Map<ListenerModel, numb
 
   // What the proxies said about the last configuration (our own condition type).
   if (g.proxyRejected) conds.push(condition(CONFIG_REJECTED, true, 'Rejected', g.proxyRejected, gen));
+  if (g.proxySync) conds.push(proxiesInSync(g.proxySync, gen));
   const status: GatewayStatus = {
     conditions: sortConditions(conds),
     listeners: g.listeners.map((l) => listenerStatus(l, attached.get(l) ?? 0, served ? undefined : { reason: 'Invalid', message: 'the Gateway is not accepted' })),
@@ -106,6 +109,15 @@ export function gatewayStatus(g: GatewayModel, attached: Map<ListenerModel, numb
   const acceptedSets = g.listenerSets.filter((s) => s.listeners.some((l) => !configInvalid(l)) && !s.notAccepted).length;
   if (g.listenerSets.length || gw.spec.allowedListeners) status.attachedListenerSets = acceptedSets;
   return status;
+}
+
+/** Known only to a process serving xDS; a proxy is behind from the push until its ACK (or after a NACK). */
+function proxiesInSync(sync: { connected: number; behind: string[] }, gen: number | undefined): Condition {
+  const { connected, behind } = sync;
+  if (!behind.length) return condition(PROXIES_IN_SYNC, true, 'InSync', `All ${connected} connected proxies run the current configuration`, gen);
+  const names = behind.slice(0, 10).join(', ') + (behind.length > 10 ? `, and ${behind.length - 10} more` : '');
+  const message = `${behind.length} of ${connected} connected proxies have not acknowledged the current configuration: ${names}`;
+  return condition(PROXIES_IN_SYNC, false, 'Behind', message, gen);
 }
 
 export function listenerSetStatus(s: ListenerSetModel, attached: Map<ListenerModel, number>, gatewayServed = true): Record<string, unknown> {

@@ -1,5 +1,6 @@
 // `turnpike proxy-status --controller URL`: the proxies connected to a running controller, the
-// configuration version each accepted per resource type, and what it last rejected. Reads the
+// configuration version each accepted per resource type, whether it runs the current configuration,
+// and what it last rejected. Reads the
 // controller's /debug/proxies (its health address; `kubectl port-forward` to port 8080).
 import type { Command } from 'commander';
 import type { ProxyStream } from '@turnpike/xds';
@@ -10,13 +11,20 @@ import { format } from '../output.js';
 const COLUMNS: [string, string][] = [['LDS', TYPE.listener], ['RDS', TYPE.route], ['CDS', TYPE.cluster], ['EDS', TYPE.endpoint], ['SDS', TYPE.secret]];
 
 export function proxyStatusTable(proxies: readonly ProxyStream[]): string {
-  const rows = [['GATEWAY', 'ID', 'STREAM', 'SINCE', ...COLUMNS.map(([c]) => c), 'REJECTED']];
+  const rows = [['GATEWAY', 'ID', 'STREAM', 'SINCE', ...COLUMNS.map(([c]) => c), 'SYNC', 'REJECTED']];
   for (const p of proxies) {
-    rows.push([p.node, p.id || '-', p.protocol, p.connectedAt, ...COLUMNS.map(([, t]) => (p.acked[t] ?? '-').slice(0, 12)),
+    rows.push([p.node, p.id || '-', p.protocol, p.connectedAt, ...COLUMNS.map(([, t]) => (p.acked[t] ?? '-').slice(0, 12)), syncText(p),
       p.rejected ? `${p.rejected.typeUrl.slice(p.rejected.typeUrl.lastIndexOf('.') + 1)} ${p.rejected.version.slice(0, 12)}: ${p.rejected.message}` : '-']);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
+}
+
+/** In sync, or behind: awaiting an answer for these types, or running older config after a rejection. */
+function syncText(p: ProxyStream): string {
+  const awaiting = COLUMNS.filter(([, t]) => p.pending?.[t] !== undefined).map(([c]) => c);
+  if (awaiting.length) return `behind (${awaiting.join(',')} unanswered)`;
+  return p.rejected ? 'behind (rejected)' : 'in sync';
 }
 
 export function registerProxyStatus(program: Command): void {

@@ -104,6 +104,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
   const xds = o.xds ? await startXds({
     address: o.xdsAddress, log: (m) => log.info(m), onNack: (gateway) => metrics.xdsNacks.inc({ gateway }), plugins: (sha) => plugins.content.get(sha),
     onRefuse: (r) => metrics.xdsRefused.inc({ reason: r.reason }),
+    onConfigLatency: (gateway, seconds) => metrics.configLatency.observe({ gateway }, seconds),
     ...(authority ? { tls: xdsTlsFromAuthority(authority.provider, trustDomain), controlPlaneTls: tls! } : {}),
   }) : undefined;
   const recorder = o.record ? openRecording(o.record, { createdAt: new Date().toISOString(), quietMs: o.quietMs, maxDelayMs: o.maxDelayMs, source: 'kube' }) : undefined;
