@@ -19,8 +19,8 @@ function condText(c: Condition | undefined): string | undefined {
   return c ? `${c.status}/${c.reason}` : undefined;
 }
 
-/** Flattens a status into `where → type → condition`. */
-function flatten(status: AnyStatus | undefined): Map<string, Map<string, Condition>> {
+/** Flattens a status into `where → type → condition` (where: '', `listener NAME`, `parent REF`, `ancestor REF`). */
+export function flatten(status: AnyStatus | undefined): Map<string, Map<string, Condition>> {
   const out = new Map<string, Map<string, Condition>>();
   const add = (where: string, list: unknown) => {
     const m = out.get(where) ?? new Map<string, Condition>();

@@ -1,0 +1,262 @@
+// What the console shows, computed on demand from an event log (a file, or the running controller's
+// own events): any moment's statuses, an object's conditions over time, explain trace and xDS, and
+// the semantic diff of two moments. A moment is an event (by seq). States come from checkpoints
+// (LogCheckpoints) and one Translator, whose memo reuses what two probed states share; the last
+// translations are kept, so moving the timeline back and forth costs little.
+import type { Condition } from '@turnpike/api';
+import { EMPTY_SNAPSHOT, type ParsedLog, type WatchEvent } from '@turnpike/engine';
+import { explain, Translator, type Snapshot, type TranslateResult } from '@turnpike/translator';
+import { isTrouble } from '../status-lines.js';
+import { LogCheckpoints } from '../log-checkpoints.js';
+import { flatten, semanticDiff, type SemanticDiff } from '../semantic-diff.js';
+
+const KEPT_RESULTS = 24;
+
+export interface EventSummary {
+  index: number;
+  seq: number;
+  at: string;
+  source: string;
+  type: string;
+  kind: string;
+  object: string;
+  /** The log recorded a translation right after this event. */
+  translated: boolean;
+}
+
+export interface ConditionRow {
+  where: string;
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+}
+
+export interface ObjectSummary {
+  key: string;
+  conditions: { where: string; type: string; status: string; reason: string }[];
+  trouble: boolean;
+}
+
+export interface HistoryChange {
+  seq: number;
+  at: string;
+  event: string;
+  before: string[];
+  after: string[];
+}
+
+function conditionRows(status: unknown): ConditionRow[] {
+  const rows: ConditionRow[] = [];
+  for (const [where, byType] of flatten(status as Record<string, unknown> | undefined)) {
+    for (const c of byType.values()) rows.push({ where, type: c.type, status: c.status, reason: c.reason, message: c.message });
+  }
+  return rows;
+}
+
+const compact = (rows: readonly ConditionRow[]) => rows.map((r) => `${r.where ? `${r.where} ` : ''}${r.type}=${r.status}/${r.reason}`);
+
+export class ConsoleData {
+  private checkpoints?: LogCheckpoints;
+  private firstSeq?: number;
+  private readonly translator = new Translator();
+  private readonly results = new Map<number, TranslateResult>();
+
+  /**
+   * `log` is read again on every request: a running controller's log grows (and, past its cap, drops
+   * its oldest events into `base`, the store before its first event).
+   */
+  constructor(
+    private readonly log: () => ParsedLog,
+    private readonly base: () => Snapshot = () => EMPTY_SNAPSHOT,
+  ) {}
+
+  private current(): { log: ParsedLog; checkpoints: LogCheckpoints } {
+    const log = this.log();
+    const base = this.base();
+    const firstSeq = log.events[0]?.seq;
+    if (!this.checkpoints || this.checkpoints.base !== base || this.firstSeq !== firstSeq || log.events.length < this.checkpoints.length) {
+      this.checkpoints = new LogCheckpoints(log, 1000, base);
+      this.firstSeq = firstSeq;
+      this.results.clear();
+    } else if (log.events.length > this.checkpoints.length) {
+      this.checkpoints.extend(log);
+    }
+    return { log, checkpoints: this.checkpoints };
+  }
+
+  /** The index of the last event with this seq or before it (-1: before the first). */
+  indexOf(seq: number): number {
+    const events = this.current().log.events;
+    let lo = 0;
+    let hi = events.length - 1;
+    let found = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (events[mid]!.seq <= seq) {
+        found = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    return found;
+  }
+
+  private resultAt(index: number): TranslateResult {
+    const hit = this.results.get(index);
+    if (hit) {
+      this.results.delete(index);
+      this.results.set(index, hit);
+      return hit;
+    }
+    const r = this.translator.translate(this.current().checkpoints.after(index));
+    this.results.set(index, r);
+    if (this.results.size > KEPT_RESULTS) this.results.delete(this.results.keys().next().value!);
+    return r;
+  }
+
+  summary(): { source?: string; createdAt: string; events: number; translations: number; first?: string; last?: string; firstSeq?: number; lastSeq?: number } {
+    const { log } = this.current();
+    const first = log.events[0];
+    const last = log.events.at(-1);
+    return {
+      ...(log.header.source ? { source: log.header.source } : {}),
+      createdAt: log.header.createdAt,
+      events: log.events.length,
+      translations: log.outputs.length,
+      ...(first ? { first: first.at, firstSeq: first.seq } : {}),
+      ...(last ? { last: last.at, lastSeq: last.seq } : {}),
+    };
+  }
+
+  /** The event at or before `seq` (the moment the console shows), with its index; undefined before the first. */
+  eventAt(seq: number): EventSummary | undefined {
+    const index = this.indexOf(seq);
+    const { log } = this.current();
+    const e = log.events[index];
+    return e ? this.describe(e, index, new Set(log.outputs.map((o) => o.seq))) : undefined;
+  }
+
+  /** Events in order, a page at a time. */
+  events(offset: number, limit: number): { total: number; items: EventSummary[] } {
+    const { log } = this.current();
+    const outputs = new Set(log.outputs.map((o) => o.seq));
+    const items = log.events.slice(Math.max(0, offset), Math.max(0, offset) + limit).map((e, i) => this.describe(e, Math.max(0, offset) + i, outputs));
+    return { total: log.events.length, items };
+  }
+
+  /** The log's clock in `buckets` equal slices: events and translations in each, for the timeline bar. */
+  density(buckets: number): { from: string; to: string; events: number[]; translations: number[]; firstIndex: number[] } {
+    const { log } = this.current();
+    const times = log.events.map((e) => Date.parse(e.at));
+    const from = times[0] ?? 0;
+    const to = times.at(-1) ?? from;
+    const span = Math.max(1, to - from);
+    const slot = (t: number) => Math.min(buckets - 1, Math.floor(((t - from) / span) * buckets));
+    const events = new Array<number>(buckets).fill(0);
+    const translations = new Array<number>(buckets).fill(0);
+    const firstIndex = new Array<number>(buckets).fill(-1);
+    times.forEach((t, i) => {
+      const b = slot(t);
+      events[b]!++;
+      if (firstIndex[b] === -1) firstIndex[b] = i;
+    });
+    const atOf = new Map(log.events.map((e) => [e.seq, Date.parse(e.at)]));
+    for (const o of log.outputs) translations[slot(atOf.get(o.seq) ?? from)]!++;
+    return { from: new Date(from).toISOString(), to: new Date(to).toISOString(), events, translations, firstIndex };
+  }
+
+  private describe(e: WatchEvent, index: number, outputs: ReadonlySet<number>): EventSummary {
+    const object = `${e.namespace ? `${e.namespace}/` : ''}${e.name ?? ''}`;
+    return { index, seq: e.seq, at: e.at, source: e.source, type: e.type, kind: e.kind, object, translated: outputs.has(e.seq) };
+  }
+
+  /** Every object with a status after event `seq`, filtered and paged. */
+  objects(seq: number, opts: { filter?: string; trouble?: boolean; offset?: number; limit?: number } = {}): { total: number; items: ObjectSummary[] } {
+    const result = this.resultAt(this.indexOf(seq));
+    const needle = opts.filter?.toLowerCase();
+    const all: ObjectSummary[] = [];
+    for (const key of result.statuses.sortedKeys()) {
+      if (needle && !key.toLowerCase().includes(needle)) continue;
+      const rows = conditionRows(result.statuses.get(key));
+      const trouble = rows.some((r) => isTrouble(r as unknown as Condition));
+      if (opts.trouble && !trouble) continue;
+      all.push({ key, trouble, conditions: rows.map(({ where, type, status, reason }) => ({ where, type, status, reason })) });
+    }
+    const offset = Math.max(0, opts.offset ?? 0);
+    return { total: all.length, items: all.slice(offset, offset + (opts.limit ?? 100)) };
+  }
+
+  /** One object after event `seq`: its conditions, the explain trace, and the xDS it takes part in. */
+  object(key: string, seq: number): { key: string; found: boolean; conditions: ConditionRow[]; explain: string[]; xds: unknown } {
+    const index = this.indexOf(seq);
+    const result = this.resultAt(index);
+    const [kind = '', namespace = '', name = ''] = key.split('/');
+    const trace = explain(this.current().checkpoints.after(index), kind, namespace || undefined, name);
+    return { key, found: trace.found, conditions: conditionRows(result.statuses.get(key)), explain: trace.lines, xds: xdsOf(result, kind, namespace, name) };
+  }
+
+  /**
+   * An object's conditions over the whole log: the value at `samples` evenly spread events, and each
+   * change between two samples located by bisection (one change per stretch is assumed, as bisect does).
+   */
+  history(key: string, samples = 16): { changes: HistoryChange[]; probes: number } {
+    const { log } = this.current();
+    const n = log.events.length;
+    if (!n) return { changes: [], probes: 0 };
+    const probed = new Set<number>();
+    const valueAt = (i: number) => {
+      probed.add(i);
+      return compact(conditionRows(this.resultAt(i).statuses.get(key)));
+    };
+    const points = [...new Set(Array.from({ length: Math.min(samples, n) }, (_, k) => Math.round((k * (n - 1)) / Math.max(1, Math.min(samples, n) - 1))))];
+    const values = points.map(valueAt);
+    const same = (a: string[], b: string[]) => a.join('\n') === b.join('\n');
+    const changes: HistoryChange[] = [];
+    const first = values[0]!;
+    if (first.length) changes.push(this.change(log, points[0]!, [], first));
+    for (let k = 1; k < points.length; k++) {
+      if (same(values[k - 1]!, values[k]!)) continue;
+      let lo = points[k - 1]!;
+      let hi = points[k]!;
+      const before = values[k - 1]!;
+      while (hi - lo > 1) {
+        const mid = (lo + hi) >> 1;
+        if (same(valueAt(mid), before)) lo = mid;
+        else hi = mid;
+      }
+      changes.push(this.change(log, hi, before, valueAt(hi)));
+    }
+    return { changes, probes: probed.size };
+  }
+
+  private change(log: ParsedLog, index: number, before: string[], after: string[]): HistoryChange {
+    const e = log.events[index]!;
+    const object = `${e.namespace ? `${e.namespace}/` : ''}${e.name ?? ''}`;
+    return { seq: e.seq, at: e.at, event: `${e.type} ${e.kind}${object ? ` ${object}` : ''}`, before, after };
+  }
+
+  /** What changes from the moment after event `a` to the moment after event `b`. */
+  diff(a: number, b: number): SemanticDiff {
+    return semanticDiff(this.resultAt(this.indexOf(a)), this.resultAt(this.indexOf(b)));
+  }
+}
+
+/** A Gateway's whole xDS IR; for a route, the IR routes it produced on each Gateway. */
+function xdsOf(result: TranslateResult, kind: string, namespace: string, name: string): unknown {
+  if (kind === 'Gateway') return result.xdsIR.gateways.get(`${namespace}/${name}`) ?? null;
+  const marker = `${kind.toLowerCase()}/${namespace}/${name}/`;
+  const out: Record<string, unknown[]> = {};
+  for (const gw of result.xdsIR.gateways.sortedKeys()) {
+    const found: unknown[] = [];
+    const visit = (node: unknown) => {
+      if (Array.isArray(node)) return node.forEach(visit);
+      if (!node || typeof node !== 'object') return;
+      const o = node as Record<string, unknown>;
+      if (typeof o.name === 'string' && o.name.startsWith(marker)) found.push(o);
+      else for (const v of Object.values(o)) visit(v);
+    };
+    visit(result.xdsIR.gateways.get(gw));
+    if (found.length) out[gw] = found;
+  }
+  return out;
+}
