@@ -1,7 +1,8 @@
 // The composition root. Every way of running Turnpike is the same pipeline: sources → one engine
 // (store, holdoff, translator) → sinks, with the event log recording both ends. `run --dir`,
 // `run --kubeconfig` and `replay` differ only in the sources and sinks they pass here.
-import { runEngine, type EngineOutput, type EventLogWriter, type SourceEvent, type WatchEvent } from '@turnpike/engine';
+import { runEngine, type EngineOutput, type SourceEvent, type WatchEvent } from '@turnpike/engine';
+import type { EventRecorder } from './console/live-log.js';
 import type { Observable, SchedulerLike } from 'rxjs';
 
 /** Where a translation's output goes: the xDS cache, the status writer, the infra applier, stdout… */
@@ -23,7 +24,8 @@ export interface ControllerOptions {
   quietMs: number;
   maxDelayMs: number;
   scheduler?: SchedulerLike;
-  recorder?: EventLogWriter;
+  /** The event log file, the console's in-memory log, or both (teeRecorder). */
+  recorder?: EventRecorder;
   /** Also told of every event (the plugin worker's view, metrics). */
   onEvent?: (e: WatchEvent) => void;
   /** Also told of every translation, changed or not (metrics, readiness). */

@@ -5,6 +5,7 @@ import { Command, CommanderError } from 'commander';
 import { registerAnalyze } from './commands/analyze.js';
 import { registerBisect } from './commands/bisect.js';
 import { registerBootstrap } from './commands/bootstrap.js';
+import { registerConsole } from './commands/console.js';
 import { registerDiff } from './commands/diff.js';
 import { registerExplain } from './commands/explain.js';
 import { registerProxyConfig } from './commands/proxy-config.js';
@@ -35,6 +36,7 @@ export function buildProgram(): Command {
   registerReplay(program);
   registerDiff(program);
   registerBisect(program);
+  registerConsole(program);
   registerExplain(program);
   registerBootstrap(program);
   registerAnalyze(program);

@@ -1,6 +1,9 @@
 // `turnpike run --kubeconfig PATH | --in-cluster`: the controller against a cluster. Watches every
 // kind, translates, writes statuses, serves xDS, and answers /healthz, /readyz and /metrics.
 // pino JSON logs name the object; SIGTERM stops it gracefully.
+import { ConsoleData } from '../console/console-data.js';
+import { LiveLog, teeRecorder } from '../console/live-log.js';
+import { serveConsole } from './console.js';
 import type { EngineOutput } from '@turnpike/engine';
 import { openRecording } from '../record.js';
 import { startController, type Sink } from '../controller.js';
@@ -23,6 +26,8 @@ export interface KubeRunOptions extends PluginOptions {
   leaderElectionNamespace?: string; leaderElect?: boolean; xdsPublicAddress?: string;
   /** Serve xDS and plugin content without TLS (tests, or a mesh that already encrypts). */
   xdsPlaintext?: boolean; xdsTrustDomain?: string; xdsServerName?: string[]; caValidityMs?: number; certValidityMs?: number;
+  /** Serve the web console here (off unless given; it has no authentication: use a port-forward). */
+  consoleAddress?: string;
 }
 
 /** Where the proxy objects mount the xDS credentials, and the name they check on the controller. */
@@ -107,7 +112,12 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     onConfigLatency: (gateway, seconds) => metrics.configLatency.observe({ gateway }, seconds),
     ...(authority ? { tls: xdsTlsFromAuthority(authority.provider, trustDomain), controlPlaneTls: tls! } : {}),
   }) : undefined;
-  const recorder = o.record ? openRecording(o.record, { createdAt: new Date().toISOString(), quietMs: o.quietMs, maxDelayMs: o.maxDelayMs, source: 'kube' }) : undefined;
+  const header = { createdAt: new Date().toISOString(), quietMs: o.quietMs, maxDelayMs: o.maxDelayMs, source: 'kube' };
+  const live = o.consoleAddress && o.consoleAddress !== 'off' ? new LiveLog(header) : undefined;
+  const recorder = teeRecorder(o.record ? openRecording(o.record, header) : undefined, live);
+  const consoleServer = live
+    ? await serveConsole(new ConsoleData(() => live.log(), () => live.base), o.consoleAddress!, '--console-address', (m) => log.info(m))
+    : undefined;
   let ready = false;
   const hp = hostPortFlag('--health-address', o.healthAddress);
   const health = await startHealthServer(hp.host, hp.port, () => ready, metrics.registry, () => {
@@ -160,7 +170,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
       log.info({ signal }, 'shutting down');
       // Whatever still holds a socket open must not keep the process from exiting.
       setTimeout(() => process.exit(0), 5000).unref();
-      void Promise.all([controller.stop(), elector?.stop(), health.close()]).then(() => { client.close(); resolve(); });
+      void Promise.all([controller.stop(), elector?.stop(), health.close(), consoleServer?.close()]).then(() => { client.close(); resolve(); });
     };
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));

@@ -7,6 +7,9 @@ import { openRecording } from '../record.js';
 import { startController } from '../controller.js';
 import { CliError } from '../errors.js';
 import { VALIDATE_HELP, validationFlag } from '../flags.js';
+import { ConsoleData } from '../console/console-data.js';
+import { LiveLog, teeRecorder } from '../console/live-log.js';
+import { serveConsole } from './console.js';
 import { statusPrinter } from '../sinks/status-printer.js';
 import { startXds } from '../xds-serving.js';
 import { runInCluster } from './run-kube.js';
@@ -19,6 +22,8 @@ export interface RunOptions extends PluginOptions, XdsTlsFlags {
   xdsPlaintext?: boolean; xdsCaValidity: string; xdsCertValidity: string; xdsServerName?: string[];
   dir?: string; kubeconfig?: string; inCluster?: boolean; record?: string; output: string; quietMs: string; maxDelayMs: string; poll: string;
   validate: string;
+  /** Unset: 127.0.0.1:0 with --dir (any free port, printed), off with a cluster. `off` turns it off. */
+  consoleAddress?: string;
   xdsAddress: string; xds: boolean; healthAddress: string; logLevel: string; leaderElectionNamespace: string; leaderElect: boolean; xdsPublicAddress: string;
 }
 
@@ -40,6 +45,7 @@ export function registerRun(program: Command): void {
     .option('--max-delay-ms <ms>', 'holdoff maximum delay', String(DEFAULT_MAX_DELAY_MS))
     .option('--poll <ms>', 'rescan the directory this often, besides file notifications', '1000')
     .option('--validate <mode>', `with --dir: ${VALIDATE_HELP}`, 'strict')
+    .option('--console-address <host:port>', 'serve the web console here (default with --dir: 127.0.0.1, any free port; with a cluster: off); "off" to disable')
     .option('--xds-address <host:port>', 'serve xDS (ADS) here; port 0 picks a free one', '127.0.0.1:18000')
     .option('--no-xds', 'do not serve xDS')
     .option('--xds-tls-cert <file>', 'with --dir: serve xDS over TLS with this certificate (PEM; reloaded when it changes)')
@@ -86,7 +92,10 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
   const json = opts.output === 'json';
   // A missing or mistyped directory is a mistake, not an empty configuration.
   if (!existsSync(opts.dir!)) throw new CliError(`--dir ${opts.dir}: no such file or directory`);
-  const recorder = opts.record ? openRecording(opts.record, { createdAt: new Date().toISOString(), quietMs, maxDelayMs, source: `dir:${opts.dir}` }) : undefined;
+  const header = { createdAt: new Date().toISOString(), quietMs, maxDelayMs, source: `dir:${opts.dir}` };
+  const live = (opts.consoleAddress ?? '127.0.0.1:0') === 'off' ? undefined : new LiveLog(header);
+  const file = opts.record ? openRecording(opts.record, header) : undefined;
+  const recorder = teeRecorder(file, live);
   const source = directorySource(opts.dir!, {
     pollMs: parseMs(opts.poll, '--poll'),
     validation: validationFlag(opts.validate),
@@ -106,6 +115,15 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
     await plugins.close();
     throw e;
   }
+  let consoleServer: { close: () => Promise<void> } | undefined;
+  try {
+    const data = live ? new ConsoleData(() => live.log(), () => live.base) : undefined;
+    const say = (m: string) => process.stderr.write(`turnpike: ${m}\n`);
+    consoleServer = data ? await serveConsole(data, opts.consoleAddress ?? '127.0.0.1:0', '--console-address', say) : undefined;
+  } catch (e) {
+    await Promise.all([plugins.close(), xds?.close()]);
+    throw e;
+  }
   const controller = startController({
     sources: xds ? [plugins.worker.events, xds.events, source] : [plugins.worker.events, source],
     sourceNames: [DIRECTORY_SOURCE, PLUGINS_SOURCE],
@@ -120,7 +138,7 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
     const stop = () => {
       // A client that keeps a stream or socket open must not keep us from exiting.
       setTimeout(() => process.exit(0), 2000).unref();
-      void controller.stop().then(() => resolve());
+      void controller.stop().then(() => consoleServer?.close()).then(() => resolve());
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
