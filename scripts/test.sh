@@ -14,6 +14,13 @@ if [[ ! -x /usr/bin/docker-registry ]]; then
   # The package enables a system service on :5000; the tests start their own on loopback.
   $sudo_ systemctl disable --now docker-registry >/dev/null 2>&1 || true
 fi
+# The console tests drive a headless browser: Debian's chromium.
+if [[ ! -x /usr/bin/chromium && -z "${TURNPIKE_CHROMIUM:-}" ]]; then
+  command -v apt-get >/dev/null || { echo "scripts/test.sh: the console tests need Debian's chromium package (or TURNPIKE_CHROMIUM)" >&2; exit 1; }
+  sudo_=""; [[ $(id -u) -ne 0 ]] && sudo_="sudo"
+  $sudo_ apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi
 # Go builds the kube-apiserver the end-to-end suites run against.
 export PATH="$PATH:/usr/local/go/bin:$HOME/go/bin"
 if [[ -d e2e/test ]]; then
