@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { start, tmp, waitFor, write } from './cli-helpers.js';
-import { DELETED_AT, EVENTS, recordedLog } from './grant-log.js';
+import { DELETED_AT, EVENTS, PROXY_BEHIND_AT, recordedLog } from './grant-log.js';
 
 const CHROMIUM = process.env.TURNPIKE_CHROMIUM ?? '/usr/bin/chromium';
 
@@ -66,6 +66,15 @@ describe('turnpike console in a browser', () => {
     expect(history).toContain('delete ReferenceGrant backends/let-apps');
     expect(history).toMatch(/parent Gateway infra\/gw ResolvedRefs=True\/ResolvedRefs.* → .*parent Gateway infra\/gw ResolvedRefs=False\/RefNotPermitted/);
     expect(await text('explain')).toContain('backendRefs');
+  }, 30_000);
+
+  it('a Gateway shows which of its proxies are behind, from the moment the xDS server said so', async () => {
+    await moveTo(PROXY_BEHIND_AT);
+    await row('Gateway/infra/gw').click();
+    await settle(async () => (await text('condition-row')).includes('turnpike.dev/ProxiesInSyncFalseBehind'), 'ProxiesInSync=False');
+    expect(await text('condition-row')).toContain('1 of 2 connected proxies have not acknowledged the current configuration: proxy-b');
+    await moveTo(PROXY_BEHIND_AT - 1);
+    await settle(async () => !(await text('condition-row')).includes('ProxiesInSync'), 'no ProxiesInSync before');
   }, 30_000);
 
   it('two marked moments open their semantic diff', async () => {

@@ -18,6 +18,8 @@ const OBJECTS = [
 ];
 export const DELETED_AT = 318;
 export const EVENTS = 600;
+/** The xDS server reports that one of the Gateway's two proxies has not acknowledged its configuration. */
+export const PROXY_BEHIND_AT = 400;
 
 export function recordedLog(): string {
   const events: WatchEvent[] = [];
@@ -28,6 +30,11 @@ export function recordedLog(): string {
   while (events.length < EVENTS) {
     const seq = events.length + 1;
     if (seq === DELETED_AT) push({ type: 'delete', kind: 'ReferenceGrant', namespace: 'backends', name: 'let-apps' } as never);
+    else if (seq === PROXY_BEHIND_AT) {
+      const status = { sync: { connected: 2, behind: ['proxy-b'] } };
+      const object = { apiVersion: 'turnpike.dev/internal', kind: 'ProxyStatus', metadata: { name: 'gw', namespace: 'infra' }, status };
+      push({ type: 'upsert', kind: 'ProxyStatus', namespace: 'infra', name: 'gw', object, source: 'xds' } as never);
+    }
     else push({ type: 'upsert', kind: 'ConfigMap', namespace: 'apps', name: `noise-${seq % 7}`, object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `noise-${seq % 7}`, namespace: 'apps' }, data: { seq: String(seq) } } } as never);
   }
   const header = { format: 'turnpike.events', version: 1, createdAt: at(0), quietMs: 50, maxDelayMs: 500, source: 'test' };
