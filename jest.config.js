@@ -8,7 +8,10 @@ const project = (name, dir = `packages/${name}`) => ({
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: {
-    '^@turnpike/([^/]+)$': `<rootDir>/${dir.split('/').map(() => '..').join('/')}/packages/$1/src/index.ts`,
+    '^@turnpike/([^/]+)$': `<rootDir>/${dir
+      .split('/')
+      .map(() => '..')
+      .join('/')}/packages/$1/src/index.ts`,
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: { '^.+\\.ts$': swc },

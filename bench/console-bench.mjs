@@ -14,9 +14,22 @@ const total = Number(opt('--events', '100000'));
 
 const events = [];
 const start = Date.UTC(2026, 0, 1);
-const push = (e) => events.push({ seq: events.length + 1, at: new Date(start + events.length * 100).toISOString(), source: 'kube', ...e });
+const push = (e) =>
+  events.push({
+    seq: events.length + 1,
+    at: new Date(start + events.length * 100).toISOString(),
+    source: 'kube',
+    ...e,
+  });
 const objects = syntheticCluster(routes);
-for (const o of objects) push({ type: 'upsert', kind: o.kind, ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}), name: o.metadata.name, object: o });
+for (const o of objects)
+  push({
+    type: 'upsert',
+    kind: o.kind,
+    ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
+    name: o.metadata.name,
+    object: o,
+  });
 push({ type: 'synced', kind: '*' });
 const editable = objects.filter((o) => o.kind === 'HTTPRoute' || o.kind === 'EndpointSlice');
 for (let i = 0; events.length < total; i++) {
@@ -25,7 +38,17 @@ for (let i = 0; events.length < total; i++) {
   else o.endpoints = [{ addresses: [`10.9.${(i >> 8) & 255}.${i & 255}`], conditions: { ready: i % 5 !== 0 } }];
   push({ type: 'upsert', kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name, object: o });
 }
-const log = { header: { format: 'turnpike.events', version: 1, createdAt: new Date(start).toISOString(), quietMs: 100, maxDelayMs: 1000 }, events, outputs: [] };
+const log = {
+  header: {
+    format: 'turnpike.events',
+    version: 1,
+    createdAt: new Date(start).toISOString(),
+    quietMs: 100,
+    maxDelayMs: 1000,
+  },
+  events,
+  outputs: [],
+};
 
 const time = (label, f) => {
   const t0 = performance.now();

@@ -21,7 +21,9 @@ const routes = Number(opt('--routes', '10000'));
 const edits = Number(opt('--edits', '10'));
 const idleS = Number(opt('--idle-s', '10'));
 const json = args.includes('--json');
-const log = (s) => { if (!json) process.stderr.write(`${s}\n`); };
+const log = (s) => {
+  if (!json) process.stderr.write(`${s}\n`);
+};
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const dir = mkdtempSync(join(tmpdir(), 'turnpike-dirbench-'));
@@ -38,11 +40,32 @@ for (const [ns, list] of byNs) {
 
 const port = 20000 + Math.floor(Math.random() * 20000);
 const t0 = Date.now();
-const proc = spawn(process.execPath, ['packages/cli/dist/main.js', 'run', '--dir', dir, '--xds-address', `127.0.0.1:${port}`, '--plugin-address', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+const proc = spawn(
+  process.execPath,
+  [
+    'packages/cli/dist/main.js',
+    'run',
+    '--dir',
+    dir,
+    '--xds-address',
+    `127.0.0.1:${port}`,
+    '--plugin-address',
+    '127.0.0.1:0',
+  ],
+  { stdio: ['ignore', 'ignore', 'pipe'] },
+);
 let stderr = '';
-proc.stderr.on('data', (d) => { stderr += d; });
+proc.stderr.on('data', (d) => {
+  stderr += d;
+});
 
-const def = protoLoader.loadSync('envoy/service/discovery/v3/ads.proto', { keepCase: true, longs: String, enums: String, oneofs: true, includeDirs: INCLUDE_DIRS });
+const def = protoLoader.loadSync('envoy/service/discovery/v3/ads.proto', {
+  keepCase: true,
+  longs: String,
+  enums: String,
+  oneofs: true,
+  includeDirs: INCLUDE_DIRS,
+});
 const Ads = grpc.loadPackageDefinition(def).envoy.service.discovery.v3.AggregatedDiscoveryService;
 const RDS = 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration';
 
@@ -64,7 +87,11 @@ try {
       onResponse();
     });
     stream.on('error', () => undefined);
-    stream.write({ node: { id: 'bench', cluster: 'infra/gw-0' }, type_url: RDS, resource_names_subscribe: ['tcp-8080'] });
+    stream.write({
+      node: { id: 'bench', cluster: 'infra/gw-0' },
+      type_url: RDS,
+      resource_names_subscribe: ['tcp-8080'],
+    });
     return stream;
   };
   let stream;
@@ -88,10 +115,19 @@ try {
   const latencies = [];
   for (let i = 1; i <= edits; i++) {
     const marker = `/edited-${i}-${Date.now()}`;
-    const seen = new Promise((resolve) => { onResponse = () => { if (last.includes(marker)) resolve(); }; });
+    const seen = new Promise((resolve) => {
+      onResponse = () => {
+        if (last.includes(marker)) resolve();
+      };
+    });
     const start = process.hrtime.bigint();
     writeFileSync(file, original.replace('value: /health0', `value: ${marker}`));
-    await Promise.race([seen, sleep(30_000).then(() => { throw new Error('edit not seen in 30 s'); })]);
+    await Promise.race([
+      seen,
+      sleep(30_000).then(() => {
+        throw new Error('edit not seen in 30 s');
+      }),
+    ]);
     latencies.push(Number(process.hrtime.bigint() - start) / 1e6);
     await sleep(300);
   }
@@ -101,7 +137,10 @@ try {
   log(`  edit of one file → ADS client: median ${median.toFixed(0)} ms, p90 ${p90.toFixed(0)} ms (holdoff included)`);
   stream.end();
   client.close();
-  if (json) process.stdout.write(`${JSON.stringify({ routes, first_config_ms: startMs, idle_cpu_percent: Math.round(idleCpu * 1000) / 10, edit_to_client_ms: { median: Math.round(median), p90: Math.round(p90) } })}\n`);
+  if (json)
+    process.stdout.write(
+      `${JSON.stringify({ routes, first_config_ms: startMs, idle_cpu_percent: Math.round(idleCpu * 1000) / 10, edit_to_client_ms: { median: Math.round(median), p90: Math.round(p90) } })}\n`,
+    );
 } finally {
   proc.kill('SIGTERM');
   rmSync(dir, { recursive: true, force: true });

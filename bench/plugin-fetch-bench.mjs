@@ -17,13 +17,26 @@ import { extractPlugin, OciClient, pluginLayer, PLUGIN_LAYER_MEDIA_TYPES } from 
 // tar-stream is a dependency of the plugins package, resolved from there.
 const { pack } = createRequire(new URL('../packages/plugins/package.json', import.meta.url))('tar-stream');
 
-const port = await new Promise((r) => { const s = createServer(); s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => r(p)); }); });
+const port = await new Promise((r) => {
+  const s = createServer();
+  s.listen(0, '127.0.0.1', () => {
+    const p = s.address().port;
+    s.close(() => r(p));
+  });
+});
 const dir = mkdtempSync(join(tmpdir(), 'tp-bench-registry-'));
-writeFileSync(join(dir, 'config.yml'), `version: 0.1\nlog: {level: error}\nstorage: {filesystem: {rootdirectory: ${dir}/data}}\nhttp: {addr: 127.0.0.1:${port}}\n`);
+writeFileSync(
+  join(dir, 'config.yml'),
+  `version: 0.1\nlog: {level: error}\nstorage: {filesystem: {rootdirectory: ${dir}/data}}\nhttp: {addr: 127.0.0.1:${port}}\n`,
+);
 const reg = spawn('/usr/bin/docker-registry', ['serve', join(dir, 'config.yml')], { stdio: 'ignore' });
 const host = `127.0.0.1:${port}`;
 for (let i = 0; ; i++) {
-  try { if ((await fetch(`http://${host}/v2/`)).ok) break; } catch { /* starting */ }
+  try {
+    if ((await fetch(`http://${host}/v2/`)).ok) break;
+  } catch {
+    /* starting */
+  }
   if (i > 100) throw new Error('registry did not start');
   await new Promise((r) => setTimeout(r, 100));
 }
@@ -37,9 +50,19 @@ async function blob(repo, data) {
 }
 async function push(repo, layer, layerType) {
   const config = Buffer.from('{}');
-  const l = await blob(repo, layer), c = await blob(repo, config);
-  const manifest = { schemaVersion: 2, mediaType: 'application/vnd.oci.image.manifest.v1+json', config: { mediaType: 'application/vnd.oci.empty.v1+json', ...c }, layers: [{ mediaType: layerType, ...l }] };
-  await fetch(`http://${host}/v2/${repo}/manifests/v1`, { method: 'PUT', body: JSON.stringify(manifest), headers: { 'content-type': manifest.mediaType } });
+  const l = await blob(repo, layer),
+    c = await blob(repo, config);
+  const manifest = {
+    schemaVersion: 2,
+    mediaType: 'application/vnd.oci.image.manifest.v1+json',
+    config: { mediaType: 'application/vnd.oci.empty.v1+json', ...c },
+    layers: [{ mediaType: layerType, ...l }],
+  };
+  await fetch(`http://${host}/v2/${repo}/manifests/v1`, {
+    method: 'PUT',
+    body: JSON.stringify(manifest),
+    headers: { 'content-type': manifest.mediaType },
+  });
 }
 async function tarGz(name, body) {
   const p = pack();
@@ -51,9 +74,27 @@ async function tarGz(name, body) {
 }
 const wasm = (n) => Buffer.concat([Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]), randomBytes(n - 8)]);
 const cases = [
-  { name: 'lua 4 KiB, image layer', repo: 'bench/lua', type: 'lua', layer: await tarGz('plugin.lua', Buffer.from(`-- ${'x'.repeat(4090)}\n`)), layerType: 'application/vnd.oci.image.layer.v1.tar+gzip' },
-  { name: 'wasm 1 MiB, artifact', repo: 'bench/wasm1', type: 'wasm', layer: wasm(1 << 20), layerType: PLUGIN_LAYER_MEDIA_TYPES.wasm },
-  { name: 'wasm 16 MiB, artifact', repo: 'bench/wasm16', type: 'wasm', layer: wasm(16 << 20), layerType: PLUGIN_LAYER_MEDIA_TYPES.wasm },
+  {
+    name: 'lua 4 KiB, image layer',
+    repo: 'bench/lua',
+    type: 'lua',
+    layer: await tarGz('plugin.lua', Buffer.from(`-- ${'x'.repeat(4090)}\n`)),
+    layerType: 'application/vnd.oci.image.layer.v1.tar+gzip',
+  },
+  {
+    name: 'wasm 1 MiB, artifact',
+    repo: 'bench/wasm1',
+    type: 'wasm',
+    layer: wasm(1 << 20),
+    layerType: PLUGIN_LAYER_MEDIA_TYPES.wasm,
+  },
+  {
+    name: 'wasm 16 MiB, artifact',
+    repo: 'bench/wasm16',
+    type: 'wasm',
+    layer: wasm(16 << 20),
+    layerType: PLUGIN_LAYER_MEDIA_TYPES.wasm,
+  },
 ];
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
 try {

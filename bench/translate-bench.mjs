@@ -15,7 +15,14 @@ import * as engine from '../packages/engine/dist/index.js';
 import { Translator } from '../packages/translator/dist/index.js';
 import { SnapshotCache, XdsSnapshotBuilder } from '../packages/xds/dist/index.js';
 import {
-  syntheticCluster, syntheticGateway, syntheticGrant, syntheticNamespace, syntheticRoute, syntheticService, syntheticSlice, tlsSecret,
+  syntheticCluster,
+  syntheticGateway,
+  syntheticGrant,
+  syntheticNamespace,
+  syntheticRoute,
+  syntheticService,
+  syntheticSlice,
+  tlsSecret,
 } from './synthetic-cluster.mjs';
 
 const require = createRequire(new URL('../packages/engine/package.json', import.meta.url));
@@ -27,10 +34,21 @@ const opt = (name, dflt) => (args.includes(name) ? args[args.indexOf(name) + 1] 
 const json = args.includes('--json');
 const sizes = opt('--sizes', '1000,10000,30000').split(',').map(Number);
 const perKind = Number(opt('--changes', '20'));
-const log = (s) => { if (!json) process.stderr.write(`${s}\n`); };
+const log = (s) => {
+  if (!json) process.stderr.write(`${s}\n`);
+};
 
 let seq = 0;
-const event = (o) => ({ seq: ++seq, at: '2026-01-01T00:00:00.000Z', source: 'bench', type: 'upsert', kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name, object: o });
+const event = (o) => ({
+  seq: ++seq,
+  at: '2026-01-01T00:00:00.000Z',
+  source: 'bench',
+  type: 'upsert',
+  kind: o.kind,
+  namespace: o.metadata.namespace,
+  name: o.metadata.name,
+  object: o,
+});
 const ms = (t0) => Number(process.hrtime.bigint() - t0) / 1e6;
 const quantile = (xs, q) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))];
 const round = (x) => Math.round(x * 100) / 100;
@@ -107,16 +125,24 @@ function flip(key) {
 function change(kind, i, routes, gateways, teams) {
   const r = (i * 7919) % routes;
   const g = (i * 31) % gateways;
-  const t = ((i * 13) % Math.ceil(teams / 5)) * 5 % teams; // a team with a grant
+  const t = (((i * 13) % Math.ceil(teams / 5)) * 5) % teams; // a team with a grant
   switch (kind) {
-    case 'HTTPRoute': return syntheticRoute(r, gateways, teams, flip(`route ${r}`));
-    case 'EndpointSlice': return syntheticSlice(r, 'v1', teams, flip(`slice ${r}`) % 2 === 1 ? 4 : 3); // one pod more, then back
-    case 'Service': return syntheticService(r, 'v1', teams, flip(`service ${r}`)); // an unused port added, then removed
-    case 'Gateway': return syntheticGateway(g, flip(`gateway ${g}`) % 2); // a listener added, then removed
-    case 'Secret': return tlsSecret(g, flip(`secret ${g}`)); // the certificate rotated
-    case 'ReferenceGrant': return syntheticGrant(t, teams, flip(`grant ${t}`)); // a from entry added, then removed
-    case 'Namespace': return syntheticNamespace((i * 17) % teams, flip(`namespace ${(i * 17) % teams}`)); // a label changed
-    default: throw new Error(kind);
+    case 'HTTPRoute':
+      return syntheticRoute(r, gateways, teams, flip(`route ${r}`));
+    case 'EndpointSlice':
+      return syntheticSlice(r, 'v1', teams, flip(`slice ${r}`) % 2 === 1 ? 4 : 3); // one pod more, then back
+    case 'Service':
+      return syntheticService(r, 'v1', teams, flip(`service ${r}`)); // an unused port added, then removed
+    case 'Gateway':
+      return syntheticGateway(g, flip(`gateway ${g}`) % 2); // a listener added, then removed
+    case 'Secret':
+      return tlsSecret(g, flip(`secret ${g}`)); // the certificate rotated
+    case 'ReferenceGrant':
+      return syntheticGrant(t, teams, flip(`grant ${t}`)); // a from entry added, then removed
+    case 'Namespace':
+      return syntheticNamespace((i * 17) % teams, flip(`namespace ${(i * 17) % teams}`)); // a label changed
+    default:
+      throw new Error(kind);
   }
 }
 
@@ -159,7 +185,16 @@ for (const routes of sizes) {
     changeMs[kind] = { median: round(quantile(times, 0.5)), p90: round(quantile(times, 0.9)) };
     log(`  ${kind.padEnd(15)} median ${changeMs[kind].median} ms, p90 ${changeMs[kind].p90} ms`);
   }
-  results.push({ routes, gateways: gatewaysOut, objects: objects.length, yaml_mib: round(bytes / 1048576), full_ms: round(fullMs), heap_mib: round(heapMiB), load_ms: round(loadMs), change_ms: changeMs });
+  results.push({
+    routes,
+    gateways: gatewaysOut,
+    objects: objects.length,
+    yaml_mib: round(bytes / 1048576),
+    full_ms: round(fullMs),
+    heap_mib: round(heapMiB),
+    load_ms: round(loadMs),
+    change_ms: changeMs,
+  });
 }
 
 if (json) process.stdout.write(`${JSON.stringify({ node: process.version, sizes: results })}\n`);
@@ -167,7 +202,14 @@ else {
   const cols = ['routes', 'objects', 'full', 'heap', 'load', ...KINDS];
   console.log(cols.map((c) => c.padStart(c.length > 8 ? c.length + 1 : 9)).join(''));
   for (const r of results) {
-    const row = [r.routes, r.objects, r.full_ms.toFixed(0), r.heap_mib.toFixed(0), r.load_ms.toFixed(0), ...KINDS.map((k) => r.change_ms[k].median.toFixed(1))];
+    const row = [
+      r.routes,
+      r.objects,
+      r.full_ms.toFixed(0),
+      r.heap_mib.toFixed(0),
+      r.load_ms.toFixed(0),
+      ...KINDS.map((k) => r.change_ms[k].median.toFixed(1)),
+    ];
     console.log(row.map((v, i) => String(v).padStart(cols[i].length > 8 ? cols[i].length + 1 : 9)).join(''));
   }
   console.log('(times in ms, medians of single-object changes; heap in MiB after the first translation)');

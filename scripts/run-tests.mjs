@@ -9,7 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const require = createRequire(import.meta.url);
-const env = { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --experimental-vm-modules --no-warnings`.trim() };
+const env = {
+  ...process.env,
+  NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --experimental-vm-modules --no-warnings`.trim(),
+};
 const rest = [];
 for (const a of process.argv.slice(2)) {
   if (a === '--e2e') env.TURNPIKE_E2E = '1';
@@ -21,8 +24,13 @@ const out = join(dir, 'results.json');
 const jest = require.resolve('jest/bin/jest');
 // The end-to-end suites start processes and sockets of their own; do not wait on stragglers.
 const extra = env.TURNPIKE_E2E ? ['--forceExit'] : [];
-const r = spawnSync(process.execPath, [jest, '--json', `--outputFile=${out}`, ...extra, ...rest], { stdio: 'inherit', env });
-let passed = 0, failed = 0, total = 0;
+const r = spawnSync(process.execPath, [jest, '--json', `--outputFile=${out}`, ...extra, ...rest], {
+  stdio: 'inherit',
+  env,
+});
+let passed = 0,
+  failed = 0,
+  total = 0;
 try {
   const res = JSON.parse(readFileSync(out, 'utf8'));
   passed = res.numPassedTests;

@@ -28,21 +28,39 @@ function freePort(): Promise<number> {
 }
 
 export function kubeBinDir(): string {
-  if (process.env.TURNPIKE_KUBE_BIN && existsSync(join(process.env.TURNPIKE_KUBE_BIN, 'kube-apiserver'))) return process.env.TURNPIKE_KUBE_BIN;
-  return execFileSync('bash', [join(ROOT, 'e2e/scripts/build-kube.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+  if (process.env.TURNPIKE_KUBE_BIN && existsSync(join(process.env.TURNPIKE_KUBE_BIN, 'kube-apiserver')))
+    return process.env.TURNPIKE_KUBE_BIN;
+  return execFileSync('bash', [join(ROOT, 'e2e/scripts/build-kube.sh')], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }).trim();
 }
 
 export function gatewayApiCrds(): KubeObject[] {
-  const out = execFileSync('go', ['mod', 'download', '-json', `sigs.k8s.io/gateway-api@${GATEWAY_API_VERSION}`], { encoding: 'utf8', env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod' }, cwd: join(ROOT, 'e2e/kube') });
+  const out = execFileSync('go', ['mod', 'download', '-json', `sigs.k8s.io/gateway-api@${GATEWAY_API_VERSION}`], {
+    encoding: 'utf8',
+    env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod' },
+    cwd: join(ROOT, 'e2e/kube'),
+  });
   const dir = join((JSON.parse(out) as { Dir: string }).Dir, 'config/crd/experimental');
-  return readdirSync(dir).filter((f) => f.endsWith('.yaml')).flatMap((f) => loadYaml(join(dir, f))).filter((o) => o.kind === 'CustomResourceDefinition');
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml'))
+    .flatMap((f) => loadYaml(join(dir, f)))
+    .filter((o) => o.kind === 'CustomResourceDefinition');
 }
 
 export function loadYaml(path: string): KubeObject[] {
-  return parseAllDocuments(readFileSync(path, 'utf8')).map((d) => d.toJS() as KubeObject).filter((o) => o && o.kind);
+  return parseAllDocuments(readFileSync(path, 'utf8'))
+    .map((d) => d.toJS() as KubeObject)
+    .filter((o) => o && o.kind);
 }
 
-async function waitFor<T>(what: string, f: () => Promise<T | undefined>, timeoutMs = 60_000, everyMs = 200): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  f: () => Promise<T | undefined>,
+  timeoutMs = 60_000,
+  everyMs = 200,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < end) {
@@ -65,7 +83,14 @@ export class Cluster {
   readonly adminKubeconfig: string;
   readonly controllerKubeconfig: string;
 
-  private constructor(readonly dir: string, readonly bin: string, readonly etcdPort: number, readonly apiPort: number, private readonly adminToken: string, private readonly controllerToken: string) {
+  private constructor(
+    readonly dir: string,
+    readonly bin: string,
+    readonly etcdPort: number,
+    readonly apiPort: number,
+    private readonly adminToken: string,
+    private readonly controllerToken: string,
+  ) {
     this.adminKubeconfig = this.kubeconfig('admin', adminToken);
     this.controllerKubeconfig = this.kubeconfig('controller', controllerToken);
     this.admin = KubeClient.fromKubeconfig(this.adminKubeconfig);
@@ -79,7 +104,10 @@ export class Cluster {
     writeFileSync(join(dir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
     const adminToken = randomBytes(16).toString('hex');
     const controllerToken = randomBytes(16).toString('hex');
-    writeFileSync(join(dir, 'tokens.csv'), `${adminToken},admin,admin,"system:masters"\n${controllerToken},${CONTROLLER_USER},turnpike-uid,"system:serviceaccounts,system:serviceaccounts:turnpike-system,system:authenticated"\n`);
+    writeFileSync(
+      join(dir, 'tokens.csv'),
+      `${adminToken},admin,admin,"system:masters"\n${controllerToken},${CONTROLLER_USER},turnpike-uid,"system:serviceaccounts,system:serviceaccounts:turnpike-system,system:authenticated"\n`,
+    );
     const c = new Cluster(dir, bin, await freePort(), await freePort(), adminToken, controllerToken);
     await c.startEtcd();
     await c.startApiserver();
@@ -89,37 +117,83 @@ export class Cluster {
 
   private kubeconfig(user: string, token: string): string {
     const path = join(this.dir, `${user}.kubeconfig`);
-    writeFileSync(path, JSON.stringify({
-      apiVersion: 'v1', kind: 'Config', 'current-context': 'e2e',
-      clusters: [{ name: 'e2e', cluster: { server: `https://127.0.0.1:${this.apiPort}`, 'insecure-skip-tls-verify': true } }],
-      users: [{ name: user, user: { token } }],
-      contexts: [{ name: 'e2e', context: { cluster: 'e2e', user } }],
-    }));
+    writeFileSync(
+      path,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        'current-context': 'e2e',
+        clusters: [
+          { name: 'e2e', cluster: { server: `https://127.0.0.1:${this.apiPort}`, 'insecure-skip-tls-verify': true } },
+        ],
+        users: [{ name: user, user: { token } }],
+        contexts: [{ name: 'e2e', context: { cluster: 'e2e', user } }],
+      }),
+    );
     return path;
   }
 
   private async startEtcd(): Promise<void> {
     const peer = await freePort();
-    this.etcd = spawn(join(this.bin, 'etcd'), ['--data-dir', join(this.dir, 'etcd'), '--listen-client-urls', `http://127.0.0.1:${this.etcdPort}`,
-      '--advertise-client-urls', `http://127.0.0.1:${this.etcdPort}`, '--listen-peer-urls', `http://127.0.0.1:${peer}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${peer}`,
-      '--initial-cluster', `default=http://127.0.0.1:${peer}`, '--unsafe-no-fsync', '--log-level', 'error'], { stdio: 'ignore' });
+    this.etcd = spawn(
+      join(this.bin, 'etcd'),
+      [
+        '--data-dir',
+        join(this.dir, 'etcd'),
+        '--listen-client-urls',
+        `http://127.0.0.1:${this.etcdPort}`,
+        '--advertise-client-urls',
+        `http://127.0.0.1:${this.etcdPort}`,
+        '--listen-peer-urls',
+        `http://127.0.0.1:${peer}`,
+        '--initial-advertise-peer-urls',
+        `http://127.0.0.1:${peer}`,
+        '--initial-cluster',
+        `default=http://127.0.0.1:${peer}`,
+        '--unsafe-no-fsync',
+        '--log-level',
+        'error',
+      ],
+      { stdio: 'ignore' },
+    );
   }
 
   async startApiserver(): Promise<void> {
     const d = this.dir;
-    this.apiserver = spawn(join(this.bin, 'kube-apiserver'), [
-      `--etcd-servers=http://127.0.0.1:${this.etcdPort}`, '--bind-address=127.0.0.1', `--secure-port=${this.apiPort}`, '--advertise-address=127.0.0.1',
-      '--endpoint-reconciler-type=none', `--cert-dir=${join(d, 'pki')}`, '--service-cluster-ip-range=10.96.0.0/16',
-      '--service-account-issuer=https://kubernetes.default.svc', `--service-account-key-file=${join(d, 'sa.pub')}`, `--service-account-signing-key-file=${join(d, 'sa.key')}`,
-      '--authorization-mode=RBAC', `--token-auth-file=${join(d, 'tokens.csv')}`, '--disable-admission-plugins=ServiceAccount', '--allow-privileged=true',
-    ], { stdio: ['ignore', 'ignore', 'pipe'] });
+    this.apiserver = spawn(
+      join(this.bin, 'kube-apiserver'),
+      [
+        `--etcd-servers=http://127.0.0.1:${this.etcdPort}`,
+        '--bind-address=127.0.0.1',
+        `--secure-port=${this.apiPort}`,
+        '--advertise-address=127.0.0.1',
+        '--endpoint-reconciler-type=none',
+        `--cert-dir=${join(d, 'pki')}`,
+        '--service-cluster-ip-range=10.96.0.0/16',
+        '--service-account-issuer=https://kubernetes.default.svc',
+        `--service-account-key-file=${join(d, 'sa.pub')}`,
+        `--service-account-signing-key-file=${join(d, 'sa.key')}`,
+        '--authorization-mode=RBAC',
+        `--token-auth-file=${join(d, 'tokens.csv')}`,
+        '--disable-admission-plugins=ServiceAccount',
+        '--allow-privileged=true',
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let err = '';
-    this.apiserver.stderr?.on('data', (b) => { err = (err + b).slice(-4000); });
-    await waitFor('kube-apiserver /readyz', async () => {
-      if (this.apiserver?.exitCode !== null && this.apiserver?.exitCode !== undefined) throw new Error(`kube-apiserver exited: ${err.slice(-1000)}`);
-      const r = await this.admin.request('GET', '/readyz');
-      return r.status === 200 ? true : undefined;
-    }, 90_000);
+    this.apiserver.stderr?.on('data', (b) => {
+      err = (err + b).slice(-4000);
+    });
+    await waitFor(
+      'kube-apiserver /readyz',
+      async () => {
+        if (this.apiserver?.exitCode !== null && this.apiserver?.exitCode !== undefined)
+          throw new Error(`kube-apiserver exited: ${err.slice(-1000)}`);
+        const r = await this.admin.request('GET', '/readyz');
+        return r.status === 200 ? true : undefined;
+      },
+      90_000,
+    );
   }
 
   /**
@@ -127,19 +201,35 @@ export class Cluster {
    * to Pods, EndpointSlices, namespace deletion, garbage collection, default ServiceAccounts.
    */
   async startControllerManager(): Promise<void> {
-    this.kcm = spawn(join(this.bin, 'kube-controller-manager'), [
-      `--kubeconfig=${this.adminKubeconfig}`, `--authentication-kubeconfig=${this.adminKubeconfig}`, `--authorization-kubeconfig=${this.adminKubeconfig}`,
-      '--leader-elect=false', '--use-service-account-credentials=false', '--secure-port=0',
-      '--controllers=deployment-controller,replicaset-controller,endpointslice-controller,namespace-controller,garbage-collector-controller,serviceaccount-controller',
-    ], { stdio: 'ignore' });
+    this.kcm = spawn(
+      join(this.bin, 'kube-controller-manager'),
+      [
+        `--kubeconfig=${this.adminKubeconfig}`,
+        `--authentication-kubeconfig=${this.adminKubeconfig}`,
+        `--authorization-kubeconfig=${this.adminKubeconfig}`,
+        '--leader-elect=false',
+        '--use-service-account-credentials=false',
+        '--secure-port=0',
+        '--controllers=deployment-controller,replicaset-controller,endpointslice-controller,namespace-controller,garbage-collector-controller,serviceaccount-controller',
+      ],
+      { stdio: 'ignore' },
+    );
   }
 
   /** Compacts etcd's history up to now, so watches from older resourceVersions get 410 Gone. */
   async compactEtcd(): Promise<number> {
     const base = `http://127.0.0.1:${this.etcdPort}`;
-    const range = await (await fetch(`${base}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key: Buffer.from('/').toString('base64') }) })).json() as { header: { revision: string } };
+    const range = (await (
+      await fetch(`${base}/v3/kv/range`, {
+        method: 'POST',
+        body: JSON.stringify({ key: Buffer.from('/').toString('base64') }),
+      })
+    ).json()) as { header: { revision: string } };
     const revision = Number(range.header.revision);
-    const r = await fetch(`${base}/v3/kv/compaction`, { method: 'POST', body: JSON.stringify({ revision: String(revision), physical: true }) });
+    const r = await fetch(`${base}/v3/kv/compaction`, {
+      method: 'POST',
+      body: JSON.stringify({ revision: String(revision), physical: true }),
+    });
     if (!r.ok) throw new Error(`etcd compaction: ${r.status} ${await r.text()}`);
     return revision;
   }
@@ -152,21 +242,32 @@ export class Cluster {
   }
 
   private async install(): Promise<void> {
-    const crds = [...gatewayApiCrds(), ...loadYaml(join(ROOT, 'deploy/crds/turnpike.dev_proxyconfigs.yaml')), ...loadYaml(join(ROOT, 'deploy/crds/turnpike.dev_plugininstallations.yaml'))];
+    const crds = [
+      ...gatewayApiCrds(),
+      ...loadYaml(join(ROOT, 'deploy/crds/turnpike.dev_proxyconfigs.yaml')),
+      ...loadYaml(join(ROOT, 'deploy/crds/turnpike.dev_plugininstallations.yaml')),
+    ];
     for (const crd of crds) await this.apply(crd);
     for (const crd of crds) {
       await waitFor(`CRD ${crd.metadata.name} Established`, async () => {
-        const c = await this.admin.must<{ status?: { conditions?: { type: string; status: string }[] } }>('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`);
+        const c = await this.admin.must<{ status?: { conditions?: { type: string; status: string }[] } }>(
+          'GET',
+          `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`,
+        );
         return c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True') ? true : undefined;
       });
     }
-    for (const o of [...loadYaml(join(ROOT, 'deploy/namespace.yaml')), ...loadYaml(join(ROOT, 'deploy/rbac.yaml'))]) await this.apply(o);
+    for (const o of [...loadYaml(join(ROOT, 'deploy/namespace.yaml')), ...loadYaml(join(ROOT, 'deploy/rbac.yaml'))])
+      await this.apply(o);
   }
 
   /** Path of an object of any kind, for the few kinds the tests create beyond the watched ones. */
   private pathOf(o: KubeObject, withName: boolean): string {
     const info = resourceInfo(o.kind);
-    if (info) return withName ? objectPath(info, o.metadata.namespace, o.metadata.name) : collectionPath(info, o.metadata.namespace);
+    if (info)
+      return withName
+        ? objectPath(info, o.metadata.namespace, o.metadata.name)
+        : collectionPath(info, o.metadata.namespace);
     const [group, version] = o.apiVersion.includes('/') ? o.apiVersion.split('/') : ['', o.apiVersion];
     const lower = o.kind.toLowerCase();
     const plural = lower.endsWith('s') ? `${lower}es` : lower.endsWith('y') ? `${lower.slice(0, -1)}ies` : `${lower}s`;
@@ -179,12 +280,18 @@ export class Cluster {
   async apply(o: KubeObject): Promise<KubeObject> {
     const r = await this.admin.request<KubeObject>('POST', this.pathOf(o, false), o);
     if (r.status === 201 || r.status === 200) return r.body;
-    if (r.status !== 409) throw new KubeApiError(r.status, '', `create ${o.kind} ${o.metadata.name}: ${r.text.slice(0, 300)}`);
+    if (r.status !== 409)
+      throw new KubeApiError(r.status, '', `create ${o.kind} ${o.metadata.name}: ${r.text.slice(0, 300)}`);
     for (let i = 0; i < 5; i++) {
       const cur = await this.admin.must<KubeObject>('GET', this.pathOf(o, true));
-      const put = await this.admin.request<KubeObject>('PUT', this.pathOf(o, true), { ...o, metadata: { ...o.metadata, resourceVersion: cur.metadata.resourceVersion }, status: cur.status });
+      const put = await this.admin.request<KubeObject>('PUT', this.pathOf(o, true), {
+        ...o,
+        metadata: { ...o.metadata, resourceVersion: cur.metadata.resourceVersion },
+        status: cur.status,
+      });
       if (put.status === 200) return put.body;
-      if (put.status !== 409) throw new KubeApiError(put.status, '', `replace ${o.kind} ${o.metadata.name}: ${put.text.slice(0, 300)}`);
+      if (put.status !== 409)
+        throw new KubeApiError(put.status, '', `replace ${o.kind} ${o.metadata.name}: ${put.text.slice(0, 300)}`);
     }
     throw new Error(`replace ${o.kind} ${o.metadata.name}: conflicts`);
   }
@@ -223,10 +330,20 @@ export { waitFor };
 /** Builds e2e/xds-check (go-control-plane's ValidateAll over ADS) once per source version. */
 export function xdsCheckBinary(): string {
   const src = join(ROOT, 'e2e/xds-check');
-  const hash = createHash('sha256').update(['go.mod', 'go.sum', 'main.go'].map((f) => readFileSync(join(src, f), 'utf8')).join('\0')).digest('hex');
-  const out = join(process.env.XDG_CACHE_HOME ?? join(process.env.HOME ?? '/root', '.cache'), 'turnpike', `xds-check-${hash.slice(0, 16)}`);
+  const hash = createHash('sha256')
+    .update(['go.mod', 'go.sum', 'main.go'].map((f) => readFileSync(join(src, f), 'utf8')).join('\0'))
+    .digest('hex');
+  const out = join(
+    process.env.XDG_CACHE_HOME ?? join(process.env.HOME ?? '/root', '.cache'),
+    'turnpike',
+    `xds-check-${hash.slice(0, 16)}`,
+  );
   if (!existsSync(out)) {
-    execFileSync('go', ['build', '-o', out, '.'], { cwd: src, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod' } });
+    execFileSync('go', ['build', '-o', out, '.'], {
+      cwd: src,
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod' },
+    });
   }
   return out;
 }

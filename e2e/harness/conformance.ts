@@ -8,15 +8,31 @@ import { ROOT } from './cluster.js';
 
 export function conformanceBinary(): string {
   const src = join(ROOT, 'e2e/conformance');
-  const hash = createHash('sha256').update(['go.mod', 'go.sum', 'conformance_test.go'].map((f) => readFileSync(join(src, f), 'utf8')).join('\0')).digest('hex').slice(0, 16);
-  const out = join(process.env.XDG_CACHE_HOME ?? join(process.env.HOME ?? '/root', '.cache'), 'turnpike', `conformance-${hash}.test`);
+  const hash = createHash('sha256')
+    .update(['go.mod', 'go.sum', 'conformance_test.go'].map((f) => readFileSync(join(src, f), 'utf8')).join('\0'))
+    .digest('hex')
+    .slice(0, 16);
+  const out = join(
+    process.env.XDG_CACHE_HOME ?? join(process.env.HOME ?? '/root', '.cache'),
+    'turnpike',
+    `conformance-${hash}.test`,
+  );
   if (!existsSync(out)) {
-    execFileSync('go', ['test', '-c', '-o', out, '.'], { cwd: src, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod' } });
+    execFileSync('go', ['test', '-c', '-o', out, '.'], {
+      cwd: src,
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod' },
+    });
   }
   return out;
 }
 
-export interface ConformanceResult { passed: string[]; failed: string[]; skipped: string[]; output: string }
+export interface ConformanceResult {
+  passed: string[];
+  failed: string[];
+  skipped: string[];
+  output: string;
+}
 
 /** Reads `--- PASS/FAIL/SKIP: TestConformance/<Name>` lines of a verbose run. */
 export function parseConformance(output: string): ConformanceResult {

@@ -13,26 +13,67 @@ export class Controller {
   xdsPort = 0;
   pluginPort = 0;
 
-  constructor(private readonly kubeconfig: string, private readonly extra: string[] = []) {}
+  constructor(
+    private readonly kubeconfig: string,
+    private readonly extra: string[] = [],
+  ) {}
 
   async start(): Promise<void> {
     this.out = '';
-    this.proc = spawn(process.execPath, [join(ROOT, 'packages/cli/dist/main.js'), 'run', '--kubeconfig', this.kubeconfig, '--xds-address', '127.0.0.1:0', '--plugin-address', '127.0.0.1:0',
-      '--health-address', '127.0.0.1:0', '--quiet-ms', '50', '--max-delay-ms', '250', '--log-level', 'info', ...this.extra], { stdio: ['ignore', 'pipe', 'pipe'] });
-    this.proc.stdout?.on('data', (b) => { this.out += b; });
-    this.proc.stderr?.on('data', (b) => { this.out += b; });
-    await waitFor('controller health address', async () => {
-      const m = /"address":"127\.0\.0\.1:(\d+)".*serving \/healthz/.exec(this.out);
-      const x = /serving xDS on 127\.0\.0\.1:(\d+)/.exec(this.out);
-      const p = /serving plugin content on 127\.0\.0\.1:(\d+)/.exec(this.out);
-      if (m && x) { this.healthPort = Number(m[1]); this.xdsPort = Number(x[1]); this.pluginPort = Number(p?.[1] ?? 0); return true; }
-      if (this.proc?.exitCode !== null) throw new Error(`controller exited: ${this.out.slice(-2000)}`);
-      return undefined;
-    }, 30_000);
+    this.proc = spawn(
+      process.execPath,
+      [
+        join(ROOT, 'packages/cli/dist/main.js'),
+        'run',
+        '--kubeconfig',
+        this.kubeconfig,
+        '--xds-address',
+        '127.0.0.1:0',
+        '--plugin-address',
+        '127.0.0.1:0',
+        '--health-address',
+        '127.0.0.1:0',
+        '--quiet-ms',
+        '50',
+        '--max-delay-ms',
+        '250',
+        '--log-level',
+        'info',
+        ...this.extra,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    this.proc.stdout?.on('data', (b) => {
+      this.out += b;
+    });
+    this.proc.stderr?.on('data', (b) => {
+      this.out += b;
+    });
+    await waitFor(
+      'controller health address',
+      async () => {
+        const m = /"address":"127\.0\.0\.1:(\d+)".*serving \/healthz/.exec(this.out);
+        const x = /serving xDS on 127\.0\.0\.1:(\d+)/.exec(this.out);
+        const p = /serving plugin content on 127\.0\.0\.1:(\d+)/.exec(this.out);
+        if (m && x) {
+          this.healthPort = Number(m[1]);
+          this.xdsPort = Number(x[1]);
+          this.pluginPort = Number(p?.[1] ?? 0);
+          return true;
+        }
+        if (this.proc?.exitCode !== null) throw new Error(`controller exited: ${this.out.slice(-2000)}`);
+        return undefined;
+      },
+      30_000,
+    );
   }
 
   async ready(): Promise<void> {
-    await waitFor('controller /readyz', async () => ((await fetch(`http://127.0.0.1:${this.healthPort}/readyz`)).status === 200 ? true : undefined), 60_000);
+    await waitFor(
+      'controller /readyz',
+      async () => ((await fetch(`http://127.0.0.1:${this.healthPort}/readyz`)).status === 200 ? true : undefined),
+      60_000,
+    );
   }
 
   /** A counter or gauge from /metrics, summed over its labels. */

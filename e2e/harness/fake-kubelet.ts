@@ -3,7 +3,11 @@
 // container runtime; deleted Pods are removed at once.
 import type { KubeClient } from '@turnpike/kube';
 
-interface Pod { metadata: { name: string; namespace: string; resourceVersion?: string; deletionTimestamp?: string }; spec: { nodeName?: string; containers: { name: string; image?: string }[] }; status?: { phase?: string; conditions?: { type: string; status: string }[] } }
+interface Pod {
+  metadata: { name: string; namespace: string; resourceVersion?: string; deletionTimestamp?: string };
+  spec: { nodeName?: string; containers: { name: string; image?: string }[] };
+  status?: { phase?: string; conditions?: { type: string; status: string }[] };
+}
 
 export class FakeKubelet {
   private timer?: NodeJS.Timeout;
@@ -15,16 +19,38 @@ export class FakeKubelet {
   constructor(private readonly client: KubeClient) {}
 
   async start(): Promise<void> {
-    await this.client.request('POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: this.node, labels: { 'kubernetes.io/hostname': this.node } } });
+    await this.client.request('POST', '/api/v1/nodes', {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: this.node, labels: { 'kubernetes.io/hostname': this.node } },
+    });
     const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
     const node = await this.client.must<Record<string, unknown>>('GET', `/api/v1/nodes/${this.node}`);
-    await this.client.must('PUT', `/api/v1/nodes/${this.node}/status`, { ...node, status: {
-      conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'fake kubelet', lastHeartbeatTime: now, lastTransitionTime: now }],
-      addresses: [{ type: 'InternalIP', address: '127.0.0.1' }], capacity: { cpu: '64', memory: '256Gi', pods: '1000' }, allocatable: { cpu: '64', memory: '256Gi', pods: '1000' },
-    } });
+    await this.client.must('PUT', `/api/v1/nodes/${this.node}/status`, {
+      ...node,
+      status: {
+        conditions: [
+          {
+            type: 'Ready',
+            status: 'True',
+            reason: 'KubeletReady',
+            message: 'fake kubelet',
+            lastHeartbeatTime: now,
+            lastTransitionTime: now,
+          },
+        ],
+        addresses: [{ type: 'InternalIP', address: '127.0.0.1' }],
+        capacity: { cpu: '64', memory: '256Gi', pods: '1000' },
+        allocatable: { cpu: '64', memory: '256Gi', pods: '1000' },
+      },
+    });
     const loop = async () => {
       if (this.stopped) return;
-      try { await this.sync(); } catch { /* next round */ }
+      try {
+        await this.sync();
+      } catch {
+        /* next round */
+      }
       this.timer = setTimeout(() => void loop(), 300);
     };
     void loop();
@@ -50,7 +76,12 @@ export class FakeKubelet {
         continue;
       }
       if (!p.spec.nodeName) {
-        await this.client.request('POST', `/api/v1/namespaces/${namespace}/pods/${name}/binding`, { apiVersion: 'v1', kind: 'Binding', metadata: { name, namespace }, target: { apiVersion: 'v1', kind: 'Node', name: this.node } });
+        await this.client.request('POST', `/api/v1/namespaces/${namespace}/pods/${name}/binding`, {
+          apiVersion: 'v1',
+          kind: 'Binding',
+          metadata: { name, namespace },
+          target: { apiVersion: 'v1', kind: 'Node', name: this.node },
+        });
         continue;
       }
       const ready = p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
@@ -58,11 +89,26 @@ export class FakeKubelet {
       const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
       const ip = this.ipFor(`${namespace}/${name}`);
       const cond = (type: string) => ({ type, status: 'True', lastTransitionTime: now });
-      await this.client.request('PUT', `/api/v1/namespaces/${namespace}/pods/${name}/status`, { ...p, status: {
-        phase: 'Running', hostIP: '127.0.0.1', podIP: ip, podIPs: [{ ip }], startTime: now,
-        conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map(cond),
-        containerStatuses: p.spec.containers.map((c) => ({ name: c.name, image: c.image ?? '', imageID: '', ready: true, started: true, restartCount: 0, state: { running: { startedAt: now } } })),
-      } });
+      await this.client.request('PUT', `/api/v1/namespaces/${namespace}/pods/${name}/status`, {
+        ...p,
+        status: {
+          phase: 'Running',
+          hostIP: '127.0.0.1',
+          podIP: ip,
+          podIPs: [{ ip }],
+          startTime: now,
+          conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map(cond),
+          containerStatuses: p.spec.containers.map((c) => ({
+            name: c.name,
+            image: c.image ?? '',
+            imageID: '',
+            ready: true,
+            started: true,
+            restartCount: 0,
+            state: { running: { startedAt: now } },
+          })),
+        },
+      });
     }
   }
 

@@ -17,7 +17,10 @@ export class FakeLoadBalancer {
   private readonly given = new Map<string, string>();
 
   /** `prefix` is a /24 written as its first three octets, e.g. 203.0.113. */
-  constructor(private readonly client: KubeClient, readonly prefix = '203.0.113') {}
+  constructor(
+    private readonly client: KubeClient,
+    readonly prefix = '203.0.113',
+  ) {}
 
   inPool(ip: string): boolean {
     return ip.startsWith(`${this.prefix}.`) && Number(ip.slice(this.prefix.length + 1)) <= 254;

@@ -3,7 +3,10 @@ import { afterAll, beforeAll } from '@jest/globals';
 import { Cluster } from './cluster.js';
 import { Controller } from './controller.js';
 
-export interface Env { cluster: Cluster; controller: Controller }
+export interface Env {
+  cluster: Cluster;
+  controller: Controller;
+}
 
 /** Starts a cluster and a ready controller for the suite; `prepare` runs before the controller, `flags` go to it. */
 export function clusterWithController(prepare?: (c: Cluster) => Promise<void>, flags: string[] = []): Env {

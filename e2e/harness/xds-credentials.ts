@@ -9,7 +9,12 @@ import { waitFor, type Cluster } from './cluster.js';
 /** The name the controller's serving certificate carries by default (its Service). */
 export const XDS_SERVER_NAME = 'turnpike.turnpike-system.svc';
 
-export interface ProxyCredentials { cert: string; key: string; ca: string; files: { cert: string; key: string; ca: string } }
+export interface ProxyCredentials {
+  cert: string;
+  key: string;
+  ca: string;
+  files: { cert: string; key: string; ca: string };
+}
 
 export function credentialFiles(c: { cert: string; key: string; ca: string }): ProxyCredentials {
   const dir = mkdtempSync(join(tmpdir(), 'turnpike-xds-creds-'));
@@ -21,15 +26,26 @@ export function credentialFiles(c: { cert: string; key: string; ca: string }): P
 }
 
 /** Waits for the Secret `<gateway>-<class>-xds` and returns what it holds (optionally: until `accept` says yes). */
-export async function proxyCredentials(cluster: Cluster, namespace: string, gateway: string, className: string, accept: (c: ProxyCredentials) => boolean = () => true): Promise<ProxyCredentials> {
+export async function proxyCredentials(
+  cluster: Cluster,
+  namespace: string,
+  gateway: string,
+  className: string,
+  accept: (c: ProxyCredentials) => boolean = () => true,
+): Promise<ProxyCredentials> {
   const name = `${gateway}-${className}-xds`.slice(0, 253);
-  return waitFor(`xDS client Secret ${namespace}/${name}`, async () => {
-    const s = await cluster.get({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace } }) as (KubeObject & { data?: Record<string, string> }) | undefined;
-    if (!s?.data?.['tls.crt']) return undefined;
-    const d = (k: string) => Buffer.from(s.data![k] ?? '', 'base64').toString('utf8');
-    const c = credentialFiles({ cert: d('tls.crt'), key: d('tls.key'), ca: d('ca.crt') });
-    return accept(c) ? c : undefined;
-  }, 60_000);
+  return waitFor(
+    `xDS client Secret ${namespace}/${name}`,
+    async () => {
+      const s = (await cluster.get({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace } })) as
+        (KubeObject & { data?: Record<string, string> }) | undefined;
+      if (!s?.data?.['tls.crt']) return undefined;
+      const d = (k: string) => Buffer.from(s.data![k] ?? '', 'base64').toString('utf8');
+      const c = credentialFiles({ cert: d('tls.crt'), key: d('tls.key'), ca: d('ca.crt') });
+      return accept(c) ? c : undefined;
+    },
+    60_000,
+  );
 }
 
 /** The Go checker's flags for these credentials. */

@@ -35,8 +35,11 @@ describe('upstream conformance (status only)', () => {
     // The suite reads the claimed features from the class status: wait until it is written.
     await waitFor('GatewayClass accepted with its features', async () => {
       const gc = await cluster.get(gatewayClass('turnpike'));
-      const st = gc?.status as { supportedFeatures?: unknown[]; conditions?: { type: string; status: string }[] } | undefined;
-      return st?.supportedFeatures?.length && st.conditions?.some((c) => c.type === 'Accepted' && c.status === 'True') ? true : undefined;
+      const st = gc?.status as
+        { supportedFeatures?: unknown[]; conditions?: { type: string; status: string }[] } | undefined;
+      return st?.supportedFeatures?.length && st.conditions?.some((c) => c.type === 'Accepted' && c.status === 'True')
+        ? true
+        : undefined;
     });
   }, 900_000);
   afterAll(async () => {
@@ -49,12 +52,32 @@ describe('upstream conformance (status only)', () => {
   it('every selected status-only test passes', async () => {
     const output = await new Promise<string>((resolve) => {
       let out = '';
-      const p = spawn(binary, ['-test.run', 'TestConformance', '-test.v', '-test.timeout', '25m', '--allow-crds-mismatch',
-        '--usable-address', '203.0.113.10', '--unusable-address', '198.51.100.10'],
-        { env: { ...process.env, KUBECONFIG: cluster.adminKubeconfig, TURNPIKE_GATEWAY_CLASS: 'turnpike' }, cwd: cluster.dir });
+      const p = spawn(
+        binary,
+        [
+          '-test.run',
+          'TestConformance',
+          '-test.v',
+          '-test.timeout',
+          '25m',
+          '--allow-crds-mismatch',
+          '--usable-address',
+          '203.0.113.10',
+          '--unusable-address',
+          '198.51.100.10',
+        ],
+        {
+          env: { ...process.env, KUBECONFIG: cluster.adminKubeconfig, TURNPIKE_GATEWAY_CLASS: 'turnpike' },
+          cwd: cluster.dir,
+        },
+      );
       // The whole Go output is kept in $TMPDIR/turnpike-conformance.log for diagnosis.
-      p.stdout.on('data', (b) => { out += b; });
-      p.stderr.on('data', (b) => { out += b; });
+      p.stdout.on('data', (b) => {
+        out += b;
+      });
+      p.stderr.on('data', (b) => {
+        out += b;
+      });
       p.on('close', () => resolve(out));
     });
     writeFileSync(join(tmpdir(), 'turnpike-conformance.log'), output);

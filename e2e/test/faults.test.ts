@@ -20,7 +20,8 @@ describe('faults', () => {
     await cluster?.stop();
   }, 30_000);
 
-  const resolved = async (name: string) => cond(ourParents(await cluster.get(httpRoute('apps', name, [], [])))[0]?.conditions, 'ResolvedRefs')?.status;
+  const resolved = async (name: string) =>
+    cond(ourParents(await cluster.get(httpRoute('apps', name, [], [])))[0]?.conditions, 'ResolvedRefs')?.status;
 
   it('two replicas: exactly one writes; killing it hands over within 20 s', async () => {
     const a = new Controller(cluster.controllerKubeconfig);
@@ -29,7 +30,11 @@ describe('faults', () => {
     await a.start();
     await b.start();
     await Promise.all([a.ready(), b.ready()]);
-    await waitFor('a leader', async () => ((await a.metric('turnpike_leader')) + (await b.metric('turnpike_leader')) === 1 ? true : undefined), 30_000);
+    await waitFor(
+      'a leader',
+      async () => ((await a.metric('turnpike_leader')) + (await b.metric('turnpike_leader')) === 1 ? true : undefined),
+      30_000,
+    );
     await cluster.apply(httpRoute('apps', 'one', [{ name: 'gw', namespace: 'infra' }], [{ name: 'web', port: 8080 }]));
     await waitFor('status of route one', async () => ((await resolved('one')) === 'True' ? true : undefined));
     await new Promise((r) => setTimeout(r, 1000));
@@ -41,8 +46,15 @@ describe('faults', () => {
 
     leader.kill();
     const t0 = Date.now();
-    await cluster.apply(httpRoute('apps', 'two', [{ name: 'gw', namespace: 'infra' }], [{ name: 'missing', port: 8080 }]));
-    await waitFor('status of route two from the new leader', async () => ((await resolved('two')) === 'False' ? true : undefined), 30_000, 250);
+    await cluster.apply(
+      httpRoute('apps', 'two', [{ name: 'gw', namespace: 'infra' }], [{ name: 'missing', port: 8080 }]),
+    );
+    await waitFor(
+      'status of route two from the new leader',
+      async () => ((await resolved('two')) === 'False' ? true : undefined),
+      30_000,
+      250,
+    );
     expect(Date.now() - t0).toBeLessThan(20_000);
     expect(await follower.metric('turnpike_leader')).toBe(1);
   }, 120_000);
@@ -53,19 +65,33 @@ describe('faults', () => {
     c.pause();
     try {
       await cluster.restartApiserver(500); // every watch is cut while the controller sleeps
-      await cluster.apply(httpRoute('apps', 'during-outage', [{ name: 'gw', namespace: 'infra' }], [{ name: 'web', port: 8080 }]));
+      await cluster.apply(
+        httpRoute('apps', 'during-outage', [{ name: 'gw', namespace: 'infra' }], [{ name: 'web', port: 8080 }]),
+      );
       await cluster.compactEtcd();
     } finally {
       c.resume();
     }
-    await waitFor('status of the route created meanwhile', async () => ((await resolved('during-outage')) === 'True' ? true : undefined), 60_000, 250);
+    await waitFor(
+      'status of the route created meanwhile',
+      async () => ((await resolved('during-outage')) === 'True' ? true : undefined),
+      60_000,
+      250,
+    );
     expect(c.out.slice(logBefore)).toMatch(/410 Gone\): relisting/);
   }, 120_000);
 
   it('kube-apiserver killed and restarted: the controller recovers and converges', async () => {
     await cluster.restartApiserver(2000);
-    await cluster.apply(httpRoute('apps', 'after-restart', [{ name: 'gw', namespace: 'infra' }], [{ name: 'web', port: 8080 }]));
-    await waitFor('status after the restart', async () => ((await resolved('after-restart')) === 'True' ? true : undefined), 60_000, 250);
+    await cluster.apply(
+      httpRoute('apps', 'after-restart', [{ name: 'gw', namespace: 'infra' }], [{ name: 'web', port: 8080 }]),
+    );
+    await waitFor(
+      'status after the restart',
+      async () => ((await resolved('after-restart')) === 'True' ? true : undefined),
+      60_000,
+      250,
+    );
     expect(await resolved('after-restart')).toBe('True');
   }, 120_000);
 });

@@ -17,28 +17,64 @@ describe('proxy infrastructure', () => {
 
   it('creates, updates and prunes the objects of a Gateway, and publishes its address', async () => {
     const { cluster } = env;
-    const pc: KubeObject = { apiVersion: 'turnpike.dev/v1alpha1', kind: 'ProxyConfig', metadata: { name: 'proxy', namespace: 'edge' }, spec: { replicas: 2, tags: { team: 'shop', tier: 'edge' }, service: { type: 'ClusterIP' } } };
+    const pc: KubeObject = {
+      apiVersion: 'turnpike.dev/v1alpha1',
+      kind: 'ProxyConfig',
+      metadata: { name: 'proxy', namespace: 'edge' },
+      spec: { replicas: 2, tags: { team: 'shop', tier: 'edge' }, service: { type: 'ClusterIP' } },
+    };
     await cluster.apply(pc);
-    const gw: KubeObject = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'public', namespace: 'edge' }, spec: {
-      gatewayClassName: 'tp', infrastructure: { labels: { 'example.com/team': 'shop' }, annotations: { 'example.com/owner': 'ops' }, parametersRef: { group: 'turnpike.dev', kind: 'ProxyConfig', name: 'proxy' } },
-      listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }, { name: 'dns', port: 53, protocol: 'UDP' }] } };
+    const gw: KubeObject = {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'Gateway',
+      metadata: { name: 'public', namespace: 'edge' },
+      spec: {
+        gatewayClassName: 'tp',
+        infrastructure: {
+          labels: { 'example.com/team': 'shop' },
+          annotations: { 'example.com/owner': 'ops' },
+          parametersRef: { group: 'turnpike.dev', kind: 'ProxyConfig', name: 'proxy' },
+        },
+        listeners: [
+          { name: 'http', port: 80, protocol: 'HTTP' },
+          { name: 'dns', port: 53, protocol: 'UDP' },
+        ],
+      },
+    };
     const created = await cluster.apply(gw);
-    const deploy = await waitFor('Deployment', async () => { const r = await get(cluster, '/apis/apps/v1/namespaces/edge/deployments/public-tp'); return r.status === 200 ? r.body : undefined; });
-    expect(deploy.metadata.labels).toMatchObject({ 'gateway.networking.k8s.io/gateway-name': 'public', 'example.com/team': 'shop' });
-    expect(deploy.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Gateway', name: 'public', uid: created.metadata.uid, controller: true })]);
+    const deploy = await waitFor('Deployment', async () => {
+      const r = await get(cluster, '/apis/apps/v1/namespaces/edge/deployments/public-tp');
+      return r.status === 200 ? r.body : undefined;
+    });
+    expect(deploy.metadata.labels).toMatchObject({
+      'gateway.networking.k8s.io/gateway-name': 'public',
+      'example.com/team': 'shop',
+    });
+    expect(deploy.metadata.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'Gateway', name: 'public', uid: created.metadata.uid, controller: true }),
+    ]);
     expect(deploy.spec.replicas).toBe(2);
     const podAnnotations = deploy.spec.template.metadata.annotations;
     expect(JSON.parse(podAnnotations['turnpike.dev/tags'])).toEqual({ team: 'shop', tier: 'edge' });
     expect(podAnnotations['turnpike.dev/config-hash']).toMatch(/^[0-9a-f]{16}$/);
     const svc = (await get(cluster, '/api/v1/namespaces/edge/services/public-tp')).body;
-    expect(svc.spec.ports.map((p: any) => `${p.protocol}/${p.port}->${p.targetPort}`)).toEqual(['UDP/53->10053', 'TCP/80->10080']);
+    expect(svc.spec.ports.map((p: any) => `${p.protocol}/${p.port}->${p.targetPort}`)).toEqual([
+      'UDP/53->10053',
+      'TCP/80->10080',
+    ]);
     expect(svc.metadata.annotations?.['example.com/owner']).toBe('ops');
-    for (const path of ['/api/v1/namespaces/edge/serviceaccounts/public-tp', '/api/v1/namespaces/edge/configmaps/public-tp', '/apis/policy/v1/namespaces/edge/poddisruptionbudgets/public-tp']) {
+    for (const path of [
+      '/api/v1/namespaces/edge/serviceaccounts/public-tp',
+      '/api/v1/namespaces/edge/configmaps/public-tp',
+      '/apis/policy/v1/namespaces/edge/poddisruptionbudgets/public-tp',
+    ]) {
       const r = await get(cluster, path);
       expect(r.status).toBe(200);
       expect(r.body.metadata.labels?.['gateway.networking.k8s.io/gateway-name']).toBe('public');
     }
-    const cm = (await get(cluster, '/api/v1/namespaces/edge/configmaps/public-tp')).body as KubeObject & { data: Record<string, string> };
+    const cm = (await get(cluster, '/api/v1/namespaces/edge/configmaps/public-tp')).body as KubeObject & {
+      data: Record<string, string>;
+    };
     const bootstrap = JSON.parse(cm.data['envoy.json']!);
     expect(bootstrap.node.cluster).toBe('edge/public');
 
@@ -52,13 +88,28 @@ describe('proxy infrastructure', () => {
 
     // A ProxyConfig change reaches the Deployment.
     await cluster.apply({ ...pc, spec: { ...(pc.spec as object), replicas: 3 } });
-    await waitFor('replicas 3', async () => ((await get(cluster, '/apis/apps/v1/namespaces/edge/deployments/public-tp')).body.spec.replicas === 3 ? true : undefined));
+    await waitFor('replicas 3', async () =>
+      (await get(cluster, '/apis/apps/v1/namespaces/edge/deployments/public-tp')).body.spec.replicas === 3
+        ? true
+        : undefined,
+    );
 
     // The Gateway goes: its objects are pruned (no garbage collector runs here; the applier prunes).
     await cluster.delete(gw);
-    await waitFor('pruned', async () => {
-      const codes = await Promise.all(['/apis/apps/v1/namespaces/edge/deployments/public-tp', '/api/v1/namespaces/edge/services/public-tp', '/api/v1/namespaces/edge/configmaps/public-tp', '/api/v1/namespaces/edge/serviceaccounts/public-tp'].map(async (p) => (await get(cluster, p)).status));
-      return codes.every((c) => c === 404) ? true : undefined;
-    }, 30_000);
+    await waitFor(
+      'pruned',
+      async () => {
+        const codes = await Promise.all(
+          [
+            '/apis/apps/v1/namespaces/edge/deployments/public-tp',
+            '/api/v1/namespaces/edge/services/public-tp',
+            '/api/v1/namespaces/edge/configmaps/public-tp',
+            '/api/v1/namespaces/edge/serviceaccounts/public-tp',
+          ].map(async (p) => (await get(cluster, p)).status),
+        );
+        return codes.every((c) => c === 404) ? true : undefined;
+      },
+      30_000,
+    );
   }, 180_000);
 });

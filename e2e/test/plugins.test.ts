@@ -23,39 +23,74 @@ describe('plugins in a cluster', () => {
     await c.apply(ns('edge'));
     await c.apply(gatewayClass('tp'));
   });
-  afterAll(async () => { await reg?.stop(); });
+  afterAll(async () => {
+    await reg?.stop();
+  });
 
   it('plugin: fetched into a ConfigMap, mounted into the proxy, Installed, enabled on one route only; new content rolls the pods', async () => {
     const { cluster, controller } = env;
-    const get = async (path: string) => { const r = await cluster.admin.request<Obj>('GET', path); return r.status === 200 ? r.body : undefined; };
+    const get = async (path: string) => {
+      const r = await cluster.admin.request<Obj>('GET', path);
+      return r.status === 200 ? r.body : undefined;
+    };
     const d1 = await reg.pushImage('team/hello', 'v1', { 'plugin.lua': LUA_V1 });
     await reg.pushImage('team/hello', 'v2', { 'plugin.lua': LUA_V2 });
     await cluster.apply(pullSecret('edge', 'puller', reg.host, 'plugin-puller', 'correct horse') as KubeObject);
-    const pi: Obj = { apiVersion: 'turnpike.dev/v1alpha1', kind: 'PluginInstallation', metadata: { name: 'hello', namespace: 'edge' }, spec: { image: `${reg.host}/team/hello:v1`, type: 'lua', pullSecretRef: { name: 'puller' } } };
+    const pi: Obj = {
+      apiVersion: 'turnpike.dev/v1alpha1',
+      kind: 'PluginInstallation',
+      metadata: { name: 'hello', namespace: 'edge' },
+      spec: { image: `${reg.host}/team/hello:v1`, type: 'lua', pullSecretRef: { name: 'puller' } },
+    };
     const created = await cluster.apply(pi);
 
     // Fetched, with the digest, and the content stored in a ConfigMap owned by the plugin.
-    const status = await waitFor('plugin Fetched', async () => {
-      const s = ((await cluster.get(pi)) as Obj | undefined)?.status;
-      return cond(s?.conditions, 'Fetched')?.status === 'True' ? s : undefined;
-    }, 30_000);
+    const status = await waitFor(
+      'plugin Fetched',
+      async () => {
+        const s = ((await cluster.get(pi)) as Obj | undefined)?.status;
+        return cond(s?.conditions, 'Fetched')?.status === 'True' ? s : undefined;
+      },
+      30_000,
+    );
     expect(status.digest).toBe(d1);
     expect(status.observedGeneration).toBe(created.metadata.generation);
     expect(cond(status.conditions, 'Accepted')?.status).toBe('True');
     const stored = (await get(`/api/v1/namespaces/edge/configmaps/${status.storage.configMap}`))!;
     expect(stored.data!['plugin.lua']).toBe(LUA_V1);
-    expect(stored.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'PluginInstallation', name: 'hello', uid: created.metadata.uid });
+    expect(stored.metadata.ownerReferences?.[0]).toMatchObject({
+      kind: 'PluginInstallation',
+      name: 'hello',
+      uid: created.metadata.uid,
+    });
     expect(status.storage.sha256).toBe(stored.metadata.annotations!['turnpike.dev/plugin-sha256']);
 
     // Installed through the Gateway's ProxyConfig: a copy next to the proxy, mounted.
-    const pc: Obj = { apiVersion: 'turnpike.dev/v1alpha1', kind: 'ProxyConfig', metadata: { name: 'proxy', namespace: 'edge' }, spec: { service: { type: 'ClusterIP' }, plugins: [{ name: 'hello' }] } };
+    const pc: Obj = {
+      apiVersion: 'turnpike.dev/v1alpha1',
+      kind: 'ProxyConfig',
+      metadata: { name: 'proxy', namespace: 'edge' },
+      spec: { service: { type: 'ClusterIP' }, plugins: [{ name: 'hello' }] },
+    };
     await cluster.apply(pc);
-    await cluster.apply({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'public', namespace: 'edge' }, spec: {
-      gatewayClassName: 'tp', infrastructure: { parametersRef: { group: 'turnpike.dev', kind: 'ProxyConfig', name: 'proxy' } }, listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'Same' } } }] } });
-    const installed = await waitFor('ProxyConfig Installed', async () => {
-      const p = ((await cluster.get(pc)) as Obj | undefined)?.status?.plugins?.[0];
-      return cond(p?.conditions, 'Installed')?.status === 'True' ? p : undefined;
-    }, 30_000);
+    await cluster.apply({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'Gateway',
+      metadata: { name: 'public', namespace: 'edge' },
+      spec: {
+        gatewayClassName: 'tp',
+        infrastructure: { parametersRef: { group: 'turnpike.dev', kind: 'ProxyConfig', name: 'proxy' } },
+        listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'Same' } } }],
+      },
+    });
+    const installed = await waitFor(
+      'ProxyConfig Installed',
+      async () => {
+        const p = ((await cluster.get(pc)) as Obj | undefined)?.status?.plugins?.[0];
+        return cond(p?.conditions, 'Installed')?.status === 'True' ? p : undefined;
+      },
+      30_000,
+    );
     expect(installed).toMatchObject({ name: 'hello', namespace: 'edge' });
     const deployment = async () => get('/apis/apps/v1/namespaces/edge/deployments/public-tp');
     const dep1 = await waitFor('Deployment with the plugin', async () => {
@@ -70,21 +105,63 @@ describe('plugins in a cluster', () => {
     const hash1 = dep1.spec.template.metadata.annotations['turnpike.dev/config-hash'];
 
     // One route names the plugin, one does not.
-    await cluster.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'edge' }, spec: { ports: [{ name: 'http', port: 8080 }] } });
-    await cluster.apply({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'web-1', namespace: 'edge', labels: { 'kubernetes.io/service-name': 'web' } }, addressType: 'IPv4',
-      ports: [{ name: 'http', port: 8080 }], endpoints: [{ addresses: ['10.1.2.3'], conditions: { ready: true } }] } as KubeObject);
-    const route = (name: string, withPlugin: boolean): Obj => ({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name, namespace: 'edge' }, spec: {
-      parentRefs: [{ name: 'public' }], hostnames: [`${name}.example.com`],
-      rules: [{ ...(withPlugin ? { filters: [{ type: 'ExtensionRef', extensionRef: { group: 'turnpike.dev', kind: 'PluginInstallation', name: 'hello' } }] } : {}), backendRefs: [{ name: 'web', port: 8080 }] }] } });
+    await cluster.apply({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web', namespace: 'edge' },
+      spec: { ports: [{ name: 'http', port: 8080 }] },
+    });
+    await cluster.apply({
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: 'web-1', namespace: 'edge', labels: { 'kubernetes.io/service-name': 'web' } },
+      addressType: 'IPv4',
+      ports: [{ name: 'http', port: 8080 }],
+      endpoints: [{ addresses: ['10.1.2.3'], conditions: { ready: true } }],
+    } as KubeObject);
+    const route = (name: string, withPlugin: boolean): Obj => ({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'HTTPRoute',
+      metadata: { name, namespace: 'edge' },
+      spec: {
+        parentRefs: [{ name: 'public' }],
+        hostnames: [`${name}.example.com`],
+        rules: [
+          {
+            ...(withPlugin
+              ? {
+                  filters: [
+                    {
+                      type: 'ExtensionRef',
+                      extensionRef: { group: 'turnpike.dev', kind: 'PluginInstallation', name: 'hello' },
+                    },
+                  ],
+                }
+              : {}),
+            backendRefs: [{ name: 'web', port: 8080 }],
+          },
+        ],
+      },
+    });
     const routes = [route('with', true), route('without', false)];
     for (const r of routes) await cluster.apply(r);
     for (const r of routes) {
-      await waitFor(`${r.metadata.name} resolved`, async () => (cond(ourParents(await cluster.get(r))[0]?.conditions, 'ResolvedRefs')?.status === 'True' ? true : undefined));
+      await waitFor(`${r.metadata.name} resolved`, async () =>
+        cond(ourParents(await cluster.get(r))[0]?.conditions, 'ResolvedRefs')?.status === 'True' ? true : undefined,
+      );
     }
     const tlsArgs = xdsCheckTlsArgs(await proxyCredentials(cluster, 'edge', 'public', 'tp'));
     const report = await waitFor('xDS with the plugin filter', async () => {
-      const out = execFileSync(xdsCheckBinary(), ['-address', `127.0.0.1:${controller.xdsPort}`, '-node', 'edge/public', ...tlsArgs], { encoding: 'utf8' });
-      const rep = JSON.parse(out) as { errors: string[]; httpFilters: Record<string, string[]>; routeFilters: Record<string, string[]> };
+      const out = execFileSync(
+        xdsCheckBinary(),
+        ['-address', `127.0.0.1:${controller.xdsPort}`, '-node', 'edge/public', ...tlsArgs],
+        { encoding: 'utf8' },
+      );
+      const rep = JSON.parse(out) as {
+        errors: string[];
+        httpFilters: Record<string, string[]>;
+        routeFilters: Record<string, string[]>;
+      };
       return rep.routeFilters['httproute/edge/with/rule/0/match/0'] ? rep : undefined;
     });
     expect(report.errors).toEqual([]);
@@ -94,13 +171,19 @@ describe('plugins in a cluster', () => {
 
     // New content (the spec moves to v2): stored, copied, and the pods roll; nothing else moves.
     await cluster.apply({ ...pi, spec: { ...pi.spec, image: `${reg.host}/team/hello:v2` } });
-    const dep2 = await waitFor('Deployment rolled', async () => {
-      const d = await deployment();
-      return d && d.spec.template.metadata.annotations['turnpike.dev/config-hash'] !== hash1 ? d : undefined;
-    }, 30_000);
+    const dep2 = await waitFor(
+      'Deployment rolled',
+      async () => {
+        const d = await deployment();
+        return d && d.spec.template.metadata.annotations['turnpike.dev/config-hash'] !== hash1 ? d : undefined;
+      },
+      30_000,
+    );
     const vol2 = dep2.spec.template.spec.volumes.find((v: any) => v.name.startsWith('plugin-'));
     expect((await get(`/api/v1/namespaces/edge/configmaps/${vol2.configMap.name}`))!.data!['plugin.lua']).toBe(LUA_V2);
-    expect((await get(`/api/v1/namespaces/edge/configmaps/${status.storage.configMap}`))!.data!['plugin.lua']).toBe(LUA_V2);
+    expect((await get(`/api/v1/namespaces/edge/configmaps/${status.storage.configMap}`))!.data!['plugin.lua']).toBe(
+      LUA_V2,
+    );
     expect(await controller.metric('turnpike_plugin_fetches_total', 'result="Fetched"')).toBeGreaterThanOrEqual(2);
 
     // A restart while the registry is down: the stored content is served, nothing rolls.
@@ -109,15 +192,25 @@ describe('plugins in a cluster', () => {
     await controller.stop();
     await controller.start();
     await controller.ready();
-    const after = await waitFor('stored content served after restart', async () => {
-      const s = ((await cluster.get(pi)) as Obj | undefined)?.status;
-      const f = cond(s?.conditions, 'Fetched');
-      return f?.status === 'True' && /stored before/.test(f.message ?? '') ? s : undefined;
-    }, 30_000);
+    const after = await waitFor(
+      'stored content served after restart',
+      async () => {
+        const s = ((await cluster.get(pi)) as Obj | undefined)?.status;
+        const f = cond(s?.conditions, 'Fetched');
+        return f?.status === 'True' && /stored before/.test(f.message ?? '') ? s : undefined;
+      },
+      30_000,
+    );
     expect(after.storage.sha256).toBe(createHash('sha256').update(LUA_V2).digest('hex'));
     await new Promise((r) => setTimeout(r, 2000));
     expect((await deployment())!.spec.template.metadata.annotations['turnpike.dev/config-hash']).toBe(hash2);
-    const rep = JSON.parse(execFileSync(xdsCheckBinary(), ['-address', `127.0.0.1:${controller.xdsPort}`, '-node', 'edge/public', ...tlsArgs], { encoding: 'utf8' })) as { routeFilters: Record<string, string[]> };
+    const rep = JSON.parse(
+      execFileSync(
+        xdsCheckBinary(),
+        ['-address', `127.0.0.1:${controller.xdsPort}`, '-node', 'edge/public', ...tlsArgs],
+        { encoding: 'utf8' },
+      ),
+    ) as { routeFilters: Record<string, string[]> };
     expect(rep.routeFilters['httproute/edge/with/rule/0/match/0']).toEqual(['turnpike.plugin/edge/hello']);
     await reg.up();
   }, 300_000);

@@ -15,10 +15,20 @@ import { ns } from '../harness/fixtures.js';
 const GW = 'gateway.networking.k8s.io/v1';
 type Spec = Record<string, unknown>;
 const gateway = (name: string, listeners: unknown[], extra: Spec = {}): KubeObject =>
-  ({ apiVersion: GW, kind: 'Gateway', metadata: { name, namespace: 'probe' }, spec: { gatewayClassName: 'tp', listeners, ...extra } }) as KubeObject;
+  ({
+    apiVersion: GW,
+    kind: 'Gateway',
+    metadata: { name, namespace: 'probe' },
+    spec: { gatewayClassName: 'tp', listeners, ...extra },
+  }) as KubeObject;
 const http = (extra: Spec = {}) => ({ name: 'http', port: 80, protocol: 'HTTP', ...extra });
 const route = (name: string, spec: Spec, kind = 'HTTPRoute', apiVersion = GW): KubeObject =>
-  ({ apiVersion, kind, metadata: { name, namespace: 'probe' }, spec: { parentRefs: [{ name: 'gw' }], ...spec } }) as KubeObject;
+  ({
+    apiVersion,
+    kind,
+    metadata: { name, namespace: 'probe' },
+    spec: { parentRefs: [{ name: 'gw' }], ...spec },
+  }) as KubeObject;
 const rewrite = { type: 'URLRewrite', urlRewrite: { path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/v2' } } };
 
 const PROBES: KubeObject[] = [
@@ -35,7 +45,9 @@ const PROBES: KubeObject[] = [
   gateway('dup-combination', [http(), http({ name: 'again' })]),
   gateway('tcp-hostname', [{ name: 'tcp', port: 9000, protocol: 'TCP', hostname: 'db.example.com' }]),
   gateway('tls-no-mode', [{ name: 'tls', port: 443, protocol: 'TLS' }]),
-  gateway('https-terminate', [{ name: 'https', port: 443, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'cert' }] } }]),
+  gateway('https-terminate', [
+    { name: 'https', port: 443, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'cert' }] } },
+  ]),
   gateway('address-default-type', [http()], { addresses: [{ value: '10.0.0.1' }] }),
   gateway('address-bad-ip', [http()], { addresses: [{ value: '10.0.0.300' }] }),
   gateway('address-hostname', [http()], { addresses: [{ type: 'Hostname', value: 'lb.example.com' }] }),
@@ -47,11 +59,40 @@ const PROBES: KubeObject[] = [
   route('hostname-mid-wildcard', { hostnames: ['shop.*.com'] }),
   route('redirect-666', { rules: [{ filters: [{ type: 'RequestRedirect', requestRedirect: { statusCode: 666 } }] }] }),
   route('redirect-missing', { rules: [{ filters: [{ type: 'RequestRedirect' }] }] }),
-  route('redirect-with-backends', { rules: [{ filters: [{ type: 'RequestRedirect', requestRedirect: { statusCode: 301 } }], backendRefs: [{ name: 'web', port: 80 }] }] }),
-  route('rewrite-one-prefix', { rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/v1' } }], filters: [rewrite] }] }),
-  route('rewrite-two-matches', { rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/v1' } }, { path: { type: 'Exact', value: '/x' } }], filters: [rewrite] }] }),
-  route('header-filter-twice', { rules: [{ filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'a', value: 'b' }] } }, { type: 'RequestHeaderModifier', requestHeaderModifier: { add: [{ name: 'c', value: 'd' }] } }] }] }),
-  route('header-name-colon', { rules: [{ filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'a:b', value: 'x' }] } }] }] }),
+  route('redirect-with-backends', {
+    rules: [
+      {
+        filters: [{ type: 'RequestRedirect', requestRedirect: { statusCode: 301 } }],
+        backendRefs: [{ name: 'web', port: 80 }],
+      },
+    ],
+  }),
+  route('rewrite-one-prefix', {
+    rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/v1' } }], filters: [rewrite] }],
+  }),
+  route('rewrite-two-matches', {
+    rules: [
+      {
+        matches: [{ path: { type: 'PathPrefix', value: '/v1' } }, { path: { type: 'Exact', value: '/x' } }],
+        filters: [rewrite],
+      },
+    ],
+  }),
+  route('header-filter-twice', {
+    rules: [
+      {
+        filters: [
+          { type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'a', value: 'b' }] } },
+          { type: 'RequestHeaderModifier', requestHeaderModifier: { add: [{ name: 'c', value: 'd' }] } },
+        ],
+      },
+    ],
+  }),
+  route('header-name-colon', {
+    rules: [
+      { filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'a:b', value: 'x' }] } }] },
+    ],
+  }),
   route('path-no-slash', { rules: [{ matches: [{ path: { type: 'PathPrefix', value: 'v1' } }] }] }),
   route('query-number', { rules: [{ matches: [{ queryParams: [{ name: 'q', value: 1234 }] }] }] }),
   route('timeouts', { rules: [{ timeouts: { request: '1s', backendRequest: '2s' } }] }),
@@ -61,21 +102,73 @@ const PROBES: KubeObject[] = [
   route('grpc-no-service-or-method', { rules: [{ matches: [{ method: { type: 'Exact' } }] }] }, 'GRPCRoute'),
   route('tls-no-hostname', { rules: [{ backendRefs: [{ name: 'db', port: 443 }] }] }, 'TLSRoute'),
   route('tls-ok', { hostnames: ['db.example.com'], rules: [{ backendRefs: [{ name: 'db', port: 443 }] }] }, 'TLSRoute'),
-  route('tcp-two-rules', { rules: [{ backendRefs: [{ name: 'db', port: 5432 }] }, { backendRefs: [{ name: 'db', port: 5433 }] }] }, 'TCPRoute'),
+  route(
+    'tcp-two-rules',
+    { rules: [{ backendRefs: [{ name: 'db', port: 5432 }] }, { backendRefs: [{ name: 'db', port: 5433 }] }] },
+    'TCPRoute',
+  ),
   route('grpc-old-version', { rules: [] }, 'GRPCRoute', 'gateway.networking.k8s.io/v1alpha2'),
-  { apiVersion: 'gateway.networking.k8s.io/v1alpha2', kind: 'ReferenceGrant', metadata: { name: 'old-grant', namespace: 'probe' },
-    spec: { from: [{ group: GW.split('/')[0], kind: 'HTTPRoute', namespace: 'apps' }], to: [{ group: '', kind: 'Service' }] } } as KubeObject,
-  { apiVersion: 'gateway.networking.k8s.io/v1beta1', kind: 'ReferenceGrant', metadata: { name: 'grant', namespace: 'probe' },
-    spec: { from: [{ group: GW.split('/')[0], kind: 'HTTPRoute', namespace: 'apps' }], to: [{ group: '', kind: 'Service' }] } } as KubeObject,
-  { apiVersion: GW, kind: 'BackendTLSPolicy', metadata: { name: 'btls-both', namespace: 'probe' },
-    spec: { targetRefs: [{ group: '', kind: 'Service', name: 'web' }], validation: { hostname: 'web.example.com', wellKnownCACertificates: 'System', caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'ca' }] } } } as KubeObject,
-  { apiVersion: GW, kind: 'BackendTLSPolicy', metadata: { name: 'btls-ok', namespace: 'probe' },
-    spec: { targetRefs: [{ group: '', kind: 'Service', name: 'web' }], validation: { hostname: 'web.example.com', wellKnownCACertificates: 'System' } } } as KubeObject,
-  { apiVersion: GW, kind: 'GatewayClass', metadata: { name: 'Bad_Class' }, spec: { controllerName: 'turnpike.dev/gateway-controller' } } as KubeObject,
+  {
+    apiVersion: 'gateway.networking.k8s.io/v1alpha2',
+    kind: 'ReferenceGrant',
+    metadata: { name: 'old-grant', namespace: 'probe' },
+    spec: {
+      from: [{ group: GW.split('/')[0], kind: 'HTTPRoute', namespace: 'apps' }],
+      to: [{ group: '', kind: 'Service' }],
+    },
+  } as KubeObject,
+  {
+    apiVersion: 'gateway.networking.k8s.io/v1beta1',
+    kind: 'ReferenceGrant',
+    metadata: { name: 'grant', namespace: 'probe' },
+    spec: {
+      from: [{ group: GW.split('/')[0], kind: 'HTTPRoute', namespace: 'apps' }],
+      to: [{ group: '', kind: 'Service' }],
+    },
+  } as KubeObject,
+  {
+    apiVersion: GW,
+    kind: 'BackendTLSPolicy',
+    metadata: { name: 'btls-both', namespace: 'probe' },
+    spec: {
+      targetRefs: [{ group: '', kind: 'Service', name: 'web' }],
+      validation: {
+        hostname: 'web.example.com',
+        wellKnownCACertificates: 'System',
+        caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'ca' }],
+      },
+    },
+  } as KubeObject,
+  {
+    apiVersion: GW,
+    kind: 'BackendTLSPolicy',
+    metadata: { name: 'btls-ok', namespace: 'probe' },
+    spec: {
+      targetRefs: [{ group: '', kind: 'Service', name: 'web' }],
+      validation: { hostname: 'web.example.com', wellKnownCACertificates: 'System' },
+    },
+  } as KubeObject,
+  {
+    apiVersion: GW,
+    kind: 'GatewayClass',
+    metadata: { name: 'Bad_Class' },
+    spec: { controllerName: 'turnpike.dev/gateway-controller' },
+  } as KubeObject,
   { apiVersion: GW, kind: 'GatewayClass', metadata: { name: 'no-controller' }, spec: {} } as KubeObject,
-  { apiVersion: 'turnpike.dev/v1alpha1', kind: 'ProxyConfig', metadata: { name: 'pc', namespace: 'probe' }, spec: { replicas: -1 } } as KubeObject,
-  { ...route('old-route', {}), metadata: { name: 'old-route', namespace: 'probe', creationTimestamp: '2025-07-12T20:47:53Z' } },
-  { ...route('odd-time', {}), metadata: { name: 'odd-time', namespace: 'probe', creationTimestamp: '2025-07-12 20:47:53+00:00' } },
+  {
+    apiVersion: 'turnpike.dev/v1alpha1',
+    kind: 'ProxyConfig',
+    metadata: { name: 'pc', namespace: 'probe' },
+    spec: { replicas: -1 },
+  } as KubeObject,
+  {
+    ...route('old-route', {}),
+    metadata: { name: 'old-route', namespace: 'probe', creationTimestamp: '2025-07-12T20:47:53Z' },
+  },
+  {
+    ...route('odd-time', {}),
+    metadata: { name: 'odd-time', namespace: 'probe', creationTimestamp: '2025-07-12 20:47:53+00:00' },
+  },
 ];
 
 function fixtureObjects(): KubeObject[] {
@@ -96,10 +189,13 @@ describe('schema parity with the API server', () => {
     await cluster?.stop();
   });
 
-  it('our verdict on every probe and fixture object is the API server\'s, and the fields we name are its fields', async () => {
-    const objects = [...PROBES, ...fixtureObjects()].filter((o) => o.apiVersion.includes('gateway.networking.k8s.io') || o.apiVersion.startsWith('turnpike.dev/'));
+  it("our verdict on every probe and fixture object is the API server's, and the fields we name are its fields", async () => {
+    const objects = [...PROBES, ...fixtureObjects()].filter(
+      (o) => o.apiVersion.includes('gateway.networking.k8s.io') || o.apiVersion.startsWith('turnpike.dev/'),
+    );
     for (const o of objects) normalizeNamespace(o, 'default');
-    for (const n of new Set(objects.map((o) => o.metadata.namespace).filter((n): n is string => !!n))) await cluster.apply(ns(n));
+    for (const n of new Set(objects.map((o) => o.metadata.namespace).filter((n): n is string => !!n)))
+      await cluster.apply(ns(n));
     const disagreements: string[] = [];
     const unnamed: string[] = [];
     let refused = 0;
@@ -107,7 +203,7 @@ describe('schema parity with the API server', () => {
       const ours = validateManifest(o);
       const theirs = await cluster.dryRunCreate(o);
       const who = `${o.kind} ${o.metadata.namespace ?? ''}/${o.metadata.name}`;
-      if (theirs.accepted === (ours.length > 0)) {
+      if (theirs.accepted === ours.length > 0) {
         disagreements.push(
           `${who}: API server ${theirs.accepted ? 'accepts' : `refuses (${theirs.message})`}; we ${ours.length ? `refuse (${ours.map((e) => `${e.path}: ${e.message}`).join('; ')})` : 'accept'}`,
         );
@@ -119,7 +215,8 @@ describe('schema parity with the API server', () => {
         theirs.message.includes(path) ||
         (path === 'apiVersion' && /404 page not found/.test(theirs.message)) ||
         (path === 'metadata.creationTimestamp' && /parsing time/.test(theirs.message));
-      for (const e of ours) if (!named(e.path)) unnamed.push(`${who}: we name ${e.path}; the API server says ${theirs.message}`);
+      for (const e of ours)
+        if (!named(e.path)) unnamed.push(`${who}: we name ${e.path}; the API server says ${theirs.message}`);
     }
     expect(disagreements).toEqual([]);
     expect(unnamed).toEqual([]);

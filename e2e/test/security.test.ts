@@ -14,26 +14,45 @@ import { loadYaml, ROOT, waitFor, xdsCheckBinary, type Cluster } from '../harnes
 import type { Controller } from '../harness/controller.js';
 import { clusterWithController } from '../harness/setup.js';
 import { cond, gatewayClass, ns } from '../harness/fixtures.js';
-import { proxyCredentials, XDS_SERVER_NAME, xdsCheckTlsArgs, type ProxyCredentials } from '../harness/xds-credentials.js';
+import {
+  proxyCredentials,
+  XDS_SERVER_NAME,
+  xdsCheckTlsArgs,
+  type ProxyCredentials,
+} from '../harness/xds-credentials.js';
 import { openListenerStream, resourceText, type ClientTls } from '../../packages/xds/test/ads-client.js';
 import { TestRegistry } from '../../packages/plugins/test/support/registry.js';
 
 type Obj = KubeObject & { spec?: any; status?: any; data?: Record<string, string> };
 const GW = 'gateway.networking.k8s.io/v1';
-const gateway = (name: string, port: number): Obj => ({ apiVersion: GW, kind: 'Gateway', metadata: { name, namespace: 'tenants' },
-  spec: { gatewayClassName: 'tp', listeners: [{ name: 'http', port, protocol: 'HTTP' }] } });
-const tlsOf = (c: ProxyCredentials, ca = c.ca): ClientTls => ({ ca, cert: c.cert, key: c.key, serverName: XDS_SERVER_NAME });
+const gateway = (name: string, port: number): Obj => ({
+  apiVersion: GW,
+  kind: 'Gateway',
+  metadata: { name, namespace: 'tenants' },
+  spec: { gatewayClassName: 'tp', listeners: [{ name: 'http', port, protocol: 'HTTP' }] },
+});
+const tlsOf = (c: ProxyCredentials, ca = c.ca): ClientTls => ({
+  ca,
+  cert: c.cert,
+  key: c.key,
+  serverName: XDS_SERVER_NAME,
+});
 
 describe('security', () => {
-  const env = clusterWithController(async (c) => {
-    await c.apply(ns('tenants'));
-    await c.apply(gatewayClass('tp'));
-    await c.apply(gateway('a', 8001));
-    await c.apply(gateway('b', 8002));
-  }, ['--xds-ca-validity', '45s', '--xds-cert-validity', '30s']);
+  const env = clusterWithController(
+    async (c) => {
+      await c.apply(ns('tenants'));
+      await c.apply(gatewayClass('tp'));
+      await c.apply(gateway('a', 8001));
+      await c.apply(gateway('b', 8002));
+    },
+    ['--xds-ca-validity', '45s', '--xds-cert-validity', '30s'],
+  );
   let cluster: Cluster;
   let controller: Controller;
-  beforeAll(() => { ({ cluster, controller } = env); });
+  beforeAll(() => {
+    ({ cluster, controller } = env);
+  });
   const credsOfA = () => proxyCredentials(cluster, 'tenants', 'a', 'tp');
 
   it('security: the proxy Deployment mounts a client certificate naming its Gateway, and the bootstrap speaks TLS to the controller', async () => {
@@ -41,12 +60,31 @@ describe('security', () => {
     const cert = new X509Certificate(a.cert);
     expect(cert.subjectAltName).toBe('URI:spiffe://turnpike.local/ns/tenants/gateway/a');
     // The Secret is applied first; the Deployment follows it.
-    const dep = await waitFor('proxy Deployment', async () => (await cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'a-tp', namespace: 'tenants' } })) as Obj | undefined);
+    const dep = await waitFor(
+      'proxy Deployment',
+      async () =>
+        (await cluster.get({
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          metadata: { name: 'a-tp', namespace: 'tenants' },
+        })) as Obj | undefined,
+    );
     const pod = dep.spec.template.spec;
     expect(pod.automountServiceAccountToken).toBe(false);
-    expect(pod.volumes).toEqual(expect.arrayContaining([{ name: 'xds-tls', secret: { secretName: 'a-tp-xds', defaultMode: 0o440 } }]));
-    expect(pod.containers[0].securityContext).toMatchObject({ runAsNonRoot: true, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
-    const cm = await cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a-tp', namespace: 'tenants' } }) as Obj;
+    expect(pod.volumes).toEqual(
+      expect.arrayContaining([{ name: 'xds-tls', secret: { secretName: 'a-tp-xds', defaultMode: 0o440 } }]),
+    );
+    expect(pod.containers[0].securityContext).toMatchObject({
+      runAsNonRoot: true,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    });
+    const cm = (await cluster.get({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'a-tp', namespace: 'tenants' },
+    })) as Obj;
     const bootstrap = JSON.parse(cm.data!['envoy.json']!);
     expect(bootstrap.static_resources.clusters[0].transport_socket.name).toBe('envoy.transport_sockets.tls');
     expect(Object.keys(cm.data!).sort()).toEqual(['envoy.json', 'sds-xds-ca.json', 'sds-xds-client.json']);
@@ -62,8 +100,12 @@ describe('security', () => {
     const a = await credsOfA();
     const r = await openListenerStream(controller.xdsPort, tlsOf(a), 'tenants/b');
     expect(r).toMatchObject({ ok: false, code: 7 });
-    expect((r as { details: string }).details).toContain("Gateway tenants/a's; node.cluster tenants/b is not served to it");
-    expect(await controller.metric('turnpike_xds_refused_streams_total', 'reason="wrong-gateway"')).toBeGreaterThanOrEqual(1);
+    expect((r as { details: string }).details).toContain(
+      "Gateway tenants/a's; node.cluster tenants/b is not served to it",
+    );
+    expect(
+      await controller.metric('turnpike_xds_refused_streams_total', 'reason="wrong-gateway"'),
+    ).toBeGreaterThanOrEqual(1);
     expect(controller.out).toContain('refused an ADS stream');
   });
 
@@ -74,19 +116,38 @@ describe('security', () => {
     r.stream.end();
     expect(resourceText(r.first)).toContain('tcp-8001');
     expect(resourceText(r.first)).not.toContain('tcp-8002');
-    const report = JSON.parse(execFileSync(xdsCheckBinary(), ['-address', `127.0.0.1:${controller.xdsPort}`, '-node', 'tenants/a', ...xdsCheckTlsArgs(a)], { encoding: 'utf8' })) as { errors: string[]; counts: Record<string, number> };
+    const report = JSON.parse(
+      execFileSync(
+        xdsCheckBinary(),
+        ['-address', `127.0.0.1:${controller.xdsPort}`, '-node', 'tenants/a', ...xdsCheckTlsArgs(a)],
+        { encoding: 'utf8' },
+      ),
+    ) as { errors: string[]; counts: Record<string, number> };
     expect(report.errors).toEqual([]);
     expect(report.counts.Listener).toBe(1);
   });
 
   it('security: the plugin server refuses a client without a certificate and serves one with a proxy certificate', async () => {
     const a = await credsOfA();
-    const get = (withCert: boolean) => new Promise<number | string>((resolve) => {
-      const req = request({ host: '127.0.0.1', port: controller.pluginPort, path: '/plugins/none.lua', servername: XDS_SERVER_NAME, ca: a.ca, ...(withCert ? { cert: a.cert, key: a.key } : {}) },
-        (res) => { res.resume(); resolve(res.statusCode ?? 0); });
-      req.on('error', (e) => resolve(`error: ${e.message}`));
-      req.end();
-    });
+    const get = (withCert: boolean) =>
+      new Promise<number | string>((resolve) => {
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port: controller.pluginPort,
+            path: '/plugins/none.lua',
+            servername: XDS_SERVER_NAME,
+            ca: a.ca,
+            ...(withCert ? { cert: a.cert, key: a.key } : {}),
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on('error', (e) => resolve(`error: ${e.message}`));
+        req.end();
+      });
     expect(controller.pluginPort).toBeGreaterThan(0);
     expect(String(await get(false))).toMatch(/^error/);
     // The TLS handshake succeeds; the unknown path is simply not there.
@@ -94,28 +155,51 @@ describe('security', () => {
   });
 
   it('security: a CA rotation keeps an existing ADS stream served, and certificates of the new CA validate', async () => {
-    const caSecret = async () => (await cluster.get({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'turnpike-xds-ca', namespace: 'turnpike-system' } })) as Obj | undefined;
+    const caSecret = async () =>
+      (await cluster.get({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'turnpike-xds-ca', namespace: 'turnpike-system' },
+      })) as Obj | undefined;
     const before = Buffer.from((await caSecret())!.data!['tls.crt']!, 'base64').toString();
     const fresh = await credsOfA();
     const r = await openListenerStream(controller.xdsPort, tlsOf(fresh), 'tenants/a');
     if (!r.ok) throw new Error(`refused: ${r.details}`);
     try {
-      r.stream.write({ node: { id: 'security-test', cluster: 'tenants/a' }, type_url: TYPE.listener, version_info: r.first.version_info, response_nonce: r.first.nonce });
+      r.stream.write({
+        node: { id: 'security-test', cluster: 'tenants/a' },
+        type_url: TYPE.listener,
+        version_info: r.first.version_info,
+        response_nonce: r.first.nonce,
+      });
       // The leader rotates two thirds into the CA's 45 s.
-      const rotated = await waitFor('CA rotated', async () => {
-        const s = await caSecret();
-        const crt = Buffer.from(s?.data?.['tls.crt'] ?? '', 'base64').toString();
-        return crt && crt !== before ? s : undefined;
-      }, 40_000, 500);
+      const rotated = await waitFor(
+        'CA rotated',
+        async () => {
+          const s = await caSecret();
+          const crt = Buffer.from(s?.data?.['tls.crt'] ?? '', 'base64').toString();
+          return crt && crt !== before ? s : undefined;
+        },
+        40_000,
+        500,
+      );
       const newCa = Buffer.from(rotated.data!['tls.crt']!, 'base64').toString();
       // Old and new are trusted during the overlap.
       expect(Buffer.from(rotated.data!['ca.crt']!, 'base64').toString()).toBe(newCa + before);
       // The stream opened before the rotation is still served: a new listener reaches it.
-      await cluster.apply({ ...gateway('a', 8001), spec: { ...gateway('a', 8001).spec, listeners: [...gateway('a', 8001).spec.listeners, { name: 'more', port: 8003, protocol: 'HTTP' }] } });
+      await cluster.apply({
+        ...gateway('a', 8001),
+        spec: {
+          ...gateway('a', 8001).spec,
+          listeners: [...gateway('a', 8001).spec.listeners, { name: 'more', port: 8003, protocol: 'HTTP' }],
+        },
+      });
       const pushed = await r.next(15_000);
       expect(resourceText(pushed)).toContain('tcp-8003');
       // The proxy's Secret is reissued by the new CA, and that certificate connects.
-      const reissued = await proxyCredentials(cluster, 'tenants', 'a', 'tp', (c) => new X509Certificate(c.cert).checkIssued(new X509Certificate(newCa)));
+      const reissued = await proxyCredentials(cluster, 'tenants', 'a', 'tp', (c) =>
+        new X509Certificate(c.cert).checkIssued(new X509Certificate(newCa)),
+      );
       const again = await openListenerStream(controller.xdsPort, tlsOf(reissued, newCa), 'tenants/a');
       expect(again.ok).toBe(true);
       if (again.ok) again.stream.end();
@@ -125,17 +209,38 @@ describe('security', () => {
   }, 90_000);
 
   it('security: the controller and proxy pods pass restricted Pod Security admission (a privileged pod does not); the NetworkPolicy is accepted', async () => {
-    const podOf = (name: string, namespace: string, template: Obj['spec']): Obj => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace }, spec: template.spec });
-    const create = async (o: Obj) => (await cluster.admin.request<Obj>('POST', `/api/v1/namespaces/${o.metadata.namespace}/pods`, o));
-    await cluster.apply({ ...ns('tenants'), metadata: { name: 'tenants', labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } });
-    const proxy = await waitFor('proxy Deployment', async () => (await cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'a-tp', namespace: 'tenants' } })) as Obj | undefined);
+    const podOf = (name: string, namespace: string, template: Obj['spec']): Obj => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace },
+      spec: template.spec,
+    });
+    const create = async (o: Obj) =>
+      await cluster.admin.request<Obj>('POST', `/api/v1/namespaces/${o.metadata.namespace}/pods`, o);
+    await cluster.apply({
+      ...ns('tenants'),
+      metadata: { name: 'tenants', labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } },
+    });
+    const proxy = await waitFor(
+      'proxy Deployment',
+      async () =>
+        (await cluster.get({
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          metadata: { name: 'a-tp', namespace: 'tenants' },
+        })) as Obj | undefined,
+    );
     const proxyPod = await create(podOf('proxy-psa-check', 'tenants', proxy.spec.template));
     expect([proxyPod.status, proxyPod.text.slice(0, 300)]).toEqual([201, expect.any(String)]);
     const deployed = loadYaml(join(ROOT, 'deploy/controller.yaml')).find((o) => o.kind === 'Deployment') as Obj;
     const controllerPod = await create(podOf('controller-psa-check', 'turnpike-system', deployed.spec.template));
     expect([controllerPod.status, controllerPod.text.slice(0, 300)]).toEqual([201, expect.any(String)]);
-    const privileged = await create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'privileged', namespace: 'tenants' },
-      spec: { containers: [{ name: 'x', image: 'x', securityContext: { privileged: true } }] } });
+    const privileged = await create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'privileged', namespace: 'tenants' },
+      spec: { containers: [{ name: 'x', image: 'x', securityContext: { privileged: true } }] },
+    });
     expect(privileged.status).toBe(403);
     expect((privileged.body as { message?: string }).message).toContain('violates PodSecurity "restricted');
     for (const o of loadYaml(join(ROOT, 'deploy/networkpolicy.yaml'))) await cluster.apply(o);
@@ -143,26 +248,50 @@ describe('security', () => {
 
   describe('signed plugins', () => {
     let reg: TestRegistry;
-    beforeAll(async () => { reg = await TestRegistry.start(); }, 60_000);
-    afterAll(async () => { await reg?.stop(); });
+    beforeAll(async () => {
+      reg = await TestRegistry.start();
+    }, 60_000);
+    afterAll(async () => {
+      await reg?.stop();
+    });
 
     it('security: a plugin signed with another key is SignatureInvalid; a correctly signed one is Fetched', async () => {
       const signer = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
       const stranger = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
       const good = await reg.pushImage('team/signed', 'v1', { 'plugin.lua': 'function envoy_on_request(h) end\n' });
-      const bad = await reg.pushImage('team/forged', 'v1', { 'plugin.lua': 'function envoy_on_request(h) h:respond({[":status"]="200"}, "pwned") end\n' });
+      const bad = await reg.pushImage('team/forged', 'v1', {
+        'plugin.lua': 'function envoy_on_request(h) h:respond({[":status"]="200"}, "pwned") end\n',
+      });
       await reg.pushCosignSignature('team/signed', good, signer.privateKey);
       await reg.pushCosignSignature('team/forged', bad, stranger.privateKey);
-      await cluster.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'signing-key', namespace: 'tenants' }, type: 'Opaque',
-        data: { 'cosign.pub': Buffer.from(signer.publicKey.export({ type: 'spki', format: 'pem' }).toString()).toString('base64') } } as KubeObject);
-      const pi = (name: string, repo: string): Obj => ({ apiVersion: 'turnpike.dev/v1alpha1', kind: 'PluginInstallation', metadata: { name, namespace: 'tenants' },
-        spec: { image: `${reg.host}/${repo}:v1`, type: 'lua', verify: { publicKeyRef: { name: 'signing-key' } } } });
+      await cluster.apply({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'signing-key', namespace: 'tenants' },
+        type: 'Opaque',
+        data: {
+          'cosign.pub': Buffer.from(signer.publicKey.export({ type: 'spki', format: 'pem' }).toString()).toString(
+            'base64',
+          ),
+        },
+      } as KubeObject);
+      const pi = (name: string, repo: string): Obj => ({
+        apiVersion: 'turnpike.dev/v1alpha1',
+        kind: 'PluginInstallation',
+        metadata: { name, namespace: 'tenants' },
+        spec: { image: `${reg.host}/${repo}:v1`, type: 'lua', verify: { publicKeyRef: { name: 'signing-key' } } },
+      });
       await cluster.apply(pi('signed', 'team/signed'));
       await cluster.apply(pi('forged', 'team/forged'));
-      const fetched = (name: string, reason: string) => waitFor(`${name} ${reason}`, async () => {
-        const c = cond(((await cluster.get(pi(name, ''))) as Obj | undefined)?.status?.conditions, 'Fetched');
-        return c?.reason === reason ? c : undefined;
-      }, 30_000);
+      const fetched = (name: string, reason: string) =>
+        waitFor(
+          `${name} ${reason}`,
+          async () => {
+            const c = cond(((await cluster.get(pi(name, ''))) as Obj | undefined)?.status?.conditions, 'Fetched');
+            return c?.reason === reason ? c : undefined;
+          },
+          30_000,
+        );
       expect((await fetched('signed', 'Fetched')).status).toBe('True');
       const forged = await fetched('forged', 'SignatureInvalid');
       expect(forged.status).toBe('False');

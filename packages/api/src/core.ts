@@ -1,17 +1,33 @@
 // The core Kubernetes kinds the translator reads, reduced to the fields it uses.
 import type { KubeObject, LabelSelector } from './meta.js';
 
-export interface ServicePort { name?: string; port: number; targetPort?: number | string; protocol?: string; appProtocol?: string }
+export interface ServicePort {
+  name?: string;
+  port: number;
+  targetPort?: number | string;
+  protocol?: string;
+  appProtocol?: string;
+}
 
 export interface Service extends KubeObject {
-  spec: { type?: string; clusterIP?: string; ports?: ServicePort[]; selector?: Record<string, string>; externalName?: string };
+  spec: {
+    type?: string;
+    clusterIP?: string;
+    ports?: ServicePort[];
+    selector?: Record<string, string>;
+    externalName?: string;
+  };
   status?: { loadBalancer?: { ingress?: { ip?: string; hostname?: string }[] } };
 }
 
 export interface EndpointSlice extends KubeObject {
   addressType: string;
   ports?: { name?: string; port?: number; protocol?: string; appProtocol?: string }[];
-  endpoints?: { addresses: string[]; conditions?: { ready?: boolean; serving?: boolean; terminating?: boolean }; zone?: string }[];
+  endpoints?: {
+    addresses: string[];
+    conditions?: { ready?: boolean; serving?: boolean; terminating?: boolean };
+    zone?: string;
+  }[];
 }
 
 export interface Secret extends KubeObject {

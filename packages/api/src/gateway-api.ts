@@ -4,14 +4,24 @@ import type { Condition, KubeObject, LabelSelector } from './meta.js';
 
 export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
 
-export interface ParametersReference { group: string; kind: string; name: string; namespace?: string }
+export interface ParametersReference {
+  group: string;
+  kind: string;
+  name: string;
+  namespace?: string;
+}
 
 export interface GatewayClass extends KubeObject {
   spec: { controllerName: string; parametersRef?: ParametersReference; description?: string };
   status?: { conditions?: Condition[]; supportedFeatures?: { name: string }[] };
 }
 
-export interface SecretObjectReference { group?: string; kind?: string; name: string; namespace?: string }
+export interface SecretObjectReference {
+  group?: string;
+  kind?: string;
+  name: string;
+  namespace?: string;
+}
 
 export interface GatewayTLSConfig {
   mode?: 'Terminate' | 'Passthrough';
@@ -20,7 +30,10 @@ export interface GatewayTLSConfig {
   frontendValidation?: { caCertificateRefs?: SecretObjectReference[]; mode?: string };
 }
 
-export interface RouteGroupKind { group?: string; kind: string }
+export interface RouteGroupKind {
+  group?: string;
+  kind: string;
+}
 
 export interface AllowedRoutes {
   namespaces?: { from?: 'All' | 'Same' | 'Selector'; selector?: LabelSelector };
@@ -36,24 +49,37 @@ export interface Listener {
   allowedRoutes?: AllowedRoutes;
 }
 
-export interface GatewayAddress { type?: string; value?: string }
+export interface GatewayAddress {
+  type?: string;
+  value?: string;
+}
 
 export interface Gateway extends KubeObject {
   spec: {
     gatewayClassName: string;
     listeners?: Listener[];
     addresses?: GatewayAddress[];
-    infrastructure?: { labels?: Record<string, string>; annotations?: Record<string, string>; parametersRef?: { group: string; kind: string; name: string } };
+    infrastructure?: {
+      labels?: Record<string, string>;
+      annotations?: Record<string, string>;
+      parametersRef?: { group: string; kind: string; name: string };
+    };
     allowedListeners?: { namespaces?: { from?: 'All' | 'Same' | 'Selector' | 'None'; selector?: LabelSelector } };
     tls?: {
       backend?: { clientCertificateRef?: SecretObjectReference };
-      frontend?: { default?: { validation?: FrontendValidation }; perPort?: { port: number; tls: { validation?: FrontendValidation } }[] };
+      frontend?: {
+        default?: { validation?: FrontendValidation };
+        perPort?: { port: number; tls: { validation?: FrontendValidation } }[];
+      };
     };
   };
   status?: GatewayStatus;
 }
 
-export interface FrontendValidation { caCertificateRefs?: SecretObjectReference[]; mode?: string }
+export interface FrontendValidation {
+  caCertificateRefs?: SecretObjectReference[];
+  mode?: string;
+}
 
 export interface ListenerStatus {
   name: string;
@@ -93,9 +119,20 @@ export interface BackendRef {
   filters?: HTTPRouteFilter[];
 }
 
-export interface HTTPHeader { name: string; value: string }
-export interface HeaderModifier { set?: HTTPHeader[]; add?: HTTPHeader[]; remove?: string[] }
-export interface HTTPPathModifier { type: 'ReplaceFullPath' | 'ReplacePrefixMatch' | string; replaceFullPath?: string; replacePrefixMatch?: string }
+export interface HTTPHeader {
+  name: string;
+  value: string;
+}
+export interface HeaderModifier {
+  set?: HTTPHeader[];
+  add?: HTTPHeader[];
+  remove?: string[];
+}
+export interface HTTPPathModifier {
+  type: 'ReplaceFullPath' | 'ReplacePrefixMatch' | string;
+  replaceFullPath?: string;
+  replacePrefixMatch?: string;
+}
 
 export interface HTTPRouteFilter {
   type: string;
@@ -105,8 +142,12 @@ export interface HTTPRouteFilter {
   urlRewrite?: { hostname?: string; path?: HTTPPathModifier };
   requestMirror?: { backendRef: BackendRef; percent?: number; fraction?: { numerator: number; denominator?: number } };
   cors?: {
-    allowOrigins?: string[]; allowMethods?: string[]; allowHeaders?: string[]; exposeHeaders?: string[];
-    allowCredentials?: boolean; maxAge?: number;
+    allowOrigins?: string[];
+    allowMethods?: string[];
+    allowHeaders?: string[];
+    exposeHeaders?: string[];
+    allowCredentials?: boolean;
+    maxAge?: number;
   };
   extensionRef?: { group: string; kind: string; name: string };
 }
@@ -133,7 +174,9 @@ export interface RouteParentStatus {
   conditions: Condition[];
 }
 
-export interface RouteStatus { parents: RouteParentStatus[] }
+export interface RouteStatus {
+  parents: RouteParentStatus[];
+}
 
 export interface HTTPRoute extends KubeObject {
   spec: { parentRefs?: ParentReference[]; hostnames?: string[]; rules?: HTTPRouteRule[] };
@@ -157,7 +200,10 @@ export interface GRPCRoute extends KubeObject {
   status?: RouteStatus;
 }
 
-export interface L4RouteRule { name?: string; backendRefs?: BackendRef[] }
+export interface L4RouteRule {
+  name?: string;
+  backendRefs?: BackendRef[];
+}
 
 export interface TLSRoute extends KubeObject {
   spec: { parentRefs?: ParentReference[]; hostnames?: string[]; rules?: L4RouteRule[] };
@@ -179,7 +225,12 @@ export interface ReferenceGrant extends KubeObject {
   };
 }
 
-export interface PolicyTargetReferenceWithSectionName { group: string; kind: string; name: string; sectionName?: string }
+export interface PolicyTargetReferenceWithSectionName {
+  group: string;
+  kind: string;
+  name: string;
+  sectionName?: string;
+}
 
 export interface PolicyAncestorStatus {
   ancestorRef: ParentReference;

@@ -13,7 +13,8 @@ export interface ImageReference {
 const COMPONENT = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/;
 const TAG = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 const DIGEST = /^sha256:[a-f0-9]{64}$/;
-const HOST = /^(?:localhost|\[[0-9a-fA-F:]+\]|[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*)(?::[0-9]{1,5})?$/;
+const HOST =
+  /^(?:localhost|\[[0-9a-fA-F:]+\]|[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*)(?::[0-9]{1,5})?$/;
 
 /** Parses a reference; throws an Error whose message says what is wrong with it. */
 export function parseImageReference(image: string): ImageReference {
@@ -40,7 +41,8 @@ export function parseImageReference(image: string): ImageReference {
     repository = repository.slice(0, colon);
     if (!TAG.test(tag)) throw new Error(`tag "${tag}" is not a valid tag`);
   }
-  if (!repository || !repository.split('/').every((c) => COMPONENT.test(c))) throw new Error(`repository "${repository}" is not a valid repository name (lowercase path components)`);
+  if (!repository || !repository.split('/').every((c) => COMPONENT.test(c)))
+    throw new Error(`repository "${repository}" is not a valid repository name (lowercase path components)`);
   if (!tag && !digest) tag = 'latest';
   return { registry: host, repository, ...(tag ? { tag } : {}), ...(digest ? { digest } : {}) };
 }

@@ -4,18 +4,47 @@ import { GATEWAY_GROUP } from './gateway-api.js';
 import { TURNPIKE_GROUP } from './turnpike.js';
 
 export const WATCHED_KINDS = [
-  'GatewayClass', 'Gateway', 'ListenerSet', 'HTTPRoute', 'GRPCRoute', 'TLSRoute', 'TCPRoute', 'UDPRoute',
-  'BackendTLSPolicy', 'ReferenceGrant', 'Service', 'EndpointSlice', 'Secret', 'Namespace', 'ConfigMap',
-  'ClusterTrustBundle', 'ProxyConfig', 'PluginInstallation',
+  'GatewayClass',
+  'Gateway',
+  'ListenerSet',
+  'HTTPRoute',
+  'GRPCRoute',
+  'TLSRoute',
+  'TCPRoute',
+  'UDPRoute',
+  'BackendTLSPolicy',
+  'ReferenceGrant',
+  'Service',
+  'EndpointSlice',
+  'Secret',
+  'Namespace',
+  'ConfigMap',
+  'ClusterTrustBundle',
+  'ProxyConfig',
+  'PluginInstallation',
 ] as const;
 
 export type WatchedKind = (typeof WATCHED_KINDS)[number];
 
 export const KIND_GROUP: Record<WatchedKind, string> = {
-  GatewayClass: GATEWAY_GROUP, Gateway: GATEWAY_GROUP, ListenerSet: GATEWAY_GROUP, HTTPRoute: GATEWAY_GROUP,
-  GRPCRoute: GATEWAY_GROUP, TLSRoute: GATEWAY_GROUP, TCPRoute: GATEWAY_GROUP, UDPRoute: GATEWAY_GROUP,
-  BackendTLSPolicy: GATEWAY_GROUP, ReferenceGrant: GATEWAY_GROUP, Service: '', EndpointSlice: 'discovery.k8s.io',
-  Secret: '', Namespace: '', ConfigMap: '', ClusterTrustBundle: 'certificates.k8s.io', ProxyConfig: TURNPIKE_GROUP, PluginInstallation: TURNPIKE_GROUP,
+  GatewayClass: GATEWAY_GROUP,
+  Gateway: GATEWAY_GROUP,
+  ListenerSet: GATEWAY_GROUP,
+  HTTPRoute: GATEWAY_GROUP,
+  GRPCRoute: GATEWAY_GROUP,
+  TLSRoute: GATEWAY_GROUP,
+  TCPRoute: GATEWAY_GROUP,
+  UDPRoute: GATEWAY_GROUP,
+  BackendTLSPolicy: GATEWAY_GROUP,
+  ReferenceGrant: GATEWAY_GROUP,
+  Service: '',
+  EndpointSlice: 'discovery.k8s.io',
+  Secret: '',
+  Namespace: '',
+  ConfigMap: '',
+  ClusterTrustBundle: 'certificates.k8s.io',
+  ProxyConfig: TURNPIKE_GROUP,
+  PluginInstallation: TURNPIKE_GROUP,
 };
 
 /**
@@ -46,8 +75,17 @@ export interface ClusterTrustBundle extends KubeObject {
 
 /** Kinds whose status the controller writes. */
 export const OWNED_STATUS_KINDS = new Set<string>([
-  'GatewayClass', 'Gateway', 'ListenerSet', 'HTTPRoute', 'GRPCRoute', 'TLSRoute', 'TCPRoute', 'UDPRoute',
-  'BackendTLSPolicy', 'ProxyConfig', 'PluginInstallation',
+  'GatewayClass',
+  'Gateway',
+  'ListenerSet',
+  'HTTPRoute',
+  'GRPCRoute',
+  'TLSRoute',
+  'TCPRoute',
+  'UDPRoute',
+  'BackendTLSPolicy',
+  'ProxyConfig',
+  'PluginInstallation',
 ]);
 
 export const ROUTE_KINDS = ['HTTPRoute', 'GRPCRoute', 'TLSRoute', 'TCPRoute', 'UDPRoute'] as const;

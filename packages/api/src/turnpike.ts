@@ -5,7 +5,10 @@ export const TURNPIKE_GROUP = 'turnpike.dev';
 export const TURNPIKE_API_VERSION = 'turnpike.dev/v1alpha1';
 export const CONTROLLER_NAME = 'turnpike.dev/gateway-controller';
 
-export interface PluginRef { name: string; namespace?: string }
+export interface PluginRef {
+  name: string;
+  namespace?: string;
+}
 
 export interface ProxyConfig extends KubeObject {
   spec: {
@@ -38,8 +41,16 @@ export interface PluginInstallation extends KubeObject {
 }
 
 /** Why a plugin is not fetched (the `Fetched` condition's reason when False). */
-export type PluginFetchReason = 'Pending' | 'FetchFailed' | 'NotFound' | 'Unauthorized' | 'TooLarge' | 'InvalidArtifact' | 'RefNotPermitted'
-  | 'SignatureMissing' | 'SignatureInvalid';
+export type PluginFetchReason =
+  | 'Pending'
+  | 'FetchFailed'
+  | 'NotFound'
+  | 'Unauthorized'
+  | 'TooLarge'
+  | 'InvalidArtifact'
+  | 'RefNotPermitted'
+  | 'SignatureMissing'
+  | 'SignatureInvalid';
 
 /**
  * Internal (never stored in the cluster): the fetch worker's latest result for one

@@ -2,9 +2,20 @@
 // xds package turns it into Envoy resources.
 
 /** Where an IR route came from; `ruleName` is the rule's `name` when it has one (HTTPRouteNamedRouteRule). */
-export interface RouteSource { kind: string; namespace: string; name: string; rule: number; match?: number; ruleName?: string }
+export interface RouteSource {
+  kind: string;
+  namespace: string;
+  name: string;
+  rule: number;
+  match?: number;
+  ruleName?: string;
+}
 
-export interface EndpointIR { address: string; port: number; ready: boolean }
+export interface EndpointIR {
+  address: string;
+  port: number;
+  ready: boolean;
+}
 
 export interface ClusterIR {
   /** `namespace/service/port` (`/udp` appended for a UDP port). Its endpoints are in XdsIR.endpoints. */
@@ -14,9 +25,16 @@ export interface ClusterIR {
   tls?: { sni: string; caBundle?: string; wellKnownCA?: string; subjectAltNames: string[]; policy: string };
 }
 
-export interface WeightedCluster { cluster: string; weight: number; filters?: HTTPFiltersIR }
+export interface WeightedCluster {
+  cluster: string;
+  weight: number;
+  filters?: HTTPFiltersIR;
+}
 
-export interface StringMatchIR { type: 'Exact' | 'RegularExpression' | 'Prefix'; value: string }
+export interface StringMatchIR {
+  type: 'Exact' | 'RegularExpression' | 'Prefix';
+  value: string;
+}
 
 export interface HTTPMatchIR {
   path: { type: 'Exact' | 'PathPrefix' | 'RegularExpression'; value: string };
@@ -25,19 +43,36 @@ export interface HTTPMatchIR {
   method?: string;
 }
 
-export interface HeaderChangesIR { set: { name: string; value: string }[]; add: { name: string; value: string }[]; remove: string[] }
+export interface HeaderChangesIR {
+  set: { name: string; value: string }[];
+  add: { name: string; value: string }[];
+  remove: string[];
+}
 
 export interface HTTPFiltersIR {
   requestHeaders?: HeaderChangesIR;
   responseHeaders?: HeaderChangesIR;
   rewrite?: { hostname?: string; path?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string } };
   mirrors?: { cluster: string; percent: number }[];
-  cors?: { allowOrigins: string[]; allowMethods: string[]; allowHeaders: string[]; exposeHeaders: string[]; allowCredentials: boolean; maxAge?: number };
+  cors?: {
+    allowOrigins: string[];
+    allowMethods: string[];
+    allowHeaders: string[];
+    exposeHeaders: string[];
+    allowCredentials: boolean;
+    maxAge?: number;
+  };
   /** Plugins enabled on this route: `namespace/name`; content by sha256, or from `url` when served over HTTP. */
   plugins?: { name: string; type: 'lua' | 'wasm'; sha256: string; url?: string }[];
 }
 
-export interface RedirectIR { scheme?: string; hostname?: string; port?: number; path?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string }; statusCode: number }
+export interface RedirectIR {
+  scheme?: string;
+  hostname?: string;
+  port?: number;
+  path?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string };
+  statusCode: number;
+}
 
 export interface HTTPRouteIR {
   /** Unique within the Gateway: `kind/namespace/name/rule/match`. */
@@ -54,9 +89,19 @@ export interface HTTPRouteIR {
   retry?: { codes: number[]; attempts: number; backoff?: string };
 }
 
-export interface VirtualHostIR { name: string; domains: string[]; routes: HTTPRouteIR[] }
+export interface VirtualHostIR {
+  name: string;
+  domains: string[];
+  routes: HTTPRouteIR[];
+}
 
-export interface L4RouteIR { name: string; source: RouteSource; hostnames?: string[]; backends: WeightedCluster[]; invalidWeight?: number }
+export interface L4RouteIR {
+  name: string;
+  source: RouteSource;
+  hostnames?: string[];
+  backends: WeightedCluster[];
+  invalidWeight?: number;
+}
 
 export interface ListenerTLSIR {
   mode: 'Terminate' | 'Passthrough';

@@ -19,15 +19,69 @@ async function get<T>(path: string, params: Params = {}): Promise<T> {
   return body;
 }
 
-interface Summary { source?: string; events: number; translations: number; first?: string; last?: string; firstSeq?: number; lastSeq?: number }
-interface EventSummary { index: number; seq: number; at: string; source: string; type: string; kind: string; object: string; translated: boolean }
-interface Density { from: string; to: string; events: number[]; translations: number[]; firstIndex: number[] }
-interface ObjectSummary { key: string; trouble: boolean; conditions: { where: string; type: string; status: string; reason: string }[] }
-interface ConditionRow { where: string; type: string; status: string; reason: string; message: string }
-interface ObjectDetail { key: string; found: boolean; conditions: ConditionRow[]; explain: string[]; xds: unknown }
-interface HistoryChange { seq: number; at: string; event: string; before: string[]; after: string[] }
-interface ConditionChange { where: string; type: string; old?: string; new?: string }
-interface SetChange { added: string[]; removed: string[]; changed: string[] }
+interface Summary {
+  source?: string;
+  events: number;
+  translations: number;
+  first?: string;
+  last?: string;
+  firstSeq?: number;
+  lastSeq?: number;
+}
+interface EventSummary {
+  index: number;
+  seq: number;
+  at: string;
+  source: string;
+  type: string;
+  kind: string;
+  object: string;
+  translated: boolean;
+}
+interface Density {
+  from: string;
+  to: string;
+  events: number[];
+  translations: number[];
+  firstIndex: number[];
+}
+interface ObjectSummary {
+  key: string;
+  trouble: boolean;
+  conditions: { where: string; type: string; status: string; reason: string }[];
+}
+interface ConditionRow {
+  where: string;
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+}
+interface ObjectDetail {
+  key: string;
+  found: boolean;
+  conditions: ConditionRow[];
+  explain: string[];
+  xds: unknown;
+}
+interface HistoryChange {
+  seq: number;
+  at: string;
+  event: string;
+  before: string[];
+  after: string[];
+}
+interface ConditionChange {
+  where: string;
+  type: string;
+  old?: string;
+  new?: string;
+}
+interface SetChange {
+  added: string[];
+  removed: string[];
+  changed: string[];
+}
 interface Diff {
   same: boolean;
   objects: { object: string; change: string; conditions: ConditionChange[] }[];
@@ -35,7 +89,8 @@ interface Diff {
 }
 
 const TROUBLE_WHEN_TRUE = new Set(['RouteRulesOverlap', 'turnpike.dev/ConfigRejected']);
-const isTrouble = (c: { type: string; status: string }) => (TROUBLE_WHEN_TRUE.has(c.type) ? c.status === 'True' : c.status === 'False');
+const isTrouble = (c: { type: string; status: string }) =>
+  TROUBLE_WHEN_TRUE.has(c.type) ? c.status === 'True' : c.status === 'False';
 const eventText = (e: EventSummary) => `#${e.seq} ${e.at} ${e.type} ${e.kind}${e.object ? ` ${e.object}` : ''}`;
 
 function Timeline(props: { summary: Summary; seq: number; onSeq: (seq: number) => void }) {
@@ -46,19 +101,27 @@ function Timeline(props: { summary: Summary; seq: number; onSeq: (seq: number) =
   useEffect(() => {
     void get<EventSummary | null>('/api/event', { seq: props.seq }).then(async (e) => {
       setCurrent(e);
-      const page = await get<{ items: EventSummary[] }>('/api/events', { offset: Math.max(0, (e?.index ?? 0) - 5), limit: 11 });
+      const page = await get<{ items: EventSummary[] }>('/api/events', {
+        offset: Math.max(0, (e?.index ?? 0) - 5),
+        limit: 11,
+      });
       setEvents(page.items);
     });
   }, [props.seq]);
   const max = Math.max(...(density?.events ?? [1]), 1);
   const jump = (bucket: number) => {
     const index = density?.firstIndex[bucket] ?? -1;
-    if (index >= 0) void get<{ items: EventSummary[] }>('/api/events', { offset: index, limit: 1 }).then((p) => p.items[0] && props.onSeq(p.items[0].seq));
+    if (index >= 0)
+      void get<{ items: EventSummary[] }>('/api/events', { offset: index, limit: 1 }).then(
+        (p) => p.items[0] && props.onSeq(p.items[0].seq),
+      );
   };
   return html`<section>
     <div class="density" title="events over the log's clock; darker: a translation">
-      ${(density?.events ?? []).map((n, i) => html`<div class=${density!.translations[i] ? 'translated' : ''}
-        style=${`height:${Math.max(2, (40 * n) / max)}px`} onClick=${() => jump(i)}></div>`)}
+      ${(density?.events ?? []).map(
+        (n, i) => html`<div class=${density!.translations[i] ? 'translated' : ''}
+        style=${`height:${Math.max(2, (40 * n) / max)}px`} onClick=${() => jump(i)}></div>`,
+      )}
     </div>
     <input type="range" data-testid="timeline" min=${props.summary.firstSeq ?? 0} max=${props.summary.lastSeq ?? 0} value=${props.seq}
       onInput=${(ev: Event) => props.onSeq(Number((ev.target as HTMLInputElement).value))} />
@@ -67,8 +130,12 @@ function Timeline(props: { summary: Summary; seq: number; onSeq: (seq: number) =
       <span class="muted">${density ? `${density.from} – ${density.to}` : ''}</span>
     </div>
     <ul class="events">
-      ${events.map((e) => html`<li class=${e.seq === current?.seq ? 'current' : ''} data-testid="event" onClick=${() => props.onSeq(e.seq)}>
-        ${eventText(e)}${e.translated ? ' ⟳' : ''}</li>`)}
+      ${events.map(
+        (
+          e,
+        ) => html`<li class=${e.seq === current?.seq ? 'current' : ''} data-testid="event" onClick=${() => props.onSeq(e.seq)}>
+        ${eventText(e)}${e.translated ? ' ⟳' : ''}</li>`,
+      )}
     </ul>
   </section>`;
 }
@@ -78,10 +145,16 @@ function ObjectTable(props: { seq: number; selected: string | null; onSelect: (k
   const [trouble, setTrouble] = useState(false);
   const [offset, setOffset] = useState(0);
   const [page, setPage] = useState<{ total: number; items: ObjectSummary[] }>({ total: 0, items: [] });
-  useEffect(() => void get<typeof page>('/api/objects', { seq: props.seq, filter, trouble, offset, limit: 100 }).then(setPage), [props.seq, filter, trouble, offset]);
+  useEffect(
+    () => void get<typeof page>('/api/objects', { seq: props.seq, filter, trouble, offset, limit: 100 }).then(setPage),
+    [props.seq, filter, trouble, offset],
+  );
   return html`<div>
     <div class="controls">
-      <input placeholder="filter objects" data-testid="filter" value=${filter} onInput=${(e: Event) => { setOffset(0); setFilter((e.target as HTMLInputElement).value); }} />
+      <input placeholder="filter objects" data-testid="filter" value=${filter} onInput=${(e: Event) => {
+        setOffset(0);
+        setFilter((e.target as HTMLInputElement).value);
+      }} />
       <label><input type="checkbox" checked=${trouble} onChange=${(e: Event) => setTrouble((e.target as HTMLInputElement).checked)} /> only trouble</label>
       <span class="muted" data-testid="object-count">${page.total} object(s)</span>
       ${offset > 0 ? html`<button onClick=${() => setOffset(Math.max(0, offset - 100))}>previous</button>` : ''}
@@ -89,12 +162,20 @@ function ObjectTable(props: { seq: number; selected: string | null; onSelect: (k
     </div>
     <table>
       <tbody>
-        ${page.items.map((o) => html`<tr class=${`object-row${o.key === props.selected ? ' selected' : ''}`} data-testid="object-row" data-key=${o.key}
+        ${page.items.map(
+          (
+            o,
+          ) => html`<tr class=${`object-row${o.key === props.selected ? ' selected' : ''}`} data-testid="object-row" data-key=${o.key}
             onClick=${() => props.onSelect(o.key)}>
           <td>${o.key}</td>
-          <td>${o.conditions.filter((c) => !c.where || isTrouble(c)).map((c) =>
-            html`<span class=${`badge${isTrouble(c) ? ' trouble' : ''}`} title=${`${c.where} ${c.reason}`}>${c.type}=${c.status}</span>`)}</td>
-        </tr>`)}
+          <td>${o.conditions
+            .filter((c) => !c.where || isTrouble(c))
+            .map(
+              (c) =>
+                html`<span class=${`badge${isTrouble(c) ? ' trouble' : ''}`} title=${`${c.where} ${c.reason}`}>${c.type}=${c.status}</span>`,
+            )}</td>
+        </tr>`,
+        )}
       </tbody>
     </table>
   </div>`;
@@ -103,7 +184,10 @@ function ObjectTable(props: { seq: number; selected: string | null; onSelect: (k
 function ObjectPanel(props: { objectKey: string; seq: number; onSeq: (seq: number) => void }) {
   const [detail, setDetail] = useState<ObjectDetail | undefined>();
   const [history, setHistory] = useState<HistoryChange[] | undefined>();
-  useEffect(() => void get<ObjectDetail>('/api/object', { key: props.objectKey, seq: props.seq }).then(setDetail), [props.objectKey, props.seq]);
+  useEffect(
+    () => void get<ObjectDetail>('/api/object', { key: props.objectKey, seq: props.seq }).then(setDetail),
+    [props.objectKey, props.seq],
+  );
   useEffect(() => {
     setHistory(undefined);
     void get<{ changes: HistoryChange[] }>('/api/history', { key: props.objectKey }).then((r) => setHistory(r.changes));
@@ -114,13 +198,24 @@ function ObjectPanel(props: { objectKey: string; seq: number; onSeq: (seq: numbe
     ${detail.found ? '' : html`<p class="muted">not in the input at this moment</p>`}
     <table>
       <thead><tr><th>where</th><th>condition</th><th>status</th><th>reason</th><th>message</th></tr></thead>
-      <tbody>${detail.conditions.map((c) => html`<tr data-testid="condition-row">
-        <td>${c.where}</td><td>${c.type}</td><td class=${isTrouble(c) ? 'removed' : 'added'}>${c.status}</td><td>${c.reason}</td><td>${c.message}</td></tr>`)}</tbody>
+      <tbody>${detail.conditions.map(
+        (c) => html`<tr data-testid="condition-row">
+        <td>${c.where}</td><td>${c.type}</td><td class=${isTrouble(c) ? 'removed' : 'added'}>${c.status}</td><td>${c.reason}</td><td>${c.message}</td></tr>`,
+      )}</tbody>
     </table>
     <h3>Conditions over time</h3>
-    ${history === undefined ? html`<p class="muted">computing…</p>` : html`<ol data-testid="history">
-      ${history.map((c) => html`<li data-testid="history-change"><a href="#" onClick=${(e: Event) => { e.preventDefault(); props.onSeq(c.seq); }}>#${c.seq}</a>
-        ${' '}${c.at} ${c.event}: ${c.before.join(', ') || '(none)'} → ${c.after.join(', ') || '(none)'}</li>`)}</ol>`}
+    ${
+      history === undefined
+        ? html`<p class="muted">computing…</p>`
+        : html`<ol data-testid="history">
+      ${history.map(
+        (c) => html`<li data-testid="history-change"><a href="#" onClick=${(e: Event) => {
+          e.preventDefault();
+          props.onSeq(c.seq);
+        }}>#${c.seq}</a>
+        ${' '}${c.at} ${c.event}: ${c.before.join(', ') || '(none)'} → ${c.after.join(', ') || '(none)'}</li>`,
+      )}</ol>`
+    }
     <h3>Explain</h3>
     <pre data-testid="explain">${detail.explain.join('\n')}</pre>
     <h3>xDS</h3>
@@ -138,10 +233,14 @@ function DiffPanel(props: { diff: Diff; a: number; b: number }) {
   return html`<section data-testid="diff">
     <h2>From event #${props.a} to event #${props.b}</h2>
     ${d.same ? html`<p>no differences</p>` : ''}
-    <ul>${d.objects.map((o) => html`<li><strong>${o.change} ${o.object}</strong><ul>
-      ${o.conditions.map((c) => html`<li>${c.where} ${c.type}: ${c.old ?? '(none)'} → ${c.new ?? '(none)'}</li>`)}</ul></li>`)}</ul>
-    <ul>${d.xds.map((g) => html`<li><strong>${g.change} gateway ${g.gateway}</strong><ul>
-      ${set('listener', g.listeners)}${set('route', g.routes)}${set('cluster', g.clusters)}</ul></li>`)}</ul>
+    <ul>${d.objects.map(
+      (o) => html`<li><strong>${o.change} ${o.object}</strong><ul>
+      ${o.conditions.map((c) => html`<li>${c.where} ${c.type}: ${c.old ?? '(none)'} → ${c.new ?? '(none)'}</li>`)}</ul></li>`,
+    )}</ul>
+    <ul>${d.xds.map(
+      (g) => html`<li><strong>${g.change} gateway ${g.gateway}</strong><ul>
+      ${set('listener', g.listeners)}${set('route', g.routes)}${set('cluster', g.clusters)}</ul></li>`,
+    )}</ul>
   </section>`;
 }
 
@@ -153,7 +252,13 @@ function App() {
   const [marks, setMarks] = useState<{ a?: number; b?: number }>({});
   const [diff, setDiff] = useState<Diff | undefined>();
   useEffect(() => {
-    get<Summary>('/api/summary').then((s) => { setSummary(s); setSeq(s.lastSeq ?? 0); }, (e: Error) => setError(e.message));
+    get<Summary>('/api/summary').then(
+      (s) => {
+        setSummary(s);
+        setSeq(s.lastSeq ?? 0);
+      },
+      (e: Error) => setError(e.message),
+    );
   }, []);
   if (error) return html`<p class="removed">${error}</p>`;
   if (!summary) return html`<p>Loading…</p>`;

@@ -3,7 +3,10 @@
 /** Errors from the other packages that carry a complete user-facing message. */
 const KNOWN_ERRORS = new Set(['ManifestError', 'LogFormatError']);
 export class CliError extends Error {
-  constructor(message: string, readonly exitCode = 2) {
+  constructor(
+    message: string,
+    readonly exitCode = 2,
+  ) {
     super(message);
   }
 }

@@ -27,4 +27,5 @@ export function validationFlag(value: string): ManifestValidation {
   return value as ManifestValidation;
 }
 
-export const VALIDATE_HELP = 'strict (leave out objects the API server would refuse), warn (keep them, with a warning) or ignore';
+export const VALIDATE_HELP =
+  'strict (leave out objects the API server would refuse), warn (keep them, with a warning) or ignore';

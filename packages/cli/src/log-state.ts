@@ -1,9 +1,22 @@
 // Rebuilding the controller's state from an event log, up to a chosen event.
-import { applyEvents, EMPTY_SNAPSHOT, outputHash, snapshotObjects, type ParsedLog, type WatchEvent } from '@turnpike/engine';
+import {
+  applyEvents,
+  EMPTY_SNAPSHOT,
+  outputHash,
+  snapshotObjects,
+  type ParsedLog,
+  type WatchEvent,
+} from '@turnpike/engine';
 import { Translator, type Snapshot, type TranslateResult } from '@turnpike/translator';
 import type { KubeObject } from '@turnpike/api';
 
-export interface StateAt { seq: number; snapshot: Snapshot; objects: KubeObject[]; result: TranslateResult; hash: string }
+export interface StateAt {
+  seq: number;
+  snapshot: Snapshot;
+  objects: KubeObject[];
+  result: TranslateResult;
+  hash: string;
+}
 
 export function stateAt(log: ParsedLog, until?: number, translator = new Translator()): StateAt {
   let snapshot = EMPTY_SNAPSHOT;
@@ -19,10 +32,17 @@ export function stateAt(log: ParsedLog, until?: number, translator = new Transla
   return { seq, snapshot, objects: snapshotObjects(snapshot), result, hash: outputHash(result) };
 }
 
-export interface Divergence { output: { seq: number; hash: string }; replayed: string; event?: WatchEvent }
+export interface Divergence {
+  output: { seq: number; hash: string };
+  replayed: string;
+  event?: WatchEvent;
+}
 
 /** Recomputes every recorded output hash; returns the first divergence, if any. */
-export function verifyLog(log: ParsedLog, progress?: (done: number, total: number) => void): { checked: number; divergence?: Divergence } {
+export function verifyLog(
+  log: ParsedLog,
+  progress?: (done: number, total: number) => void,
+): { checked: number; divergence?: Divergence } {
   const translator = new Translator();
   let snapshot = EMPTY_SNAPSHOT;
   let i = 0;

@@ -18,7 +18,8 @@ import { reportError } from './errors.js';
 /** The version of this package (its package.json sits one level above dist/). */
 function cliVersion(): string {
   try {
-    return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+    return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
+      .version;
   } catch {
     return 'unknown';
   }

@@ -15,7 +15,10 @@ export function withStatuses(objects: readonly KubeObject[], result: TranslateRe
   return objects.map((o) => {
     const ours = result.statuses.get(objectKey(o.kind, o.metadata.namespace, o.metadata.name));
     if (!ours || !OWNED_STATUS_KINDS.has(o.kind)) return o;
-    return { ...o, status: mergeStatus(o.kind, o.status as Record<string, unknown> | undefined, ours, CONTROLLER_NAME, now) };
+    return {
+      ...o,
+      status: mergeStatus(o.kind, o.status as Record<string, unknown> | undefined, ours, CONTROLLER_NAME, now),
+    };
   });
 }
 
@@ -27,7 +30,8 @@ export function translateObjects(objects: KubeObject[], now: string): OfflineRes
 export function translatePaths(paths: string[], now: string, validation: ManifestValidation = 'strict'): OfflineResult {
   const loaded = loadManifests(paths, { validation });
   const r = translateObjects(loaded.objects, now);
-  for (const [kind, file] of loaded.unknownKinds) r.warnings.push(`ignoring kind ${kind} (first seen in ${file}): not a kind turnpike reads`);
+  for (const [kind, file] of loaded.unknownKinds)
+    r.warnings.push(`ignoring kind ${kind} (first seen in ${file}): not a kind turnpike reads`);
   if (validation === 'warn') r.warnings.push(...loaded.invalid);
   else r.errors.push(...loaded.invalid.map((m) => `${m} (left out)`));
   return r;

@@ -3,7 +3,15 @@
 // and the HTTP server that hands large Wasm to the proxies.
 import { readFileSync } from 'node:fs';
 import type { WatchEvent } from '@turnpike/engine';
-import { MemoryStorage, OciClient, PluginContentServer, PluginContentStore, PluginFetchWorker, type ContentServerTls, type PluginStorage } from '@turnpike/plugins';
+import {
+  MemoryStorage,
+  OciClient,
+  PluginContentServer,
+  PluginContentStore,
+  PluginFetchWorker,
+  type ContentServerTls,
+  type PluginStorage,
+} from '@turnpike/plugins';
 import { CliError } from './errors.js';
 import { hostPortFlag } from './flags.js';
 
@@ -40,8 +48,12 @@ function positive(v: string, flag: string): number {
  * result, so the engine's first translation has them.
  */
 export async function startPlugins(
-  o: PluginOptions, after: string[], log: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void,
-  storage?: (urlFor: (sha: string, type: string) => string) => PluginStorage, onAttempt?: (result: string) => void, urlKey?: () => Promise<Buffer>,
+  o: PluginOptions,
+  after: string[],
+  log: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void,
+  storage?: (urlFor: (sha: string, type: string) => string) => PluginStorage,
+  onAttempt?: (result: string) => void,
+  urlKey?: () => Promise<Buffer>,
 ): Promise<PluginServing> {
   const maxBytes = positive(o.pluginMaxBytes, '--plugin-max-bytes');
   const resolveEveryMs = positive(o.pluginResolveInterval, '--plugin-resolve-interval') * 1000;
@@ -52,12 +64,14 @@ export async function startPlugins(
     } catch (e) {
       throw new CliError(`--plugin-url-key-file ${o.pluginUrlKeyFile}: ${(e as Error).message}`);
     }
-    if (key.length < 16) throw new CliError(`--plugin-url-key-file ${o.pluginUrlKeyFile}: the key must have at least 16 bytes`);
+    if (key.length < 16)
+      throw new CliError(`--plugin-url-key-file ${o.pluginUrlKeyFile}: the key must have at least 16 bytes`);
   } else if (urlKey) {
     key = await urlKey();
   }
   const content = new PluginContentStore();
-  if (o.tls && o.pluginPublicUrl?.startsWith('http:')) throw new CliError(`--plugin-public-url ${o.pluginPublicUrl}: plugin content is served over TLS, use https://`);
+  if (o.tls && o.pluginPublicUrl?.startsWith('http:'))
+    throw new CliError(`--plugin-public-url ${o.pluginPublicUrl}: plugin content is served over TLS, use https://`);
   const server = new PluginContentServer(content, o.pluginPublicUrl, key, o.tls);
   const hp = hostPortFlag('--plugin-address', o.pluginAddress);
   try {
@@ -70,10 +84,17 @@ export async function startPlugins(
   const worker = new PluginFetchWorker({
     client: new OciClient({ maxBytes, timeoutMs: 30_000, insecureRegistries: o.insecureRegistry ?? [] }),
     storage: storage ? storage(urlFor) : new MemoryStorage(urlFor),
-    content, maxBytes, resolveEveryMs, log, after, ...(onAttempt ? { onAttempt } : {}),
+    content,
+    maxBytes,
+    resolveEveryMs,
+    log,
+    after,
+    ...(onAttempt ? { onAttempt } : {}),
   });
   return {
-    worker, content, server,
+    worker,
+    content,
+    server,
     observe: (e) => worker.observe(e),
     async close() {
       worker.stop();
@@ -85,7 +106,11 @@ export async function startPlugins(
 /** The plugin flags, shared by both ways of running. */
 export function pluginFlagHelp(): [string, string, string?][] {
   return [
-    ['--plugin-address <host:port>', 'serve large plugin content to the proxies here (port 0 picks one)', '127.0.0.1:18002'],
+    [
+      '--plugin-address <host:port>',
+      'serve large plugin content to the proxies here (port 0 picks one)',
+      '127.0.0.1:18002',
+    ],
     ['--plugin-public-url <url>', 'where proxies reach the plugin content server (default: its listen address)'],
     ['--plugin-max-bytes <n>', 'largest plugin fetched', PLUGIN_DEFAULTS.maxBytes],
     ['--plugin-resolve-interval <s>', 'how often plugin tags are resolved again', PLUGIN_DEFAULTS.resolveIntervalS],

@@ -5,7 +5,13 @@ import { CONFIG_REJECTED } from '@turnpike/translator';
 type AnyStatus = Record<string, unknown>;
 
 /** Condition types that report trouble when True; every other type reports it when not True. */
-const TRUE_MEANS_TROUBLE = new Set(['Conflicted', 'PartiallyInvalid', 'OverlappingTLSConfig', 'RouteRulesOverlap', CONFIG_REJECTED]);
+const TRUE_MEANS_TROUBLE = new Set([
+  'Conflicted',
+  'PartiallyInvalid',
+  'OverlappingTLSConfig',
+  'RouteRulesOverlap',
+  CONFIG_REJECTED,
+]);
 
 /** Whether a condition says something is wrong (what `run` prints with its message, what `analyze` reports). */
 export function isTrouble(c: Condition): boolean {
@@ -31,7 +37,9 @@ export function statusSummary(status: AnyStatus, withMessage = true): string {
   }
   for (const p of (status.parents as AnyStatus[] | undefined) ?? []) {
     const r = p.parentRef as Record<string, unknown>;
-    parts.push(`[parent ${r.kind ?? 'Gateway'} ${r.namespace ? r.namespace + '/' : ''}${r.name}${r.sectionName ? '/' + r.sectionName : ''} ${conds(p.conditions, withMessage)}]`);
+    parts.push(
+      `[parent ${r.kind ?? 'Gateway'} ${r.namespace ? r.namespace + '/' : ''}${r.name}${r.sectionName ? '/' + r.sectionName : ''} ${conds(p.conditions, withMessage)}]`,
+    );
   }
   for (const a of (status.ancestors as AnyStatus[] | undefined) ?? []) {
     const r = a.ancestorRef as Record<string, unknown>;

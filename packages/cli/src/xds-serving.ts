@@ -4,7 +4,16 @@ import type { EngineOutput } from '@turnpike/engine';
 import type { KubeObject, ProxyStatus } from '@turnpike/api';
 import { remove, upsert, type SourceEvent } from '@turnpike/engine';
 import { Subject } from 'rxjs';
-import { AdsServer, ProxySyncTracker, SnapshotCache, XdsSnapshotBuilder, type AdsTlsOptions, type BootstrapTls, type PluginLookup, type StreamRefusal } from '@turnpike/xds';
+import {
+  AdsServer,
+  ProxySyncTracker,
+  SnapshotCache,
+  XdsSnapshotBuilder,
+  type AdsTlsOptions,
+  type BootstrapTls,
+  type PluginLookup,
+  type StreamRefusal,
+} from '@turnpike/xds';
 import { CliError } from './errors.js';
 import { hostPortFlag } from './flags.js';
 import type { Sink } from './controller.js';
@@ -51,7 +60,8 @@ export async function startXds(o: XdsServingOptions): Promise<XdsServing> {
     const [namespace, name] = node.split('/') as [string, string];
     if (!namespace || !name) return;
     const status: ProxyStatus['status'] = { ...told.get(node), ...change };
-    for (const k of Object.keys(status) as (keyof ProxyStatus['status'])[]) if (status[k] === undefined) delete status[k];
+    for (const k of Object.keys(status) as (keyof ProxyStatus['status'])[])
+      if (status[k] === undefined) delete status[k];
     if (Object.keys(status).length) {
       told.set(node, status);
       events.next(upsert(XDS_SOURCE, proxyStatus(node, status)));
@@ -68,7 +78,9 @@ export async function startXds(o: XdsServingOptions): Promise<XdsServing> {
     // A NACK becomes a condition on the Gateway; a later ACK of another version clears it.
     onNack: (n) => {
       onNack?.(n.node);
-      tell(n.node, { rejected: { typeUrl: n.typeUrl, version: n.version, message: n.message.slice(0, 500), node: n.node } });
+      tell(n.node, {
+        rejected: { typeUrl: n.typeUrl, version: n.version, message: n.message.slice(0, 500), node: n.node },
+      });
     },
     onAck: (node, _type, version) => {
       const r = told.get(node)?.rejected;
@@ -86,7 +98,9 @@ export async function startXds(o: XdsServingOptions): Promise<XdsServing> {
   } catch (e) {
     throw new CliError(`--xds-address ${address}: cannot listen (${(e as Error).message})`);
   }
-  log(`serving xDS on ${hp.host}:${port}${o.tls ? (o.tls.trustDomain ? ' (mTLS, one Gateway per client certificate)' : ' (TLS)') : ''}`);
+  log(
+    `serving xDS on ${hp.host}:${port}${o.tls ? (o.tls.trustDomain ? ' (mTLS, one Gateway per client certificate)' : ' (TLS)') : ''}`,
+  );
   const builder = new XdsSnapshotBuilder(o.controlPlaneTls ? { controlPlaneTls: o.controlPlaneTls } : {});
   return {
     name: 'xds',
@@ -94,7 +108,8 @@ export async function startXds(o: XdsServingOptions): Promise<XdsServing> {
     cache,
     events,
     accept(out: EngineOutput) {
-      const lookup = (kind: string, ns: string, name: string) => out.snapshot.get(kind)?.get(ns)?.get(name) as KubeObject | undefined;
+      const lookup = (kind: string, ns: string, name: string) =>
+        out.snapshot.get(kind)?.get(ns)?.get(name) as KubeObject | undefined;
       sync.push(out.since, () => cache.update(builder.update(out.result.xdsIR, out.changes, lookup, plugins)));
     },
     close: () => server.close(),

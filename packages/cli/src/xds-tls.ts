@@ -7,7 +7,12 @@ import { experimental } from '@grpc/grpc-js';
 import { MemoryCertificateProvider, type AdsTlsOptions } from '@turnpike/xds';
 import { CliError } from './errors.js';
 
-export interface XdsTlsFlags { xdsTlsCert?: string; xdsTlsKey?: string; xdsClientCa?: string; xdsTrustDomain: string }
+export interface XdsTlsFlags {
+  xdsTlsCert?: string;
+  xdsTlsKey?: string;
+  xdsClientCa?: string;
+  xdsTrustDomain: string;
+}
 
 /** TLS from files, or undefined for plaintext. Read (and checked) now, then again every few seconds. */
 export function xdsTlsFromFiles(f: XdsTlsFlags): AdsTlsOptions | undefined {
@@ -32,7 +37,10 @@ export function xdsTlsFromFiles(f: XdsTlsFlags): AdsTlsOptions | undefined {
     // Server TLS only: the stream is encrypted, but any client may ask for any Gateway.
     return { credentials: experimental.createCertificateProviderServerCredentials(provider, null, false) };
   }
-  return { credentials: experimental.createCertificateProviderServerCredentials(provider, provider, true), trustDomain: f.xdsTrustDomain };
+  return {
+    credentials: experimental.createCertificateProviderServerCredentials(provider, provider, true),
+    trustDomain: f.xdsTrustDomain,
+  };
 }
 
 function readPem(flag: string, file: string, check: (text: string) => unknown): string {
@@ -40,7 +48,9 @@ function readPem(flag: string, file: string, check: (text: string) => unknown): 
   try {
     text = readFileSync(file, 'utf8');
   } catch (e) {
-    throw new CliError(`${flag} ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
+    throw new CliError(
+      `${flag} ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`,
+    );
   }
   try {
     check(text);
@@ -52,5 +62,8 @@ function readPem(flag: string, file: string, check: (text: string) => unknown): 
 
 /** mTLS from the control-plane CA: client certificates required, each stream limited to its Gateway. */
 export function xdsTlsFromAuthority(provider: MemoryCertificateProvider, trustDomain: string): AdsTlsOptions {
-  return { credentials: experimental.createCertificateProviderServerCredentials(provider, provider, true), trustDomain };
+  return {
+    credentials: experimental.createCertificateProviderServerCredentials(provider, provider, true),
+    trustDomain,
+  };
 }

@@ -12,11 +12,23 @@ describe('turnpike bisect', () => {
 
   it('names the event that deleted the grant, the condition before and after, and what it changed', () => {
     const log = write(tmp(), 'events.ndjson', text);
-    const r = turnpike('bisect', log, '--object', 'HTTPRoute/apps/web', '--condition', 'ResolvedRefs=False', '--no-color');
+    const r = turnpike(
+      'bisect',
+      log,
+      '--object',
+      'HTTPRoute/apps/web',
+      '--condition',
+      'ResolvedRefs=False',
+      '--no-color',
+    );
     expect(r.code).toBe(0);
     const lines = r.stdout.split('\n');
-    expect(lines[0]).toBe(`event ${DELETED_AT} at ${new Date(Date.UTC(2026, 0, 1) + DELETED_AT * 1000).toISOString()}: delete ReferenceGrant backends/let-apps (source kube)`);
-    expect(lines[1]).toBe('HTTPRoute/apps/web ResolvedRefs: parent infra/gw True/ResolvedRefs → parent infra/gw False/RefNotPermitted');
+    expect(lines[0]).toBe(
+      `event ${DELETED_AT} at ${new Date(Date.UTC(2026, 0, 1) + DELETED_AT * 1000).toISOString()}: delete ReferenceGrant backends/let-apps (source kube)`,
+    );
+    expect(lines[1]).toBe(
+      'HTTPRoute/apps/web ResolvedRefs: parent infra/gw True/ResolvedRefs → parent infra/gw False/RefNotPermitted',
+    );
     expect(r.stdout).toMatch(/found in \d+ translation\(s\) over 600 event\(s\)/);
     expect(r.stdout).toContain('ResolvedRefs: True/ResolvedRefs → False/RefNotPermitted');
   });
@@ -27,15 +39,25 @@ describe('turnpike bisect', () => {
     const changed = bisectLog(log, 'HTTPRoute/apps/web', 'ResolvedRefs');
     expect([reached.found?.event.seq, changed.found?.event.seq]).toEqual([DELETED_AT, DELETED_AT]);
     expect(reached.translations).toBeLessThanOrEqual(Math.ceil(Math.log2(EVENTS)) + 3);
-    expect(changed.baseline.value).toEqual([{ where: 'parent infra/gw', status: 'True', reason: 'ResolvedRefs', message: expect.any(String) }]);
+    expect(changed.baseline.value).toEqual([
+      { where: 'parent infra/gw', status: 'True', reason: 'ResolvedRefs', message: expect.any(String) },
+    ]);
   });
 
   it('exits 1 when the condition never changes, saying from what', () => {
     const log = write(tmp(), 'events.ndjson', text);
     const r = turnpike('bisect', log, '--object', 'Gateway/infra/gw', '--condition', 'Accepted=False');
-    expect([r.code, r.stdout.trim()]).toEqual([1, expect.stringMatching(/^Gateway\/infra\/gw Accepted=False: never reached from event 9 \(True\/Accepted\) to the end of the log; \d+ translation\(s\) over 600 event\(s\)$/)]);
+    expect([r.code, r.stdout.trim()]).toEqual([
+      1,
+      expect.stringMatching(
+        /^Gateway\/infra\/gw Accepted=False: never reached from event 9 \(True\/Accepted\) to the end of the log; \d+ translation\(s\) over 600 event\(s\)$/,
+      ),
+    ]);
     const bad = turnpike('bisect', log, '--object', 'Gateway/infra/gw', '--condition', 'Accepted=Maybe');
-    expect([bad.code, bad.stderr.trim()]).toEqual([2, 'turnpike: --condition Accepted=Maybe: use TYPE or TYPE=STATUS (True, False or Unknown)']);
+    expect([bad.code, bad.stderr.trim()]).toEqual([
+      2,
+      'turnpike: --condition Accepted=Maybe: use TYPE or TYPE=STATUS (True, False or Unknown)',
+    ]);
   });
 
   it('checkpoints give the store an event-by-event application gives, at every index', () => {
@@ -44,10 +66,12 @@ describe('turnpike bisect', () => {
     let snapshot = EMPTY_SNAPSHOT;
     log.events.forEach((e, i) => {
       snapshot = applyEvents(snapshot, [e]).snapshot;
-      if (i % 37 === 0 || i === log.events.length - 1) expect(snapshotObjects(checkpoints.after(i))).toEqual(snapshotObjects(snapshot));
+      if (i % 37 === 0 || i === log.events.length - 1)
+        expect(snapshotObjects(checkpoints.after(i))).toEqual(snapshotObjects(snapshot));
     });
     // The grant is there before its deletion and gone after it (the comparison is not vacuous).
-    const grants = (i: number) => snapshotObjects(checkpoints.after(i)).filter((o) => o.kind === 'ReferenceGrant').length;
+    const grants = (i: number) =>
+      snapshotObjects(checkpoints.after(i)).filter((o) => o.kind === 'ReferenceGrant').length;
     expect([grants(DELETED_AT - 2), grants(DELETED_AT - 1)]).toEqual([1, 0]);
     expect(snapshotObjects(checkpoints.after(-1))).toEqual([]);
   });

@@ -7,7 +7,11 @@ import { describe, expect, it } from '@jest/globals';
 import { useColor } from '../src/commands/diff.js';
 import { MANIFEST, tmp, turnpike, write } from './cli-helpers.js';
 
-const version = (JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '../package.json'), 'utf8')) as { version: string }).version;
+const version = (
+  JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '../package.json'), 'utf8')) as {
+    version: string;
+  }
+).version;
 
 describe('CLI consistency', () => {
   it('--version prints the package version', () => {
@@ -34,7 +38,9 @@ describe('CLI consistency', () => {
   it('--gateway and HOST:PORT flags are refused the same way by every command, naming the flag', () => {
     expect(turnpike('proxy-config', '--gateway', 'x').stderr).toContain('--gateway x: use NAMESPACE/NAME');
     expect(turnpike('bootstrap', '--gateway', 'a/b/c').stderr).toContain('--gateway a/b/c: use NAMESPACE/NAME');
-    expect(turnpike('bootstrap', '--gateway', 'a/b', '--xds-address', 'nope').stderr).toContain('--xds-address: "nope" is not HOST:PORT');
+    expect(turnpike('bootstrap', '--gateway', 'a/b', '--xds-address', 'nope').stderr).toContain(
+      '--xds-address: "nope" is not HOST:PORT',
+    );
     const dir = tmp();
     write(dir, 'all.yaml', MANIFEST);
     const r = turnpike('run', '--dir', dir, '--xds-address', 'nope', '--plugin-address', '127.0.0.1:0');
@@ -46,11 +52,20 @@ describe('CLI consistency', () => {
     const file = write(dir, 'all.yaml', MANIFEST);
     const mistakes: [string[], string][] = [
       [['translate', '-f', file, '-o', 'xml'], 'turnpike: -o xml: unknown format (json, yaml)'],
-      [['translate', '-f', file, '--now', 'yesterday'], 'turnpike: --now yesterday: not an RFC 3339 time (e.g. 2026-01-02T15:04:05Z)'],
-      [['bootstrap', '--gateway', 'a/b', '--xds-address', '127.0.0.1:99999'], 'turnpike: --xds-address: "127.0.0.1:99999": port 99999 is above 65535'],
+      [
+        ['translate', '-f', file, '--now', 'yesterday'],
+        'turnpike: --now yesterday: not an RFC 3339 time (e.g. 2026-01-02T15:04:05Z)',
+      ],
+      [
+        ['bootstrap', '--gateway', 'a/b', '--xds-address', '127.0.0.1:99999'],
+        'turnpike: --xds-address: "127.0.0.1:99999": port 99999 is above 65535',
+      ],
       [['translate', '-f', join(dir, 'missing.yaml')], `turnpike: ${join(dir, 'missing.yaml')}: cannot read (ENOENT)`],
       [['replay', file], `turnpike: ${file}:1: not a JSON line`],
-      [['explain', 'Nope/a/b', '-f', file], 'turnpike: Nope/a/b: unknown kind "Nope" (use KIND/NAMESPACE/NAME, e.g. HTTPRoute/shop/store)'],
+      [
+        ['explain', 'Nope/a/b', '-f', file],
+        'turnpike: Nope/a/b: unknown kind "Nope" (use KIND/NAMESPACE/NAME, e.g. HTTPRoute/shop/store)',
+      ],
     ];
     for (const [args, message] of mistakes) {
       const r = turnpike(...args);

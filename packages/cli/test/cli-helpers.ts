@@ -7,7 +7,11 @@ import { fileURLToPath } from 'node:url';
 
 export const CLI = resolve(dirname(fileURLToPath(import.meta.url)), '../dist/main.js');
 
-export interface Result { code: number; stdout: string; stderr: string }
+export interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 export function turnpike(...args: string[]): Result {
   const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 60_000 });
@@ -27,16 +31,18 @@ export function write(dir: string, name: string, text: string): string {
 /** Starts a long-running command; `stop()` sends SIGTERM and resolves with its output. */
 export function start(...args: string[]): { stop: () => Promise<Result>; output: () => string; errors: () => string } {
   const p = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '', stderr = '';
+  let stdout = '',
+    stderr = '';
   p.stdout.on('data', (d) => (stdout += d));
   p.stderr.on('data', (d) => (stderr += d));
   return {
     output: () => stdout,
     errors: () => stderr,
-    stop: () => new Promise((res) => {
-      p.on('close', (code) => res({ code: code ?? -1, stdout, stderr }));
-      p.kill('SIGTERM');
-    }),
+    stop: () =>
+      new Promise((res) => {
+        p.on('close', (code) => res({ code: code ?? -1, stdout, stderr }));
+        p.kill('SIGTERM');
+      }),
   };
 }
 

@@ -12,7 +12,9 @@ describe('turnpike translate', () => {
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
     const route = out.resources.find((o: { kind: string }) => o.kind === 'HTTPRoute');
-    expect(route.status.parents[0].conditions.map((c: { type: string; status: string }) => `${c.type}=${c.status}`)).toEqual(['Accepted=True', 'BackendsAvailable=False', 'ResolvedRefs=True']);
+    expect(
+      route.status.parents[0].conditions.map((c: { type: string; status: string }) => `${c.type}=${c.status}`),
+    ).toEqual(['Accepted=True', 'BackendsAvailable=False', 'ResolvedRefs=True']);
     expect(Object.keys(out.xdsIR.gateways)).toEqual(['infra/gw']);
     expect(out.infraIR.gateways['infra/gw'].name).toBe('gw-tp');
   });
@@ -37,7 +39,9 @@ describe('turnpike translate', () => {
     expect(r.stderr.trim()).toBe(`turnpike: ${join(loop, 'again')}: a symbolic link loop`);
     const dangling = tmp();
     symlinkSync(join(dangling, 'gone.yaml'), join(dangling, 'b.yaml'));
-    expect(turnpike('translate', '-f', dangling).stderr.trim()).toBe(`turnpike: ${join(dangling, 'b.yaml')}: cannot read (ENOENT, a dangling link?)`);
+    expect(turnpike('translate', '-f', dangling).stderr.trim()).toBe(
+      `turnpike: ${join(dangling, 'b.yaml')}: cannot read (ENOENT, a dangling link?)`,
+    );
   });
   it('a YAML syntax error names file:line:column, without a stack trace', () => {
     const dir = tmp();
@@ -64,7 +68,11 @@ describe('turnpike translate', () => {
   });
   it('an unknown kind is warned about once and ignored', () => {
     const dir = tmp();
-    write(dir, 'a.yaml', `${MANIFEST}---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: b}\n`);
+    write(
+      dir,
+      'a.yaml',
+      `${MANIFEST}---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: b}\n`,
+    );
     const r = turnpike('translate', '-f', dir);
     expect(r.code).toBe(0);
     expect(r.stderr.match(/ignoring kind Deployment/g)).toHaveLength(1);
@@ -77,16 +85,23 @@ describe('turnpike translate', () => {
 
 describe('turnpike diff', () => {
   it('exits 0 when both sides translate the same', () => {
-    const a = tmp(), b = tmp();
-    for (const d of [a, b]) { write(d, 'm.yaml', MANIFEST); write(d, 'r.yaml', ROUTE('web')); }
+    const a = tmp(),
+      b = tmp();
+    for (const d of [a, b]) {
+      write(d, 'm.yaml', MANIFEST);
+      write(d, 'r.yaml', ROUTE('web'));
+    }
     const r = turnpike('diff', a, b);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('no differences\n');
   });
   it('exits 1 and names the condition, attachedRoutes and xDS changes', () => {
-    const a = tmp(), b = tmp();
-    write(a, 'm.yaml', MANIFEST); write(a, 'r.yaml', ROUTE('web'));
-    write(b, 'm.yaml', MANIFEST); write(b, 'r.yaml', ROUTE('gone'));
+    const a = tmp(),
+      b = tmp();
+    write(a, 'm.yaml', MANIFEST);
+    write(a, 'r.yaml', ROUTE('web'));
+    write(b, 'm.yaml', MANIFEST);
+    write(b, 'r.yaml', ROUTE('gone'));
     const r = turnpike('diff', a, b, '--no-color');
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('~ HTTPRoute/apps/web');
@@ -108,7 +123,21 @@ describe('turnpike run --record and replay --verify', () => {
     const logDir = tmp();
     const log = join(logDir, 'events.ndjson');
     write(dir, 'm.yaml', MANIFEST);
-    const p = start('run', '--dir', dir, '--record', log, '--plugin-address', '127.0.0.1:0', '--quiet-ms', '20', '--max-delay-ms', '100', '--poll', '100');
+    const p = start(
+      'run',
+      '--dir',
+      dir,
+      '--record',
+      log,
+      '--plugin-address',
+      '127.0.0.1:0',
+      '--quiet-ms',
+      '20',
+      '--max-delay-ms',
+      '100',
+      '--poll',
+      '100',
+    );
     await waitFor(() => p.output().includes('Gateway/infra/gw'));
     write(dir, 'r.yaml', ROUTE('web'));
     await waitFor(() => /HTTPRoute\/apps\/web .*ResolvedRefs=True/.test(p.output()));
@@ -119,7 +148,10 @@ describe('turnpike run --record and replay --verify', () => {
     const res = await p.stop();
     expect(res.code).toBe(0);
 
-    const lines = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines[0]).toMatchObject({ format: 'turnpike.events', version: 1 });
     expect(lines.filter((l) => l.type === 'delete').map((l) => l.kind)).toContain('HTTPRoute');
     expect(lines.filter((l) => l.type === 'output').length).toBeGreaterThanOrEqual(4);
@@ -129,10 +161,14 @@ describe('turnpike run --record and replay --verify', () => {
     expect(ok.stderr).toMatch(/verified \d+ output\(s\)/);
 
     // --until shows the state at that point: the route with its missing backend.
-    const bad = lines.find((l) => l.type === 'upsert' && l.kind === 'HTTPRoute' && l.object.spec.rules[0].backendRefs[0].name === 'gone');
+    const bad = lines.find(
+      (l) => l.type === 'upsert' && l.kind === 'HTTPRoute' && l.object.spec.rules[0].backendRefs[0].name === 'gone',
+    );
     const at = JSON.parse(turnpike('replay', log, '--until', String(bad.seq), '--to', 'resources').stdout);
     const routeAt = at.resources.find((o: { kind: string }) => o.kind === 'HTTPRoute');
-    expect(routeAt.status.parents[0].conditions.find((c: { type: string }) => c.type === 'ResolvedRefs').reason).toBe('BackendNotFound');
+    expect(routeAt.status.parents[0].conditions.find((c: { type: string }) => c.type === 'ResolvedRefs').reason).toBe(
+      'BackendNotFound',
+    );
 
     // Alter one recorded event: the backend name of the route's first version.
     const first = lines.find((l) => l.type === 'upsert' && l.kind === 'HTTPRoute');
@@ -152,30 +188,59 @@ describe('turnpike run --record and replay --verify', () => {
 
 describe('turnpike replay --timeline', () => {
   const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms).toISOString();
-  const gwClass = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GatewayClass', metadata: { name: 'tp' }, spec: { controllerName: 'turnpike.dev/gateway-controller' } };
+  const gwClass = {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'GatewayClass',
+    metadata: { name: 'tp' },
+    spec: { controllerName: 'turnpike.dev/gateway-controller' },
+  };
   const events = [
     { seq: 1, at: at(0), source: 'dir', type: 'upsert', kind: 'GatewayClass', name: 'tp', object: gwClass },
     { seq: 2, at: at(1), source: 'dir', type: 'synced', kind: '*' },
-    { seq: 3, at: at(5000), source: 'dir', type: 'upsert', kind: 'GatewayClass', name: 'other', object: { ...gwClass, metadata: { name: 'other' } } },
+    {
+      seq: 3,
+      at: at(5000),
+      source: 'dir',
+      type: 'upsert',
+      kind: 'GatewayClass',
+      name: 'other',
+      object: { ...gwClass, metadata: { name: 'other' } },
+    },
     { seq: 4, at: at(9000), source: 'dir', type: 'delete', kind: 'GatewayClass', name: 'other' },
   ];
   const header = { format: 'turnpike.events', version: 1, createdAt: at(0), quietMs: 10, maxDelayMs: 100 };
   const logOf = (outputs: { seq: number; hash: string }[]) => {
-    const lines = [header, ...events.flatMap((e) => [e, ...outputs.filter((o) => o.seq === e.seq).map((o) => ({ type: 'output', ...o }))])];
+    const lines = [
+      header,
+      ...events.flatMap((e) => [e, ...outputs.filter((o) => o.seq === e.seq).map((o) => ({ type: 'output', ...o }))]),
+    ];
     return write(tmp(), 'events.ndjson', lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
   };
 
   it('prints each translation beside what the log recorded, and counts as the log has them', () => {
     // First without recorded outputs: every translation is replayed where the log recorded none.
     const bare = turnpike('replay', logOf([]), '--timeline');
-    const replayed = bare.stdout.trim().split('\n').map((l) => JSON.parse(l) as { seq: number; hash: string; recorded: string | null });
-    expect(replayed.map((t) => [t.seq, t.recorded])).toEqual([[2, null], [3, null], [4, null]]);
-    expect(bare.stderr.trim()).toBe('turnpike: 4 events, 0 translations recorded, 3 replayed: 3 replayed at an event where the log recorded none');
+    const replayed = bare.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { seq: number; hash: string; recorded: string | null });
+    expect(replayed.map((t) => [t.seq, t.recorded])).toEqual([
+      [2, null],
+      [3, null],
+      [4, null],
+    ]);
+    expect(bare.stderr.trim()).toBe(
+      'turnpike: 4 events, 0 translations recorded, 3 replayed: 3 replayed at an event where the log recorded none',
+    );
     // A log that recorded exactly those: the same.
     const same = turnpike('replay', logOf(replayed.map((t) => ({ seq: t.seq, hash: t.hash }))), '--timeline');
     expect(same.stderr.trim()).toBe('turnpike: 4 events, 3 translations recorded, 3 replayed: the same');
     // One recorded at another event, one with another hash.
-    const odd = [{ seq: 1, hash: replayed[0]!.hash }, { seq: 3, hash: 'f'.repeat(64) }, { seq: 4, hash: replayed[2]!.hash }];
+    const odd = [
+      { seq: 1, hash: replayed[0]!.hash },
+      { seq: 3, hash: 'f'.repeat(64) },
+      { seq: 4, hash: replayed[2]!.hash },
+    ];
     const r = turnpike('replay', logOf(odd), '--timeline', '--until', '4');
     expect(r.stderr.trim()).toBe(
       'turnpike: 4 events, 3 translations recorded, 3 replayed: 1 replayed at an event where the log recorded none; ' +
@@ -187,20 +252,31 @@ describe('turnpike replay --timeline', () => {
 describe('turnpike explain', () => {
   it('names each listener considered and why it refused the route, and each backend', () => {
     const dir = tmp();
-    write(dir, 'm.yaml', MANIFEST.replace('allowedRoutes: {namespaces: {from: All}}', 'hostname: "*.example.com", allowedRoutes: {namespaces: {from: Same}}'));
+    write(
+      dir,
+      'm.yaml',
+      MANIFEST.replace(
+        'allowedRoutes: {namespaces: {from: All}}',
+        'hostname: "*.example.com", allowedRoutes: {namespaces: {from: Same}}',
+      ),
+    );
     write(dir, 'r.yaml', ROUTE('web'));
     const r = turnpike('explain', 'HTTPRoute/apps/web', '-f', dir);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('parentRefs[0] Gateway infra/gw');
     expect(r.stdout).toContain('NOT attached: NotAllowedByListeners');
-    expect(r.stdout).toContain('listener http (HTTP :80, hostname *.example.com): refuses routes from namespace apps; allowedRoutes.namespaces.from is Same (only infra)');
+    expect(r.stdout).toContain(
+      'listener http (HTTP :80, hostname *.example.com): refuses routes from namespace apps; allowedRoutes.namespaces.from is Same (only infra)',
+    );
     expect(r.stdout).toContain('spec.rules[0].backendRefs[0] Service apps/web:8080 weight 1: cluster apps/web/8080');
   });
   it('says when a backend does not resolve and when the object does not exist', () => {
     const dir = tmp();
     write(dir, 'm.yaml', MANIFEST);
     write(dir, 'r.yaml', ROUTE('gone'));
-    expect(turnpike('explain', 'HTTPRoute/apps/web', '-f', dir).stdout).toContain('BackendNotFound: spec.rules[0].backendRefs[0]: Service apps/gone not found (its share answers 500)');
+    expect(turnpike('explain', 'HTTPRoute/apps/web', '-f', dir).stdout).toContain(
+      'BackendNotFound: spec.rules[0].backendRefs[0]: Service apps/gone not found (its share answers 500)',
+    );
     const missing = turnpike('explain', 'HTTPRoute/apps/nope', '-f', dir);
     expect(missing.code).toBe(1);
     expect(turnpike('explain', 'Bogus/x/y', '-f', dir).code).toBe(2);

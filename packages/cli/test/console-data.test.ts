@@ -11,7 +11,10 @@ describe('console data', () => {
 
   it('a capped live log keeps later moments exact, and extends as events arrive', () => {
     const live = new LiveLog({ createdAt: full.header.createdAt, quietMs: 10, maxDelayMs: 100 }, 200);
-    const capped = new ConsoleData(() => live.log(), () => live.base);
+    const capped = new ConsoleData(
+      () => live.log(),
+      () => live.base,
+    );
     const whole = new ConsoleData(() => full);
     for (const e of full.events.slice(0, 250)) live.event(e);
     // Asked while the log grows: the checkpoints extend.
@@ -29,6 +32,11 @@ describe('console data', () => {
     expect(h.probes).toBeLessThan(16 + 2 * 10);
     expect(data.diff(400, 400).same).toBe(true);
     expect(data.eventAt(0)).toBeUndefined();
-    expect(data.eventAt(DELETED_AT)).toMatchObject({ seq: DELETED_AT, type: 'delete', kind: 'ReferenceGrant', object: 'backends/let-apps' });
+    expect(data.eventAt(DELETED_AT)).toMatchObject({
+      seq: DELETED_AT,
+      type: 'delete',
+      kind: 'ReferenceGrant',
+      object: 'backends/let-apps',
+    });
   });
 });

@@ -16,7 +16,10 @@ describe('turnpike console in a browser', () => {
   let server: ReturnType<typeof start>;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: install Debian's chromium package (scripts/test.sh does) or set TURNPIKE_CHROMIUM`);
+    if (!existsSync(CHROMIUM))
+      throw new Error(
+        `${CHROMIUM} not found: install Debian's chromium package (scripts/test.sh does) or set TURNPIKE_CHROMIUM`,
+      );
     const log = write(tmp(), 'events.ndjson', recordedLog());
     server = start('console', log, '--port', '0');
     await waitFor(() => /console on (http:\S+)/.test(server.output()));
@@ -56,23 +59,36 @@ describe('turnpike console in a browser', () => {
     await moveTo(DELETED_AT - 1);
     await row('HTTPRoute/apps/web').click();
     await page.getByTestId('object-detail').waitFor();
-    await settle(async () => (await text('condition-row')).includes('ResolvedRefsTrueResolvedRefs'), 'ResolvedRefs=True');
+    await settle(
+      async () => (await text('condition-row')).includes('ResolvedRefsTrueResolvedRefs'),
+      'ResolvedRefs=True',
+    );
     await moveTo(DELETED_AT);
-    await settle(async () => (await text('condition-row')).includes('ResolvedRefsFalseRefNotPermitted'), 'ResolvedRefs=False');
+    await settle(
+      async () => (await text('condition-row')).includes('ResolvedRefsFalseRefNotPermitted'),
+      'ResolvedRefs=False',
+    );
     expect(await text('condition-row')).toContain('no ReferenceGrant allows it');
     await page.getByTestId('history-change').first().waitFor();
     const history = await text('history-change');
     expect(history).toContain(`#${DELETED_AT}`);
     expect(history).toContain('delete ReferenceGrant backends/let-apps');
-    expect(history).toMatch(/parent Gateway infra\/gw ResolvedRefs=True\/ResolvedRefs.* → .*parent Gateway infra\/gw ResolvedRefs=False\/RefNotPermitted/);
+    expect(history).toMatch(
+      /parent Gateway infra\/gw ResolvedRefs=True\/ResolvedRefs.* → .*parent Gateway infra\/gw ResolvedRefs=False\/RefNotPermitted/,
+    );
     expect(await text('explain')).toContain('backendRefs');
   }, 30_000);
 
   it('a Gateway shows which of its proxies are behind, from the moment the xDS server said so', async () => {
     await moveTo(PROXY_BEHIND_AT);
     await row('Gateway/infra/gw').click();
-    await settle(async () => (await text('condition-row')).includes('turnpike.dev/ProxiesInSyncFalseBehind'), 'ProxiesInSync=False');
-    expect(await text('condition-row')).toContain('1 of 2 connected proxies have not acknowledged the current configuration: proxy-b');
+    await settle(
+      async () => (await text('condition-row')).includes('turnpike.dev/ProxiesInSyncFalseBehind'),
+      'ProxiesInSync=False',
+    );
+    expect(await text('condition-row')).toContain(
+      '1 of 2 connected proxies have not acknowledged the current configuration: proxy-b',
+    );
     await moveTo(PROXY_BEHIND_AT - 1);
     await settle(async () => !(await text('condition-row')).includes('ProxiesInSync'), 'no ProxiesInSync before');
   }, 30_000);

@@ -23,18 +23,32 @@ export function observe(r: TranslateResult): Observed {
     const ns = key.split('/')[1] ?? '';
     const entry: Record<string, unknown> = {};
     const text: string[] = [];
-    const note = (l: Cond[] | undefined) => { for (const c of l ?? []) if (c.message) text.push(c.message); };
-    if (s.conditions) { entry.conditions = conds(s.conditions); note(s.conditions); }
+    const note = (l: Cond[] | undefined) => {
+      for (const c of l ?? []) if (c.message) text.push(c.message);
+    };
+    if (s.conditions) {
+      entry.conditions = conds(s.conditions);
+      note(s.conditions);
+    }
     if (s.listeners) {
-      entry.listeners = Object.fromEntries(s.listeners.map((l: { name: string; conditions: Cond[] }) => [l.name, conds(l.conditions)]));
+      entry.listeners = Object.fromEntries(
+        s.listeners.map((l: { name: string; conditions: Cond[] }) => [l.name, conds(l.conditions)]),
+      );
       for (const l of s.listeners) note(l.conditions);
     }
     if (s.parents) {
-      entry.parents = Object.fromEntries(s.parents.map((p: { parentRef: Ref; conditions: Cond[] }) => [refKey(p.parentRef, ns), conds(p.conditions)]));
+      entry.parents = Object.fromEntries(
+        s.parents.map((p: { parentRef: Ref; conditions: Cond[] }) => [refKey(p.parentRef, ns), conds(p.conditions)]),
+      );
       for (const p of s.parents) note(p.conditions);
     }
     if (s.ancestors) {
-      entry.ancestors = Object.fromEntries(s.ancestors.map((p: { ancestorRef: Ref; conditions: Cond[] }) => [refKey(p.ancestorRef, ns), conds(p.conditions)]));
+      entry.ancestors = Object.fromEntries(
+        s.ancestors.map((p: { ancestorRef: Ref; conditions: Cond[] }) => [
+          refKey(p.ancestorRef, ns),
+          conds(p.conditions),
+        ]),
+      );
       for (const p of s.ancestors) note(p.conditions);
     }
     out.statuses[key] = entry;
@@ -44,17 +58,27 @@ export function observe(r: TranslateResult): Observed {
     const gw = r.xdsIR.gateways.get(key)!;
     const listeners: string[] = [];
     const rules: Record<string, string> = {};
-    for (const p of gw.ports) for (const l of p.listeners) {
-      listeners.push(l.name);
-      for (const vh of l.virtualHosts ?? []) for (const route of vh.routes) {
-        const id = `${route.source.namespace}/${route.source.name}/rule/${route.source.rule}`;
-        const answer = route.directResponse ? String(route.directResponse.status)
-          : route.redirect ? `redirect ${route.redirect.statusCode ?? 302}`
-            : (route.backends ?? []).map((b) => `${b.cluster}*${b.weight}`).concat(route.invalidWeight ? [`500*${route.invalidWeight}`] : []).join(' + ');
-        rules[`${vh.domains.join(',')} ${id}`] = answer;
+    for (const p of gw.ports)
+      for (const l of p.listeners) {
+        listeners.push(l.name);
+        for (const vh of l.virtualHosts ?? [])
+          for (const route of vh.routes) {
+            const id = `${route.source.namespace}/${route.source.name}/rule/${route.source.rule}`;
+            const answer = route.directResponse
+              ? String(route.directResponse.status)
+              : route.redirect
+                ? `redirect ${route.redirect.statusCode ?? 302}`
+                : (route.backends ?? [])
+                    .map((b) => `${b.cluster}*${b.weight}`)
+                    .concat(route.invalidWeight ? [`500*${route.invalidWeight}`] : [])
+                    .join(' + ');
+            rules[`${vh.domains.join(',')} ${id}`] = answer;
+          }
+        for (const route of l.routes ?? [])
+          rules[`${l.name} ${route.source.namespace}/${route.source.name}`] = route.backends
+            .map((b) => `${b.cluster}*${b.weight}`)
+            .join(' + ');
       }
-      for (const route of l.routes ?? []) rules[`${l.name} ${route.source.namespace}/${route.source.name}`] = route.backends.map((b) => `${b.cluster}*${b.weight}`).join(' + ');
-    }
     out.xds[key] = { listeners: listeners.sort(), rules };
   }
   return out;

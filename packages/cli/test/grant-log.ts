@@ -7,14 +7,45 @@ const OBJECTS = [
   { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'infra' } },
   { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'apps' } },
   { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'backends' } },
-  { apiVersion: GW, kind: 'GatewayClass', metadata: { name: 'tp' }, spec: { controllerName: 'turnpike.dev/gateway-controller' } },
-  { apiVersion: GW, kind: 'Gateway', metadata: { name: 'gw', namespace: 'infra' },
-    spec: { gatewayClassName: 'tp', listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }] } },
-  { apiVersion: 'v1', kind: 'Service', metadata: { name: 'db', namespace: 'backends' }, spec: { ports: [{ name: 'http', port: 80 }] } },
-  { apiVersion: GW, kind: 'HTTPRoute', metadata: { name: 'web', namespace: 'apps' },
-    spec: { parentRefs: [{ name: 'gw', namespace: 'infra' }], rules: [{ backendRefs: [{ name: 'db', namespace: 'backends', port: 80 }] }] } },
-  { apiVersion: 'gateway.networking.k8s.io/v1beta1', kind: 'ReferenceGrant', metadata: { name: 'let-apps', namespace: 'backends' },
-    spec: { from: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'apps' }], to: [{ group: '', kind: 'Service' }] } },
+  {
+    apiVersion: GW,
+    kind: 'GatewayClass',
+    metadata: { name: 'tp' },
+    spec: { controllerName: 'turnpike.dev/gateway-controller' },
+  },
+  {
+    apiVersion: GW,
+    kind: 'Gateway',
+    metadata: { name: 'gw', namespace: 'infra' },
+    spec: {
+      gatewayClassName: 'tp',
+      listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }],
+    },
+  },
+  {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'db', namespace: 'backends' },
+    spec: { ports: [{ name: 'http', port: 80 }] },
+  },
+  {
+    apiVersion: GW,
+    kind: 'HTTPRoute',
+    metadata: { name: 'web', namespace: 'apps' },
+    spec: {
+      parentRefs: [{ name: 'gw', namespace: 'infra' }],
+      rules: [{ backendRefs: [{ name: 'db', namespace: 'backends', port: 80 }] }],
+    },
+  },
+  {
+    apiVersion: 'gateway.networking.k8s.io/v1beta1',
+    kind: 'ReferenceGrant',
+    metadata: { name: 'let-apps', namespace: 'backends' },
+    spec: {
+      from: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'apps' }],
+      to: [{ group: '', kind: 'Service' }],
+    },
+  },
 ];
 export const DELETED_AT = 318;
 export const EVENTS = 600;
@@ -24,19 +55,51 @@ export const PROXY_BEHIND_AT = 400;
 export function recordedLog(): string {
   const events: WatchEvent[] = [];
   const at = (seq: number) => new Date(Date.UTC(2026, 0, 1) + seq * 1000).toISOString();
-  const push = (e: Omit<WatchEvent, 'seq' | 'at' | 'source'>) => events.push({ seq: events.length + 1, at: at(events.length + 1), source: 'kube', ...e } as WatchEvent);
-  for (const o of OBJECTS) push({ type: 'upsert', kind: o.kind, ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}), name: o.metadata.name, object: o } as never);
+  const push = (e: Omit<WatchEvent, 'seq' | 'at' | 'source'>) =>
+    events.push({ seq: events.length + 1, at: at(events.length + 1), source: 'kube', ...e } as WatchEvent);
+  for (const o of OBJECTS)
+    push({
+      type: 'upsert',
+      kind: o.kind,
+      ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
+      name: o.metadata.name,
+      object: o,
+    } as never);
   push({ type: 'synced', kind: '*' } as never);
   while (events.length < EVENTS) {
     const seq = events.length + 1;
-    if (seq === DELETED_AT) push({ type: 'delete', kind: 'ReferenceGrant', namespace: 'backends', name: 'let-apps' } as never);
+    if (seq === DELETED_AT)
+      push({ type: 'delete', kind: 'ReferenceGrant', namespace: 'backends', name: 'let-apps' } as never);
     else if (seq === PROXY_BEHIND_AT) {
       const status = { sync: { connected: 2, behind: ['proxy-b'] } };
-      const object = { apiVersion: 'turnpike.dev/internal', kind: 'ProxyStatus', metadata: { name: 'gw', namespace: 'infra' }, status };
+      const object = {
+        apiVersion: 'turnpike.dev/internal',
+        kind: 'ProxyStatus',
+        metadata: { name: 'gw', namespace: 'infra' },
+        status,
+      };
       push({ type: 'upsert', kind: 'ProxyStatus', namespace: 'infra', name: 'gw', object, source: 'xds' } as never);
-    }
-    else push({ type: 'upsert', kind: 'ConfigMap', namespace: 'apps', name: `noise-${seq % 7}`, object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `noise-${seq % 7}`, namespace: 'apps' }, data: { seq: String(seq) } } } as never);
+    } else
+      push({
+        type: 'upsert',
+        kind: 'ConfigMap',
+        namespace: 'apps',
+        name: `noise-${seq % 7}`,
+        object: {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: `noise-${seq % 7}`, namespace: 'apps' },
+          data: { seq: String(seq) },
+        },
+      } as never);
   }
-  const header = { format: 'turnpike.events', version: 1, createdAt: at(0), quietMs: 50, maxDelayMs: 500, source: 'test' };
+  const header = {
+    format: 'turnpike.events',
+    version: 1,
+    createdAt: at(0),
+    quietMs: 50,
+    maxDelayMs: 500,
+    source: 'test',
+  };
   return [header, ...events].map((l) => JSON.stringify(l)).join('\n') + '\n';
 }

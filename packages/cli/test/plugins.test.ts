@@ -10,15 +10,22 @@ const LUA = 'function envoy_on_request(h) h:headers():add("x-plugin", "cli") end
 
 describe('turnpike run --dir with a plugin', () => {
   let reg: TestRegistry;
-  beforeAll(async () => { reg = await TestRegistry.start(); });
-  afterAll(async () => { await reg.stop(); });
+  beforeAll(async () => {
+    reg = await TestRegistry.start();
+  });
+  afterAll(async () => {
+    await reg.stop();
+  });
 
   it('plugin fetched from a registry: statuses printed, the route resolves, and the log replays with --verify', async () => {
     const digest = await reg.pushImage('cli/hello', 'v1', { 'plugin.lua': LUA });
     const dir = tmp();
     const log = join(tmp(), 'events.ndjson');
     write(dir, 'base.yaml', MANIFEST);
-    write(dir, 'plugin.yaml', `apiVersion: turnpike.dev/v1alpha1
+    write(
+      dir,
+      'plugin.yaml',
+      `apiVersion: turnpike.dev/v1alpha1
 kind: PluginInstallation
 metadata: {name: hello, namespace: apps}
 spec: {image: "${reg.host}/cli/hello:v1", type: lua}
@@ -31,16 +38,56 @@ spec:
   rules:
   - filters: [{type: ExtensionRef, extensionRef: {group: turnpike.dev, kind: PluginInstallation, name: hello}}]
     backendRefs: [{name: web, port: 8080}]
-`);
-    const p = start('run', '--dir', dir, '-o', 'json', '--record', log, '--xds-address', '127.0.0.1:0', '--plugin-address', '127.0.0.1:0', '--quiet-ms', '20', '--max-delay-ms', '100');
-    const statusOf = (key: string) => p.output().trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((l) => l.object === key).at(-1)?.status;
-    await waitFor(() => statusOf('PluginInstallation/apps/hello')?.conditions?.some((c: { type: string; status: string }) => c.type === 'Fetched' && c.status === 'True'), 15_000);
+`,
+    );
+    const p = start(
+      'run',
+      '--dir',
+      dir,
+      '-o',
+      'json',
+      '--record',
+      log,
+      '--xds-address',
+      '127.0.0.1:0',
+      '--plugin-address',
+      '127.0.0.1:0',
+      '--quiet-ms',
+      '20',
+      '--max-delay-ms',
+      '100',
+    );
+    const statusOf = (key: string) =>
+      p
+        .output()
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+        .filter((l) => l.object === key)
+        .at(-1)?.status;
+    await waitFor(
+      () =>
+        statusOf('PluginInstallation/apps/hello')?.conditions?.some(
+          (c: { type: string; status: string }) => c.type === 'Fetched' && c.status === 'True',
+        ),
+      15_000,
+    );
     expect(statusOf('PluginInstallation/apps/hello').digest).toBe(digest);
-    await waitFor(() => statusOf('HTTPRoute/apps/web')?.parents?.[0]?.conditions?.some((c: { type: string; status: string }) => c.type === 'ResolvedRefs' && c.status === 'True'), 10_000);
+    await waitFor(
+      () =>
+        statusOf('HTTPRoute/apps/web')?.parents?.[0]?.conditions?.some(
+          (c: { type: string; status: string }) => c.type === 'ResolvedRefs' && c.status === 'True',
+        ),
+      10_000,
+    );
     const res = await p.stop();
     expect(res.code).toBe(0);
 
-    const events = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const events = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const fetches = events.filter((e) => e.kind === 'PluginFetch');
     expect(fetches.length).toBeGreaterThanOrEqual(1);
     expect(fetches[0]).toMatchObject({ source: 'plugins', type: 'upsert', namespace: 'apps', name: 'hello' });

@@ -14,13 +14,25 @@ import { adsClient, reader, type Stream } from '../../xds/test/ads-client.js';
 
 const GW = 'gateway.networking.k8s.io/v1';
 const gateway = (ports: number[]): KubeObject =>
-  ({ apiVersion: GW, kind: 'Gateway', metadata: { name: 'gw', namespace: 'infra' },
-    spec: { gatewayClassName: 'turnpike', listeners: ports.map((port) => ({ name: `http-${port}`, port, protocol: 'HTTP' })) } }) as KubeObject;
-const CLASS = { apiVersion: GW, kind: 'GatewayClass', metadata: { name: 'turnpike' }, spec: { controllerName: 'turnpike.dev/gateway-controller' } } as KubeObject;
+  ({
+    apiVersion: GW,
+    kind: 'Gateway',
+    metadata: { name: 'gw', namespace: 'infra' },
+    spec: {
+      gatewayClassName: 'turnpike',
+      listeners: ports.map((port) => ({ name: `http-${port}`, port, protocol: 'HTTP' })),
+    },
+  }) as KubeObject;
+const CLASS = {
+  apiVersion: GW,
+  kind: 'GatewayClass',
+  metadata: { name: 'turnpike' },
+  spec: { controllerName: 'turnpike.dev/gateway-controller' },
+} as KubeObject;
 const QUIET_MS = 30;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe('ProxiesInSync and config latency from the proxies\' ACKs', () => {
+describe("ProxiesInSync and config latency from the proxies' ACKs", () => {
   const source = new Subject<SourceEvent>();
   const metrics = createMetrics();
   const latencies: number[] = [];
@@ -42,16 +54,28 @@ describe('ProxiesInSync and config latency from the proxies\' ACKs', () => {
   beforeAll(async () => {
     xds = await startXds({
       address: '127.0.0.1:0',
-      log: (m) => { const p = /serving xDS on .*:(\d+)$/.exec(m); if (p) port = Number(p[1]); },
-      onConfigLatency: (g, s) => { latencies.push(s); metrics.configLatency.observe({ gateway: g }, s); },
+      log: (m) => {
+        const p = /serving xDS on .*:(\d+)$/.exec(m);
+        if (p) port = Number(p[1]);
+      },
+      onConfigLatency: (g, s) => {
+        latencies.push(s);
+        metrics.configLatency.observe({ gateway: g }, s);
+      },
     });
     controller = startController({
-      sources: [source, xds.events], sourceNames: ['test'], sinks: [xds], quietMs: QUIET_MS, maxDelayMs: 200,
+      sources: [source, xds.events],
+      sourceNames: ['test'],
+      sinks: [xds],
+      quietMs: QUIET_MS,
+      maxDelayMs: 200,
       onTranslation: (out: EngineOutput) => {
         const st = out.result.statuses.get('Gateway/infra/gw') as { conditions: Condition[] } | undefined;
         latest = st?.conditions.find((c) => c.type === 'turnpike.dev/ProxiesInSync');
       },
-      onError: (w, e) => { throw new Error(`${w}: ${e.message}`); },
+      onError: (w, e) => {
+        throw new Error(`${w}: ${e.message}`);
+      },
     });
     source.next(upsert('test', CLASS));
     source.next(upsert('test', gateway([80])));
@@ -66,11 +90,22 @@ describe('ProxiesInSync and config latency from the proxies\' ACKs', () => {
     a.write({ node: { id: 'proxy-a', cluster: 'infra/gw' }, type_url: TYPE.listener });
     const first = await nextA();
     const behind = await until((c) => c?.status === 'False');
-    expect(behind).toMatchObject({ reason: 'Behind', message: '1 of 1 connected proxies have not acknowledged the current configuration: proxy-a' });
+    expect(behind).toMatchObject({
+      reason: 'Behind',
+      message: '1 of 1 connected proxies have not acknowledged the current configuration: proxy-a',
+    });
 
     await sleep(600);
-    a.write({ node: { id: 'proxy-a', cluster: 'infra/gw' }, type_url: TYPE.listener, version_info: first.version_info, response_nonce: first.nonce });
-    expect(await until((c) => c?.status === 'True')).toMatchObject({ reason: 'InSync', message: 'All 1 connected proxies run the current configuration' });
+    a.write({
+      node: { id: 'proxy-a', cluster: 'infra/gw' },
+      type_url: TYPE.listener,
+      version_info: first.version_info,
+      response_nonce: first.nonce,
+    });
+    expect(await until((c) => c?.status === 'True')).toMatchObject({
+      reason: 'InSync',
+      message: 'All 1 connected proxies run the current configuration',
+    });
     expect(latencies).toHaveLength(1);
     expect(latencies[0]).toBeGreaterThanOrEqual(0.6);
 
@@ -80,7 +115,12 @@ describe('ProxiesInSync and config latency from the proxies\' ACKs', () => {
     const pushed = await nextA();
     expect(await until((c) => c?.status === 'False')).toMatchObject({ reason: 'Behind' });
     await sleep(400);
-    a.write({ node: { id: 'proxy-a', cluster: 'infra/gw' }, type_url: TYPE.listener, version_info: pushed.version_info, response_nonce: pushed.nonce });
+    a.write({
+      node: { id: 'proxy-a', cluster: 'infra/gw' },
+      type_url: TYPE.listener,
+      version_info: pushed.version_info,
+      response_nonce: pushed.nonce,
+    });
     await until((c) => c?.status === 'True');
     expect(latencies).toHaveLength(2);
     expect(latencies[1]).toBeGreaterThanOrEqual(0.4);
@@ -90,9 +130,13 @@ describe('ProxiesInSync and config latency from the proxies\' ACKs', () => {
     const nextB = reader(b);
     b.write({ node: { id: 'proxy-b', cluster: 'infra/gw' }, type_url: TYPE.listener });
     await nextB();
-    expect(await until((c) => c?.status === 'False')).toMatchObject({ message: '1 of 2 connected proxies have not acknowledged the current configuration: proxy-b' });
+    expect(await until((c) => c?.status === 'False')).toMatchObject({
+      message: '1 of 2 connected proxies have not acknowledged the current configuration: proxy-b',
+    });
     b.end();
-    expect(await until((c) => c?.status === 'True')).toMatchObject({ message: 'All 1 connected proxies run the current configuration' });
+    expect(await until((c) => c?.status === 'True')).toMatchObject({
+      message: 'All 1 connected proxies run the current configuration',
+    });
 
     // The metric: two observations for this Gateway, both above 0.25 s.
     const text = await metrics.registry.metrics();

@@ -36,7 +36,9 @@ spec:
   - matches: [{method: {service: test.Echo}}]
     backendRefs: [{name: a, port: 50051, weight: ${wa}}, {name: b, port: 50051, weight: ${wb}}]
 ---
-${['a', 'b'].map((n, i) => `apiVersion: v1
+${['a', 'b']
+  .map(
+    (n, i) => `apiVersion: v1
 kind: Service
 metadata: {name: ${n}, namespace: apps}
 spec: {ports: [{name: grpc, port: 50051, appProtocol: grpc}]}
@@ -47,7 +49,9 @@ metadata: {name: ${n}-1, namespace: apps, labels: {kubernetes.io/service-name: $
 addressType: IPv4
 ports: [{name: grpc, port: ${i === 0 ? a : b}}]
 endpoints: [{addresses: [127.0.0.1], conditions: {ready: true}}]
-`).join('---\n')}`;
+`,
+  )
+  .join('---\n')}`;
 
 describe('proxyless gRPC through turnpike run --dir', () => {
   const servers: { port: number; close: () => Promise<void> }[] = [];
@@ -63,7 +67,21 @@ describe('proxyless gRPC through turnpike run --dir', () => {
     const file = join(dir, 'grpc.yaml');
     const [a, b] = [servers[0]!.port, servers[1]!.port];
     writeFileSync(file, manifest(a, b, 80, 20));
-    const p = start('run', '--dir', dir, '--xds-address', '127.0.0.1:0', '--plugin-address', '127.0.0.1:0', '--quiet-ms', '20', '--max-delay-ms', '100', '--poll', '200');
+    const p = start(
+      'run',
+      '--dir',
+      dir,
+      '--xds-address',
+      '127.0.0.1:0',
+      '--plugin-address',
+      '127.0.0.1:0',
+      '--quiet-ms',
+      '20',
+      '--max-delay-ms',
+      '100',
+      '--poll',
+      '200',
+    );
     try {
       let adsPort = 0;
       await waitFor(() => {
@@ -82,7 +100,11 @@ describe('proxyless gRPC through turnpike run --dir', () => {
 
         writeFileSync(file, manifest(a, b, 100, 0));
         const t0 = Date.now();
-        await eventually(() => callMany(client.call, 50), (m) => m.get('a') === 50, 2000);
+        await eventually(
+          () => callMany(client.call, 50),
+          (m) => m.get('a') === 50,
+          2000,
+        );
         expect(Date.now() - t0).toBeLessThan(2000);
         const after = await callMany(client.call, 200);
         expect(after.get('a')).toBe(200);

@@ -18,7 +18,15 @@ describe('turnpike run --dir mistakes', () => {
     try {
       await waitFor(() => /serving xDS on 127\.0\.0\.1:\d+/.test(first.errors()));
       const port = /serving xDS on 127\.0\.0\.1:(\d+)/.exec(first.errors())![1]!;
-      const second = turnpike('run', '--dir', dir, '--xds-address', `127.0.0.1:${port}`, '--plugin-address', '127.0.0.1:0');
+      const second = turnpike(
+        'run',
+        '--dir',
+        dir,
+        '--xds-address',
+        `127.0.0.1:${port}`,
+        '--plugin-address',
+        '127.0.0.1:0',
+      );
       expect(second.code).toBe(2);
       expect(second.stderr).toMatch(new RegExp(`--xds-address 127\\.0\\.0\\.1:${port}: cannot listen`));
     } finally {

@@ -24,7 +24,9 @@ spec:
   rules: [{backendRefs: [{name: web, port: 80, weight: -5}]}]
 `;
 
-interface Translated { resources: { kind: string; metadata: { name: string }; status?: unknown }[] }
+interface Translated {
+  resources: { kind: string; metadata: { name: string }; status?: unknown }[];
+}
 
 describe('API server schema checks on file input', () => {
   it('translate leaves refused objects out, names each field, and translates the rest', () => {
@@ -35,10 +37,17 @@ describe('API server schema checks on file input', () => {
     expect(names).toContain('Gateway/gw');
     expect(names).not.toContain('Gateway/typo');
     expect(names).not.toContain('HTTPRoute/weights');
-    const lines = r.stderr.trim().split('\n').filter((l) => l.includes('as the API server would refuse it'));
+    const lines = r.stderr
+      .trim()
+      .split('\n')
+      .filter((l) => l.includes('as the API server would refuse it'));
     expect(lines).toEqual([
-      expect.stringMatching(/^turnpike: error: \S+all\.yaml: Gateway infra\/typo is invalid, .*spec\.listeners\[0\]\.port: 70000 is above the maximum 65535; spec\.listeners\[1\]\.port: must be an integer, not the string "eighty"; spec\.listeners\[2\]\.hostname: "Shop\.example\.com" does not match .* \(left out\)$/),
-      expect.stringMatching(/^turnpike: error: \S+all\.yaml: HTTPRoute infra\/weights is invalid, .*spec\.hostnames\[0\]: "shop\.\*\.com" does not match .*; spec\.rules\[0\]\.backendRefs\[0\]\.weight: -5 is below the minimum 0 \(left out\)$/),
+      expect.stringMatching(
+        /^turnpike: error: \S+all\.yaml: Gateway infra\/typo is invalid, .*spec\.listeners\[0\]\.port: 70000 is above the maximum 65535; spec\.listeners\[1\]\.port: must be an integer, not the string "eighty"; spec\.listeners\[2\]\.hostname: "Shop\.example\.com" does not match .* \(left out\)$/,
+      ),
+      expect.stringMatching(
+        /^turnpike: error: \S+all\.yaml: HTTPRoute infra\/weights is invalid, .*spec\.hostnames\[0\]: "shop\.\*\.com" does not match .*; spec\.rules\[0\]\.backendRefs\[0\]\.weight: -5 is below the minimum 0 \(left out\)$/,
+      ),
     ]);
   });
 
@@ -68,8 +77,12 @@ describe('API server schema checks on file input', () => {
     write(dir, 'bad.yaml', BAD);
     const run = start('run', '--dir', dir, '--no-xds', '--plugin-address', '127.0.0.1:0');
     try {
-      await waitFor(() => run.output().includes('Gateway/infra/gw') && run.errors().includes('HTTPRoute infra/weights'));
-      expect(run.errors()).toMatch(/error: \S+bad\.yaml: Gateway infra\/typo is invalid, as the API server would refuse it: spec\.listeners\[0\]\.port: 70000 .*\(not loaded\)/);
+      await waitFor(
+        () => run.output().includes('Gateway/infra/gw') && run.errors().includes('HTTPRoute infra/weights'),
+      );
+      expect(run.errors()).toMatch(
+        /error: \S+bad\.yaml: Gateway infra\/typo is invalid, as the API server would refuse it: spec\.listeners\[0\]\.port: 70000 .*\(not loaded\)/,
+      );
       expect(run.output()).not.toContain('Gateway/infra/typo');
     } finally {
       await run.stop();

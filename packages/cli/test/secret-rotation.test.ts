@@ -8,15 +8,47 @@ import { Subject } from 'rxjs';
 import { startController, type Controller } from '../src/controller.js';
 import { startXds, type XdsServing } from '../src/xds-serving.js';
 import { adsClient, reader, resourceText, type Stream } from '../../xds/test/ads-client.js';
-import { EXAMPLE_COM_CERT, EXAMPLE_COM_KEY, OTHER_TEST_CERT, OTHER_TEST_KEY } from '../../translator/test/tls-fixtures.js';
+import {
+  EXAMPLE_COM_CERT,
+  EXAMPLE_COM_KEY,
+  OTHER_TEST_CERT,
+  OTHER_TEST_KEY,
+} from '../../translator/test/tls-fixtures.js';
 
 const GW = 'gateway.networking.k8s.io/v1';
 const b64 = (s: string) => Buffer.from(s).toString('base64');
-const secret = (crt: string, key: string): KubeObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'cert', namespace: 'infra' }, type: 'kubernetes.io/tls', data: { 'tls.crt': b64(crt), 'tls.key': b64(key) } } as KubeObject);
+const secret = (crt: string, key: string): KubeObject =>
+  ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'cert', namespace: 'infra' },
+    type: 'kubernetes.io/tls',
+    data: { 'tls.crt': b64(crt), 'tls.key': b64(key) },
+  }) as KubeObject;
 const OBJECTS: KubeObject[] = [
-  { apiVersion: GW, kind: 'GatewayClass', metadata: { name: 'turnpike' }, spec: { controllerName: 'turnpike.dev/gateway-controller' } },
-  { apiVersion: GW, kind: 'Gateway', metadata: { name: 'gw', namespace: 'infra' }, spec: { gatewayClassName: 'turnpike', listeners: [
-    { name: 'https', port: 443, protocol: 'HTTPS', hostname: '*.example.com', tls: { certificateRefs: [{ name: 'cert' }] } }] } },
+  {
+    apiVersion: GW,
+    kind: 'GatewayClass',
+    metadata: { name: 'turnpike' },
+    spec: { controllerName: 'turnpike.dev/gateway-controller' },
+  },
+  {
+    apiVersion: GW,
+    kind: 'Gateway',
+    metadata: { name: 'gw', namespace: 'infra' },
+    spec: {
+      gatewayClassName: 'turnpike',
+      listeners: [
+        {
+          name: 'https',
+          port: 443,
+          protocol: 'HTTPS',
+          hostname: '*.example.com',
+          tls: { certificateRefs: [{ name: 'cert' }] },
+        },
+      ],
+    },
+  },
   secret(EXAMPLE_COM_CERT, EXAMPLE_COM_KEY),
 ] as KubeObject[];
 const QUIET_MS = 50;
@@ -28,8 +60,23 @@ describe('certificate rotation', () => {
   let controller: Controller;
   let port = 0;
   beforeAll(async () => {
-    xds = await startXds({ address: '127.0.0.1:0', log: (m) => { const p = /serving xDS on .*:(\d+)$/.exec(m); if (p) port = Number(p[1]); } });
-    controller = startController({ sources: [source], sourceNames: ['test'], sinks: [xds], quietMs: QUIET_MS, maxDelayMs: 200, onError: (w, e) => { throw new Error(`${w}: ${e.message}`); } });
+    xds = await startXds({
+      address: '127.0.0.1:0',
+      log: (m) => {
+        const p = /serving xDS on .*:(\d+)$/.exec(m);
+        if (p) port = Number(p[1]);
+      },
+    });
+    controller = startController({
+      sources: [source],
+      sourceNames: ['test'],
+      sinks: [xds],
+      quietMs: QUIET_MS,
+      maxDelayMs: 200,
+      onError: (w, e) => {
+        throw new Error(`${w}: ${e.message}`);
+      },
+    });
     for (const o of OBJECTS) source.next(upsert('test', o));
     source.next(synced('test'));
   });
@@ -41,7 +88,13 @@ describe('certificate rotation', () => {
     sotw.write({ node, type_url: TYPE.secret, resource_names: ['infra/cert'] });
     const first = await nextSotw();
     expect(resourceText(first)).toContain(EXAMPLE_COM_CERT.slice(40, 80));
-    sotw.write({ node, type_url: TYPE.secret, resource_names: ['infra/cert'], version_info: first.version_info, response_nonce: first.nonce });
+    sotw.write({
+      node,
+      type_url: TYPE.secret,
+      resource_names: ['infra/cert'],
+      version_info: first.version_info,
+      response_nonce: first.nonce,
+    });
 
     const delta: Stream = adsClient(port).DeltaAggregatedResources();
     const nextDelta = reader(delta);

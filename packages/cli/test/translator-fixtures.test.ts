@@ -14,7 +14,9 @@ import { translatePaths } from '../src/offline.js';
 import { observe, type Observed } from './fixture-format.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../translator/test/fixtures');
-const cases = readdirSync(root).filter((d) => existsSync(join(root, d, 'input.yaml'))).sort();
+const cases = readdirSync(root)
+  .filter((d) => existsSync(join(root, d, 'input.yaml')))
+  .sort();
 
 interface Expected extends Partial<Omit<Observed, 'messages'>> {
   /** Substrings each object's condition messages must contain. */
@@ -29,7 +31,8 @@ describe('translator fixtures', () => {
   for (const name of cases) {
     it(name, () => {
       const seen = observe(translatePaths([join(root, name, 'input.yaml')], '2030-01-01T00:00:00Z', 'ignore').result);
-      if (process.env.FIXTURES_SHOW) process.stdout.write(`--- ${name}\n${stringify({ statuses: seen.statuses, xds: seen.xds })}`);
+      if (process.env.FIXTURES_SHOW)
+        process.stdout.write(`--- ${name}\n${stringify({ statuses: seen.statuses, xds: seen.xds })}`);
       const want = parse(readFileSync(join(root, name, 'expected.yaml'), 'utf8')) as Expected;
       // Every status the translation wrote is stated, and nothing else.
       expect(seen.statuses).toEqual(want.statuses ?? {});

@@ -11,7 +11,12 @@ import { MANIFEST, start, tmp, turnpike, waitFor, write } from './cli-helpers.js
 const DAY = 86_400_000;
 const SERVER = 'xds.test';
 
-async function firstAs(port: number, creds: { cert: string; key: string }, ca: string, node: string): Promise<{ ok: boolean; details?: string }> {
+async function firstAs(
+  port: number,
+  creds: { cert: string; key: string },
+  ca: string,
+  node: string,
+): Promise<{ ok: boolean; details?: string }> {
   const r = await openListenerStream(port, { ca, ...creds, serverName: SERVER }, node, 5000);
   if (!r.ok) return { ok: false, details: r.details };
   r.stream.end();
@@ -25,21 +30,55 @@ describe('run --dir serving xDS over mTLS from files', () => {
   let port = 0;
   beforeAll(async () => {
     ca = await createAuthority('file CA', DAY);
-    const serving = await issueCertificate(ca, { commonName: SERVER, dnsNames: [SERVER], usage: 'server', validityMs: DAY });
+    const serving = await issueCertificate(ca, {
+      commonName: SERVER,
+      dnsNames: [SERVER],
+      usage: 'server',
+      validityMs: DAY,
+    });
     const certs = tmp();
     dir = tmp();
     write(dir, 'all.yaml', MANIFEST);
-    p = start('run', '--dir', dir, '--xds-address', '127.0.0.1:0', '--plugin-address', '127.0.0.1:0', '--quiet-ms', '20', '--max-delay-ms', '100',
-      '--xds-tls-cert', write(certs, 'tls.crt', serving.certPem), '--xds-tls-key', write(certs, 'tls.key', serving.keyPem), '--xds-client-ca', write(certs, 'ca.crt', ca.certPem));
+    p = start(
+      'run',
+      '--dir',
+      dir,
+      '--xds-address',
+      '127.0.0.1:0',
+      '--plugin-address',
+      '127.0.0.1:0',
+      '--quiet-ms',
+      '20',
+      '--max-delay-ms',
+      '100',
+      '--xds-tls-cert',
+      write(certs, 'tls.crt', serving.certPem),
+      '--xds-tls-key',
+      write(certs, 'tls.key', serving.keyPem),
+      '--xds-client-ca',
+      write(certs, 'ca.crt', ca.certPem),
+    );
     await waitFor(() => /serving xDS on 127\.0\.0\.1:(\d+) \(mTLS/.test(p.errors()), 15_000);
     port = Number(/serving xDS on 127\.0\.0\.1:(\d+)/.exec(p.errors())![1]);
   }, 30_000);
-  afterAll(async () => { await p?.stop(); });
+  afterAll(async () => {
+    await p?.stop();
+  });
 
   it('serves the Gateway the client certificate names, and refuses another', async () => {
-    const mine = await issueCertificate(ca, { commonName: 'gw', uris: [gatewayIdentity('turnpike.local', 'infra', 'gw')], usage: 'client', validityMs: DAY });
+    const mine = await issueCertificate(ca, {
+      commonName: 'gw',
+      uris: [gatewayIdentity('turnpike.local', 'infra', 'gw')],
+      usage: 'client',
+      validityMs: DAY,
+    });
     expect(await firstAs(port, { cert: mine.certPem, key: mine.keyPem }, ca.certPem, 'infra/gw')).toEqual({ ok: true });
-    const other = await issueCertificate(ca, { commonName: 'x', uris: [gatewayIdentity('turnpike.local', 'infra', 'other')], usage: 'client', validityMs: DAY });
+    const other = await issueCertificate(ca, {
+      commonName: 'x',
+      uris: [gatewayIdentity('turnpike.local', 'infra', 'other')],
+      usage: 'client',
+      validityMs: DAY,
+    });
     const refused = await firstAs(port, { cert: other.certPem, key: other.keyPem }, ca.certPem, 'infra/gw');
     expect(refused.ok).toBe(false);
     expect(refused.details).toContain("Gateway infra/other's; node.cluster infra/gw is not served to it");
@@ -49,7 +88,17 @@ describe('run --dir serving xDS over mTLS from files', () => {
 describe('bootstrap --xds-tls-dir', () => {
   it('writes envoy.json and the SDS files it names, all pointing at the certificate directory', () => {
     const out = tmp();
-    const r = turnpike('bootstrap', '--gateway', 'infra/gw', '--xds-address', 'turnpike.turnpike-system.svc:18000', '--xds-tls-dir', '/etc/turnpike/xds', '--out-dir', out);
+    const r = turnpike(
+      'bootstrap',
+      '--gateway',
+      'infra/gw',
+      '--xds-address',
+      'turnpike.turnpike-system.svc:18000',
+      '--xds-tls-dir',
+      '/etc/turnpike/xds',
+      '--out-dir',
+      out,
+    );
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const b = JSON.parse(readFileSync(join(out, 'envoy.json'), 'utf8'));

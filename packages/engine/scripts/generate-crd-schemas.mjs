@@ -49,7 +49,9 @@ for (const file of files.sort()) {
     const { group, names, scope, versions } = crd.spec;
     kinds[`${group}/${names.kind}`] = {
       scope,
-      versions: Object.fromEntries(versions.filter((v) => v.served).map((v) => [v.name, strip(v.schema.openAPIV3Schema)])),
+      versions: Object.fromEntries(
+        versions.filter((v) => v.served).map((v) => [v.name, strip(v.schema.openAPIV3Schema)]),
+      ),
     };
   }
 }

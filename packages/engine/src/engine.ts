@@ -40,7 +40,12 @@ export interface EngineOutput {
 }
 
 interface State {
-  snapshot: Snapshot; seq: number; changed: boolean; synced: Set<string>; ready: boolean; becameReady: boolean;
+  snapshot: Snapshot;
+  seq: number;
+  changed: boolean;
+  synced: Set<string>;
+  ready: boolean;
+  becameReady: boolean;
   /** The `at` of the first relevant event no translation has seen yet. */
   pendingSince?: string;
 }
@@ -71,22 +76,43 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
     }),
   );
 
-  let state: State = { snapshot: EMPTY_SNAPSHOT, seq: 0, changed: false, synced: new Set(), ready: required.size === 0, becameReady: false };
+  let state: State = {
+    snapshot: EMPTY_SNAPSHOT,
+    seq: 0,
+    changed: false,
+    synced: new Set(),
+    ready: required.size === 0,
+    becameReady: false,
+  };
   // Connected only after every consumer subscribed, so synchronous sources lose nothing.
-  const state$ = connectable(events$.pipe(
-    map((e) => {
-      opts.onEvent?.(e);
-      const { snapshot, relevant } = applyEvents(state.snapshot, [e]);
-      const synced = state.synced;
-      if (e.type === 'synced' && e.kind === '*') synced.add(e.source);
-      const ready = [...required].every((s) => synced.has(s));
-      const pendingSince = state.pendingSince ?? (relevant ? e.at : undefined);
-      state = { snapshot, seq: e.seq, changed: relevant, synced, ready, becameReady: ready && !state.ready, ...(pendingSince ? { pendingSince } : {}) };
-      return state;
-    }),
-  ), { connector: () => new Subject<State>(), resetOnDisconnect: false });
+  const state$ = connectable(
+    events$.pipe(
+      map((e) => {
+        opts.onEvent?.(e);
+        const { snapshot, relevant } = applyEvents(state.snapshot, [e]);
+        const synced = state.synced;
+        if (e.type === 'synced' && e.kind === '*') synced.add(e.source);
+        const ready = [...required].every((s) => synced.has(s));
+        const pendingSince = state.pendingSince ?? (relevant ? e.at : undefined);
+        state = {
+          snapshot,
+          seq: e.seq,
+          changed: relevant,
+          synced,
+          ready,
+          becameReady: ready && !state.ready,
+          ...(pendingSince ? { pendingSince } : {}),
+        };
+        return state;
+      }),
+    ),
+    { connector: () => new Subject<State>(), resetOnDisconnect: false },
+  );
 
-  const ready$ = state$.pipe(filter((s) => s.ready), take(1));
+  const ready$ = state$.pipe(
+    filter((s) => s.ready),
+    take(1),
+  );
   let lastHash = '';
   let hasher = new OutputHasher();
   let last: TranslateResult | undefined;
@@ -95,7 +121,12 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
   let restarted = false;
   const outputs$ = state$.pipe(
     filter((s) => s.changed || s.becameReady),
-    holdoff<State>({ quietMs: opts.quietMs ?? DEFAULT_QUIET_MS, maxDelayMs: opts.maxDelayMs ?? DEFAULT_MAX_DELAY_MS, ready: required.size ? ready$ : undefined, scheduler }),
+    holdoff<State>({
+      quietMs: opts.quietMs ?? DEFAULT_QUIET_MS,
+      maxDelayMs: opts.maxDelayMs ?? DEFAULT_MAX_DELAY_MS,
+      ready: required.size ? ready$ : undefined,
+      scheduler,
+    }),
     map((s) => {
       // Translate the latest snapshot (level-triggered), not only the batch that woke us.
       const current = state;
@@ -119,7 +150,15 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
       lastHash = hash;
       void s;
       const durationMs = performance.now() - t0;
-      return { seq: current.seq, hash, changed, ...translated, snapshot: current.snapshot, durationMs, since } satisfies EngineOutput;
+      return {
+        seq: current.seq,
+        hash,
+        changed,
+        ...translated,
+        snapshot: current.snapshot,
+        durationMs,
+        since,
+      } satisfies EngineOutput;
     }),
     filter((o): o is EngineOutput => o !== undefined),
   );
@@ -135,7 +174,8 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
 
 /** Every key of either output, as changes (what a sink needs to resynchronise). */
 function everyKey(a: TranslateResult, b: TranslateResult): OutputChanges {
-  const keys = (x: ReadonlyMap<string, unknown>, y: ReadonlyMap<string, unknown>) => [...new Set([...x.keys(), ...y.keys()])].sort();
+  const keys = (x: ReadonlyMap<string, unknown>, y: ReadonlyMap<string, unknown>) =>
+    [...new Set([...x.keys(), ...y.keys()])].sort();
   return {
     statuses: keys(a.statuses, b.statuses),
     gateways: keys(a.xdsIR.gateways, b.xdsIR.gateways),

@@ -7,15 +7,29 @@ import type { WatchEvent } from './events.js';
 export const LOG_FORMAT = 'turnpike.events';
 export const LOG_VERSION = 1;
 
-export interface LogHeader { format: typeof LOG_FORMAT; version: number; createdAt: string; quietMs: number; maxDelayMs: number; source?: string }
-export interface OutputRecord { type: 'output'; seq: number; hash: string }
+export interface LogHeader {
+  format: typeof LOG_FORMAT;
+  version: number;
+  createdAt: string;
+  quietMs: number;
+  maxDelayMs: number;
+  source?: string;
+}
+export interface OutputRecord {
+  type: 'output';
+  seq: number;
+  hash: string;
+}
 export type LogRecord = WatchEvent | OutputRecord;
 
 export class LogFormatError extends Error {}
 
 export class EventLogWriter {
   private fd: number | undefined;
-  constructor(readonly path: string, header: Omit<LogHeader, 'format' | 'version'>) {
+  constructor(
+    readonly path: string,
+    header: Omit<LogHeader, 'format' | 'version'>,
+  ) {
     this.fd = openSync(path, 'w');
     this.writeLine({ format: LOG_FORMAT, version: LOG_VERSION, ...header });
   }
@@ -35,7 +49,11 @@ export class EventLogWriter {
   }
 }
 
-export interface ParsedLog { header: LogHeader; events: WatchEvent[]; outputs: OutputRecord[] }
+export interface ParsedLog {
+  header: LogHeader;
+  events: WatchEvent[];
+  outputs: OutputRecord[];
+}
 
 export function parseEventLog(text: string, path = 'log'): ParsedLog {
   const lines = text.split('\n');
@@ -53,23 +71,36 @@ export function parseEventLog(text: string, path = 'log'): ParsedLog {
       throw new LogFormatError(`${path}:${i + 1}: not a JSON line`);
     }
     if (!header) {
-      if (v.format !== LOG_FORMAT) throw new LogFormatError(`${path}:1: not a turnpike event log (format is ${JSON.stringify(v.format)}, want ${LOG_FORMAT})`);
-      if (v.version !== LOG_VERSION) throw new LogFormatError(`${path}:1: event log version ${String(v.version)} is not supported (want ${LOG_VERSION})`);
+      if (v.format !== LOG_FORMAT)
+        throw new LogFormatError(
+          `${path}:1: not a turnpike event log (format is ${JSON.stringify(v.format)}, want ${LOG_FORMAT})`,
+        );
+      if (v.version !== LOG_VERSION)
+        throw new LogFormatError(
+          `${path}:1: event log version ${String(v.version)} is not supported (want ${LOG_VERSION})`,
+        );
       header = v as unknown as LogHeader;
       return;
     }
     if (v.type === 'output') {
-      if (typeof v.seq !== 'number' || typeof v.hash !== 'string') throw new LogFormatError(`${path}:${i + 1}: output line needs seq and hash`);
+      if (typeof v.seq !== 'number' || typeof v.hash !== 'string')
+        throw new LogFormatError(`${path}:${i + 1}: output line needs seq and hash`);
       outputs.push(v as unknown as OutputRecord);
       return;
     }
-    if (v.type !== 'upsert' && v.type !== 'delete' && v.type !== 'synced') throw new LogFormatError(`${path}:${i + 1}: unknown record type ${JSON.stringify(v.type)}`);
-    if (typeof v.seq !== 'number' || typeof v.at !== 'string' || typeof v.kind !== 'string') throw new LogFormatError(`${path}:${i + 1}: event needs seq, at and kind`);
-    if (v.type === 'upsert' && (typeof v.object !== 'object' || v.object === null)) throw new LogFormatError(`${path}:${i + 1}: upsert event ${v.seq} has no object`);
+    if (v.type !== 'upsert' && v.type !== 'delete' && v.type !== 'synced')
+      throw new LogFormatError(`${path}:${i + 1}: unknown record type ${JSON.stringify(v.type)}`);
+    if (typeof v.seq !== 'number' || typeof v.at !== 'string' || typeof v.kind !== 'string')
+      throw new LogFormatError(`${path}:${i + 1}: event needs seq, at and kind`);
+    if (v.type === 'upsert' && (typeof v.object !== 'object' || v.object === null))
+      throw new LogFormatError(`${path}:${i + 1}: upsert event ${v.seq} has no object`);
     // Events are numbered in the order they happened: a number going back means lines were
     // reordered or spliced from another log, and replaying it would not be what happened.
     const prev = events[events.length - 1];
-    if (prev && (v.seq as number) <= prev.seq) throw new LogFormatError(`${path}:${i + 1}: event ${v.seq} comes after event ${prev.seq}; event numbers must increase`);
+    if (prev && (v.seq as number) <= prev.seq)
+      throw new LogFormatError(
+        `${path}:${i + 1}: event ${v.seq} comes after event ${prev.seq}; event numbers must increase`,
+      );
     events.push(v as unknown as WatchEvent);
   });
   if (!header) throw new LogFormatError(`${path}: empty event log`);

@@ -41,7 +41,10 @@ export function manifestProblem(o: KubeObject, where: string, validation: Manife
 
 const YAML_EXT = new Set(['.yaml', '.yml', '.json']);
 
-export interface FileStamp { mtimeMs: number; size: number }
+export interface FileStamp {
+  mtimeMs: number;
+  size: number;
+}
 
 /**
  * The manifest files under a path (a file is taken whatever its extension), in a stable order,
@@ -100,7 +103,11 @@ export function listManifestTree(root: string, warn: (message: string) => void):
 
 /** Files under a path, in a stable order; an entry that cannot be read is an error naming it. */
 export function listManifestFiles(path: string): string[] {
-  return [...listManifestTree(path, (message) => { throw new ManifestError(message); }).keys()];
+  return [
+    ...listManifestTree(path, (message) => {
+      throw new ManifestError(message);
+    }).keys(),
+  ];
 }
 
 // An anchor or alias outside quotes (`&a`, `*a`): such files take the careful path, which caps
@@ -119,7 +126,8 @@ export function parseManifests(text: string, file: string): KubeObject[] {
       const out: KubeObject[] = [];
       for (const value of jsyaml.loadAll(text, undefined, { schema: jsyaml.CORE_SCHEMA, filename: file })) {
         if (value === null || value === undefined) continue;
-        for (const item of isList(value) ? (value as { items: unknown[] }).items : [value]) out.push(checkObject(item, file));
+        for (const item of isList(value) ? (value as { items: unknown[] }).items : [value])
+          out.push(checkObject(item, file));
       }
       return out;
     } catch {
@@ -150,15 +158,24 @@ function parseCarefully(text: string, file: string): KubeObject[] {
 }
 
 function isList(v: unknown): boolean {
-  return typeof v === 'object' && v !== null && typeof (v as { kind?: unknown }).kind === 'string' && (v as { kind: string }).kind.endsWith('List') && Array.isArray((v as { items?: unknown }).items);
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof (v as { kind?: unknown }).kind === 'string' &&
+    (v as { kind: string }).kind.endsWith('List') &&
+    Array.isArray((v as { items?: unknown }).items)
+  );
 }
 
 function checkObject(v: unknown, where: string): KubeObject {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ManifestError(`${where}: document is not an object`);
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw new ManifestError(`${where}: document is not an object`);
   const o = v as Partial<KubeObject>;
   if (typeof o.kind !== 'string' || !o.kind) throw new ManifestError(`${where}: document has no "kind"`);
-  if (typeof o.apiVersion !== 'string' || !o.apiVersion) throw new ManifestError(`${where}: ${o.kind} has no "apiVersion"`);
-  if (typeof o.metadata?.name !== 'string' || !o.metadata.name) throw new ManifestError(`${where}: ${o.kind} has no "metadata.name"`);
+  if (typeof o.apiVersion !== 'string' || !o.apiVersion)
+    throw new ManifestError(`${where}: ${o.kind} has no "apiVersion"`);
+  if (typeof o.metadata?.name !== 'string' || !o.metadata.name)
+    throw new ManifestError(`${where}: ${o.kind} has no "metadata.name"`);
   return o as KubeObject;
 }
 

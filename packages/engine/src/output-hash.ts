@@ -16,7 +16,12 @@ type Section = 'statuses' | 'xds' | 'endpoints' | 'infra';
 type HashedOutput = Pick<TranslateResult, 'statuses' | 'xdsIR' | 'infraIR'>;
 
 function sections(result: HashedOutput): [Section, ReadonlyMap<string, unknown>][] {
-  return [['statuses', result.statuses], ['xds', result.xdsIR.gateways], ['endpoints', result.xdsIR.endpoints], ['infra', result.infraIR.gateways]];
+  return [
+    ['statuses', result.statuses],
+    ['xds', result.xdsIR.gateways],
+    ['endpoints', result.xdsIR.endpoints],
+    ['infra', result.infraIR.gateways],
+  ];
 }
 
 /**
@@ -38,7 +43,11 @@ function routeToken(route: object): string {
 
 function gatewayForm(ir: unknown): string {
   // Routes (`source`) and clusters (`service`) are the pieces route results share with the IR.
-  return stringify(ir, (_key, v: unknown) => (v !== ir && typeof v === 'object' && v !== null && ('source' in v || 'service' in v) ? routeToken(v) : v)) ?? 'null';
+  return (
+    stringify(ir, (_key, v: unknown) =>
+      v !== ir && typeof v === 'object' && v !== null && ('source' in v || 'service' in v) ? routeToken(v) : v,
+    ) ?? 'null'
+  );
 }
 
 function entryHash(section: Section, key: string, value: unknown): bigint {
@@ -53,7 +62,8 @@ const hex = (sum: bigint) => sum.toString(16).padStart(64, '0');
 /** The hash of a whole output, from scratch. */
 export function outputHash(result: HashedOutput): string {
   let sum = 0n;
-  for (const [section, map] of sections(result)) for (const [k, v] of map) sum = (sum + entryHash(section, k, v)) % MODULUS;
+  for (const [section, map] of sections(result))
+    for (const [k, v] of map) sum = (sum + entryHash(section, k, v)) % MODULUS;
   return hex(sum);
 }
 
@@ -63,7 +73,12 @@ export class OutputHasher {
   private sum = 0n;
 
   update(result: HashedOutput, changes: OutputChanges): string {
-    const changed: Record<Section, readonly string[]> = { statuses: changes.statuses, xds: changes.gateways, endpoints: changes.endpoints, infra: changes.infra };
+    const changed: Record<Section, readonly string[]> = {
+      statuses: changes.statuses,
+      xds: changes.gateways,
+      endpoints: changes.endpoints,
+      infra: changes.infra,
+    };
     for (const [section, map] of sections(result)) {
       for (const key of changed[section]) {
         const id = `${section}\t${key}`;

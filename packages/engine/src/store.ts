@@ -25,7 +25,10 @@ export function isRelevantChange(prev: KubeObject | undefined, next: KubeObject)
   return !prev || !sameForTranslation(prev, next);
 }
 
-export interface ApplyResult { snapshot: Snapshot; relevant: boolean }
+export interface ApplyResult {
+  snapshot: Snapshot;
+  relevant: boolean;
+}
 
 type MutableStore = Map<string, Map<string, Map<string, KubeObject>>>;
 

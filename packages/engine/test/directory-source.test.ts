@@ -8,7 +8,8 @@ import type { Subscription } from 'rxjs';
 import type { SourceEvent } from '../src/events.js';
 import { directorySource } from '../src/sources/directory.js';
 
-const cm = (name: string, value: string, ns = 'apps') => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${ns}}\ndata: {v: "${value}"}\n`;
+const cm = (name: string, value: string, ns = 'apps') =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${ns}}\ndata: {v: "${value}"}\n`;
 const dirs: string[] = [];
 const subs: Subscription[] = [];
 afterEach(() => {
@@ -28,7 +29,11 @@ function tree(files: Record<string, string>): string {
 
 function watchDir(dir: string, errors: string[] = []) {
   const events: SourceEvent[] = [];
-  subs.push(directorySource(dir, { pollMs: 50, onError: (m) => errors.push(m), now: () => '2026-01-01T00:00:00Z' }).subscribe((e) => events.push(e)));
+  subs.push(
+    directorySource(dir, { pollMs: 50, onError: (m) => errors.push(m), now: () => '2026-01-01T00:00:00Z' }).subscribe(
+      (e) => events.push(e),
+    ),
+  );
   return events;
 }
 
@@ -97,7 +102,9 @@ describe('directory source', () => {
     await until(() => errors.length > 0);
     await new Promise((r) => setTimeout(r, 200));
     expect(names(events)).toEqual([]);
-    expect(errors[0]).toMatch(new RegExp(`${join(dir, 'a.yaml')}: ConfigMap/apps/same is defined twice \\(first in ${join(dir, 'b.yaml')}\\)`));
+    expect(errors[0]).toMatch(
+      new RegExp(`${join(dir, 'a.yaml')}: ConfigMap/apps/same is defined twice \\(first in ${join(dir, 'b.yaml')}\\)`),
+    );
     // The live copy goes away: the other one takes over.
     rmSync(join(dir, 'b.yaml'));
     await until(() => events.length > 0);
@@ -112,13 +119,17 @@ describe('directory source', () => {
     const dir = tree({ 'a.yaml': gw('bad', 70000) + '---\n' + gw('good', 80) });
     const events = watchDir(dir, errors);
     expect(names(events)).toEqual(['upsert good']);
-    expect(errors).toEqual([`${join(dir, 'a.yaml')}: Gateway infra/bad is invalid, as the API server would refuse it: spec.listeners[0].port: 70000 is above the maximum 65535 (not loaded)`]);
+    expect(errors).toEqual([
+      `${join(dir, 'a.yaml')}: Gateway infra/bad is invalid, as the API server would refuse it: spec.listeners[0].port: 70000 is above the maximum 65535 (not loaded)`,
+    ]);
     events.length = 0;
     writeFileSync(join(dir, 'a.yaml'), gw('bad', 70000) + '---\n' + gw('good', 'eighty'));
     await until(() => errors.length > 1);
     await new Promise((r) => setTimeout(r, 200));
     expect(names(events)).toEqual([]);
-    expect(errors[1]).toMatch(/Gateway infra\/good is invalid, .*spec\.listeners\[0\]\.port: must be an integer, not the string "eighty" \(keeping its previous version\)$/);
+    expect(errors[1]).toMatch(
+      /Gateway infra\/good is invalid, .*spec\.listeners\[0\]\.port: must be an integer, not the string "eighty" \(keeping its previous version\)$/,
+    );
     writeFileSync(join(dir, 'a.yaml'), gw('bad', 8080) + '---\n' + gw('good', 81));
     await until(() => events.length >= 2);
     expect(names(events).sort()).toEqual(['upsert bad', 'upsert good']);

@@ -8,7 +8,16 @@ describe('event log', () => {
   it('writes a header, events and output lines that parse back', () => {
     const path = join(mkdtempSync(join(tmpdir(), 'tp-log-')), 'events.ndjson');
     const w = new EventLogWriter(path, { createdAt: '2026-01-01T00:00:00Z', quietMs: 100, maxDelayMs: 500 });
-    w.event({ seq: 1, at: '2026-01-01T00:00:00.000Z', source: 'dir', type: 'upsert', kind: 'Service', namespace: 'a', name: 's', object: { apiVersion: 'v1', kind: 'Service', metadata: { name: 's', namespace: 'a' } } });
+    w.event({
+      seq: 1,
+      at: '2026-01-01T00:00:00.000Z',
+      source: 'dir',
+      type: 'upsert',
+      kind: 'Service',
+      namespace: 'a',
+      name: 's',
+      object: { apiVersion: 'v1', kind: 'Service', metadata: { name: 's', namespace: 'a' } },
+    });
     w.event({ seq: 2, at: '2026-01-01T00:00:00.001Z', source: 'dir', type: 'synced', kind: '*' });
     w.output(2, 'abc');
     w.close();
@@ -26,9 +35,14 @@ describe('event log', () => {
   });
   it('rejects event numbers that go back (lines reordered or spliced from another log), naming the line', () => {
     const head = '{"format":"turnpike.events","version":1,"createdAt":"x","quietMs":100,"maxDelayMs":500}';
-    const ev = (seq: number) => `{"seq":${seq},"at":"2026-01-01T00:00:00.000Z","source":"d","type":"synced","kind":"*"}`;
-    expect(() => parseEventLog(`${head}\n${ev(1)}\n${ev(3)}\n${ev(2)}\n`, 'x.log')).toThrow('x.log:4: event 2 comes after event 3; event numbers must increase');
-    expect(() => parseEventLog(`${head}\n${ev(1)}\n${ev(1)}\n`, 'x.log')).toThrow(/x.log:3: event 1 comes after event 1/);
+    const ev = (seq: number) =>
+      `{"seq":${seq},"at":"2026-01-01T00:00:00.000Z","source":"d","type":"synced","kind":"*"}`;
+    expect(() => parseEventLog(`${head}\n${ev(1)}\n${ev(3)}\n${ev(2)}\n`, 'x.log')).toThrow(
+      'x.log:4: event 2 comes after event 3; event numbers must increase',
+    );
+    expect(() => parseEventLog(`${head}\n${ev(1)}\n${ev(1)}\n`, 'x.log')).toThrow(
+      /x.log:3: event 1 comes after event 1/,
+    );
     expect(parseEventLog(`${head}\n${ev(1)}\n${ev(5)}\n`).events.map((e) => e.seq)).toEqual([1, 5]);
   });
   it('rejects other formats and versions', () => {

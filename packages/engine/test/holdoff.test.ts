@@ -25,7 +25,9 @@ describe('holdoff', () => {
       // 500ms (first change at 0) and at 1020ms (first change after that flush at 520).
       const marbles = Array.from({ length: 30 }, () => 'x 39ms').join(' ');
       const src = hot(marbles);
-      expectObservable(src.pipe(holdoff({ quietMs: 100, maxDelayMs: 500 })), '^ 1199ms !').toBe('500ms x 519ms x', { x: 'x' });
+      expectObservable(src.pipe(holdoff({ quietMs: 100, maxDelayMs: 500 })), '^ 1199ms !').toBe('500ms x 519ms x', {
+        x: 'x',
+      });
     });
   });
   it('emits nothing before the gate opens, then flushes what is pending at once', () => {
@@ -39,7 +41,10 @@ describe('holdoff', () => {
     scheduler().run(({ hot, expectObservable }) => {
       const src = hot('a 199ms b');
       const ready = hot('50ms r');
-      expectObservable(src.pipe(holdoff({ quietMs: 100, maxDelayMs: 500, ready }))).toBe('50ms a 249ms b', { a: 'a', b: 'b' });
+      expectObservable(src.pipe(holdoff({ quietMs: 100, maxDelayMs: 500, ready }))).toBe('50ms a 249ms b', {
+        a: 'a',
+        b: 'b',
+      });
     });
   });
 });

@@ -38,10 +38,14 @@ items:
 
 describe('manifest parsing', () => {
   it('the fast path reads what the YAML 1.2 core parser reads (no timestamps, no YAML 1.1 booleans)', () => {
-    const careful = YAML.parseAllDocuments(TRICKY).map((d) => d.toJS()).filter((v) => v !== null);
+    const careful = YAML.parseAllDocuments(TRICKY)
+      .map((d) => d.toJS())
+      .filter((v) => v !== null);
     const expected = [careful[0], ...(careful[1] as { items: unknown[] }).items];
     expect(parseManifests(TRICKY, 'tricky.yaml')).toEqual(expected);
-    expect((parseManifests(TRICKY, 'tricky.yaml')[0] as unknown as { data: Record<string, unknown> }).data).toMatchObject({ yes: 'yes', octal: 755, hex: 31, tilde: null });
+    expect(
+      (parseManifests(TRICKY, 'tricky.yaml')[0] as unknown as { data: Record<string, unknown> }).data,
+    ).toMatchObject({ yes: 'yes', octal: 755, hex: 31, tilde: null });
   });
 
   it('anchors and aliases go the careful way and resolve', () => {
@@ -50,7 +54,14 @@ describe('manifest parsing', () => {
   });
 
   it('a syntax error names file:line:column, an object without a name names the document line', () => {
-    expect(() => parseManifests('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [a\n', 'bad.yaml')).toThrow(/^bad\.yaml:\d+:\d+: YAML syntax error/);
-    expect(() => parseManifests('apiVersion: v1\nkind: A\nmetadata: {name: a}\n---\napiVersion: v1\nkind: B\nmetadata: {}\n', 'b.yaml')).toThrow(new ManifestError('b.yaml:5: B has no "metadata.name"'));
+    expect(() => parseManifests('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [a\n', 'bad.yaml')).toThrow(
+      /^bad\.yaml:\d+:\d+: YAML syntax error/,
+    );
+    expect(() =>
+      parseManifests(
+        'apiVersion: v1\nkind: A\nmetadata: {name: a}\n---\napiVersion: v1\nkind: B\nmetadata: {}\n',
+        'b.yaml',
+      ),
+    ).toThrow(new ManifestError('b.yaml:5: B has no "metadata.name"'));
   });
 });

@@ -14,11 +14,21 @@ const GW = 'gateway.networking.k8s.io/v1';
 const here = dirname(fileURLToPath(import.meta.url));
 
 function gateway(listeners: unknown[], extra: Record<string, unknown> = {}): KubeObject {
-  return { apiVersion: GW, kind: 'Gateway', metadata: { name: 'gw', namespace: 'infra' }, spec: { gatewayClassName: 'turnpike', listeners, ...extra } };
+  return {
+    apiVersion: GW,
+    kind: 'Gateway',
+    metadata: { name: 'gw', namespace: 'infra' },
+    spec: { gatewayClassName: 'turnpike', listeners, ...extra },
+  };
 }
 
 function route(spec: Record<string, unknown>): KubeObject {
-  return { apiVersion: GW, kind: 'HTTPRoute', metadata: { name: 'r', namespace: 'apps' }, spec: { parentRefs: [{ name: 'gw', namespace: 'infra' }], ...spec } };
+  return {
+    apiVersion: GW,
+    kind: 'HTTPRoute',
+    metadata: { name: 'r', namespace: 'apps' },
+    spec: { parentRefs: [{ name: 'gw', namespace: 'infra' }], ...spec },
+  };
 }
 
 const errorsOf = (o: KubeObject) => validateManifest(o).map((e) => `${e.path}: ${e.message}`);
@@ -26,13 +36,21 @@ const http = (extra: Record<string, unknown> = {}) => ({ name: 'http', port: 80,
 
 describe('OpenAPI schema of the Gateway API CRDs', () => {
   it('a listener port out of range or not a number is refused at its field', () => {
-    expect(errorsOf(gateway([http({ port: 70000 })]))).toEqual(['spec.listeners[0].port: 70000 is above the maximum 65535']);
-    expect(errorsOf(gateway([http({ port: 'eighty' })]))).toEqual(['spec.listeners[0].port: must be an integer, not the string "eighty"']);
+    expect(errorsOf(gateway([http({ port: 70000 })]))).toEqual([
+      'spec.listeners[0].port: 70000 is above the maximum 65535',
+    ]);
+    expect(errorsOf(gateway([http({ port: 'eighty' })]))).toEqual([
+      'spec.listeners[0].port: must be an integer, not the string "eighty"',
+    ]);
   });
 
   it('mixed-case and mid-wildcard hostnames are refused; a leading wildcard is fine', () => {
-    expect(errorsOf(gateway([http({ hostname: 'Shop.example.com' })]))).toEqual([expect.stringMatching(/^spec\.listeners\[0\]\.hostname: "Shop\.example\.com" does not match /)]);
-    expect(errorsOf(route({ hostnames: ['shop.*.com'] }))).toEqual([expect.stringMatching(/^spec\.hostnames\[0\]: "shop\.\*\.com" does not match /)]);
+    expect(errorsOf(gateway([http({ hostname: 'Shop.example.com' })]))).toEqual([
+      expect.stringMatching(/^spec\.listeners\[0\]\.hostname: "Shop\.example\.com" does not match /),
+    ]);
+    expect(errorsOf(route({ hostnames: ['shop.*.com'] }))).toEqual([
+      expect.stringMatching(/^spec\.hostnames\[0\]: "shop\.\*\.com" does not match /),
+    ]);
     expect(errorsOf(gateway([http({ hostname: '*.example.com' })]))).toEqual([]);
   });
 
@@ -42,15 +60,23 @@ describe('OpenAPI schema of the Gateway API CRDs', () => {
   });
 
   it('enums, required fields and unknown fields', () => {
-    const redirect = route({ rules: [{ filters: [{ type: 'RequestRedirect', requestRedirect: { statusCode: 666 } }] }] });
-    expect(errorsOf(redirect)).toEqual(['spec.rules[0].filters[0].requestRedirect.statusCode: 666 is not one of 301, 302, 303, 307, 308']);
+    const redirect = route({
+      rules: [{ filters: [{ type: 'RequestRedirect', requestRedirect: { statusCode: 666 } }] }],
+    });
+    expect(errorsOf(redirect)).toEqual([
+      'spec.rules[0].filters[0].requestRedirect.statusCode: 666 is not one of 301, 302, 303, 307, 308',
+    ]);
     expect(errorsOf(gateway([{ name: 'http', port: 80 }]))).toEqual(['spec.listeners[0].protocol: is required']);
     // A typo is silently dropped by a lax reader; kubectl's strict validation names it.
-    expect(errorsOf(gateway([http({ hostnames: ['a.example.com'] })]))).toEqual(['spec.listeners[0].hostnames: unknown field']);
+    expect(errorsOf(gateway([http({ hostnames: ['a.example.com'] })]))).toEqual([
+      'spec.listeners[0].hostnames: unknown field',
+    ]);
   });
 
   it('list-map keys are unique (listener names)', () => {
-    expect(errorsOf(gateway([http(), http({ port: 8080 })]))).toEqual(['spec.listeners[1]: duplicate name: the same as spec.listeners[0]']);
+    expect(errorsOf(gateway([http(), http({ port: 8080 })]))).toEqual([
+      'spec.listeners[1]: duplicate name: the same as spec.listeners[0]',
+    ]);
   });
 
   it('defaults apply before the checks: an address without a type is an IPAddress and must be one', () => {
@@ -58,7 +84,11 @@ describe('OpenAPI schema of the Gateway API CRDs', () => {
       'spec.addresses[0].value: "10.0.0.300" is not an IPv4 address or "10.0.0.300" is not an IPv6 address',
     ]);
     // oneOf: a Hostname address is the other allowed form.
-    expect(errorsOf(gateway([http()], { addresses: [{ value: '10.0.0.1' }, { type: 'Hostname', value: 'lb.example.com' }] }))).toEqual([]);
+    expect(
+      errorsOf(
+        gateway([http()], { addresses: [{ value: '10.0.0.1' }, { type: 'Hostname', value: 'lb.example.com' }] }),
+      ),
+    ).toEqual([]);
   });
 
   it('the object given is not changed (defaults are applied to a copy)', () => {
@@ -72,22 +102,38 @@ describe('OpenAPI schema of the Gateway API CRDs', () => {
 describe('CEL rules of the Gateway API CRDs', () => {
   it('port, protocol and hostname must be unique per listener', () => {
     const errors = errorsOf(gateway([http(), http({ name: 'again' })]));
-    expect(errors).toEqual(['spec.listeners: Combination of port, protocol and hostname must be unique for each listener']);
+    expect(errors).toEqual([
+      'spec.listeners: Combination of port, protocol and hostname must be unique for each listener',
+    ]);
   });
 
   it('a TCP listener may not have a hostname; a TLS listener needs a mode', () => {
     expect(errorsOf(gateway([{ name: 'tcp', port: 9000, protocol: 'TCP', hostname: 'db.example.com' }]))).toEqual([
       "spec.listeners: hostname must not be specified for protocols ['TCP', 'UDP']",
     ]);
-    expect(errorsOf(gateway([{ name: 'tls', port: 443, protocol: 'TLS' }]))).toEqual(['spec.listeners: tls mode must be set for protocol TLS']);
+    expect(errorsOf(gateway([{ name: 'tls', port: 443, protocol: 'TLS' }]))).toEqual([
+      'spec.listeners: tls mode must be set for protocol TLS',
+    ]);
   });
 
   it('rules reading an indexed field (has(self.matches[0].path)) are evaluated, as CEL allows', () => {
-    const rewrite = { type: 'URLRewrite', urlRewrite: { path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/v2' } } };
+    const rewrite = {
+      type: 'URLRewrite',
+      urlRewrite: { path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/v2' } },
+    };
     const one = route({ rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/v1' } }], filters: [rewrite] }] });
     expect(errorsOf(one)).toEqual([]);
-    const two = route({ rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/v1' } }, { path: { type: 'Exact', value: '/x' } }], filters: [rewrite] }] });
-    expect(errorsOf(two)).toEqual(['spec.rules[0]: When using URLRewrite filter with path.replacePrefixMatch, exactly one PathPrefix match must be specified']);
+    const two = route({
+      rules: [
+        {
+          matches: [{ path: { type: 'PathPrefix', value: '/v1' } }, { path: { type: 'Exact', value: '/x' } }],
+          filters: [rewrite],
+        },
+      ],
+    });
+    expect(errorsOf(two)).toEqual([
+      'spec.rules[0]: When using URLRewrite filter with path.replacePrefixMatch, exactly one PathPrefix match must be specified',
+    ]);
   });
 
   it('a filter type must come with its configuration', () => {
@@ -97,13 +143,21 @@ describe('CEL rules of the Gateway API CRDs', () => {
   });
 
   it('transition rules (oldSelf) do not apply on create', () => {
-    const schema: CrdSchema = { type: 'string', 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'immutable' }] };
+    const schema: CrdSchema = {
+      type: 'string',
+      'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'immutable' }],
+    };
     expect(checkCelRules('x', schema, 'spec.x')).toEqual([]);
   });
 
   it('a rule that cannot be evaluated counts as failed, with the reason', () => {
-    const schema: CrdSchema = { type: 'object', 'x-kubernetes-validations': [{ rule: 'self.missing == 1', message: 'needs missing' }] };
-    expect(checkCelRules({}, schema, 'spec')).toEqual([{ path: 'spec', message: expect.stringMatching(/^needs missing \(the rule could not be evaluated: .+\)$/) }]);
+    const schema: CrdSchema = {
+      type: 'object',
+      'x-kubernetes-validations': [{ rule: 'self.missing == 1', message: 'needs missing' }],
+    };
+    expect(checkCelRules({}, schema, 'spec')).toEqual([
+      { path: 'spec', message: expect.stringMatching(/^needs missing \(the rule could not be evaluated: .+\)$/) },
+    ]);
   });
 
   it('every rule in the schemas we carry compiles', () => {
@@ -113,28 +167,51 @@ describe('CEL rules of the Gateway API CRDs', () => {
       if (Array.isArray(node)) return node.forEach(collect);
       const s = node as CrdSchema & Record<string, unknown>;
       rules.push(...(s['x-kubernetes-validations'] ?? []));
-      for (const [k, v] of Object.entries(s)) if (k !== 'x-kubernetes-validations' && k !== 'default' && k !== 'enum') collect(v);
+      for (const [k, v] of Object.entries(s))
+        if (k !== 'x-kubernetes-validations' && k !== 'default' && k !== 'enum') collect(v);
     };
-    for (const [version, kind] of [['v1', 'Gateway'], ['v1', 'HTTPRoute'], ['v1', 'GRPCRoute'], ['v1', 'ListenerSet'], ['v1', 'BackendTLSPolicy'], ['v1', 'TLSRoute']]) {
+    for (const [version, kind] of [
+      ['v1', 'Gateway'],
+      ['v1', 'HTTPRoute'],
+      ['v1', 'GRPCRoute'],
+      ['v1', 'ListenerSet'],
+      ['v1', 'BackendTLSPolicy'],
+      ['v1', 'TLSRoute'],
+    ]) {
       const found = crdSchemaFor(`gateway.networking.k8s.io/${version}`, kind!);
       collect(found?.found ? found.schema : undefined);
     }
     expect(rules.length).toBeGreaterThan(150);
-    const broken = rules.filter((r) => checkCelRules(null, { 'x-kubernetes-validations': [r] }, '').some((e) => e.message.startsWith('cannot check')));
+    const broken = rules.filter((r) =>
+      checkCelRules(null, { 'x-kubernetes-validations': [r] }, '').some((e) => e.message.startsWith('cannot check')),
+    );
     expect(broken).toEqual([]);
   });
 });
 
 describe('what else the API server checks on create', () => {
   it('an apiVersion the CRD does not serve is refused, naming the served ones', () => {
-    const grant: KubeObject = { apiVersion: 'gateway.networking.k8s.io/v1alpha2', kind: 'ReferenceGrant', metadata: { name: 'g', namespace: 'apps' }, spec: {} };
-    expect(errorsOf(grant)).toEqual(['apiVersion: gateway.networking.k8s.io/v1alpha2 does not serve ReferenceGrant (served versions: v1, v1beta1)']);
+    const grant: KubeObject = {
+      apiVersion: 'gateway.networking.k8s.io/v1alpha2',
+      kind: 'ReferenceGrant',
+      metadata: { name: 'g', namespace: 'apps' },
+      spec: {},
+    };
+    expect(errorsOf(grant)).toEqual([
+      'apiVersion: gateway.networking.k8s.io/v1alpha2 does not serve ReferenceGrant (served versions: v1, v1beta1)',
+    ]);
   });
 
   it('names: DNS subdomains for most kinds, DNS-1035 labels for Services', () => {
-    expect(errorsOf({ ...gateway([http()]), metadata: { name: 'My_Gateway', namespace: 'infra' } })).toEqual([expect.stringMatching(/^metadata\.name: "My_Gateway" is not a DNS-1123 subdomain/)]);
-    expect(errorsOf({ apiVersion: 'v1', kind: 'Service', metadata: { name: '1web', namespace: 'apps' } })).toEqual([expect.stringMatching(/^metadata\.name: "1web" is not a DNS-1035 label/)]);
-    expect(errorsOf({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'web.config', namespace: 'apps' } })).toEqual([]);
+    expect(errorsOf({ ...gateway([http()]), metadata: { name: 'My_Gateway', namespace: 'infra' } })).toEqual([
+      expect.stringMatching(/^metadata\.name: "My_Gateway" is not a DNS-1123 subdomain/),
+    ]);
+    expect(errorsOf({ apiVersion: 'v1', kind: 'Service', metadata: { name: '1web', namespace: 'apps' } })).toEqual([
+      expect.stringMatching(/^metadata\.name: "1web" is not a DNS-1035 label/),
+    ]);
+    expect(
+      errorsOf({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'web.config', namespace: 'apps' } }),
+    ).toEqual([]);
   });
 
   it('the one-line description names the file, the object and each field', () => {
@@ -158,7 +235,11 @@ describe('loading with validation', () => {
   it('strict leaves the refused object out and says why; warn keeps it; ignore does not check', () => {
     const strict = loadManifests([file]);
     expect(strict.objects.map((o) => o.metadata.name)).toEqual(['ok']);
-    expect(strict.invalid).toEqual([expect.stringContaining('fixtures-invalid.yaml: Gateway default/bad is invalid, as the API server would refuse it: spec.listeners[0].port: 70000 is above the maximum 65535')]);
+    expect(strict.invalid).toEqual([
+      expect.stringContaining(
+        'fixtures-invalid.yaml: Gateway default/bad is invalid, as the API server would refuse it: spec.listeners[0].port: 70000 is above the maximum 65535',
+      ),
+    ]);
     const warn = loadManifests([file], { validation: 'warn' });
     expect([warn.objects.length, warn.invalid.length]).toEqual([2, 1]);
     const ignore = loadManifests([file], { validation: 'ignore' });

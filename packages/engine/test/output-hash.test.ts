@@ -7,12 +7,46 @@ import { OutputHasher, outputHash } from '../src/output-hash.js';
 
 const GW = 'gateway.networking.k8s.io/v1';
 const base: KubeObject[] = [
-  { apiVersion: GW, kind: 'GatewayClass', metadata: { name: 'tp' }, spec: { controllerName: 'turnpike.dev/gateway-controller' } },
-  { apiVersion: GW, kind: 'Gateway', metadata: { name: 'gw', namespace: 'infra' }, spec: { gatewayClassName: 'tp', listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }] } },
-  { apiVersion: 'v1', kind: 'Service', metadata: { name: 'svc', namespace: 'apps' }, spec: { ports: [{ name: 'http', port: 8080 }] } },
+  {
+    apiVersion: GW,
+    kind: 'GatewayClass',
+    metadata: { name: 'tp' },
+    spec: { controllerName: 'turnpike.dev/gateway-controller' },
+  },
+  {
+    apiVersion: GW,
+    kind: 'Gateway',
+    metadata: { name: 'gw', namespace: 'infra' },
+    spec: {
+      gatewayClassName: 'tp',
+      listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }],
+    },
+  },
+  {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'svc', namespace: 'apps' },
+    spec: { ports: [{ name: 'http', port: 8080 }] },
+  },
 ] as KubeObject[];
-const route = (name: string, path: string) => ({ apiVersion: GW, kind: 'HTTPRoute', metadata: { name, namespace: 'apps' }, spec: { parentRefs: [{ name: 'gw', namespace: 'infra' }], rules: [{ matches: [{ path: { value: path } }], backendRefs: [{ name: 'svc', port: 8080 }] }] } }) as KubeObject;
-const slice = (ips: string[]) => ({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'svc-1', namespace: 'apps', labels: { 'kubernetes.io/service-name': 'svc' } }, ports: [{ name: 'http', port: 8080 }], endpoints: ips.map((a) => ({ addresses: [a] })) }) as KubeObject;
+const route = (name: string, path: string) =>
+  ({
+    apiVersion: GW,
+    kind: 'HTTPRoute',
+    metadata: { name, namespace: 'apps' },
+    spec: {
+      parentRefs: [{ name: 'gw', namespace: 'infra' }],
+      rules: [{ matches: [{ path: { value: path } }], backendRefs: [{ name: 'svc', port: 8080 }] }],
+    },
+  }) as KubeObject;
+const slice = (ips: string[]) =>
+  ({
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: 'svc-1', namespace: 'apps', labels: { 'kubernetes.io/service-name': 'svc' } },
+    ports: [{ name: 'http', port: 8080 }],
+    endpoints: ips.map((a) => ({ addresses: [a] })),
+  }) as KubeObject;
 
 describe('output hash', () => {
   it('kept incrementally, it equals the hash from scratch after every step, and changes with the output', () => {

@@ -4,12 +4,39 @@ import { applyEvents, EMPTY_SNAPSHOT, isRelevantChange, snapshotObjects } from '
 import type { WatchEvent } from '../src/events.js';
 
 let seq = 0;
-const up = (o: KubeObject): WatchEvent => ({ seq: ++seq, at: '2026-01-01T00:00:00.000Z', source: 't', type: 'upsert', kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name, object: o });
-const del = (o: KubeObject): WatchEvent => ({ seq: ++seq, at: '2026-01-01T00:00:00.000Z', source: 't', type: 'delete', kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name });
+const up = (o: KubeObject): WatchEvent => ({
+  seq: ++seq,
+  at: '2026-01-01T00:00:00.000Z',
+  source: 't',
+  type: 'upsert',
+  kind: o.kind,
+  namespace: o.metadata.namespace,
+  name: o.metadata.name,
+  object: o,
+});
+const del = (o: KubeObject): WatchEvent => ({
+  seq: ++seq,
+  at: '2026-01-01T00:00:00.000Z',
+  source: 't',
+  type: 'delete',
+  kind: o.kind,
+  namespace: o.metadata.namespace,
+  name: o.metadata.name,
+});
 
 const route = (gen: number, status?: unknown, labels?: Record<string, string>): KubeObject => ({
-  apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name: 'r', namespace: 'apps', generation: gen, resourceVersion: String(gen * 10 + (status ? 1 : 0)), managedFields: [{ manager: 'kubectl' }], ...(labels ? { labels } : {}) },
-  spec: { rules: [] }, ...(status ? { status } : {}),
+  apiVersion: 'gateway.networking.k8s.io/v1',
+  kind: 'HTTPRoute',
+  metadata: {
+    name: 'r',
+    namespace: 'apps',
+    generation: gen,
+    resourceVersion: String(gen * 10 + (status ? 1 : 0)),
+    managedFields: [{ manager: 'kubectl' }],
+    ...(labels ? { labels } : {}),
+  },
+  spec: { rules: [] },
+  ...(status ? { status } : {}),
 });
 
 describe('store', () => {
@@ -31,11 +58,22 @@ describe('store', () => {
     expect(applyEvents(s1, [up(route(1, undefined, { a: 'b' }))]).relevant).toBe(true);
   });
   it('a Service status change is relevant (it carries the Gateway address)', () => {
-    const svc = (ip?: string): KubeObject => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: 's', namespace: 'a' }, spec: {}, ...(ip ? { status: { loadBalancer: { ingress: [{ ip }] } } } : {}) });
+    const svc = (ip?: string): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 's', namespace: 'a' },
+      spec: {},
+      ...(ip ? { status: { loadBalancer: { ingress: [{ ip }] } } } : {}),
+    });
     expect(isRelevantChange(svc(), svc('1.2.3.4'))).toBe(true);
   });
   it('unchanged objects keep their identity across snapshots', () => {
-    const other: KubeObject = { apiVersion: 'v1', kind: 'Service', metadata: { name: 's', namespace: 'apps' }, spec: {} };
+    const other: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 's', namespace: 'apps' },
+      spec: {},
+    };
     const s1 = applyEvents(EMPTY_SNAPSHOT, [up(route(1)), up(other)]).snapshot;
     const s2 = applyEvents(s1, [up(route(2))]).snapshot;
     expect(s2.get('Service')).toBe(s1.get('Service'));

@@ -5,10 +5,18 @@ import { request as httpsRequest, Agent, type RequestOptions } from 'node:https'
 import { request as httpRequest, Agent as HttpAgent, type IncomingMessage } from 'node:http';
 import { KubeConfig } from '@kubernetes/client-node';
 
-export interface KubeResponse<T = unknown> { status: number; body: T; text: string }
+export interface KubeResponse<T = unknown> {
+  status: number;
+  body: T;
+  text: string;
+}
 
 export class KubeApiError extends Error {
-  constructor(readonly status: number, readonly reason: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -21,7 +29,10 @@ export class KubeClient {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     this.server = new URL(cluster.server);
-    this.agent = this.server.protocol === 'http:' ? new HttpAgent({ keepAlive: true, maxSockets: 64 }) : new Agent({ keepAlive: true, maxSockets: 64 });
+    this.agent =
+      this.server.protocol === 'http:'
+        ? new HttpAgent({ keepAlive: true, maxSockets: 64 })
+        : new Agent({ keepAlive: true, maxSockets: 64 });
   }
 
   static fromKubeconfig(path: string): KubeClient {
@@ -61,7 +72,12 @@ export class KubeClient {
     });
   }
 
-  async request<T = unknown>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<KubeResponse<T>> {
+  async request<T = unknown>(
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType = 'application/json',
+  ): Promise<KubeResponse<T>> {
     const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
     const opts = await this.options(method, path, payload !== undefined ? { 'Content-Type': contentType } : {});
     const res = await this.send(opts, payload);
@@ -69,7 +85,11 @@ export class KubeClient {
     for await (const c of res) chunks.push(c as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
     let parsed: unknown = undefined;
-    try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
     return { status: res.statusCode ?? 0, body: parsed as T, text };
   }
 
@@ -78,7 +98,11 @@ export class KubeClient {
     const r = await this.request<T>(method, path, body, contentType);
     if (r.status < 200 || r.status > 299) {
       const st = r.body as { reason?: string; message?: string } | undefined;
-      throw new KubeApiError(r.status, st?.reason ?? String(r.status), `${method} ${path}: ${r.status} ${st?.message ?? r.text.slice(0, 200)}`);
+      throw new KubeApiError(
+        r.status,
+        st?.reason ?? String(r.status),
+        `${method} ${path}: ${r.status} ${st?.message ?? r.text.slice(0, 200)}`,
+      );
     }
     return r.body;
   }

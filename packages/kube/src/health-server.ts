@@ -3,34 +3,58 @@
 import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
 
-export interface HealthServer { server: Server; port: number; close(): Promise<void> }
+export interface HealthServer {
+  server: Server;
+  port: number;
+  close(): Promise<void>;
+}
 
 /** `beforeScrape` refreshes gauges that mirror live state (connected proxies) at scrape time. */
 export function startHealthServer(
-  host: string, port: number, ready: () => boolean, registry: Registry, beforeScrape?: () => void, debug: Record<string, () => unknown> = {},
+  host: string,
+  port: number,
+  ready: () => boolean,
+  registry: Registry,
+  beforeScrape?: () => void,
+  debug: Record<string, () => unknown> = {},
 ): Promise<HealthServer> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
-    if (path === '/healthz') { res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok\n'); return; }
+    if (path === '/healthz') {
+      res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok\n');
+      return;
+    }
     if (path === '/readyz') {
       const ok = ready();
-      res.writeHead(ok ? 200 : 503, { 'Content-Type': 'text/plain' }).end(ok ? 'ready\n' : 'waiting for the first sync and translation\n');
+      res
+        .writeHead(ok ? 200 : 503, { 'Content-Type': 'text/plain' })
+        .end(ok ? 'ready\n' : 'waiting for the first sync and translation\n');
       return;
     }
     if (path === '/metrics') {
       beforeScrape?.();
-      registry.metrics().then((body) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(body), (e) => res.writeHead(500).end(String(e)));
+      registry.metrics().then(
+        (body) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(body),
+        (e) => res.writeHead(500).end(String(e)),
+      );
       return;
     }
     const dbg = debug[path ?? ''];
-    if (dbg && req.method === 'GET') { res.writeHead(200, { 'Content-Type': 'application/json' }).end(`${JSON.stringify(dbg(), null, 2)}\n`); return; }
+    if (dbg && req.method === 'GET') {
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end(`${JSON.stringify(dbg(), null, 2)}\n`);
+      return;
+    }
     res.writeHead(404).end();
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
       const addr = server.address();
-      resolve({ server, port: typeof addr === 'object' && addr ? addr.port : port, close: () => new Promise((r) => server.close(() => r())) });
+      resolve({
+        server,
+        port: typeof addr === 'object' && addr ? addr.port : port,
+        close: () => new Promise((r) => server.close(() => r())),
+      });
     });
   });
 }

@@ -10,7 +10,11 @@ import { InfraInputPending, infraObjects, MANAGED_SELECTOR, type InfraContext } 
 
 export const FIELD_MANAGER = 'turnpike';
 
-interface KindPath { kind: string; base: string; plural: string }
+interface KindPath {
+  kind: string;
+  base: string;
+  plural: string;
+}
 const KINDS: KindPath[] = [
   { kind: 'ServiceAccount', base: '/api/v1', plural: 'serviceaccounts' },
   { kind: 'Secret', base: '/api/v1', plural: 'secrets' },
@@ -56,11 +60,17 @@ export class InfraApplier {
       } catch (e) {
         // Keep what this Gateway had (nothing is pruned) and try again shortly.
         if (!(e instanceof InfraInputPending)) throw e;
-        this.o.log?.('warn', `not applying the proxy objects yet: ${e.message}`, { gateway: `${ir.gateway.namespace}/${ir.gateway.name}` });
+        this.o.log?.('warn', `not applying the proxy objects yet: ${e.message}`, {
+          gateway: `${ir.gateway.namespace}/${ir.gateway.name}`,
+        });
         const gatewayLabel = ir.labels[GATEWAY_NAME_LABEL];
-        for (const [k, o] of this.desired) if (o.metadata.namespace === ir.namespace && o.metadata.labels?.[GATEWAY_NAME_LABEL] === gatewayLabel) next.set(k, o);
+        for (const [k, o] of this.desired)
+          if (o.metadata.namespace === ir.namespace && o.metadata.labels?.[GATEWAY_NAME_LABEL] === gatewayLabel)
+            next.set(k, o);
         this.pendingInfra = infra;
-        setTimeout(() => { if (this.pendingInfra === infra) this.update(infra); }, 1000).unref();
+        setTimeout(() => {
+          if (this.pendingInfra === infra) this.update(infra);
+        }, 1000).unref();
         continue;
       }
       for (const obj of objects) next.set(`${obj.kind}/${obj.metadata.namespace}/${obj.metadata.name}`, obj);
@@ -89,11 +99,17 @@ export class InfraApplier {
 
   private kick(ms: number): void {
     if (this.stopped || this.timer) return;
-    this.timer = setTimeout(() => { this.timer = undefined; void this.run(); }, ms);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.run();
+    }, ms);
   }
 
   private async run(): Promise<void> {
-    if (this.running) { this.kick(100); return; }
+    if (this.running) {
+      this.kick(100);
+      return;
+    }
     this.running = true;
     this.dirty = false;
     let ok = true;
@@ -102,7 +118,12 @@ export class InfraApplier {
         const hash = createHash('sha256').update(JSON.stringify(obj)).digest('hex');
         if (this.applied.get(key) === hash) continue;
         try {
-          await this.o.client.must('PATCH', `${pathOf(obj.kind, obj.metadata.namespace!, obj.metadata.name)}?fieldManager=${FIELD_MANAGER}&force=true`, obj, 'application/apply-patch+yaml');
+          await this.o.client.must(
+            'PATCH',
+            `${pathOf(obj.kind, obj.metadata.namespace!, obj.metadata.name)}?fieldManager=${FIELD_MANAGER}&force=true`,
+            obj,
+            'application/apply-patch+yaml',
+          );
           this.applied.set(key, hash);
           this.stats.applies++;
         } catch (e) {
@@ -130,7 +151,10 @@ export class InfraApplier {
 
   private async prune(): Promise<void> {
     for (const k of KINDS) {
-      const list = await this.o.client.must<{ items: KubeObject[] }>('GET', `${k.base}/${k.plural}?labelSelector=${encodeURIComponent(MANAGED_SELECTOR)}`);
+      const list = await this.o.client.must<{ items: KubeObject[] }>(
+        'GET',
+        `${k.base}/${k.plural}?labelSelector=${encodeURIComponent(MANAGED_SELECTOR)}`,
+      );
       for (const item of list.items ?? []) {
         const key = `${k.kind}/${item.metadata.namespace}/${item.metadata.name}`;
         if (this.desired.has(key)) continue;

@@ -25,7 +25,11 @@ export interface InfraContext {
    * With mTLS: the Gateway's xDS client credentials, or undefined while they are being issued
    * (the proxy objects wait: a proxy without them could not connect).
    */
-  xdsCredentials?: (namespace: string, name: string, secretName: string) => { 'tls.crt': string; 'tls.key': string; 'ca.crt': string } | undefined;
+  xdsCredentials?: (
+    namespace: string,
+    name: string,
+    secretName: string,
+  ) => { 'tls.crt': string; 'tls.key': string; 'ca.crt': string } | undefined;
   /** Plugin content by sha256, to copy installed plugins into the Gateway's namespace. */
   pluginContent?: (sha256: string) => Buffer | undefined;
 }
@@ -35,21 +39,39 @@ export class InfraInputPending extends Error {}
 export class PluginContentMissing extends InfraInputPending {}
 
 /** A copy of an installed plugin's content next to the proxy (volumes cannot cross namespaces). */
-function pluginCopies(ir: GatewayInfraIR, ctx: InfraContext, meta: (extra?: Record<string, string>) => KubeObject['metadata']): { objects: KubeObject[]; volumes: unknown[]; mounts: unknown[] } {
+function pluginCopies(
+  ir: GatewayInfraIR,
+  ctx: InfraContext,
+  meta: (extra?: Record<string, string>) => KubeObject['metadata'],
+): { objects: KubeObject[]; volumes: unknown[]; mounts: unknown[] } {
   const out = { objects: [] as KubeObject[], volumes: [] as unknown[], mounts: [] as unknown[] };
   for (const p of ir.plugins) {
     if (!p.mountPath) continue;
     const content = ctx.pluginContent?.(p.sha256);
-    if (!content) throw new PluginContentMissing(`content of plugin ${p.namespace}/${p.name} (sha256 ${p.sha256.slice(0, 12)}) is not loaded yet`);
+    if (!content)
+      throw new PluginContentMissing(
+        `content of plugin ${p.namespace}/${p.name} (sha256 ${p.sha256.slice(0, 12)}) is not loaded yet`,
+      );
     const id = createHash('sha256').update(`${p.namespace}/${p.name}`).digest('hex').slice(0, 10);
     const name = `${ir.name.slice(0, 63 - 18)}-plugin-${id}`;
     const file = `plugin.${p.type}`;
     out.objects.push({
-      apiVersion: 'v1', kind: 'ConfigMap', metadata: { ...meta({ 'turnpike.dev/plugin': `${p.namespace}/${p.name}`, 'turnpike.dev/plugin-sha256': p.sha256 }), name },
-      ...(p.type === 'lua' ? { data: { [file]: content.toString('utf8') } } : { binaryData: { [file]: content.toString('base64') } }),
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        ...meta({ 'turnpike.dev/plugin': `${p.namespace}/${p.name}`, 'turnpike.dev/plugin-sha256': p.sha256 }),
+        name,
+      },
+      ...(p.type === 'lua'
+        ? { data: { [file]: content.toString('utf8') } }
+        : { binaryData: { [file]: content.toString('base64') } }),
     } as KubeObject);
     out.volumes.push({ name: `plugin-${id}`, configMap: { name, items: [{ key: file, path: file }] } });
-    out.mounts.push({ name: `plugin-${id}`, mountPath: p.mountPath.slice(0, p.mountPath.lastIndexOf('/')), readOnly: true });
+    out.mounts.push({
+      name: `plugin-${id}`,
+      mountPath: p.mountPath.slice(0, p.mountPath.lastIndexOf('/')),
+      readOnly: true,
+    });
   }
   return out;
 }
@@ -59,14 +81,29 @@ export function xdsClientSecretName(infraName: string): string {
   return `${infraName}-xds`;
 }
 
-function xdsClientSecret(ir: GatewayInfraIR, ctx: InfraContext, meta: () => KubeObject['metadata']): { objects: KubeObject[]; volumes: unknown[]; mounts: unknown[] } {
+function xdsClientSecret(
+  ir: GatewayInfraIR,
+  ctx: InfraContext,
+  meta: () => KubeObject['metadata'],
+): { objects: KubeObject[]; volumes: unknown[]; mounts: unknown[] } {
   if (!ctx.xdsCredentials) return { objects: [], volumes: [], mounts: [] };
   const name = xdsClientSecretName(ir.name);
   const creds = ctx.xdsCredentials(ir.gateway.namespace, ir.gateway.name, name);
-  if (!creds) throw new InfraInputPending(`the xDS client certificate of Gateway ${ir.gateway.namespace}/${ir.gateway.name} is being issued`);
+  if (!creds)
+    throw new InfraInputPending(
+      `the xDS client certificate of Gateway ${ir.gateway.namespace}/${ir.gateway.name} is being issued`,
+    );
   const data = Object.fromEntries(Object.entries(creds).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
   return {
-    objects: [{ apiVersion: 'v1', kind: 'Secret', metadata: { ...meta(), name }, type: 'kubernetes.io/tls', data } as KubeObject],
+    objects: [
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { ...meta(), name },
+        type: 'kubernetes.io/tls',
+        data,
+      } as KubeObject,
+    ],
     volumes: [{ name: 'xds-tls', secret: { secretName: name, defaultMode: 0o440 } }],
     mounts: [{ name: 'xds-tls', mountPath: XDS_CERT_DIR, readOnly: true }],
   };
@@ -75,17 +112,36 @@ function xdsClientSecret(ir: GatewayInfraIR, ctx: InfraContext, meta: () => Kube
 export function infraObjects(ir: GatewayInfraIR, ctx: InfraContext): KubeObject[] {
   const { namespace, name } = ir;
   const owner = ir.gateway.uid
-    ? [{ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', name: ir.gateway.name, uid: ir.gateway.uid, controller: true, blockOwnerDeletion: true }]
+    ? [
+        {
+          apiVersion: 'gateway.networking.k8s.io/v1',
+          kind: 'Gateway',
+          name: ir.gateway.name,
+          uid: ir.gateway.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ]
     : undefined;
   const meta = (extra: Record<string, string> = {}) => ({
-    name, namespace, labels: ir.labels, annotations: { ...ir.annotations, ...extra }, ...(owner ? { ownerReferences: owner } : {}),
+    name,
+    namespace,
+    labels: ir.labels,
+    annotations: { ...ir.annotations, ...extra },
+    ...(owner ? { ownerReferences: owner } : {}),
   });
-  const selector = { 'gateway.networking.k8s.io/gateway-name': ir.labels['gateway.networking.k8s.io/gateway-name']!, 'app.kubernetes.io/managed-by': 'turnpike' };
+  const selector = {
+    'gateway.networking.k8s.io/gateway-name': ir.labels['gateway.networking.k8s.io/gateway-name']!,
+    'app.kubernetes.io/managed-by': 'turnpike',
+  };
   const bootstrap = ctx.bootstrap(ir.gateway.namespace, ir.gateway.name);
   const plugins = pluginCopies(ir, ctx, meta);
   const tls = xdsClientSecret(ir, ctx, meta);
   // Pods roll when what they run changes: the bootstrap, the image, the plugins' content.
-  const configHash = createHash('sha256').update(JSON.stringify({ bootstrap, image: ir.image, plugins: ir.plugins.map((p) => p.sha256) })).digest('hex').slice(0, 16);
+  const configHash = createHash('sha256')
+    .update(JSON.stringify({ bootstrap, image: ir.image, plugins: ir.plugins.map((p) => p.sha256) }))
+    .digest('hex')
+    .slice(0, 16);
   return [
     ...plugins.objects,
     ...tls.objects,
@@ -93,39 +149,73 @@ export function infraObjects(ir: GatewayInfraIR, ctx: InfraContext): KubeObject[
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(), automountServiceAccountToken: false } as KubeObject,
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta(), data: { 'envoy.json': bootstrap, ...ctx.bootstrapFiles } },
     {
-      apiVersion: 'apps/v1', kind: 'Deployment', metadata: meta(),
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: meta(),
       spec: {
         replicas: ir.replicas,
         selector: { matchLabels: selector },
         template: {
-          metadata: { labels: { ...ir.pod.labels, ...selector }, annotations: { ...ir.pod.annotations, [CONFIG_HASH_ANNOTATION]: configHash } },
+          metadata: {
+            labels: { ...ir.pod.labels, ...selector },
+            annotations: { ...ir.pod.annotations, [CONFIG_HASH_ANNOTATION]: configHash },
+          },
           spec: {
             serviceAccountName: name,
             automountServiceAccountToken: false,
-            securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } },
-            containers: [{
-              name: 'envoy',
-              image: ir.image,
-              args: ['-c', '/etc/envoy/envoy.json', '--log-level', 'info'],
-              ports: ir.ports.map((p) => ({ name: p.name, containerPort: p.containerPort, protocol: p.protocol })),
-              ...(ir.resources ? { resources: ir.resources } : {}),
-              volumeMounts: [{ name: 'bootstrap', mountPath: BOOTSTRAP_DIR, readOnly: true }, ...tls.mounts, ...plugins.mounts],
-              securityContext: { runAsNonRoot: true, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } },
-            }],
+            securityContext: {
+              runAsNonRoot: true,
+              runAsUser: 65532,
+              runAsGroup: 65532,
+              fsGroup: 65532,
+              seccompProfile: { type: 'RuntimeDefault' },
+            },
+            containers: [
+              {
+                name: 'envoy',
+                image: ir.image,
+                args: ['-c', '/etc/envoy/envoy.json', '--log-level', 'info'],
+                ports: ir.ports.map((p) => ({ name: p.name, containerPort: p.containerPort, protocol: p.protocol })),
+                ...(ir.resources ? { resources: ir.resources } : {}),
+                volumeMounts: [
+                  { name: 'bootstrap', mountPath: BOOTSTRAP_DIR, readOnly: true },
+                  ...tls.mounts,
+                  ...plugins.mounts,
+                ],
+                securityContext: {
+                  runAsNonRoot: true,
+                  allowPrivilegeEscalation: false,
+                  readOnlyRootFilesystem: true,
+                  capabilities: { drop: ['ALL'] },
+                  seccompProfile: { type: 'RuntimeDefault' },
+                },
+              },
+            ],
             volumes: [{ name: 'bootstrap', configMap: { name } }, ...tls.volumes, ...plugins.volumes],
           },
         },
       },
     },
     {
-      apiVersion: 'v1', kind: 'Service', metadata: meta(ir.service.annotations),
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: meta(ir.service.annotations),
       spec: {
         type: ir.service.type,
         selector,
-        ports: ir.ports.length ? ir.ports.map((p) => ({ name: p.name, port: p.port, targetPort: p.containerPort, protocol: p.protocol })) : [{ name: 'none', port: 1, targetPort: 1 }],
-        ...(ir.service.addresses.length && ir.service.type === 'LoadBalancer' ? { loadBalancerIP: ir.service.addresses[0] } : {}),
+        ports: ir.ports.length
+          ? ir.ports.map((p) => ({ name: p.name, port: p.port, targetPort: p.containerPort, protocol: p.protocol }))
+          : [{ name: 'none', port: 1, targetPort: 1 }],
+        ...(ir.service.addresses.length && ir.service.type === 'LoadBalancer'
+          ? { loadBalancerIP: ir.service.addresses[0] }
+          : {}),
       },
     },
-    { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: meta(), spec: { maxUnavailable: 1, selector: { matchLabels: selector } } },
+    {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: meta(),
+      spec: { maxUnavailable: 1, selector: { matchLabels: selector } },
+    },
   ];
 }

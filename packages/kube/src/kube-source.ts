@@ -14,7 +14,9 @@ export const SECRET_FIELD_SELECTOR = 'type!=helm.sh/release.v1,type!=kubernetes.
 /** ConfigMaps we write ourselves (proxy bootstraps, plugin content) are never input. */
 export const CONFIGMAP_LABEL_SELECTOR = 'app.kubernetes.io/managed-by notin (turnpike,turnpike-plugins)';
 
-export interface KubeSourceOptions extends Partial<Omit<ReflectorOptions, 'client' | 'resource' | 'source' | 'emit' | 'onSynced'>> {
+export interface KubeSourceOptions extends Partial<
+  Omit<ReflectorOptions, 'client' | 'resource' | 'source' | 'emit' | 'onSynced'>
+> {
   client: KubeClient;
   onReflectors?: (r: Reflector[]) => void;
 }
@@ -22,21 +24,26 @@ export interface KubeSourceOptions extends Partial<Omit<ReflectorOptions, 'clien
 export function kubeSource(opts: KubeSourceOptions): Observable<SourceEvent> {
   return new Observable<SourceEvent>((subscriber) => {
     const pending = new Set(RESOURCES.map((r) => r.kind));
-    const reflectors = RESOURCES.map((resource) => new Reflector({
-      ...opts,
-      resource,
-      source: KUBE_SOURCE,
-      ...(resource.kind === 'Secret' ? { fieldSelector: SECRET_FIELD_SELECTOR } : {}),
-      ...(resource.kind === 'ConfigMap' ? { labelSelector: CONFIGMAP_LABEL_SELECTOR } : {}),
-      emit: (e) => subscriber.next(e),
-      onSynced: () => {
-        subscriber.next(synced(KUBE_SOURCE, resource.kind));
-        pending.delete(resource.kind);
-        if (pending.size === 0) subscriber.next(synced(KUBE_SOURCE));
-      },
-    }));
+    const reflectors = RESOURCES.map(
+      (resource) =>
+        new Reflector({
+          ...opts,
+          resource,
+          source: KUBE_SOURCE,
+          ...(resource.kind === 'Secret' ? { fieldSelector: SECRET_FIELD_SELECTOR } : {}),
+          ...(resource.kind === 'ConfigMap' ? { labelSelector: CONFIGMAP_LABEL_SELECTOR } : {}),
+          emit: (e) => subscriber.next(e),
+          onSynced: () => {
+            subscriber.next(synced(KUBE_SOURCE, resource.kind));
+            pending.delete(resource.kind);
+            if (pending.size === 0) subscriber.next(synced(KUBE_SOURCE));
+          },
+        }),
+    );
     opts.onReflectors?.(reflectors);
     for (const r of reflectors) r.start();
-    return () => { for (const r of reflectors) r.stop(); };
+    return () => {
+      for (const r of reflectors) r.stop();
+    };
   });
 }

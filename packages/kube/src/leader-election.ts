@@ -22,7 +22,13 @@ export interface LeaderElectionOptions {
 
 interface Lease {
   metadata: { name: string; namespace: string; resourceVersion?: string };
-  spec: { holderIdentity?: string; leaseDurationSeconds?: number; acquireTime?: string; renewTime?: string; leaseTransitions?: number };
+  spec: {
+    holderIdentity?: string;
+    leaseDurationSeconds?: number;
+    acquireTime?: string;
+    renewTime?: string;
+    leaseTransitions?: number;
+  };
 }
 
 /** MicroTime as the API server wants it: six fractional digits. */
@@ -65,8 +71,12 @@ export class LeaderElector {
   private setLeading(v: boolean): void {
     if (v === this.leading) return;
     this.leading = v;
-    this.o.log?.('info', v ? 'became the leader' : 'lost leadership', { identity: this.identity, lease: `${this.o.namespace}/${this.o.name}` });
-    if (v) this.o.onStartedLeading(); else this.o.onStoppedLeading();
+    this.o.log?.('info', v ? 'became the leader' : 'lost leadership', {
+      identity: this.identity,
+      lease: `${this.o.namespace}/${this.o.name}`,
+    });
+    if (v) this.o.onStartedLeading();
+    else this.o.onStoppedLeading();
   }
 
   private async tick(): Promise<void> {
@@ -94,9 +104,20 @@ export class LeaderElector {
   private async tryAcquireOrRenew(): Promise<void> {
     const r = await this.o.client.request<Lease>('GET', this.path);
     if (r.status === 404) {
-      const created = await this.o.client.request('POST', `/apis/coordination.k8s.io/v1/namespaces/${this.o.namespace}/leases`,
-        { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.o.name, namespace: this.o.namespace }, spec: this.spec(true, 0) });
-      if (created.status === 201) { this.lastRenew = this.now(); this.setLeading(true); }
+      const created = await this.o.client.request(
+        'POST',
+        `/apis/coordination.k8s.io/v1/namespaces/${this.o.namespace}/leases`,
+        {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name: this.o.name, namespace: this.o.namespace },
+          spec: this.spec(true, 0),
+        },
+      );
+      if (created.status === 201) {
+        this.lastRenew = this.now();
+        this.setLeading(true);
+      }
       return;
     }
     if (r.status !== 200) throw new KubeApiError(r.status, '', `GET lease: ${r.status} ${r.text.slice(0, 200)}`);
@@ -113,7 +134,10 @@ export class LeaderElector {
       return;
     }
     const transitions = (lease.spec.leaseTransitions ?? 0) + (mine ? 0 : 1);
-    const put = await this.o.client.request('PUT', this.path, { ...lease, spec: this.spec(!mine, transitions, lease.spec) });
+    const put = await this.o.client.request('PUT', this.path, {
+      ...lease,
+      spec: this.spec(!mine, transitions, lease.spec),
+    });
     if (put.status === 200) {
       this.lastRenew = this.now();
       this.setLeading(true);
@@ -133,7 +157,10 @@ export class LeaderElector {
     try {
       const r = await this.o.client.request<Lease>('GET', this.path);
       if (r.status === 200 && r.body.spec.holderIdentity === this.identity) {
-        await this.o.client.request('PUT', this.path, { ...r.body, spec: { ...r.body.spec, holderIdentity: '', leaseDurationSeconds: 1 } });
+        await this.o.client.request('PUT', this.path, {
+          ...r.body,
+          spec: { ...r.body.spec, holderIdentity: '', leaseDurationSeconds: 1 },
+        });
       }
     } catch {
       // best effort

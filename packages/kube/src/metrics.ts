@@ -6,12 +6,36 @@ export function createMetrics() {
   collectDefaultMetrics({ register: registry, prefix: 'turnpike_process_' });
   const m = {
     registry,
-    events: new Counter({ name: 'turnpike_events_total', help: 'Events received, by kind and type', labelNames: ['kind', 'type'] as const, registers: [registry] }),
+    events: new Counter({
+      name: 'turnpike_events_total',
+      help: 'Events received, by kind and type',
+      labelNames: ['kind', 'type'] as const,
+      registers: [registry],
+    }),
     translations: new Counter({ name: 'turnpike_translations_total', help: 'Translations run', registers: [registry] }),
-    translationSeconds: new Histogram({ name: 'turnpike_translation_duration_seconds', help: 'Time to translate a snapshot', buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers: [registry] }),
-    xdsPushes: new Gauge({ name: 'turnpike_xds_pushes', help: 'xDS responses sent since start', registers: [registry] }),
-    xdsNacks: new Counter({ name: 'turnpike_xds_nacks_total', help: 'Configurations proxies rejected', labelNames: ['gateway'] as const, registers: [registry] }),
-    xdsRefused: new Counter({ name: 'turnpike_xds_refused_streams_total', help: 'ADS streams refused for their client certificate, by reason (no-identity, wrong-gateway)', labelNames: ['reason'] as const, registers: [registry] }),
+    translationSeconds: new Histogram({
+      name: 'turnpike_translation_duration_seconds',
+      help: 'Time to translate a snapshot',
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+    xdsPushes: new Gauge({
+      name: 'turnpike_xds_pushes',
+      help: 'xDS responses sent since start',
+      registers: [registry],
+    }),
+    xdsNacks: new Counter({
+      name: 'turnpike_xds_nacks_total',
+      help: 'Configurations proxies rejected',
+      labelNames: ['gateway'] as const,
+      registers: [registry],
+    }),
+    xdsRefused: new Counter({
+      name: 'turnpike_xds_refused_streams_total',
+      help: 'ADS streams refused for their client certificate, by reason (no-identity, wrong-gateway)',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
     configLatency: new Histogram({
       name: 'turnpike_config_latency_seconds',
       help: 'Time from the first event of a change to a proxy acknowledging the configuration that carries it, by Gateway',
@@ -19,11 +43,33 @@ export function createMetrics() {
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers: [registry],
     }),
-    connectedProxies: new Gauge({ name: 'turnpike_xds_connected_proxies', help: 'Proxies with an open ADS stream', registers: [registry] }),
-    statusWrites: new Counter({ name: 'turnpike_status_writes_total', help: 'Status writes, by result', labelNames: ['result'] as const, registers: [registry] }),
-    applyErrors: new Counter({ name: 'turnpike_apply_errors_total', help: 'Failed server-side applies of proxy infrastructure', registers: [registry] }),
-    pluginFetches: new Counter({ name: 'turnpike_plugin_fetches_total', help: 'Plugin fetch attempts, by result (Fetched or the failure reason)', labelNames: ['result'] as const, registers: [registry] }),
-    leader: new Gauge({ name: 'turnpike_leader', help: '1 while this replica holds the leader lease', registers: [registry] }),
+    connectedProxies: new Gauge({
+      name: 'turnpike_xds_connected_proxies',
+      help: 'Proxies with an open ADS stream',
+      registers: [registry],
+    }),
+    statusWrites: new Counter({
+      name: 'turnpike_status_writes_total',
+      help: 'Status writes, by result',
+      labelNames: ['result'] as const,
+      registers: [registry],
+    }),
+    applyErrors: new Counter({
+      name: 'turnpike_apply_errors_total',
+      help: 'Failed server-side applies of proxy infrastructure',
+      registers: [registry],
+    }),
+    pluginFetches: new Counter({
+      name: 'turnpike_plugin_fetches_total',
+      help: 'Plugin fetch attempts, by result (Fetched or the failure reason)',
+      labelNames: ['result'] as const,
+      registers: [registry],
+    }),
+    leader: new Gauge({
+      name: 'turnpike_leader',
+      help: '1 while this replica holds the leader lease',
+      registers: [registry],
+    }),
   };
   return m;
 }

@@ -10,7 +10,11 @@ import { CONFIGMAP_CONTENT_LIMIT, type PluginStorage, type StoredPlugin } from '
 import { KubeApiError, type KubeClient } from './client.js';
 
 export const PLUGIN_STORAGE_MANAGER = 'turnpike-plugins';
-const ANNOTATION = { image: 'turnpike.dev/plugin-image', digest: 'turnpike.dev/plugin-digest', sha256: 'turnpike.dev/plugin-sha256' };
+const ANNOTATION = {
+  image: 'turnpike.dev/plugin-image',
+  digest: 'turnpike.dev/plugin-digest',
+  sha256: 'turnpike.dev/plugin-sha256',
+};
 
 /** `turnpike-plugin-<name>`, kept within 253 characters. */
 export function pluginConfigMapName(name: string): string {
@@ -19,7 +23,12 @@ export function pluginConfigMapName(name: string): string {
   return `${full.slice(0, 244)}-${createHash('sha256').update(full).digest('hex').slice(0, 8)}`;
 }
 
-interface Saved { pi: PluginInstallation; content: Buffer; sha256: string; digest: string }
+interface Saved {
+  pi: PluginInstallation;
+  content: Buffer;
+  sha256: string;
+  digest: string;
+}
 
 export class ConfigMapPluginStorage implements PluginStorage {
   private readonly saved = new Map<string, Saved>();
@@ -36,11 +45,18 @@ export class ConfigMapPluginStorage implements PluginStorage {
     this.leading = leading;
     if (!leading) return;
     for (const s of this.saved.values()) {
-      await this.write(s).catch((e: Error) => this.log?.('warn', `writing plugin ConfigMap failed: ${e.message}`, { plugin: `${s.pi.metadata.namespace}/${s.pi.metadata.name}` }));
+      await this.write(s).catch((e: Error) =>
+        this.log?.('warn', `writing plugin ConfigMap failed: ${e.message}`, {
+          plugin: `${s.pi.metadata.namespace}/${s.pi.metadata.name}`,
+        }),
+      );
     }
   }
 
-  async save(pi: PluginInstallation, p: { content: Buffer; sha256: string; digest: string }): Promise<{ configMap?: string; url?: string }> {
+  async save(
+    pi: PluginInstallation,
+    p: { content: Buffer; sha256: string; digest: string },
+  ): Promise<{ configMap?: string; url?: string }> {
     if (p.content.length > CONFIGMAP_CONTENT_LIMIT) return { url: this.urlFor(p.sha256, pi.spec.type) };
     const s: Saved = { pi, ...p };
     this.saved.set(`${pi.metadata.namespace}/${pi.metadata.name}`, s);
@@ -54,16 +70,45 @@ export class ConfigMapPluginStorage implements PluginStorage {
     const name = pluginConfigMapName(pi.metadata.name);
     const file = `plugin.${pi.spec.type}`;
     const cm: ConfigMap & { binaryData?: Record<string, string> } = {
-      apiVersion: 'v1', kind: 'ConfigMap',
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
       metadata: {
-        name, namespace: pi.metadata.namespace!,
-        labels: { 'app.kubernetes.io/managed-by': PLUGIN_STORAGE_MANAGER, 'turnpike.dev/plugin': pi.metadata.name.slice(0, 63).replace(/[^A-Za-z0-9]+$/, '') },
-        annotations: { [ANNOTATION.image]: pi.spec.image, [ANNOTATION.digest]: s.digest, [ANNOTATION.sha256]: s.sha256 },
-        ...(pi.metadata.uid ? { ownerReferences: [{ apiVersion: 'turnpike.dev/v1alpha1', kind: 'PluginInstallation', name: pi.metadata.name, uid: pi.metadata.uid, controller: true, blockOwnerDeletion: true }] } : {}),
+        name,
+        namespace: pi.metadata.namespace!,
+        labels: {
+          'app.kubernetes.io/managed-by': PLUGIN_STORAGE_MANAGER,
+          'turnpike.dev/plugin': pi.metadata.name.slice(0, 63).replace(/[^A-Za-z0-9]+$/, ''),
+        },
+        annotations: {
+          [ANNOTATION.image]: pi.spec.image,
+          [ANNOTATION.digest]: s.digest,
+          [ANNOTATION.sha256]: s.sha256,
+        },
+        ...(pi.metadata.uid
+          ? {
+              ownerReferences: [
+                {
+                  apiVersion: 'turnpike.dev/v1alpha1',
+                  kind: 'PluginInstallation',
+                  name: pi.metadata.name,
+                  uid: pi.metadata.uid,
+                  controller: true,
+                  blockOwnerDeletion: true,
+                },
+              ],
+            }
+          : {}),
       },
-      ...(pi.spec.type === 'lua' ? { data: { [file]: s.content.toString('utf8') } } : { binaryData: { [file]: s.content.toString('base64') } }),
+      ...(pi.spec.type === 'lua'
+        ? { data: { [file]: s.content.toString('utf8') } }
+        : { binaryData: { [file]: s.content.toString('base64') } }),
     };
-    await this.client.must('PATCH', `/api/v1/namespaces/${pi.metadata.namespace}/configmaps/${name}?fieldManager=${PLUGIN_STORAGE_MANAGER}&force=true`, cm, 'application/apply-patch+yaml');
+    await this.client.must(
+      'PATCH',
+      `/api/v1/namespaces/${pi.metadata.namespace}/configmaps/${name}?fieldManager=${PLUGIN_STORAGE_MANAGER}&force=true`,
+      cm,
+      'application/apply-patch+yaml',
+    );
   }
 
   forget(namespace: string, name: string): void {
@@ -87,10 +132,23 @@ export class ConfigMapPluginStorage implements PluginStorage {
     const sha256 = createHash('sha256').update(content).digest('hex');
     // Content that does not match what it says it is, is not used.
     if (sha256 !== a[ANNOTATION.sha256]) {
-      this.log?.('warn', 'stored plugin content does not match its sha256; fetching again', { configMap: `${pi.metadata.namespace}/${name}` });
+      this.log?.('warn', 'stored plugin content does not match its sha256; fetching again', {
+        configMap: `${pi.metadata.namespace}/${name}`,
+      });
       return undefined;
     }
-    this.saved.set(`${pi.metadata.namespace}/${pi.metadata.name}`, { pi, content, sha256, digest: a[ANNOTATION.digest]! });
-    return { content, sha256, digest: a[ANNOTATION.digest]!, image: a[ANNOTATION.image] ?? '', storage: { configMap: name } };
+    this.saved.set(`${pi.metadata.namespace}/${pi.metadata.name}`, {
+      pi,
+      content,
+      sha256,
+      digest: a[ANNOTATION.digest]!,
+    });
+    return {
+      content,
+      sha256,
+      digest: a[ANNOTATION.digest]!,
+      image: a[ANNOTATION.image] ?? '',
+      storage: { configMap: name },
+    };
   }
 }

@@ -7,7 +7,11 @@ import { KubeApiError, type KubeClient } from './client.js';
 
 export const PLUGIN_URL_KEY_SECRET = 'turnpike-plugin-url-key';
 
-export async function ensurePluginUrlKey(client: KubeClient, namespace: string, name = PLUGIN_URL_KEY_SECRET): Promise<Buffer> {
+export async function ensurePluginUrlKey(
+  client: KubeClient,
+  namespace: string,
+  name = PLUGIN_URL_KEY_SECRET,
+): Promise<Buffer> {
   const path = `/api/v1/namespaces/${namespace}/secrets`;
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
@@ -20,7 +24,13 @@ export async function ensurePluginUrlKey(client: KubeClient, namespace: string, 
     }
     try {
       const key = randomBytes(32);
-      await client.must('POST', path, { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace, labels: { 'app.kubernetes.io/managed-by': 'turnpike' } }, type: 'Opaque', data: { key: key.toString('base64') } });
+      await client.must('POST', path, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name, namespace, labels: { 'app.kubernetes.io/managed-by': 'turnpike' } },
+        type: 'Opaque',
+        data: { key: key.toString('base64') },
+      });
       return key;
     } catch (e) {
       // Another replica created it first: read theirs.

@@ -93,7 +93,11 @@ export class Reflector {
           continue;
         }
         if (e instanceof KubeApiError && e.status === 404 && rv === undefined) {
-          if (!this.missingReported) this.log('warn', `${this.kind} is not served by the API server (its CRD not installed, or its API not enabled); skipping it and looking again later`);
+          if (!this.missingReported)
+            this.log(
+              'warn',
+              `${this.kind} is not served by the API server (its CRD not installed, or its API not enabled); skipping it and looking again later`,
+            );
           this.missingReported = true;
           if (!this.synced) this.markSynced(); // nothing to wait for
           await this.sleep(this.o.missingRetryMs ?? 30_000);
@@ -103,7 +107,10 @@ export class Reflector {
         // A broken watch resumes from the last event it delivered, not from the list.
         if (rv !== undefined && this.lastSeenRv) rv = this.lastSeenRv;
         const wait = Math.min(maxBackoff, backoff) * (0.5 + random());
-        this.log('warn', `${rv === undefined ? 'list' : 'watch'} failed, retrying in ${Math.round(wait)} ms: ${(e as Error).message}`);
+        this.log(
+          'warn',
+          `${rv === undefined ? 'list' : 'watch'} failed, retrying in ${Math.round(wait)} ms: ${(e as Error).message}`,
+        );
         await this.sleep(wait);
         backoff = Math.min(maxBackoff, backoff * 2);
       }
@@ -130,13 +137,20 @@ export class Reflector {
       if (cont) q.set('continue', cont);
       if (this.o.fieldSelector) q.set('fieldSelector', this.o.fieldSelector);
       if (this.o.labelSelector) q.set('labelSelector', this.o.labelSelector);
-      const page = await this.o.client.must<{ metadata: { resourceVersion: string; continue?: string }; items: KubeObject[] }>('GET', `${collectionPath(this.o.resource)}?${q}`);
+      const page = await this.o.client.must<{
+        metadata: { resourceVersion: string; continue?: string };
+        items: KubeObject[];
+      }>('GET', `${collectionPath(this.o.resource)}?${q}`);
       for (const raw of page.items ?? []) {
         const item = this.normalize(raw);
         const key = `${item.metadata.namespace ?? ''}/${item.metadata.name}`;
         seen.add(key);
         if (this.known.get(key)?.rv === item.metadata.resourceVersion) continue;
-        this.known.set(key, { rv: item.metadata.resourceVersion ?? '', ...(item.metadata.namespace ? { namespace: item.metadata.namespace } : {}), name: item.metadata.name });
+        this.known.set(key, {
+          rv: item.metadata.resourceVersion ?? '',
+          ...(item.metadata.namespace ? { namespace: item.metadata.namespace } : {}),
+          name: item.metadata.name,
+        });
         this.stats.events++;
         this.o.emit(upsert(this.o.source, item));
       }
@@ -161,7 +175,12 @@ export class Reflector {
     this.stats.watches++;
     const [lo, hi] = this.o.timeoutSeconds ?? [300, 600];
     const timeout = Math.floor(lo + (this.o.random ?? Math.random)() * (hi - lo));
-    const q = new URLSearchParams({ watch: '1', allowWatchBookmarks: 'true', timeoutSeconds: String(timeout), resourceVersion: rv });
+    const q = new URLSearchParams({
+      watch: '1',
+      allowWatchBookmarks: 'true',
+      timeoutSeconds: String(timeout),
+      resourceVersion: rv,
+    });
     if (this.o.fieldSelector) q.set('fieldSelector', this.o.fieldSelector);
     if (this.o.labelSelector) q.set('labelSelector', this.o.labelSelector);
     const abort = new AbortController();
@@ -174,7 +193,11 @@ export class Reflector {
     if ((res.statusCode ?? 0) >= 300) {
       const chunks: Buffer[] = [];
       for await (const c of res) chunks.push(c as Buffer);
-      throw new KubeApiError(res.statusCode ?? 0, String(res.statusCode), `watch ${this.kind}: ${res.statusCode} ${Buffer.concat(chunks).toString('utf8').slice(0, 200)}`);
+      throw new KubeApiError(
+        res.statusCode ?? 0,
+        String(res.statusCode),
+        `watch ${this.kind}: ${res.statusCode} ${Buffer.concat(chunks).toString('utf8').slice(0, 200)}`,
+      );
     }
     const watchdogMs = this.o.watchdogMs ?? 120_000;
     let watchdog = setTimeout(() => abort.abort(), watchdogMs);
@@ -203,17 +226,23 @@ export class Reflector {
           this.known.delete(key);
           this.o.emit(remove(this.o.source, this.kind, item.metadata.namespace, item.metadata.name));
         } else {
-          this.known.set(key, { rv: objRv ?? '', ...(item.metadata.namespace ? { namespace: item.metadata.namespace } : {}), name: item.metadata.name });
+          this.known.set(key, {
+            rv: objRv ?? '',
+            ...(item.metadata.namespace ? { namespace: item.metadata.namespace } : {}),
+            name: item.metadata.name,
+          });
           this.o.emit(upsert(this.o.source, item));
         }
       }
     } catch (e) {
-      if (abort.signal.aborted && this.running) throw new Error(`watch of ${this.kind} went silent for ${watchdogMs} ms; reconnecting`);
+      if (abort.signal.aborted && this.running)
+        throw new Error(`watch of ${this.kind} went silent for ${watchdogMs} ms; reconnecting`);
       throw e;
     } finally {
       clearTimeout(watchdog);
     }
-    if (abort.signal.aborted && this.running) throw new Error(`watch of ${this.kind} went silent for ${watchdogMs} ms; reconnecting`);
+    if (abort.signal.aborted && this.running)
+      throw new Error(`watch of ${this.kind} went silent for ${watchdogMs} ms; reconnecting`);
     return last;
   }
 }

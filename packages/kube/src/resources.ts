@@ -1,7 +1,13 @@
 // Where each watched kind lives in the API: group, version, plural, and whether it is namespaced.
 import type { WatchedKind } from '@turnpike/api';
 
-export interface ResourceInfo { kind: WatchedKind; group: string; version: string; plural: string; namespaced: boolean }
+export interface ResourceInfo {
+  kind: WatchedKind;
+  group: string;
+  version: string;
+  plural: string;
+  namespaced: boolean;
+}
 
 const GW = 'gateway.networking.k8s.io';
 
@@ -22,9 +28,21 @@ export const RESOURCES: ResourceInfo[] = [
   { kind: 'Namespace', group: '', version: 'v1', plural: 'namespaces', namespaced: false },
   { kind: 'ConfigMap', group: '', version: 'v1', plural: 'configmaps', namespaced: true },
   // Beta and off by default until enabled; a cluster that does not serve it simply has none.
-  { kind: 'ClusterTrustBundle', group: 'certificates.k8s.io', version: 'v1beta1', plural: 'clustertrustbundles', namespaced: false },
+  {
+    kind: 'ClusterTrustBundle',
+    group: 'certificates.k8s.io',
+    version: 'v1beta1',
+    plural: 'clustertrustbundles',
+    namespaced: false,
+  },
   { kind: 'ProxyConfig', group: 'turnpike.dev', version: 'v1alpha1', plural: 'proxyconfigs', namespaced: true },
-  { kind: 'PluginInstallation', group: 'turnpike.dev', version: 'v1alpha1', plural: 'plugininstallations', namespaced: true },
+  {
+    kind: 'PluginInstallation',
+    group: 'turnpike.dev',
+    version: 'v1alpha1',
+    plural: 'plugininstallations',
+    namespaced: true,
+  },
 ];
 
 export function resourceInfo(kind: string): ResourceInfo | undefined {

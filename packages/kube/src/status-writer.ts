@@ -24,7 +24,8 @@ const PARENT_KINDS = new Set(['HTTPRoute', 'GRPCRoute', 'TLSRoute', 'TCPRoute', 
 
 /** Our entries in a route or policy status, if any. */
 function hasOwnEntries(o: KubeObject, controller: string): boolean {
-  const s = o.status as { parents?: { controllerName?: string }[]; ancestors?: { controllerName?: string }[] } | undefined;
+  const s = o.status as
+    { parents?: { controllerName?: string }[]; ancestors?: { controllerName?: string }[] } | undefined;
   return [...(s?.parents ?? []), ...(s?.ancestors ?? [])].some((e) => e.controllerName === controller);
 }
 
@@ -35,7 +36,8 @@ function newerThanUs(o: KubeObject): boolean {
     if (Array.isArray(v)) return v.some(walk);
     if (v && typeof v === 'object') {
       const r = v as Record<string, unknown>;
-      if (typeof r.observedGeneration === 'number' && typeof r.type === 'string' && r.observedGeneration > gen) return true;
+      if (typeof r.observedGeneration === 'number' && typeof r.type === 'string' && r.observedGeneration > gen)
+        return true;
       return Object.values(r).some(walk);
     }
     return false;
@@ -67,7 +69,11 @@ export class StatusWriter {
    * `changed` only the statuses a translation changed (the writer has seen every output before).
    */
   update(result: TranslateResult, snapshot: Snapshot, changed?: readonly string[]): void {
-    const get = (kind: string, ns: string | undefined, name: string) => snapshot.get(kind)?.get(ns ?? '')?.get(name);
+    const get = (kind: string, ns: string | undefined, name: string) =>
+      snapshot
+        .get(kind)
+        ?.get(ns ?? '')
+        ?.get(name);
     const wanted = new Map<string, { kind: string; namespace?: string; name: string; ours: AnyStatus }>();
     const consider = (key: string) => {
       const [kind, ns, ...rest] = key.split('/') as [string, string, ...string[]];
@@ -80,7 +86,12 @@ export class StatusWriter {
       // A route or policy that still carries our entries but is ours no more: remove them.
       const o = get(kind, ns, name);
       if (!o || !(PARENT_KINDS.has(kind) || kind === 'BackendTLSPolicy') || !hasOwnEntries(o, this.controller)) return;
-      wanted.set(key, { kind, ...(ns ? { namespace: ns } : {}), name, ours: kind === 'BackendTLSPolicy' ? { ancestors: [] } : { parents: [] } });
+      wanted.set(key, {
+        kind,
+        ...(ns ? { namespace: ns } : {}),
+        name,
+        ours: kind === 'BackendTLSPolicy' ? { ancestors: [] } : { parents: [] },
+      });
     };
     if (changed) {
       for (const key of changed) consider(key);
@@ -98,7 +109,10 @@ export class StatusWriter {
     for (const [key, w] of wanted) {
       const current = get(w.kind, w.namespace, w.name);
       if (!current) continue;
-      if (newerThanUs(current)) { this.stats.skipped++; continue; }
+      if (newerThanUs(current)) {
+        this.stats.skipped++;
+        continue;
+      }
       const merged = mergeStatus(w.kind, current.status as AnyStatus | undefined, w.ours, this.controller, this.now());
       if (deepEqual(withoutTransitionTimes(merged), withoutTransitionTimes(current.status ?? {}))) {
         this.desired.delete(key);
@@ -106,7 +120,12 @@ export class StatusWriter {
       }
       const prev = this.desired.get(key);
       if (!prev || !deepEqual(prev.status, w.ours)) this.notBefore.delete(key); // new content: try at once
-      this.desired.set(key, { kind: w.kind, ...(w.namespace ? { namespace: w.namespace } : {}), name: w.name, status: w.ours });
+      this.desired.set(key, {
+        kind: w.kind,
+        ...(w.namespace ? { namespace: w.namespace } : {}),
+        name: w.name,
+        status: w.ours,
+      });
     }
     this.schedule(0);
   }
@@ -122,7 +141,10 @@ export class StatusWriter {
 
   private schedule(ms: number): void {
     if (this.stopped || this.timer) return;
-    this.timer = setTimeout(() => { this.timer = undefined; void this.drain(); }, ms);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.drain();
+    }, ms);
   }
 
   private async drain(): Promise<void> {
@@ -155,7 +177,10 @@ export class StatusWriter {
   }
 
   /** One read-modify-write, retried on conflict. */
-  private async write(key: string, d: { kind: string; namespace?: string; name: string; status: AnyStatus }): Promise<boolean> {
+  private async write(
+    key: string,
+    d: { kind: string; namespace?: string; name: string; status: AnyStatus },
+  ): Promise<boolean> {
     const info = resourceInfo(d.kind);
     if (!info) return true;
     const path = objectPath(info, d.namespace, d.name);
@@ -163,18 +188,31 @@ export class StatusWriter {
       try {
         const current = await this.o.client.must<KubeObject>('GET', path);
         if (newerThanUs(current)) return true;
-        const merged = mergeStatus(d.kind, current.status as AnyStatus | undefined, d.status, this.controller, this.now());
+        const merged = mergeStatus(
+          d.kind,
+          current.status as AnyStatus | undefined,
+          d.status,
+          this.controller,
+          this.now(),
+        );
         if (deepEqual(withoutTransitionTimes(merged), withoutTransitionTimes(current.status ?? {}))) return true;
         await this.o.client.must('PUT', `${path}/status`, { ...current, status: merged });
         this.stats.writes++;
         this.o.onWrite?.(key, true);
         return true;
       } catch (e) {
-        if (e instanceof KubeApiError && e.status === 409) { this.stats.conflicts++; continue; }
+        if (e instanceof KubeApiError && e.status === 409) {
+          this.stats.conflicts++;
+          continue;
+        }
         if (e instanceof KubeApiError && e.status === 404) return true; // deleted meanwhile
         this.stats.failures++;
         this.attempts.set(key, (this.attempts.get(key) ?? 0) + 1);
-        this.o.log?.(e instanceof KubeApiError && e.status === 422 ? 'error' : 'warn', `status write failed, will retry: ${(e as Error).message}`, { object: key });
+        this.o.log?.(
+          e instanceof KubeApiError && e.status === 422 ? 'error' : 'warn',
+          `status write failed, will retry: ${(e as Error).message}`,
+          { object: key },
+        );
         this.o.onWrite?.(key, false);
         return false;
       }

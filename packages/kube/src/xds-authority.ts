@@ -7,12 +7,24 @@
 // Gateway's proxies a client certificate naming that Gateway (SPIFFE URI), adopting the one in
 // the cluster when it is still good, and renewing it two thirds into its life.
 import type { Secret } from '@turnpike/api';
-import { createAuthority, gatewayIdentity, issueCertificate, MemoryCertificateProvider, renewalTime, signedByBundle, type KeyedCertificate } from '@turnpike/xds';
+import {
+  createAuthority,
+  gatewayIdentity,
+  issueCertificate,
+  MemoryCertificateProvider,
+  renewalTime,
+  signedByBundle,
+  type KeyedCertificate,
+} from '@turnpike/xds';
 import { KubeApiError, type KubeClient } from './client.js';
 
 export const XDS_CA_SECRET = 'turnpike-xds-ca';
 
-export interface ClientCredentials { 'tls.crt': string; 'tls.key': string; 'ca.crt': string }
+export interface ClientCredentials {
+  'tls.crt': string;
+  'tls.key': string;
+  'ca.crt': string;
+}
 
 export interface XdsAuthorityOptions {
   client: KubeClient;
@@ -30,7 +42,10 @@ export interface XdsAuthorityOptions {
   now?: () => Date;
 }
 
-interface CAState extends KeyedCertificate { bundle: string; resourceVersion?: string }
+interface CAState extends KeyedCertificate {
+  bundle: string;
+  resourceVersion?: string;
+}
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const unb64 = (s: string | undefined) => (s === undefined ? '' : Buffer.from(s, 'base64').toString('utf8'));
@@ -58,7 +73,8 @@ export class XdsAuthority {
       if (!this.ca) await new Promise((r) => setTimeout(r, Math.min(5000, 200 * 2 ** i)));
     }
     // Often enough that nothing lapses between two looks, even with short test lifetimes.
-    const every = this.o.checkIntervalMs ?? Math.max(1000, Math.min(10_000, this.o.certValidityMs / 6, this.o.caValidityMs / 6));
+    const every =
+      this.o.checkIntervalMs ?? Math.max(1000, Math.min(10_000, this.o.certValidityMs / 6, this.o.caValidityMs / 6));
     this.timer = setInterval(() => void this.check(), every);
     this.timer.unref();
   }
@@ -74,7 +90,11 @@ export class XdsAuthority {
 
   /** One pass: read the CA Secret, create or rotate it as leader, refresh the serving certificate. */
   check(): Promise<void> {
-    this.checking ??= this.checkOnce().catch((e) => this.o.log?.('warn', `xDS CA check failed, will retry: ${(e as Error).message}`)).finally(() => { this.checking = undefined; });
+    this.checking ??= this.checkOnce()
+      .catch((e) => this.o.log?.('warn', `xDS CA check failed, will retry: ${(e as Error).message}`))
+      .finally(() => {
+        this.checking = undefined;
+      });
     return this.checking;
   }
 
@@ -88,7 +108,8 @@ export class XdsAuthority {
     }
     let state = secret && this.parse(secret);
     if (!state && this.o.isLeader()) state = await this.create(path);
-    if (state && this.o.isLeader() && this.now().getTime() >= renewalTime(state.certPem).getTime()) state = (await this.rotate(path, state)) ?? state;
+    if (state && this.o.isLeader() && this.now().getTime() >= renewalTime(state.certPem).getTime())
+      state = (await this.rotate(path, state)) ?? state;
     if (!state) return;
     const changed = state.certPem !== this.ca?.certPem || state.bundle !== this.ca?.bundle;
     this.ca = state;
@@ -100,18 +121,32 @@ export class XdsAuthority {
   }
 
   private parse(s: Secret): CAState | undefined {
-    const certPem = unb64(s.data?.['tls.crt']), keyPem = unb64(s.data?.['tls.key']), bundle = unb64(s.data?.['ca.crt']);
+    const certPem = unb64(s.data?.['tls.crt']),
+      keyPem = unb64(s.data?.['tls.key']),
+      bundle = unb64(s.data?.['ca.crt']);
     if (!certPem || !keyPem || !bundle) {
       this.o.log?.('warn', `Secret ${this.o.namespace}/${XDS_CA_SECRET} lacks tls.crt, tls.key or ca.crt; ignoring it`);
       return undefined;
     }
-    return { certPem, keyPem, bundle, ...(s.metadata.resourceVersion ? { resourceVersion: s.metadata.resourceVersion } : {}) };
+    return {
+      certPem,
+      keyPem,
+      bundle,
+      ...(s.metadata.resourceVersion ? { resourceVersion: s.metadata.resourceVersion } : {}),
+    };
   }
 
   private secretOf(state: Omit<CAState, 'resourceVersion'>, resourceVersion?: string): Secret {
     return {
-      apiVersion: 'v1', kind: 'Secret', type: 'Opaque',
-      metadata: { name: XDS_CA_SECRET, namespace: this.o.namespace, labels: { 'app.kubernetes.io/managed-by': 'turnpike' }, ...(resourceVersion ? { resourceVersion } : {}) },
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'Opaque',
+      metadata: {
+        name: XDS_CA_SECRET,
+        namespace: this.o.namespace,
+        labels: { 'app.kubernetes.io/managed-by': 'turnpike' },
+        ...(resourceVersion ? { resourceVersion } : {}),
+      },
       data: { 'tls.crt': b64(state.certPem), 'tls.key': b64(state.keyPem), 'ca.crt': b64(state.bundle) },
     } as Secret;
   }
@@ -121,7 +156,10 @@ export class XdsAuthority {
     const state = { certPem: ca.certPem, keyPem: ca.keyPem, bundle: ca.certPem };
     try {
       await this.o.client.must('POST', path, this.secretOf(state));
-      this.o.log?.('info', 'created the xDS certificate authority', { secret: `${this.o.namespace}/${XDS_CA_SECRET}`, notAfter: ca.notAfter.toISOString() });
+      this.o.log?.('info', 'created the xDS certificate authority', {
+        secret: `${this.o.namespace}/${XDS_CA_SECRET}`,
+        notAfter: ca.notAfter.toISOString(),
+      });
       return state;
     } catch (e) {
       // Another replica created it first: theirs is read on the next pass.
@@ -140,13 +178,23 @@ export class XdsAuthority {
       if (e instanceof KubeApiError && e.status === 409) return undefined; // someone else rotated: read it next time
       throw e;
     }
-    this.o.log?.('info', 'rotated the xDS certificate authority; the previous CA stays trusted until the next rotation', { notAfter: ca.notAfter.toISOString() });
+    this.o.log?.(
+      'info',
+      'rotated the xDS certificate authority; the previous CA stays trusted until the next rotation',
+      { notAfter: ca.notAfter.toISOString() },
+    );
     return state;
   }
 
   private async issueServing(): Promise<void> {
     const ca = this.ca!;
-    const cert = await issueCertificate(ca, { commonName: this.o.serverNames[0] ?? 'turnpike', dnsNames: this.o.serverNames, usage: 'server', validityMs: this.o.certValidityMs, now: this.now() });
+    const cert = await issueCertificate(ca, {
+      commonName: this.o.serverNames[0] ?? 'turnpike',
+      dnsNames: this.o.serverNames,
+      usage: 'server',
+      validityMs: this.o.certValidityMs,
+      now: this.now(),
+    });
     this.provider.setIdentity(cert.certPem, cert.keyPem);
     this.serving = { certPem: cert.certPem, renewAt: renewalTime(cert.certPem).getTime(), issuer: ca.certPem };
   }
@@ -171,7 +219,13 @@ export class XdsAuthority {
     return known && signedByBundle(known.creds['tls.crt'], ca.bundle, this.now()) ? known.creds : undefined;
   }
 
-  private async obtain(namespace: string, name: string, secretName: string, ca: CAState, tryAdopt: boolean): Promise<void> {
+  private async obtain(
+    namespace: string,
+    name: string,
+    secretName: string,
+    ca: CAState,
+    tryAdopt: boolean,
+  ): Promise<void> {
     const key = `${namespace}/${name}`;
     try {
       if (tryAdopt) {
@@ -182,16 +236,32 @@ export class XdsAuthority {
           return;
         }
       }
-      const cert = await issueCertificate(ca, { commonName: key, uris: [gatewayIdentity(this.o.trustDomain, namespace, name)], usage: 'client', validityMs: this.o.certValidityMs, now: this.now() });
-      this.clients.set(key, { creds: { 'tls.crt': cert.certPem, 'tls.key': cert.keyPem, 'ca.crt': ca.bundle }, renewAt: renewalTime(cert.certPem).getTime(), issuer: ca.certPem });
+      const cert = await issueCertificate(ca, {
+        commonName: key,
+        uris: [gatewayIdentity(this.o.trustDomain, namespace, name)],
+        usage: 'client',
+        validityMs: this.o.certValidityMs,
+        now: this.now(),
+      });
+      this.clients.set(key, {
+        creds: { 'tls.crt': cert.certPem, 'tls.key': cert.keyPem, 'ca.crt': ca.bundle },
+        renewAt: renewalTime(cert.certPem).getTime(),
+        issuer: ca.certPem,
+      });
       this.o.onCredentialsChanged?.();
     } catch (e) {
-      this.o.log?.('warn', `could not issue the xDS client certificate, will retry: ${(e as Error).message}`, { gateway: key });
+      this.o.log?.('warn', `could not issue the xDS client certificate, will retry: ${(e as Error).message}`, {
+        gateway: key,
+      });
     }
   }
 
   /** The certificate already in the Gateway's Secret, if the current CA signed it and it is not due. */
-  private async adopt(namespace: string, secretName: string, ca: CAState): Promise<{ creds: ClientCredentials; renewAt: number; issuer: string } | undefined> {
+  private async adopt(
+    namespace: string,
+    secretName: string,
+    ca: CAState,
+  ): Promise<{ creds: ClientCredentials; renewAt: number; issuer: string } | undefined> {
     let s: Secret;
     try {
       s = await this.o.client.must<Secret>('GET', `/api/v1/namespaces/${namespace}/secrets/${secretName}`);
@@ -199,7 +269,8 @@ export class XdsAuthority {
       if (e instanceof KubeApiError && e.status === 404) return undefined;
       throw e;
     }
-    const crt = unb64(s.data?.['tls.crt']), keyPem = unb64(s.data?.['tls.key']);
+    const crt = unb64(s.data?.['tls.crt']),
+      keyPem = unb64(s.data?.['tls.key']);
     if (!crt || !keyPem || !signedByBundle(crt, ca.certPem, this.now())) return undefined;
     const renewAt = renewalTime(crt).getTime();
     if (this.now().getTime() >= renewAt) return undefined;

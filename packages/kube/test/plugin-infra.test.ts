@@ -6,20 +6,64 @@ import { snapshotFromObjects, translate } from '@turnpike/translator';
 import { CONFIG_HASH_ANNOTATION, infraObjects, PluginContentMissing } from '../src/index.js';
 
 const LUA = 'function envoy_on_request(h) end\n';
-const SHA = 'e'.repeat(64), SHA2 = 'f'.repeat(64);
+const SHA = 'e'.repeat(64),
+  SHA2 = 'f'.repeat(64);
 
 function objects(sha: string, replicas = 1): KubeObject[] {
   return [
-    { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GatewayClass', metadata: { name: 'turnpike' }, spec: { controllerName: 'turnpike.dev/gateway-controller' } },
-    { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'gw', namespace: 'infra', uid: 'u1' }, spec: { gatewayClassName: 'turnpike', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }], infrastructure: { parametersRef: { group: 'turnpike.dev', kind: 'ProxyConfig', name: 'pc' } } } },
-    { apiVersion: 'turnpike.dev/v1alpha1', kind: 'ProxyConfig', metadata: { name: 'pc', namespace: 'infra' }, spec: { replicas, plugins: [{ name: 'hello' }] } },
-    { apiVersion: 'turnpike.dev/v1alpha1', kind: 'PluginInstallation', metadata: { name: 'hello', namespace: 'infra', generation: 1 }, spec: { image: 'registry.example.com/t/hello:v1', type: 'lua' } },
-    { apiVersion: 'turnpike.dev/internal', kind: 'PluginFetch', metadata: { name: 'hello', namespace: 'infra' }, status: { observedGeneration: 1, image: 'registry.example.com/t/hello:v1', fetched: true, reason: 'Fetched', message: 'ok', digest: 'sha256:1', sha256: sha, size: LUA.length, storage: { configMap: 'turnpike-plugin-hello' } } },
+    {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'GatewayClass',
+      metadata: { name: 'turnpike' },
+      spec: { controllerName: 'turnpike.dev/gateway-controller' },
+    },
+    {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'Gateway',
+      metadata: { name: 'gw', namespace: 'infra', uid: 'u1' },
+      spec: {
+        gatewayClassName: 'turnpike',
+        listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }],
+        infrastructure: { parametersRef: { group: 'turnpike.dev', kind: 'ProxyConfig', name: 'pc' } },
+      },
+    },
+    {
+      apiVersion: 'turnpike.dev/v1alpha1',
+      kind: 'ProxyConfig',
+      metadata: { name: 'pc', namespace: 'infra' },
+      spec: { replicas, plugins: [{ name: 'hello' }] },
+    },
+    {
+      apiVersion: 'turnpike.dev/v1alpha1',
+      kind: 'PluginInstallation',
+      metadata: { name: 'hello', namespace: 'infra', generation: 1 },
+      spec: { image: 'registry.example.com/t/hello:v1', type: 'lua' },
+    },
+    {
+      apiVersion: 'turnpike.dev/internal',
+      kind: 'PluginFetch',
+      metadata: { name: 'hello', namespace: 'infra' },
+      status: {
+        observedGeneration: 1,
+        image: 'registry.example.com/t/hello:v1',
+        fetched: true,
+        reason: 'Fetched',
+        message: 'ok',
+        digest: 'sha256:1',
+        sha256: sha,
+        size: LUA.length,
+        storage: { configMap: 'turnpike-plugin-hello' },
+      },
+    },
   ];
 }
 
-const infraFor = (sha: string, replicas = 1) => translate(snapshotFromObjects(objects(sha, replicas))).infraIR.gateways.get('infra/gw')!;
-const ctx = { bootstrap: () => '{}', pluginContent: (sha: string) => (sha === SHA || sha === SHA2 ? Buffer.from(LUA) : undefined) };
+const infraFor = (sha: string, replicas = 1) =>
+  translate(snapshotFromObjects(objects(sha, replicas))).infraIR.gateways.get('infra/gw')!;
+const ctx = {
+  bootstrap: () => '{}',
+  pluginContent: (sha: string) => (sha === SHA || sha === SHA2 ? Buffer.from(LUA) : undefined),
+};
 
 describe('plugin installation in proxy objects', () => {
   it('copies the content next to the proxy and mounts it at the path the xDS config reads', () => {
@@ -28,20 +72,39 @@ describe('plugin installation in proxy objects', () => {
     expect(copy.metadata.namespace).toBe('infra');
     expect((copy as { data?: Record<string, string> }).data).toEqual({ 'plugin.lua': LUA });
     expect(copy.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Gateway', name: 'gw', uid: 'u1' });
-    const dep = objs.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { metadata: { annotations: Record<string, string> }; spec: { volumes: { name: string; configMap: { name: string } }[]; containers: { volumeMounts: { name: string; mountPath: string }[] }[] } } } };
+    const dep = objs.find((o) => o.kind === 'Deployment') as unknown as {
+      spec: {
+        template: {
+          metadata: { annotations: Record<string, string> };
+          spec: {
+            volumes: { name: string; configMap: { name: string } }[];
+            containers: { volumeMounts: { name: string; mountPath: string }[] }[];
+          };
+        };
+      };
+    };
     const vol = dep.spec.template.spec.volumes.find((v) => v.configMap.name === copy.metadata.name)!;
     const mount = dep.spec.template.spec.containers[0]!.volumeMounts.find((m) => m.name === vol.name)!;
-    expect(`${mount.mountPath}/plugin.lua`).toBe(translate(snapshotFromObjects(objects(SHA))).xdsIR.gateways.get('infra/gw')!.installedPlugins![0]!.mountPath);
+    expect(`${mount.mountPath}/plugin.lua`).toBe(
+      translate(snapshotFromObjects(objects(SHA))).xdsIR.gateways.get('infra/gw')!.installedPlugins![0]!.mountPath,
+    );
   });
 
   it('the pod template hash moves when the plugin content changes, and not when something unrelated does', () => {
-    const hash = (sha: string, replicas = 1) => (infraObjects(infraFor(sha, replicas), ctx).find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { metadata: { annotations: Record<string, string> } } } }).spec.template.metadata.annotations[CONFIG_HASH_ANNOTATION];
+    const hash = (sha: string, replicas = 1) =>
+      (
+        infraObjects(infraFor(sha, replicas), ctx).find((o) => o.kind === 'Deployment') as unknown as {
+          spec: { template: { metadata: { annotations: Record<string, string> } } };
+        }
+      ).spec.template.metadata.annotations[CONFIG_HASH_ANNOTATION];
     expect(hash(SHA)).toBe(hash(SHA));
     expect(hash(SHA, 3)).toBe(hash(SHA));
     expect(hash(SHA2)).not.toBe(hash(SHA));
   });
 
   it('content not loaded yet: the objects are not built (the applier retries) rather than rolled without the plugin', () => {
-    expect(() => infraObjects(infraFor(SHA), { bootstrap: () => '{}', pluginContent: () => undefined })).toThrow(PluginContentMissing);
+    expect(() => infraObjects(infraFor(SHA), { bootstrap: () => '{}', pluginContent: () => undefined })).toThrow(
+      PluginContentMissing,
+    );
   });
 });

@@ -8,13 +8,20 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import type { SourceEvent } from '@turnpike/engine';
 import { KubeClient, Reflector, resourceInfo } from '../src/index.js';
 
-interface Fake { server: Server; port: number; lists: number; watches: number; handler: (req: IncomingMessage, res: ServerResponse, url: URL) => void }
+interface Fake {
+  server: Server;
+  port: number;
+  lists: number;
+  watches: number;
+  handler: (req: IncomingMessage, res: ServerResponse, url: URL) => void;
+}
 
 async function fakeApi(handler: Fake['handler']): Promise<Fake> {
   const f = { lists: 0, watches: 0, handler } as Fake;
   f.server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
-    if (url.searchParams.get('watch')) f.watches++; else f.lists++;
+    if (url.searchParams.get('watch')) f.watches++;
+    else f.lists++;
     f.handler(req, res, url);
   });
   await new Promise<void>((r) => f.server.listen(0, '127.0.0.1', () => r()));
@@ -25,16 +32,42 @@ async function fakeApi(handler: Fake['handler']): Promise<Fake> {
 function client(port: number): KubeClient {
   const dir = mkdtempSync(join(tmpdir(), 'tp-kc-'));
   const path = join(dir, 'kubeconfig');
-  writeFileSync(path, JSON.stringify({ apiVersion: 'v1', kind: 'Config', 'current-context': 'c', clusters: [{ name: 'c', cluster: { server: `http://127.0.0.1:${port}`, 'insecure-skip-tls-verify': true } }], users: [{ name: 'u', user: { token: 't' } }], contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }] }));
+  writeFileSync(
+    path,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      'current-context': 'c',
+      clusters: [{ name: 'c', cluster: { server: `http://127.0.0.1:${port}`, 'insecure-skip-tls-verify': true } }],
+      users: [{ name: 'u', user: { token: 't' } }],
+      contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
+    }),
+  );
   return KubeClient.fromKubeconfig(path);
 }
 
 const svc = (name: string, rv: string) => ({ metadata: { name, namespace: 'a', resourceVersion: rv }, spec: {} });
-const list = (res: ServerResponse, rv: string, items: unknown[]) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ metadata: { resourceVersion: rv }, items }));
+const list = (res: ServerResponse, rv: string, items: unknown[]) =>
+  res
+    .writeHead(200, { 'Content-Type': 'application/json' })
+    .end(JSON.stringify({ metadata: { resourceVersion: rv }, items }));
 
-function reflector(port: number, events: SourceEvent[], extra: Partial<ConstructorParameters<typeof Reflector>[0]> = {}) {
+function reflector(
+  port: number,
+  events: SourceEvent[],
+  extra: Partial<ConstructorParameters<typeof Reflector>[0]> = {},
+) {
   let synced = 0;
-  const r = new Reflector({ client: client(port), resource: resourceInfo('Service')!, source: 'kube', emit: (e) => events.push(e), onSynced: () => synced++, backoffMs: [20, 100], random: () => 0.5, ...extra });
+  const r = new Reflector({
+    client: client(port),
+    resource: resourceInfo('Service')!,
+    source: 'kube',
+    emit: (e) => events.push(e),
+    onSynced: () => synced++,
+    backoffMs: [20, 100],
+    random: () => 0.5,
+    ...extra,
+  });
   return { r, synced: () => synced };
 }
 
@@ -48,7 +81,9 @@ async function until(check: () => boolean, ms = 5000): Promise<void> {
 
 describe('reflector recovery', () => {
   const cleanup: (() => void)[] = [];
-  afterEach(() => { for (const c of cleanup.splice(0)) c(); });
+  afterEach(() => {
+    for (const c of cleanup.splice(0)) c();
+  });
 
   it('a connection cut mid-stream: reconnects from the last resourceVersion without relisting', async () => {
     const rvs: string[] = [];
@@ -63,7 +98,10 @@ describe('reflector recovery', () => {
     });
     const events: SourceEvent[] = [];
     const { r } = reflector(f.port, events);
-    cleanup.push(() => { r.stop(); f.server.close(); });
+    cleanup.push(() => {
+      r.stop();
+      f.server.close();
+    });
     r.start();
     await until(() => rvs.length >= 2);
     expect(rvs).toEqual(['10', '11']);
@@ -79,7 +117,11 @@ describe('reflector recovery', () => {
     });
     const events: SourceEvent[] = [];
     const { r } = reflector(f.port, events, { watchdogMs: 150 });
-    cleanup.push(() => { r.stop(); f.server.closeAllConnections(); f.server.close(); });
+    cleanup.push(() => {
+      r.stop();
+      f.server.closeAllConnections();
+      f.server.close();
+    });
     r.start();
     await until(() => f.watches >= 3);
     expect(r.stats.errors).toBeGreaterThanOrEqual(2);
@@ -90,17 +132,32 @@ describe('reflector recovery', () => {
     const f = await fakeApi((_req, res, url) => {
       if (!url.searchParams.get('watch')) {
         phase++;
-        return phase === 1 ? list(res, '10', [svc('keep', '10'), svc('gone', '10')]) : list(res, '30', [svc('keep', '25'), svc('new', '26')]);
+        return phase === 1
+          ? list(res, '10', [svc('keep', '10'), svc('gone', '10')])
+          : list(res, '30', [svc('keep', '25'), svc('new', '26')]);
       }
-      if (phase === 1) return res.writeHead(410, { 'Content-Type': 'application/json' }).end(JSON.stringify({ kind: 'Status', code: 410, reason: 'Expired' }));
+      if (phase === 1)
+        return res
+          .writeHead(410, { 'Content-Type': 'application/json' })
+          .end(JSON.stringify({ kind: 'Status', code: 410, reason: 'Expired' }));
       res.writeHead(200).flushHeaders();
     });
     const events: SourceEvent[] = [];
     const { r, synced } = reflector(f.port, events);
-    cleanup.push(() => { r.stop(); f.server.closeAllConnections(); f.server.close(); });
+    cleanup.push(() => {
+      r.stop();
+      f.server.closeAllConnections();
+      f.server.close();
+    });
     r.start();
     await until(() => f.lists === 2 && events.length >= 5);
-    expect(events.map((e) => `${e.type}:${e.name}`)).toEqual(['upsert:keep', 'upsert:gone', 'upsert:keep', 'upsert:new', 'delete:gone']);
+    expect(events.map((e) => `${e.type}:${e.name}`)).toEqual([
+      'upsert:keep',
+      'upsert:gone',
+      'upsert:keep',
+      'upsert:new',
+      'delete:gone',
+    ]);
     expect(synced()).toBe(1);
     expect(r.stats.relists).toBe(1);
   });
@@ -110,13 +167,19 @@ describe('reflector recovery', () => {
       if (!url.searchParams.get('watch')) return list(res, '1', []);
       if (f.watches === 1) {
         res.writeHead(200);
-        res.end(`${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 410, message: 'too old resource version' } })}\n`);
+        res.end(
+          `${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 410, message: 'too old resource version' } })}\n`,
+        );
         return;
       }
       res.writeHead(200).flushHeaders();
     });
     const { r } = reflector(f.port, []);
-    cleanup.push(() => { r.stop(); f.server.closeAllConnections(); f.server.close(); });
+    cleanup.push(() => {
+      r.stop();
+      f.server.closeAllConnections();
+      f.server.close();
+    });
     r.start();
     await until(() => f.lists >= 2);
     expect(r.stats.relists).toBe(1);
@@ -135,7 +198,11 @@ describe('reflector recovery', () => {
     });
     const events: SourceEvent[] = [];
     const { r, synced } = reflector(f.port, events);
-    cleanup.push(() => { r.stop(); f.server.closeAllConnections(); f.server.close(); });
+    cleanup.push(() => {
+      r.stop();
+      f.server.closeAllConnections();
+      f.server.close();
+    });
     r.start();
     await until(() => synced() === 1);
     expect(f.lists).toBe(4);
@@ -156,7 +223,11 @@ describe('reflector recovery', () => {
     const logs: string[] = [];
     const events: SourceEvent[] = [];
     const { r, synced } = reflector(f.port, events, { missingRetryMs: 100, log: (_l, m) => logs.push(m) });
-    cleanup.push(() => { r.stop(); f.server.closeAllConnections(); f.server.close(); });
+    cleanup.push(() => {
+      r.stop();
+      f.server.closeAllConnections();
+      f.server.close();
+    });
     r.start();
     await until(() => synced() === 1);
     await new Promise((res) => setTimeout(res, 250));

@@ -18,11 +18,17 @@ export const PLUGIN_LAYER_MEDIA_TYPES: Record<PluginType, string> = {
   lua: 'application/vnd.turnpike.plugin.lua.v1',
   wasm: 'application/vnd.turnpike.plugin.wasm.v1',
 };
-const TAR_GZIP_MEDIA_TYPES = new Set(['application/vnd.oci.image.layer.v1.tar+gzip', 'application/vnd.docker.image.rootfs.diff.tar.gzip']);
+const TAR_GZIP_MEDIA_TYPES = new Set([
+  'application/vnd.oci.image.layer.v1.tar+gzip',
+  'application/vnd.docker.image.rootfs.diff.tar.gzip',
+]);
 
 const gunzipAsync = promisify(gunzip);
 
-export interface PluginLayer { layer: Descriptor; archived: boolean }
+export interface PluginLayer {
+  layer: Descriptor;
+  archived: boolean;
+}
 
 /** Picks the layer holding the plugin, or says why the manifest is not a plugin of this type. */
 export function pluginLayer(manifest: ImageManifest, type: PluginType, where: string): PluginLayer {
@@ -33,11 +39,17 @@ export function pluginLayer(manifest: ImageManifest, type: PluginType, where: st
     throw new PluginFetchError('InvalidArtifact', `${where} holds a ${other} plugin but spec.type is ${type}`);
   }
   if (manifest.layers.length !== 1) {
-    throw new PluginFetchError('InvalidArtifact', `${where} has ${manifest.layers.length} layers; a plugin image has exactly one (a gzip tar with plugin.${type}) or a layer of media type ${PLUGIN_LAYER_MEDIA_TYPES[type]}`);
+    throw new PluginFetchError(
+      'InvalidArtifact',
+      `${where} has ${manifest.layers.length} layers; a plugin image has exactly one (a gzip tar with plugin.${type}) or a layer of media type ${PLUGIN_LAYER_MEDIA_TYPES[type]}`,
+    );
   }
   const layer = manifest.layers[0]!;
   if (!TAR_GZIP_MEDIA_TYPES.has(layer.mediaType)) {
-    throw new PluginFetchError('InvalidArtifact', `${where}: layer media type ${layer.mediaType} is not a gzip tar (${[...TAR_GZIP_MEDIA_TYPES].join(', ')})`);
+    throw new PluginFetchError(
+      'InvalidArtifact',
+      `${where}: layer media type ${layer.mediaType} is not a gzip tar (${[...TAR_GZIP_MEDIA_TYPES].join(', ')})`,
+    );
   }
   return { layer, archived: true };
 }
@@ -57,7 +69,9 @@ async function fromTar(tar: Buffer, type: PluginType, where: string): Promise<Bu
     ex.on('entry', (header, stream, next) => {
       const name = rootName(header.name);
       const chunks: Buffer[] = [];
-      stream.on('data', (c: unknown) => { if (name === wanted) chunks.push(c as Buffer); });
+      stream.on('data', (c: unknown) => {
+        if (name === wanted) chunks.push(c as Buffer);
+      });
       stream.on('end', () => {
         if (name === wanted && header.type === 'file') found = Buffer.concat(chunks);
         if (name === otherName) sawOther = true;
@@ -72,17 +86,27 @@ async function fromTar(tar: Buffer, type: PluginType, where: string): Promise<Bu
   try {
     await done;
   } catch (e) {
-    throw new PluginFetchError('InvalidArtifact', `${where}: the layer is not a valid tar archive (${(e as Error).message})`);
+    throw new PluginFetchError(
+      'InvalidArtifact',
+      `${where}: the layer is not a valid tar archive (${(e as Error).message})`,
+    );
   }
   if (found) return found;
-  throw new PluginFetchError('InvalidArtifact', sawOther
-    ? `${where} holds ${otherName} but spec.type is ${type}`
-    : `${where}: the layer has no ${wanted} at its root`);
+  throw new PluginFetchError(
+    'InvalidArtifact',
+    sawOther
+      ? `${where} holds ${otherName} but spec.type is ${type}`
+      : `${where}: the layer has no ${wanted} at its root`,
+  );
 }
 
 function checkContent(content: Buffer, type: PluginType, where: string): void {
   if (type === 'wasm') {
-    if (content.length < 8 || content.readUInt32BE(0) !== 0x0061736d) throw new PluginFetchError('InvalidArtifact', `${where}: plugin.wasm is not a WebAssembly module (no \\0asm header)`);
+    if (content.length < 8 || content.readUInt32BE(0) !== 0x0061736d)
+      throw new PluginFetchError(
+        'InvalidArtifact',
+        `${where}: plugin.wasm is not a WebAssembly module (no \\0asm header)`,
+      );
     return;
   }
   try {
@@ -94,7 +118,13 @@ function checkContent(content: Buffer, type: PluginType, where: string): void {
 }
 
 /** The plugin file from its layer's blob, decompressed within `maxBytes`, checked for its type. */
-export async function extractPlugin(blob: Buffer, pl: PluginLayer, type: PluginType, maxBytes: number, where: string): Promise<Buffer> {
+export async function extractPlugin(
+  blob: Buffer,
+  pl: PluginLayer,
+  type: PluginType,
+  maxBytes: number,
+  where: string,
+): Promise<Buffer> {
   let content: Buffer;
   if (!pl.archived) {
     content = blob;
@@ -104,12 +134,17 @@ export async function extractPlugin(blob: Buffer, pl: PluginLayer, type: PluginT
       tar = await gunzipAsync(blob, { maxOutputLength: maxBytes + 1024 * 1024 });
     } catch (e) {
       const err = e as NodeJS.ErrnoException;
-      if (err.code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) throw new PluginFetchError('TooLarge', `${where}: the layer unpacks to more than ${maxBytes} bytes`);
+      if (err.code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError)
+        throw new PluginFetchError('TooLarge', `${where}: the layer unpacks to more than ${maxBytes} bytes`);
       throw new PluginFetchError('InvalidArtifact', `${where}: the layer is not gzip (${err.message})`);
     }
     content = await fromTar(tar, type, where);
   }
-  if (content.length > maxBytes) throw new PluginFetchError('TooLarge', `${where}: plugin.${type} is ${content.length} bytes, over the limit of ${maxBytes}`);
+  if (content.length > maxBytes)
+    throw new PluginFetchError(
+      'TooLarge',
+      `${where}: plugin.${type} is ${content.length} bytes, over the limit of ${maxBytes}`,
+    );
   checkContent(content, type, where);
   return content;
 }

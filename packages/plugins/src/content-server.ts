@@ -10,19 +10,29 @@ import type { AddressInfo } from 'node:net';
 import type { PluginContentStore } from './content-store.js';
 
 /** PEM: the server's certificate and key, and the CAs whose client certificates it accepts. */
-export interface ContentServerTls { cert: string; key: string; ca: string }
+export interface ContentServerTls {
+  cert: string;
+  key: string;
+  ca: string;
+}
 
 export class PluginContentServer {
   private readonly tokens = new Map<string, string>();
   private server?: Server | HttpsServer;
 
   /** `publicBase` is where proxies reach this server; without one, the address it listens on. */
-  constructor(private readonly content: PluginContentStore, private publicBase?: string, private readonly key: Buffer = randomBytes(32), private tls?: ContentServerTls) {}
+  constructor(
+    private readonly content: PluginContentStore,
+    private publicBase?: string,
+    private readonly key: Buffer = randomBytes(32),
+    private tls?: ContentServerTls,
+  ) {}
 
   /** New certificates (rotation): new connections use them. */
   setTls(tls: ContentServerTls): void {
     this.tls = tls;
-    if (this.server && 'setSecureContext' in this.server) this.server.setSecureContext({ cert: tls.cert, key: tls.key, ca: tls.ca });
+    if (this.server && 'setSecureContext' in this.server)
+      this.server.setSecureContext({ cert: tls.cert, key: tls.key, ca: tls.ca });
   }
 
   /** The URL proxies fetch this content at. */
@@ -41,10 +51,26 @@ export class PluginContentServer {
         res.writeHead(404).end();
         return;
       }
-      res.writeHead(200, { 'content-type': m![2] === 'wasm' ? 'application/wasm' : 'text/plain', 'content-length': body.length, 'cache-control': 'no-store' }).end(body);
+      res
+        .writeHead(200, {
+          'content-type': m![2] === 'wasm' ? 'application/wasm' : 'text/plain',
+          'content-length': body.length,
+          'cache-control': 'no-store',
+        })
+        .end(body);
     };
     this.server = this.tls
-      ? createHttpsServer({ cert: this.tls.cert, key: this.tls.key, ca: this.tls.ca, requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.2' }, handle)
+      ? createHttpsServer(
+          {
+            cert: this.tls.cert,
+            key: this.tls.key,
+            ca: this.tls.ca,
+            requestCert: true,
+            rejectUnauthorized: true,
+            minVersion: 'TLSv1.2',
+          },
+          handle,
+        )
       : createServer(handle);
     await new Promise<void>((resolve, reject) => {
       this.server!.once('error', reject);

@@ -2,7 +2,10 @@
 // username+password | identitytoken}}}`. Keys may be bare hosts or URLs (`https://host/v1/`).
 import type { Secret } from '@turnpike/api';
 
-export interface RegistryCredentials { username: string; password: string }
+export interface RegistryCredentials {
+  username: string;
+  password: string;
+}
 
 function hostOf(key: string): string {
   const k = key.trim();
@@ -27,7 +30,8 @@ export function credentialsFor(dockerConfigJson: string, registry: string): Regi
   const wanted = registry.toLowerCase();
   for (const [key, entry] of Object.entries(auths)) {
     if (hostOf(key) !== wanted || !entry || typeof entry !== 'object') continue;
-    if (typeof entry.username === 'string' && typeof entry.password === 'string') return { username: entry.username, password: entry.password };
+    if (typeof entry.username === 'string' && typeof entry.password === 'string')
+      return { username: entry.username, password: entry.password };
     if (typeof entry.auth === 'string') {
       const decoded = Buffer.from(entry.auth, 'base64').toString('utf8');
       const i = decoded.indexOf(':');

@@ -3,7 +3,10 @@
 import type { PluginFetchReason } from '@turnpike/api';
 
 export class PluginFetchError extends Error {
-  constructor(readonly reason: Exclude<PluginFetchReason, 'RefNotPermitted'>, message: string) {
+  constructor(
+    readonly reason: Exclude<PluginFetchReason, 'RefNotPermitted'>,
+    message: string,
+  ) {
     super(message);
     this.name = 'PluginFetchError';
   }

@@ -12,9 +12,30 @@
 //   falls back to content stored before (the ConfigMap) for the same image.
 import { createHash } from 'node:crypto';
 import { parseImageReference, type PluginFetch, type PluginInstallation, type Secret } from '@turnpike/api';
-import { COSIGN_SIGNATURE_ANNOTATION, parsePublicKey, signatureLayers, signatureProblem, signatureTag } from './signature.js';
-import { applyEvents, deepEqual, EMPTY_SNAPSHOT, remove, synced, upsert, type SourceEvent, type WatchEvent } from '@turnpike/engine';
-import { DOCKER_CONFIG_SECRET_TYPE, Inputs, pluginSpecProblem, pullSecretAccess, type Snapshot } from '@turnpike/translator';
+import {
+  COSIGN_SIGNATURE_ANNOTATION,
+  parsePublicKey,
+  signatureLayers,
+  signatureProblem,
+  signatureTag,
+} from './signature.js';
+import {
+  applyEvents,
+  deepEqual,
+  EMPTY_SNAPSHOT,
+  remove,
+  synced,
+  upsert,
+  type SourceEvent,
+  type WatchEvent,
+} from '@turnpike/engine';
+import {
+  DOCKER_CONFIG_SECRET_TYPE,
+  Inputs,
+  pluginSpecProblem,
+  pullSecretAccess,
+  type Snapshot,
+} from '@turnpike/translator';
 import { Subject } from 'rxjs';
 import { extractPlugin, pluginLayer, type PluginType } from './artifact.js';
 import type { PluginContentStore } from './content-store.js';
@@ -107,12 +128,21 @@ export class PluginFetchWorker {
     // Only pull Secrets and public keys matter; anything else is dropped (a change that makes
     // an object irrelevant counts as a delete).
     if ((e.kind === 'Secret' || e.kind === 'ConfigMap') && e.type === 'upsert' && !kept(e)) {
-      if (!this.snapshot.get(e.kind)?.get(e.namespace ?? '')?.has(e.name ?? '')) return;
+      if (
+        !this.snapshot
+          .get(e.kind)
+          ?.get(e.namespace ?? '')
+          ?.has(e.name ?? '')
+      )
+        return;
       e = { ...e, type: 'delete' };
     }
     this.snapshot = applyEvents(this.snapshot, [e]).snapshot;
     // Coalesce a burst (an initial list) into one pass.
-    this.scheduled ??= setTimeout(() => { this.scheduled = undefined; this.reconcile(); }, 20);
+    this.scheduled ??= setTimeout(() => {
+      this.scheduled = undefined;
+      this.reconcile();
+    }, 20);
   }
 
   private sourceListed(source: string): void {
@@ -140,7 +170,9 @@ export class PluginFetchWorker {
     this.awaiting = undefined;
     // Not from inside the event that triggered it: a source listing synchronously would hand it
     // to a stream that has not subscribed to us yet.
-    queueMicrotask(() => { if (!this.stopped) this.events.next(synced(PLUGINS_SOURCE)); });
+    queueMicrotask(() => {
+      if (!this.stopped) this.events.next(synced(PLUGINS_SOURCE));
+    });
   }
 
   stop(): void {
@@ -167,7 +199,14 @@ export class PluginFetchWorker {
         const problem = pluginSpecProblem(view, pi);
         const secret = problem ? undefined : pullSecretAccess(view, pi).secret;
         const publicKey = verifyKey(this.snapshot, pi);
-        const inputs = JSON.stringify([pi.spec?.image, pi.spec?.type, pi.metadata.generation ?? 0, problem?.message ?? '', secret ? fingerprint(secret) : '', publicKey.pem ?? publicKey.problem ?? '']);
+        const inputs = JSON.stringify([
+          pi.spec?.image,
+          pi.spec?.type,
+          pi.metadata.generation ?? 0,
+          problem?.message ?? '',
+          secret ? fingerprint(secret) : '',
+          publicKey.pem ?? publicKey.problem ?? '',
+        ]);
         let job = this.jobs.get(key);
         if (job && job.inputs === inputs) continue;
         if (!job) this.jobs.set(key, (job = { key, inputs, attempt: 0, running: false, rerun: false }));
@@ -207,7 +246,12 @@ export class PluginFetchWorker {
   private emit(job: Job, pi: PluginInstallation, result: Result): void {
     if (!job.emitted || !deepEqual(job.emitted, result)) {
       job.emitted = result;
-      const obj: PluginFetch = { apiVersion: 'turnpike.dev/internal', kind: 'PluginFetch', metadata: { namespace: pi.metadata.namespace!, name: pi.metadata.name }, status: result };
+      const obj: PluginFetch = {
+        apiVersion: 'turnpike.dev/internal',
+        kind: 'PluginFetch',
+        metadata: { namespace: pi.metadata.namespace!, name: pi.metadata.name },
+        status: result,
+      };
       this.events.next(upsert(PLUGINS_SOURCE, obj));
     }
     // After the result is in the stream: `synced` may follow at once.
@@ -217,12 +261,18 @@ export class PluginFetchWorker {
   private schedule(job: Job, ms: number): void {
     if (this.stopped) return;
     if (job.timer) clearTimeout(job.timer);
-    job.timer = setTimeout(() => { job.timer = undefined; void this.run(job); }, ms);
+    job.timer = setTimeout(() => {
+      job.timer = undefined;
+      void this.run(job);
+    }, ms);
     job.timer.unref?.();
   }
 
   private async slot(): Promise<void> {
-    if (this.active < (this.opts.concurrency ?? 4)) { this.active++; return; }
+    if (this.active < (this.opts.concurrency ?? 4)) {
+      this.active++;
+      return;
+    }
     await new Promise<void>((resolve) => this.queue.push(resolve));
   }
 
@@ -239,7 +289,10 @@ export class PluginFetchWorker {
   }
 
   private async run(job: Job): Promise<void> {
-    if (job.running) { job.rerun = true; return; }
+    if (job.running) {
+      job.rerun = true;
+      return;
+    }
     const pi = this.plugin(job.key);
     if (!pi || this.stopped) return;
     job.running = true;
@@ -256,7 +309,16 @@ export class PluginFetchWorker {
         const stored = await this.opts.storage.load(pi).catch(() => undefined);
         if (stored && stored.image === pi.spec.image && live()) {
           job.inflight = this.opts.content.put(stored.content);
-          job.good = { ...base, fetched: true, reason: 'Fetched', message: `Serving the content stored before in ${stored.storage.configMap ? `ConfigMap ${stored.storage.configMap}` : 'storage'} (${stored.digest})`, digest: stored.digest, sha256: stored.sha256, size: stored.content.length, storage: stored.storage };
+          job.good = {
+            ...base,
+            fetched: true,
+            reason: 'Fetched',
+            message: `Serving the content stored before in ${stored.storage.configMap ? `ConfigMap ${stored.storage.configMap}` : 'storage'} (${stored.digest})`,
+            digest: stored.digest,
+            sha256: stored.sha256,
+            size: stored.content.length,
+            storage: stored.storage,
+          };
           this.emit(job, pi, job.good);
         }
       }
@@ -283,8 +345,15 @@ export class PluginFetchWorker {
       const current = job.good && job.good.image === pi.spec.image && job.good.observedGeneration === gen;
       if (current) {
         // A re-resolve or re-fetch (a new pull Secret) failed: keep serving what we have, and say so.
-        this.opts.log?.('warn', 'plugin refresh failed; keeping the fetched content', { plugin: job.key, reason: err.reason, err: err.message });
-        this.emit(job, pi, { ...job.good!, message: `${job.good!.message}; refreshing it failed (${err.reason}): ${err.message}; ${retry}` });
+        this.opts.log?.('warn', 'plugin refresh failed; keeping the fetched content', {
+          plugin: job.key,
+          reason: err.reason,
+          err: err.message,
+        });
+        this.emit(job, pi, {
+          ...job.good!,
+          message: `${job.good!.message}; refreshing it failed (${err.reason}): ${err.message}; ${retry}`,
+        });
       } else {
         this.opts.log?.('warn', 'plugin fetch failed', { plugin: job.key, reason: err.reason, err: err.message });
         this.emit(job, pi, { ...base, fetched: false, reason: err.reason, message: `${err.message}; ${retry}` });
@@ -302,33 +371,53 @@ export class PluginFetchWorker {
   }
 
   /** Checks the cosign signature of `digest` (tag `sha256-<hex>.sig` in the same repository). */
-  private async verifySignature(pi: PluginInstallation, ref: ReturnType<typeof parseImageReference>, digest: string, creds: Parameters<OciClient['resolve']>[1]): Promise<void> {
+  private async verifySignature(
+    pi: PluginInstallation,
+    ref: ReturnType<typeof parseImageReference>,
+    digest: string,
+    creds: Parameters<OciClient['resolve']>[1],
+  ): Promise<void> {
     const key = verifyKey(this.snapshot, pi);
     if (!key.pem) throw new PluginFetchError('SignatureInvalid', key.problem ?? 'spec.verify: no public key');
     let publicKey;
     try {
       publicKey = parsePublicKey(key.pem);
     } catch (e) {
-      throw new PluginFetchError('SignatureInvalid', `spec.verify.publicKeyRef: not a PEM public key (${(e as Error).message})`);
+      throw new PluginFetchError(
+        'SignatureInvalid',
+        `spec.verify.publicKeyRef: not a PEM public key (${(e as Error).message})`,
+      );
     }
     const tag = signatureTag(digest);
     let sig;
     try {
       sig = await this.opts.client.resolve({ registry: ref.registry, repository: ref.repository, tag }, creds);
     } catch (e) {
-      if (e instanceof PluginFetchError && e.reason === 'NotFound') throw new PluginFetchError('SignatureMissing', `${pi.spec.image}: no cosign signature for ${digest} (tag ${tag} not found)`);
+      if (e instanceof PluginFetchError && e.reason === 'NotFound')
+        throw new PluginFetchError(
+          'SignatureMissing',
+          `${pi.spec.image}: no cosign signature for ${digest} (tag ${tag} not found)`,
+        );
       throw e;
     }
     const layers = signatureLayers(sig.manifest);
-    if (!layers.length) throw new PluginFetchError('SignatureMissing', `${pi.spec.image}: ${tag} holds no cosign signature layer`);
+    if (!layers.length)
+      throw new PluginFetchError('SignatureMissing', `${pi.spec.image}: ${tag} holds no cosign signature layer`);
     const problems: string[] = [];
     for (const layer of layers) {
-      const payload = await this.opts.client.blob({ registry: ref.registry, repository: ref.repository, tag }, layer, creds);
+      const payload = await this.opts.client.blob(
+        { registry: ref.registry, repository: ref.repository, tag },
+        layer,
+        creds,
+      );
       const problem = signatureProblem(payload, layer.annotations![COSIGN_SIGNATURE_ANNOTATION]!, publicKey, digest);
       if (!problem) return;
       problems.push(problem);
     }
-    throw new PluginFetchError('SignatureInvalid', `${pi.spec.image}: no signature of ${digest} verifies with the key in spec.verify.publicKeyRef (${[...new Set(problems)].join('; ')})`);
+    throw new PluginFetchError(
+      'SignatureInvalid',
+      `${pi.spec.image}: no signature of ${digest} verifies with the key in spec.verify.publicKeyRef (${[...new Set(problems)].join('; ')})`,
+    );
   }
 
   /** One fetch: resolve the manifest; reuse content whose digest did not move; else download. */
@@ -347,13 +436,25 @@ export class PluginFetchWorker {
     if (pi.spec.verify) await this.verifySignature(pi, ref, resolved.digest, creds);
     const base = { observedGeneration: pi.metadata.generation ?? 0, image: pi.spec.image };
     const fetched = (digest: string, sha256: string, size: number, storage: Result['storage']): Result => ({
-      ...base, fetched: true, reason: 'Fetched', message: `Fetched ${digest} (${size} bytes)`, digest, sha256, size, ...(storage && Object.keys(storage).length ? { storage } : {}),
+      ...base,
+      fetched: true,
+      reason: 'Fetched',
+      message: `Fetched ${digest} (${size} bytes)`,
+      digest,
+      sha256,
+      size,
+      ...(storage && Object.keys(storage).length ? { storage } : {}),
     });
-    const held = job.good?.digest === resolved.digest && job.good.sha256 ? this.opts.content.get(job.good.sha256) : undefined;
+    const held =
+      job.good?.digest === resolved.digest && job.good.sha256 ? this.opts.content.get(job.good.sha256) : undefined;
     if (held) {
       // Same content: store it again (an idempotent apply), so a storage ConfigMap deleted by
       // hand comes back on the next re-resolve.
-      const storage = await this.opts.storage.save(pi, { content: held, sha256: job.good!.sha256!, digest: resolved.digest });
+      const storage = await this.opts.storage.save(pi, {
+        content: held,
+        sha256: job.good!.sha256!,
+        digest: resolved.digest,
+      });
       return fetched(resolved.digest, job.good!.sha256!, held.length, storage);
     }
     const stored = await this.opts.storage.load(pi).catch(() => undefined);
@@ -365,12 +466,20 @@ export class PluginFetchWorker {
     const blob = await this.opts.client.blob(ref, layer.layer, creds);
     const content = await extractPlugin(blob, layer, type, this.opts.maxBytes, `${where} (${resolved.digest})`);
     if (type === 'lua' && content.length > CONFIGMAP_CONTENT_LIMIT) {
-      throw new PluginFetchError('TooLarge', `${where}: plugin.lua is ${content.length} bytes; Lua plugins are limited to ${CONFIGMAP_CONTENT_LIMIT} bytes (a ConfigMap)`);
+      throw new PluginFetchError(
+        'TooLarge',
+        `${where}: plugin.lua is ${content.length} bytes; Lua plugins are limited to ${CONFIGMAP_CONTENT_LIMIT} bytes (a ConfigMap)`,
+      );
     }
     const sha256 = this.opts.content.put(content);
     job.inflight = sha256;
     const storage = await this.opts.storage.save(pi, { content, sha256, digest: resolved.digest });
-    this.opts.log?.('info', 'plugin fetched', { plugin: `${pi.metadata.namespace}/${pi.metadata.name}`, digest: resolved.digest, sha256, size: content.length });
+    this.opts.log?.('info', 'plugin fetched', {
+      plugin: `${pi.metadata.namespace}/${pi.metadata.name}`,
+      digest: resolved.digest,
+      sha256,
+      size: content.length,
+    });
     return fetched(resolved.digest, sha256, content.length, storage);
   }
 }
@@ -382,9 +491,13 @@ function verifyKey(snapshot: Snapshot, pi: PluginInstallation): { pem?: string; 
   const kind = ref.kind ?? 'Secret';
   const key = ref.key ?? 'cosign.pub';
   const where = `spec.verify.publicKeyRef: ${kind} ${pi.metadata.namespace}/${ref.name}`;
-  if (kind !== 'Secret' && kind !== 'ConfigMap') return { problem: `spec.verify.publicKeyRef.kind: ${String(kind)} is not supported (Secret, ConfigMap)` };
+  if (kind !== 'Secret' && kind !== 'ConfigMap')
+    return { problem: `spec.verify.publicKeyRef.kind: ${String(kind)} is not supported (Secret, ConfigMap)` };
   if (!key.endsWith('.pub')) return { problem: `spec.verify.publicKeyRef.key: "${key}" must end in .pub` };
-  const obj = snapshot.get(kind)?.get(pi.metadata.namespace ?? '')?.get(ref.name) as { data?: Record<string, string> } | undefined;
+  const obj = snapshot
+    .get(kind)
+    ?.get(pi.metadata.namespace ?? '')
+    ?.get(ref.name) as { data?: Record<string, string> } | undefined;
   if (!obj) return { problem: `${where} not found` };
   const raw = obj.data?.[key];
   if (raw === undefined) return { problem: `${where} has no key ${key}` };
@@ -392,5 +505,8 @@ function verifyKey(snapshot: Snapshot, pi: PluginInstallation): { pem?: string; 
 }
 
 function fingerprint(secret: Secret): string {
-  return createHash('sha256').update(JSON.stringify(secret.data ?? {})).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(JSON.stringify(secret.data ?? {}))
+    .digest('hex')
+    .slice(0, 16);
 }

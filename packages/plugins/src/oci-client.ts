@@ -16,9 +16,24 @@ export const MEDIA_TYPES = {
 const MANIFEST_ACCEPT = Object.values(MEDIA_TYPES).join(', ');
 const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
 
-export interface Descriptor { mediaType: string; digest: string; size: number; platform?: { os?: string; architecture?: string }; annotations?: Record<string, string>; artifactType?: string }
-export interface ImageManifest { mediaType?: string; artifactType?: string; config?: Descriptor; layers: Descriptor[] }
-export interface ResolvedManifest { digest: string; manifest: ImageManifest }
+export interface Descriptor {
+  mediaType: string;
+  digest: string;
+  size: number;
+  platform?: { os?: string; architecture?: string };
+  annotations?: Record<string, string>;
+  artifactType?: string;
+}
+export interface ImageManifest {
+  mediaType?: string;
+  artifactType?: string;
+  config?: Descriptor;
+  layers: Descriptor[];
+}
+export interface ResolvedManifest {
+  digest: string;
+  manifest: ImageManifest;
+}
 
 export interface OciClientOptions {
   /** Largest blob fetched, in bytes. */
@@ -39,7 +54,8 @@ function parseChallenge(header: string | null): { scheme: string; params: Record
   const m = /^\s*(\w+)\s*(.*)$/.exec(header);
   if (!m) return undefined;
   const params: Record<string, string> = {};
-  for (const p of m[2]!.matchAll(/(\w+)\s*=\s*(?:"([^"]*)"|([^,\s]*))/g)) params[p[1]!.toLowerCase()] = p[2] ?? p[3] ?? '';
+  for (const p of m[2]!.matchAll(/(\w+)\s*=\s*(?:"([^"]*)"|([^,\s]*))/g))
+    params[p[1]!.toLowerCase()] = p[2] ?? p[3] ?? '';
   return { scheme: m[1]!.toLowerCase(), params };
 }
 
@@ -59,9 +75,16 @@ export class OciClient {
   }
 
   /** GET with auth: answers a 401 challenge once (basic, or a bearer token for pull scope). */
-  private async get(ref: ImageReference, url: string, creds: RegistryCredentials | undefined, accept?: string): Promise<Response> {
+  private async get(
+    ref: ImageReference,
+    url: string,
+    creds: RegistryCredentials | undefined,
+    accept?: string,
+  ): Promise<Response> {
     // Keyed by the credentials too: a changed pull Secret must not ride on the old one's token.
-    const who = creds ? createHash('sha256').update(`${creds.username}\0${creds.password}`).digest('hex').slice(0, 16) : 'anonymous';
+    const who = creds
+      ? createHash('sha256').update(`${creds.username}\0${creds.password}`).digest('hex').slice(0, 16)
+      : 'anonymous';
     const key = `${ref.registry} ${ref.repository} ${who}`;
     const cached = this.tokens.get(key);
     const headers: Record<string, string> = accept ? { accept } : {};
@@ -72,36 +95,58 @@ export class OciClient {
     const challenge = parseChallenge(res.headers.get('www-authenticate'));
     let auth: string;
     if (challenge?.scheme === 'basic') {
-      if (!creds) throw new PluginFetchError('Unauthorized', `${ref.registry} asks for credentials (basic auth) and spec.pullSecretRef gives none`);
+      if (!creds)
+        throw new PluginFetchError(
+          'Unauthorized',
+          `${ref.registry} asks for credentials (basic auth) and spec.pullSecretRef gives none`,
+        );
       auth = `Basic ${Buffer.from(`${creds.username}:${creds.password}`).toString('base64')}`;
     } else if (challenge?.scheme === 'bearer' && challenge.params.realm) {
       auth = await this.bearerToken(ref, challenge.params, creds);
     } else {
-      throw new PluginFetchError('Unauthorized', `${ref.registry} answered 401 with no usable challenge (${res.headers.get('www-authenticate') ?? 'none'})`);
+      throw new PluginFetchError(
+        'Unauthorized',
+        `${ref.registry} answered 401 with no usable challenge (${res.headers.get('www-authenticate') ?? 'none'})`,
+      );
     }
     this.tokens.set(key, { header: auth, until: Date.now() + 50_000 });
     res = await this.send(ref, url, { ...headers, authorization: auth });
     if (res.status === 401) {
       await res.body?.cancel();
       this.tokens.delete(key);
-      throw new PluginFetchError('Unauthorized', `${ref.registry} rejected the credentials${creds ? ` of user "${creds.username}"` : ''} for ${ref.repository}`);
+      throw new PluginFetchError(
+        'Unauthorized',
+        `${ref.registry} rejected the credentials${creds ? ` of user "${creds.username}"` : ''} for ${ref.repository}`,
+      );
     }
     return res;
   }
 
-  private async bearerToken(ref: ImageReference, params: Record<string, string>, creds: RegistryCredentials | undefined): Promise<string> {
+  private async bearerToken(
+    ref: ImageReference,
+    params: Record<string, string>,
+    creds: RegistryCredentials | undefined,
+  ): Promise<string> {
     const u = new URL(params.realm!);
     if (params.service) u.searchParams.set('service', params.service);
     u.searchParams.set('scope', params.scope ?? `repository:${ref.repository}:pull`);
-    const headers: Record<string, string> = creds ? { authorization: `Basic ${Buffer.from(`${creds.username}:${creds.password}`).toString('base64')}` } : {};
+    const headers: Record<string, string> = creds
+      ? { authorization: `Basic ${Buffer.from(`${creds.username}:${creds.password}`).toString('base64')}` }
+      : {};
     const res = await this.send(ref, u.toString(), headers);
     if (res.status === 401 || res.status === 403) {
       await res.body?.cancel();
-      throw new PluginFetchError('Unauthorized', `token endpoint ${u.host} refused ${creds ? `user "${creds.username}"` : 'anonymous access'} for ${ref.repository}`);
+      throw new PluginFetchError(
+        'Unauthorized',
+        `token endpoint ${u.host} refused ${creds ? `user "${creds.username}"` : 'anonymous access'} for ${ref.repository}`,
+      );
     }
     if (!res.ok) {
       await res.body?.cancel();
-      throw new PluginFetchError(res.status >= 500 ? 'Pending' : 'FetchFailed', `token endpoint ${u.host} answered ${res.status}`);
+      throw new PluginFetchError(
+        res.status >= 500 ? 'Pending' : 'FetchFailed',
+        `token endpoint ${u.host} answered ${res.status}`,
+      );
     }
     const body = (await res.json().catch(() => ({}))) as { token?: string; access_token?: string; expires_in?: number };
     const token = body.token ?? body.access_token;
@@ -114,8 +159,12 @@ export class OciClient {
       return await fetch(url, { headers, signal: AbortSignal.timeout(this.opts.timeoutMs), redirect: 'follow' });
     } catch (e) {
       const err = e as Error & { cause?: { code?: string; message?: string } };
-      if (err.name === 'TimeoutError' || err.name === 'AbortError') throw new PluginFetchError('Pending', `${ref.registry} did not answer within ${this.opts.timeoutMs / 1000}s`);
-      throw new PluginFetchError('Pending', `${ref.registry} is unreachable: ${err.cause?.code ?? err.cause?.message ?? err.message}`);
+      if (err.name === 'TimeoutError' || err.name === 'AbortError')
+        throw new PluginFetchError('Pending', `${ref.registry} did not answer within ${this.opts.timeoutMs / 1000}s`);
+      throw new PluginFetchError(
+        'Pending',
+        `${ref.registry} is unreachable: ${err.cause?.code ?? err.cause?.message ?? err.message}`,
+      );
     }
   }
 
@@ -129,18 +178,28 @@ export class OciClient {
     throw new PluginFetchError('FetchFailed', detail);
   }
 
-  private async manifestAt(ref: ImageReference, reference: string, creds: RegistryCredentials | undefined): Promise<{ digest: string; doc: Record<string, unknown>; mediaType: string }> {
+  private async manifestAt(
+    ref: ImageReference,
+    reference: string,
+    creds: RegistryCredentials | undefined,
+  ): Promise<{ digest: string; doc: Record<string, unknown>; mediaType: string }> {
     const res = await this.get(ref, `${this.base(ref)}/manifests/${reference}`, creds, MANIFEST_ACCEPT);
     await this.check(ref, res, `manifest ${reference}`);
     const { data: body, digest } = await this.readLimited(ref, res, MAX_MANIFEST_BYTES, `manifest ${reference}`);
     if (reference.startsWith('sha256:') && digest !== reference) {
-      throw new PluginFetchError('InvalidArtifact', `${ref.registry}/${ref.repository}: manifest ${reference} has digest ${digest}; refusing content that does not match its digest`);
+      throw new PluginFetchError(
+        'InvalidArtifact',
+        `${ref.registry}/${ref.repository}: manifest ${reference} has digest ${digest}; refusing content that does not match its digest`,
+      );
     }
     let doc: Record<string, unknown>;
     try {
       doc = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
     } catch {
-      throw new PluginFetchError('InvalidArtifact', `${ref.registry}/${ref.repository}: manifest ${reference} is not JSON`);
+      throw new PluginFetchError(
+        'InvalidArtifact',
+        `${ref.registry}/${ref.repository}: manifest ${reference} is not JSON`,
+      );
     }
     const mediaType = String(doc.mediaType ?? res.headers.get('content-type') ?? '');
     return { digest, doc, mediaType };
@@ -153,10 +212,20 @@ export class OciClient {
    */
   async resolve(ref: ImageReference, creds?: RegistryCredentials): Promise<ResolvedManifest> {
     const top = await this.manifestAt(ref, manifestReference(ref), creds);
-    if (top.mediaType === MEDIA_TYPES.ociIndex || top.mediaType === MEDIA_TYPES.dockerList || Array.isArray(top.doc.manifests)) {
+    if (
+      top.mediaType === MEDIA_TYPES.ociIndex ||
+      top.mediaType === MEDIA_TYPES.dockerList ||
+      Array.isArray(top.doc.manifests)
+    ) {
       const entries = (top.doc.manifests ?? []) as Descriptor[];
-      const pick = entries.find((d) => d.annotations?.['vnd.docker.reference.type'] !== 'attestation-manifest' && d.platform?.os !== 'unknown');
-      if (!pick) throw new PluginFetchError('InvalidArtifact', `${ref.registry}/${ref.repository}: the index ${top.digest} lists no image manifest`);
+      const pick = entries.find(
+        (d) => d.annotations?.['vnd.docker.reference.type'] !== 'attestation-manifest' && d.platform?.os !== 'unknown',
+      );
+      if (!pick)
+        throw new PluginFetchError(
+          'InvalidArtifact',
+          `${ref.registry}/${ref.repository}: the index ${top.digest} lists no image manifest`,
+        );
       const inner = await this.manifestAt(ref, pick.digest, creds);
       return { digest: top.digest, manifest: this.asImage(ref, inner.doc, inner.digest) };
     }
@@ -164,22 +233,39 @@ export class OciClient {
   }
 
   private asImage(ref: ImageReference, doc: Record<string, unknown>, digest: string): ImageManifest {
-    if (!Array.isArray(doc.layers)) throw new PluginFetchError('InvalidArtifact', `${ref.registry}/${ref.repository}@${digest}: manifest has no layers (media type ${String(doc.mediaType ?? 'unknown')})`);
+    if (!Array.isArray(doc.layers))
+      throw new PluginFetchError(
+        'InvalidArtifact',
+        `${ref.registry}/${ref.repository}@${digest}: manifest has no layers (media type ${String(doc.mediaType ?? 'unknown')})`,
+      );
     return doc as unknown as ImageManifest;
   }
 
   /** Downloads a blob, hashing as it streams; stops at the size limit; checks the digest. */
   async blob(ref: ImageReference, desc: Descriptor, creds?: RegistryCredentials): Promise<Buffer> {
-    if (desc.size > this.opts.maxBytes) throw new PluginFetchError('TooLarge', `${ref.registry}/${ref.repository}: layer ${desc.digest} is ${desc.size} bytes, over the limit of ${this.opts.maxBytes}`);
+    if (desc.size > this.opts.maxBytes)
+      throw new PluginFetchError(
+        'TooLarge',
+        `${ref.registry}/${ref.repository}: layer ${desc.digest} is ${desc.size} bytes, over the limit of ${this.opts.maxBytes}`,
+      );
     const res = await this.get(ref, `${this.base(ref)}/blobs/${desc.digest}`, creds);
     await this.check(ref, res, `blob ${desc.digest}`);
     const { data, digest } = await this.readLimited(ref, res, this.opts.maxBytes, `blob ${desc.digest}`);
-    if (digest !== desc.digest) throw new PluginFetchError('InvalidArtifact', `${ref.registry}/${ref.repository}: blob ${desc.digest} has digest ${digest}; refusing content that does not match its digest`);
+    if (digest !== desc.digest)
+      throw new PluginFetchError(
+        'InvalidArtifact',
+        `${ref.registry}/${ref.repository}: blob ${desc.digest} has digest ${digest}; refusing content that does not match its digest`,
+      );
     return data;
   }
 
   /** Reads a body up to `limit` bytes, hashing it as it streams in. */
-  private async readLimited(ref: ImageReference, res: Response, limit: number, what: string): Promise<{ data: Buffer; digest: string }> {
+  private async readLimited(
+    ref: ImageReference,
+    res: Response,
+    limit: number,
+    what: string,
+  ): Promise<{ data: Buffer; digest: string }> {
     const chunks: Buffer[] = [];
     const hash = createHash('sha256');
     let size = 0;
@@ -192,7 +278,10 @@ export class OciClient {
         size += value.byteLength;
         if (size > limit) {
           await reader.cancel();
-          throw new PluginFetchError('TooLarge', `${ref.registry}/${ref.repository}: ${what} is over the limit of ${limit} bytes`);
+          throw new PluginFetchError(
+            'TooLarge',
+            `${ref.registry}/${ref.repository}: ${what} is over the limit of ${limit} bytes`,
+          );
         }
         hash.update(value);
         chunks.push(Buffer.from(value));
@@ -200,7 +289,10 @@ export class OciClient {
     } catch (e) {
       if (e instanceof PluginFetchError) throw e;
       const err = e as Error;
-      throw new PluginFetchError('Pending', `${ref.registry}/${ref.repository}: reading ${what} failed: ${err.name === 'TimeoutError' ? `no answer within ${this.opts.timeoutMs / 1000}s` : err.message}`);
+      throw new PluginFetchError(
+        'Pending',
+        `${ref.registry}/${ref.repository}: reading ${what} failed: ${err.name === 'TimeoutError' ? `no answer within ${this.opts.timeoutMs / 1000}s` : err.message}`,
+      );
     }
     return { data: Buffer.concat(chunks, size), digest: `sha256:${hash.digest('hex')}` };
   }

@@ -18,7 +18,9 @@ export function signatureTag(digest: string): string {
 
 /** The signature layers of a cosign signature manifest. */
 export function signatureLayers(m: ImageManifest): Descriptor[] {
-  return m.layers.filter((l) => l.mediaType === SIMPLE_SIGNING_MEDIA_TYPE && l.annotations?.[COSIGN_SIGNATURE_ANNOTATION]);
+  return m.layers.filter(
+    (l) => l.mediaType === SIMPLE_SIGNING_MEDIA_TYPE && l.annotations?.[COSIGN_SIGNATURE_ANNOTATION],
+  );
 }
 
 export function parsePublicKey(pem: string): KeyObject {
@@ -28,7 +30,12 @@ export function parsePublicKey(pem: string): KeyObject {
 }
 
 /** Why `payload` is not a valid signature of `digest` by `key`; undefined when it is. */
-export function signatureProblem(payload: Buffer, signatureB64: string, key: KeyObject, digest: string): string | undefined {
+export function signatureProblem(
+  payload: Buffer,
+  signatureB64: string,
+  key: KeyObject,
+  digest: string,
+): string | undefined {
   const sig = Buffer.from(signatureB64, 'base64');
   const algorithm = key.asymmetricKeyType === 'ed25519' ? null : 'sha256';
   let ok = false;
@@ -44,7 +51,8 @@ export function signatureProblem(payload: Buffer, signatureB64: string, key: Key
   } catch {
     return 'the signed payload is not JSON';
   }
-  if (doc.critical?.type !== COSIGN_SIGNATURE_TYPE) return `the signed payload is not a ${COSIGN_SIGNATURE_TYPE} (critical.type: ${String(doc.critical?.type)})`;
+  if (doc.critical?.type !== COSIGN_SIGNATURE_TYPE)
+    return `the signed payload is not a ${COSIGN_SIGNATURE_TYPE} (critical.type: ${String(doc.critical?.type)})`;
   const signed = doc.critical.image?.['docker-manifest-digest'];
   if (signed !== digest) return `the signature is for ${String(signed)}, not ${digest}`;
   return undefined;

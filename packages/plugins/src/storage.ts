@@ -7,11 +7,20 @@ import type { PluginInstallation } from '@turnpike/api';
 /** A ConfigMap holds at most 1 MiB in all; keep room for metadata. */
 export const CONFIGMAP_CONTENT_LIMIT = 900 * 1024;
 
-export interface StoredPlugin { content: Buffer; sha256: string; digest: string; image: string; storage: { configMap?: string; url?: string } }
+export interface StoredPlugin {
+  content: Buffer;
+  sha256: string;
+  digest: string;
+  image: string;
+  storage: { configMap?: string; url?: string };
+}
 
 export interface PluginStorage {
   /** Stores content and says where it is. */
-  save(pi: PluginInstallation, p: { content: Buffer; sha256: string; digest: string }): Promise<{ configMap?: string; url?: string }>;
+  save(
+    pi: PluginInstallation,
+    p: { content: Buffer; sha256: string; digest: string },
+  ): Promise<{ configMap?: string; url?: string }>;
   /** Content stored before for this PluginInstallation, if there is any and it is intact. */
   load(pi: PluginInstallation): Promise<StoredPlugin | undefined>;
   /** The PluginInstallation is gone: drop what is held for it. */

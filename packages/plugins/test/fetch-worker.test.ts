@@ -5,33 +5,82 @@ import type { Condition, KubeObject } from '@turnpike/api';
 import { runEngine, synced, upsert, remove, type EngineOutput, type SourceEvent } from '@turnpike/engine';
 import { Subject, type Subscription } from 'rxjs';
 import { createHash, randomBytes } from 'node:crypto';
-import { CONFIGMAP_CONTENT_LIMIT, MemoryStorage, OciClient, PluginContentServer, PluginContentStore, PluginFetchWorker, PLUGIN_LAYER_MEDIA_TYPES, PLUGINS_SOURCE, type PluginStorage } from '../src/index.js';
+import {
+  CONFIGMAP_CONTENT_LIMIT,
+  MemoryStorage,
+  OciClient,
+  PluginContentServer,
+  PluginContentStore,
+  PluginFetchWorker,
+  PLUGIN_LAYER_MEDIA_TYPES,
+  PLUGINS_SOURCE,
+  type PluginStorage,
+} from '../src/index.js';
 import { pullSecret, TestRegistry } from './support/registry.js';
 
 const LUA_V1 = 'function envoy_on_request(h) h:headers():add("x-plugin", "v1") end\n';
 const LUA_V2 = 'function envoy_on_request(h) h:headers():add("x-plugin", "v2") end\n';
 
-const plugin = (ns: string, name: string, image: string, extra: Record<string, unknown> = {}, generation = 1): KubeObject => ({
-  apiVersion: 'turnpike.dev/v1alpha1', kind: 'PluginInstallation', metadata: { namespace: ns, name, generation }, spec: { image, type: 'lua', ...extra },
+const plugin = (
+  ns: string,
+  name: string,
+  image: string,
+  extra: Record<string, unknown> = {},
+  generation = 1,
+): KubeObject => ({
+  apiVersion: 'turnpike.dev/v1alpha1',
+  kind: 'PluginInstallation',
+  metadata: { namespace: ns, name, generation },
+  spec: { image, type: 'lua', ...extra },
 });
 const grant = (ns: string, fromNs: string): KubeObject => ({
-  apiVersion: 'gateway.networking.k8s.io/v1beta1', kind: 'ReferenceGrant', metadata: { namespace: ns, name: 'plugins-may-pull' },
-  spec: { from: [{ group: 'turnpike.dev', kind: 'PluginInstallation', namespace: fromNs }], to: [{ group: '', kind: 'Secret' }] },
+  apiVersion: 'gateway.networking.k8s.io/v1beta1',
+  kind: 'ReferenceGrant',
+  metadata: { namespace: ns, name: 'plugins-may-pull' },
+  spec: {
+    from: [{ group: 'turnpike.dev', kind: 'PluginInstallation', namespace: fromNs }],
+    to: [{ group: '', kind: 'Secret' }],
+  },
 });
 
-interface Harness { input: Subject<SourceEvent>; worker: PluginFetchWorker; content: PluginContentStore; outputs: EngineOutput[]; sub: Subscription }
+interface Harness {
+  input: Subject<SourceEvent>;
+  worker: PluginFetchWorker;
+  content: PluginContentStore;
+  outputs: EngineOutput[];
+  sub: Subscription;
+}
 let h: Harness | undefined;
 
-function start(opts: { resolveEveryMs?: number; storage?: PluginStorage; content?: PluginContentStore; concurrency?: number; gate?: boolean } = {}): Harness {
+function start(
+  opts: {
+    resolveEveryMs?: number;
+    storage?: PluginStorage;
+    content?: PluginContentStore;
+    concurrency?: number;
+    gate?: boolean;
+  } = {},
+): Harness {
   const input = new Subject<SourceEvent>();
   const content = opts.content ?? new PluginContentStore();
   const worker = new PluginFetchWorker({
-    client: new OciClient({ maxBytes: 4 << 20, timeoutMs: 3000 }), storage: opts.storage ?? new MemoryStorage(), content,
-    maxBytes: 4 << 20, ...(opts.concurrency ? { concurrency: opts.concurrency } : {}), ...(opts.gate ? { after: ['test'] } : {}), backoff: { initialMs: 200, maxMs: 1000 }, resolveEveryMs: opts.resolveEveryMs ?? 600_000,
+    client: new OciClient({ maxBytes: 4 << 20, timeoutMs: 3000 }),
+    storage: opts.storage ?? new MemoryStorage(),
+    content,
+    maxBytes: 4 << 20,
+    ...(opts.concurrency ? { concurrency: opts.concurrency } : {}),
+    ...(opts.gate ? { after: ['test'] } : {}),
+    backoff: { initialMs: 200, maxMs: 1000 },
+    resolveEveryMs: opts.resolveEveryMs ?? 600_000,
   });
   const outputs: EngineOutput[] = [];
-  const sub = runEngine({ sources: [input, worker.events], sourceNames: opts.gate ? ['test', PLUGINS_SOURCE] : ['test'], quietMs: 10, maxDelayMs: 50, onEvent: (e) => worker.observe(e) })
-    .subscribe((o) => outputs.push(o));
+  const sub = runEngine({
+    sources: [input, worker.events],
+    sourceNames: opts.gate ? ['test', PLUGINS_SOURCE] : ['test'],
+    quietMs: 10,
+    maxDelayMs: 50,
+    onEvent: (e) => worker.observe(e),
+  }).subscribe((o) => outputs.push(o));
   // Gated: the caller says when the test source has listed everything.
   if (!opts.gate) input.next(synced('test'));
   h = { input, worker, content, outputs, sub };
@@ -50,7 +99,12 @@ function fetchedOf(o: EngineOutput | undefined, key: string): Condition | undefi
 }
 
 /** Waits until the latest output's PluginInstallation status satisfies `ok`. */
-async function until(hh: Harness, key: string, ok: (fetched: Condition | undefined, status: Record<string, unknown> | undefined) => boolean, ms = 10_000): Promise<Record<string, unknown>> {
+async function until(
+  hh: Harness,
+  key: string,
+  ok: (fetched: Condition | undefined, status: Record<string, unknown> | undefined) => boolean,
+  ms = 10_000,
+): Promise<Record<string, unknown>> {
   const deadline = Date.now() + ms;
   for (;;) {
     const last = hh.outputs.at(-1);
@@ -63,8 +117,12 @@ async function until(hh: Harness, key: string, ok: (fetched: Condition | undefin
 
 describe('plugin fetch worker', () => {
   let reg: TestRegistry;
-  beforeAll(async () => { reg = await TestRegistry.start(); });
-  afterAll(async () => { await reg.stop(); });
+  beforeAll(async () => {
+    reg = await TestRegistry.start();
+  });
+  afterAll(async () => {
+    await reg.stop();
+  });
 
   it('fetches a plugin: Fetched=True with the digest, and the content is in the store by sha256', async () => {
     const digest = await reg.pushImage('w/hello', 'v1', { 'plugin.lua': LUA_V1 });
@@ -110,7 +168,15 @@ describe('plugin fetch worker', () => {
   it('every re-resolve stores the content again, so lost storage comes back without a download', async () => {
     await reg.pushImage('w/heal', 'v1', { 'plugin.lua': `${LUA_V1}-- heal\n` });
     const saves: string[] = [];
-    const storage: PluginStorage = { async save(_pi, p) { saves.push(p.sha256); return { configMap: 'turnpike-plugin-heal' }; }, async load() { return undefined; } };
+    const storage: PluginStorage = {
+      async save(_pi, p) {
+        saves.push(p.sha256);
+        return { configMap: 'turnpike-plugin-heal' };
+      },
+      async load() {
+        return undefined;
+      },
+    };
     const hh = start({ storage, resolveEveryMs: 200 });
     hh.input.next(upsert('test', plugin('apps', 'heal', `${reg.host}/w/heal:v1`)));
     await until(hh, 'apps/heal', (f) => f?.status === 'True');
@@ -149,7 +215,9 @@ describe('plugin fetch worker', () => {
         await new Promise((r) => setTimeout(r, 150));
         return {};
       },
-      async load() { return undefined; },
+      async load() {
+        return undefined;
+      },
     };
     const hh = (box.hh = start({ storage }));
     hh.input.next(upsert('test', obj));
@@ -159,7 +227,8 @@ describe('plugin fetch worker', () => {
   });
 
   it('many plugins at once with at most 2 fetches in flight: every one is fetched', async () => {
-    let inFlight = 0, most = 0;
+    let inFlight = 0,
+      most = 0;
     const storage: PluginStorage = {
       async save() {
         inFlight++;
@@ -168,11 +237,14 @@ describe('plugin fetch worker', () => {
         inFlight--;
         return {};
       },
-      async load() { return undefined; },
+      async load() {
+        return undefined;
+      },
     };
     for (let i = 0; i < 12; i++) await reg.pushImage(`w/many-${i}`, 'v1', { 'plugin.lua': `${LUA_V1}-- ${i}\n` });
     const hh = start({ storage, concurrency: 2 });
-    for (let i = 0; i < 12; i++) hh.input.next(upsert('test', plugin('apps', `many-${i}`, `${reg.host}/w/many-${i}:v1`)));
+    for (let i = 0; i < 12; i++)
+      hh.input.next(upsert('test', plugin('apps', `many-${i}`, `${reg.host}/w/many-${i}:v1`)));
     for (let i = 0; i < 12; i++) await until(hh, `apps/many-${i}`, (f) => f?.status === 'True');
     expect(most).toBeLessThanOrEqual(2);
     expect(most).toBe(2);
@@ -182,10 +254,18 @@ describe('plugin fetch worker', () => {
     const lua = Buffer.from(`${LUA_V1}-- stored\n`);
     const sha256 = createHash('sha256').update(lua).digest('hex');
     const storage: PluginStorage = {
-      async save() { return { configMap: 'turnpike-plugin-restart' }; },
+      async save() {
+        return { configMap: 'turnpike-plugin-restart' };
+      },
       async load(pi) {
         if (pi.metadata.name !== 'restart') return undefined;
-        return { content: lua, sha256, digest: `sha256:${'1'.repeat(64)}`, image: pi.spec.image, storage: { configMap: 'turnpike-plugin-restart' } };
+        return {
+          content: lua,
+          sha256,
+          digest: `sha256:${'1'.repeat(64)}`,
+          image: pi.spec.image,
+          storage: { configMap: 'turnpike-plugin-restart' },
+        };
       },
     };
     await reg.down();
@@ -196,12 +276,21 @@ describe('plugin fetch worker', () => {
       hh.input.next(synced('test'));
       await until(hh, 'apps/restart', (f) => f?.status === 'True');
       const first = hh.outputs[0]!;
-      expect(fetchedOf(first, 'apps/restart')).toMatchObject({ status: 'True', message: expect.stringMatching(/^Serving the content stored before in ConfigMap turnpike-plugin-restart/) });
+      expect(fetchedOf(first, 'apps/restart')).toMatchObject({
+        status: 'True',
+        message: expect.stringMatching(/^Serving the content stored before in ConfigMap turnpike-plugin-restart/),
+      });
       expect(hh.content.get(sha256)?.equals(lua)).toBe(true);
       // A plugin with nothing stored got its first attempt before the first translation too.
-      expect(fetchedOf(first, 'apps/never-stored')).toMatchObject({ status: 'False', reason: 'Pending', message: expect.stringMatching(/unreachable/) });
+      expect(fetchedOf(first, 'apps/never-stored')).toMatchObject({
+        status: 'False',
+        reason: 'Pending',
+        message: expect.stringMatching(/unreachable/),
+      });
       expect(hh.outputs.filter((o) => fetchedOf(o, 'apps/restart')?.status !== 'True')).toEqual([]);
-      const refreshed = await until(hh, 'apps/restart', (f) => /refreshing it failed \(Pending\)/.test(f?.message ?? ''));
+      const refreshed = await until(hh, 'apps/restart', (f) =>
+        /refreshing it failed \(Pending\)/.test(f?.message ?? ''),
+      );
       expect((refreshed.storage as { sha256: string }).sha256).toBe(sha256);
     } finally {
       await reg.up();
@@ -227,18 +316,30 @@ describe('plugin fetch worker', () => {
 
 describe('plugin content too large for a ConfigMap', () => {
   let reg: TestRegistry;
-  beforeAll(async () => { reg = await TestRegistry.start(); });
-  afterAll(async () => { await reg.stop(); });
+  beforeAll(async () => {
+    reg = await TestRegistry.start();
+  });
+  afterAll(async () => {
+    await reg.stop();
+  });
 
   it('a large Wasm plugin is served by the controller at an unguessable URL, byte for byte', async () => {
-    const wasm = Buffer.concat([Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]), randomBytes(CONFIGMAP_CONTENT_LIMIT + 4096)]);
+    const wasm = Buffer.concat([
+      Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]),
+      randomBytes(CONFIGMAP_CONTENT_LIMIT + 4096),
+    ]);
     await reg.pushArtifact('w/big', 'v1', wasm, PLUGIN_LAYER_MEDIA_TYPES.wasm);
     const content = new PluginContentStore();
     const server = new PluginContentServer(content);
     await server.listen('127.0.0.1', 0);
     try {
       const hh = start({ storage: new MemoryStorage((sha, type) => server.urlFor(sha, type)), content });
-      hh.input.next(upsert('test', { ...plugin('apps', 'big', `${reg.host}/w/big:v1`), spec: { image: `${reg.host}/w/big:v1`, type: 'wasm' } } as KubeObject));
+      hh.input.next(
+        upsert('test', {
+          ...plugin('apps', 'big', `${reg.host}/w/big:v1`),
+          spec: { image: `${reg.host}/w/big:v1`, type: 'wasm' },
+        } as KubeObject),
+      );
       const s = await until(hh, 'apps/big', (f) => f?.status === 'True');
       const storage = s.storage as { url: string; sha256: string; configMap?: string };
       expect(storage.configMap).toBeUndefined();
@@ -247,7 +348,10 @@ describe('plugin content too large for a ConfigMap', () => {
       const got = Buffer.from(await (await fetch(storage.url)).arrayBuffer());
       expect(createHash('sha256').update(got).digest('hex')).toBe(storage.sha256);
       expect(got.equals(wasm)).toBe(true);
-      const guess = storage.url.replace(/\/plugins\/[^.]+/, `/plugins/${Buffer.from(storage.sha256, 'hex').toString('base64url')}`);
+      const guess = storage.url.replace(
+        /\/plugins\/[^.]+/,
+        `/plugins/${Buffer.from(storage.sha256, 'hex').toString('base64url')}`,
+      );
       expect((await fetch(guess)).status).toBe(404);
     } finally {
       await server.close();
@@ -257,16 +361,32 @@ describe('plugin content too large for a ConfigMap', () => {
 
 describe('plugin fetch worker with a private registry', () => {
   let reg: TestRegistry;
-  beforeAll(async () => { reg = await TestRegistry.start({ basic: { username: 'plugin-puller', password: 'correct horse' } }); });
-  afterAll(async () => { await reg.stop(); });
+  beforeAll(async () => {
+    reg = await TestRegistry.start({ basic: { username: 'plugin-puller', password: 'correct horse' } });
+  });
+  afterAll(async () => {
+    await reg.stop();
+  });
 
   it('a pull secret in another namespace: RefNotPermitted without a grant, Fetched with one', async () => {
     await reg.pushImage('p/hello', 'v1', { 'plugin.lua': LUA_V1 });
     const hh = start();
-    hh.input.next(upsert('test', pullSecret('registry-creds', 'puller', reg.host, 'plugin-puller', 'correct horse') as KubeObject));
-    hh.input.next(upsert('test', plugin('apps', 'private', `${reg.host}/p/hello:v1`, { pullSecretRef: { name: 'puller', namespace: 'registry-creds' } })));
+    hh.input.next(
+      upsert('test', pullSecret('registry-creds', 'puller', reg.host, 'plugin-puller', 'correct horse') as KubeObject),
+    );
+    hh.input.next(
+      upsert(
+        'test',
+        plugin('apps', 'private', `${reg.host}/p/hello:v1`, {
+          pullSecretRef: { name: 'puller', namespace: 'registry-creds' },
+        }),
+      ),
+    );
     const denied = await until(hh, 'apps/private', (f) => f?.reason === 'RefNotPermitted');
-    expect((denied.conditions as Condition[]).find((c) => c.type === 'Accepted')).toMatchObject({ status: 'False', reason: 'RefNotPermitted' });
+    expect((denied.conditions as Condition[]).find((c) => c.type === 'Accepted')).toMatchObject({
+      status: 'False',
+      reason: 'RefNotPermitted',
+    });
     hh.input.next(upsert('test', grant('registry-creds', 'apps')));
     await until(hh, 'apps/private', (f) => f?.status === 'True');
   });
@@ -275,11 +395,15 @@ describe('plugin fetch worker with a private registry', () => {
     await reg.pushImage('p/creds', 'v1', { 'plugin.lua': LUA_V2 });
     const hh = start();
     hh.input.next(upsert('test', pullSecret('apps', 'puller', reg.host, 'plugin-puller', 'wrong') as KubeObject));
-    hh.input.next(upsert('test', plugin('apps', 'creds', `${reg.host}/p/creds:v1`, { pullSecretRef: { name: 'puller' } })));
+    hh.input.next(
+      upsert('test', plugin('apps', 'creds', `${reg.host}/p/creds:v1`, { pullSecretRef: { name: 'puller' } })),
+    );
     const unauthorized = await until(hh, 'apps/creds', (f) => f?.reason === 'Unauthorized');
     expect(JSON.stringify(unauthorized)).toMatch(/rejected the credentials of user \\"plugin-puller\\"/);
     const t0 = Date.now();
-    hh.input.next(upsert('test', pullSecret('apps', 'puller', reg.host, 'plugin-puller', 'correct horse') as KubeObject));
+    hh.input.next(
+      upsert('test', pullSecret('apps', 'puller', reg.host, 'plugin-puller', 'correct horse') as KubeObject),
+    );
     await until(hh, 'apps/creds', (f) => f?.status === 'True');
     expect(Date.now() - t0).toBeLessThan(3000);
   });
@@ -288,7 +412,9 @@ describe('plugin fetch worker with a private registry', () => {
     await reg.pushImage('p/rotate', 'v1', { 'plugin.lua': `${LUA_V1}-- rotate\n` });
     const hh = start();
     hh.input.next(upsert('test', pullSecret('apps', 'rot', reg.host, 'plugin-puller', 'correct horse') as KubeObject));
-    hh.input.next(upsert('test', plugin('apps', 'rotate', `${reg.host}/p/rotate:v1`, { pullSecretRef: { name: 'rot' } })));
+    hh.input.next(
+      upsert('test', plugin('apps', 'rotate', `${reg.host}/p/rotate:v1`, { pullSecretRef: { name: 'rot' } })),
+    );
     const good = await until(hh, 'apps/rotate', (f) => f?.status === 'True');
     hh.input.next(upsert('test', pullSecret('apps', 'rot', reg.host, 'plugin-puller', 'wrong') as KubeObject));
     const after = await until(hh, 'apps/rotate', (f) => /refreshing it failed \(Unauthorized\)/.test(f?.message ?? ''));

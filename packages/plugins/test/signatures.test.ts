@@ -13,24 +13,51 @@ const LUA = 'function envoy_on_request(h) h:headers():add("x-signed", "yes") end
 const keys = () => generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
 const pem = (k: ReturnType<typeof keys>) => k.publicKey.export({ type: 'spki', format: 'pem' }).toString();
 
-interface Harness { input: Subject<SourceEvent>; worker: PluginFetchWorker; content: PluginContentStore; outputs: EngineOutput[]; sub: Subscription }
+interface Harness {
+  input: Subject<SourceEvent>;
+  worker: PluginFetchWorker;
+  content: PluginContentStore;
+  outputs: EngineOutput[];
+  sub: Subscription;
+}
 let h: Harness | undefined;
 
 function start(): Harness {
   const input = new Subject<SourceEvent>();
   const content = new PluginContentStore();
-  const worker = new PluginFetchWorker({ client: new OciClient({ maxBytes: 1 << 20, timeoutMs: 3000 }), storage: new MemoryStorage(), content, maxBytes: 1 << 20, backoff: { initialMs: 200, maxMs: 1000 } });
+  const worker = new PluginFetchWorker({
+    client: new OciClient({ maxBytes: 1 << 20, timeoutMs: 3000 }),
+    storage: new MemoryStorage(),
+    content,
+    maxBytes: 1 << 20,
+    backoff: { initialMs: 200, maxMs: 1000 },
+  });
   const outputs: EngineOutput[] = [];
-  const sub = runEngine({ sources: [input, worker.events], sourceNames: ['test'], quietMs: 10, maxDelayMs: 50, onEvent: (e) => worker.observe(e) }).subscribe((o) => outputs.push(o));
+  const sub = runEngine({
+    sources: [input, worker.events],
+    sourceNames: ['test'],
+    quietMs: 10,
+    maxDelayMs: 50,
+    onEvent: (e) => worker.observe(e),
+  }).subscribe((o) => outputs.push(o));
   input.next(synced('test'));
   return (h = { input, worker, content, outputs, sub });
 }
-afterEach(() => { h?.sub.unsubscribe(); h?.worker.stop(); h = undefined; });
+afterEach(() => {
+  h?.sub.unsubscribe();
+  h?.worker.stop();
+  h = undefined;
+});
 
-async function fetched(hh: Harness, key: string, want: (c: Condition | undefined) => boolean): Promise<{ cond: Condition; status: Record<string, unknown> }> {
+async function fetched(
+  hh: Harness,
+  key: string,
+  want: (c: Condition | undefined) => boolean,
+): Promise<{ cond: Condition; status: Record<string, unknown> }> {
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const status = hh.outputs.at(-1)?.result.statuses.get(`PluginInstallation/${key}`) as { conditions?: Condition[] } | undefined;
+    const status = hh.outputs.at(-1)?.result.statuses.get(`PluginInstallation/${key}`) as
+      { conditions?: Condition[] } | undefined;
     const c = status?.conditions?.find((x) => x.type === 'Fetched');
     if (want(c)) return { cond: c!, status: status as Record<string, unknown> };
     if (Date.now() > deadline) throw new Error(`timed out; last status of ${key}: ${JSON.stringify(status)}`);
@@ -39,17 +66,36 @@ async function fetched(hh: Harness, key: string, want: (c: Condition | undefined
 }
 
 const plugin = (name: string, image: string, ref: Record<string, unknown>): KubeObject => ({
-  apiVersion: 'turnpike.dev/v1alpha1', kind: 'PluginInstallation', metadata: { namespace: 'apps', name, generation: 1 },
+  apiVersion: 'turnpike.dev/v1alpha1',
+  kind: 'PluginInstallation',
+  metadata: { namespace: 'apps', name, generation: 1 },
   spec: { image, type: 'lua', verify: { publicKeyRef: ref } },
 });
-const keySecret = (name: string, publicPem: string): KubeObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: { namespace: 'apps', name }, type: 'Opaque', data: { 'cosign.pub': Buffer.from(publicPem).toString('base64') } } as KubeObject);
-const keyConfigMap = (name: string, publicPem: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'apps', name }, data: { 'team.pub': publicPem } } as KubeObject);
+const keySecret = (name: string, publicPem: string): KubeObject =>
+  ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { namespace: 'apps', name },
+    type: 'Opaque',
+    data: { 'cosign.pub': Buffer.from(publicPem).toString('base64') },
+  }) as KubeObject;
+const keyConfigMap = (name: string, publicPem: string): KubeObject =>
+  ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { namespace: 'apps', name },
+    data: { 'team.pub': publicPem },
+  }) as KubeObject;
 
 describe('signed plugins (cosign)', () => {
   let reg: TestRegistry;
   const signer = keys();
-  beforeAll(async () => { reg = await TestRegistry.start(); });
-  afterAll(async () => { await reg.stop(); });
+  beforeAll(async () => {
+    reg = await TestRegistry.start();
+  });
+  afterAll(async () => {
+    await reg.stop();
+  });
 
   it('a plugin signed with the key in the Secret is Fetched; its content is stored', async () => {
     const digest = await reg.pushImage('sig/good', 'v1', { 'plugin.lua': LUA });
@@ -67,7 +113,12 @@ describe('signed plugins (cosign)', () => {
     await reg.pushCosignSignature('sig/other', digest, keys().privateKey);
     const hh = start();
     hh.input.next(upsert('test', keyConfigMap('team-key', pem(signer))));
-    hh.input.next(upsert('test', plugin('other', `${reg.host}/sig/other:v1`, { kind: 'ConfigMap', name: 'team-key', key: 'team.pub' })));
+    hh.input.next(
+      upsert(
+        'test',
+        plugin('other', `${reg.host}/sig/other:v1`, { kind: 'ConfigMap', name: 'team-key', key: 'team.pub' }),
+      ),
+    );
     const { cond, status } = await fetched(hh, 'apps/other', (c) => c?.reason === 'SignatureInvalid');
     expect(cond.status).toBe('False');
     expect(cond.message).toContain('does not verify with the public key');
@@ -80,8 +131,17 @@ describe('signed plugins (cosign)', () => {
     const second = await reg.pushImage('sig/moved', 'v2', { 'plugin.lua': LUA + '-- v2\n' });
     // The signature of v1, stored under v2's tag: what a copied .sig would look like.
     await reg.pushCosignSignature('sig/moved', first, signer.privateKey);
-    const sig = await (await fetch(`http://${reg.host}/v2/sig/moved/manifests/${first.replace(':', '-')}.sig`, { headers: { accept: 'application/vnd.oci.image.manifest.v1+json' } })).text();
-    await reg.pushManifest('sig/moved', `${second.replace(':', '-')}.sig`, JSON.parse(sig), 'application/vnd.oci.image.manifest.v1+json');
+    const sig = await (
+      await fetch(`http://${reg.host}/v2/sig/moved/manifests/${first.replace(':', '-')}.sig`, {
+        headers: { accept: 'application/vnd.oci.image.manifest.v1+json' },
+      })
+    ).text();
+    await reg.pushManifest(
+      'sig/moved',
+      `${second.replace(':', '-')}.sig`,
+      JSON.parse(sig),
+      'application/vnd.oci.image.manifest.v1+json',
+    );
     const hh = start();
     hh.input.next(upsert('test', keySecret('signer', pem(signer))));
     hh.input.next(upsert('test', plugin('moved', `${reg.host}/sig/moved:v2`, { name: 'signer' })));

@@ -39,7 +39,10 @@ export class BackendTLSIndex {
         const existing = this.byTarget.get(key);
         if (existing) {
           m.lostTo ??= existing;
-          m.notAccepted = { reason: 'Conflicted', message: `spec.targetRefs: Service ${t.name}${t.sectionName ? ' port ' + t.sectionName : ''} is already targeted by the older BackendTLSPolicy ${existing.policy.metadata.name}` };
+          m.notAccepted = {
+            reason: 'Conflicted',
+            message: `spec.targetRefs: Service ${t.name}${t.sectionName ? ' port ' + t.sectionName : ''} is already targeted by the older BackendTLSPolicy ${existing.policy.metadata.name}`,
+          };
           continue;
         }
         this.byTarget.set(key, m);
@@ -49,17 +52,27 @@ export class BackendTLSIndex {
 
   /** The policy for a Service port: one naming the port wins over one for the whole Service. */
   forBackend(namespace: string, service: string, portName: string | undefined): BackendTLSModel | undefined {
-    return (portName ? this.byTarget.get(`${namespace}/${service}/${portName}`) : undefined) ?? this.byTarget.get(`${namespace}/${service}/`);
+    return (
+      (portName ? this.byTarget.get(`${namespace}/${service}/${portName}`) : undefined) ??
+      this.byTarget.get(`${namespace}/${service}/`)
+    );
   }
 }
 
 /** A policy's own verdict: its validation settings and CA references. */
 export function evaluateBackendTLSPolicy(inputs: Inputs, p: BackendTLSPolicy): BackendTLSModel {
   const v = p.spec?.validation ?? { hostname: '' };
-  const m: BackendTLSModel = { policy: p, hostname: v.hostname ?? '', subjectAltNames: (v.subjectAltNames ?? []).map((s) => s.hostname ?? s.uri ?? '').filter(Boolean) };
+  const m: BackendTLSModel = {
+    policy: p,
+    hostname: v.hostname ?? '',
+    subjectAltNames: (v.subjectAltNames ?? []).map((s) => s.hostname ?? s.uri ?? '').filter(Boolean),
+  };
   if (v.wellKnownCACertificates) {
     if (v.wellKnownCACertificates !== 'System') {
-      m.notAccepted = { reason: 'Invalid', message: `spec.validation.wellKnownCACertificates: ${v.wellKnownCACertificates} is not supported, use System` };
+      m.notAccepted = {
+        reason: 'Invalid',
+        message: `spec.validation.wellKnownCACertificates: ${v.wellKnownCACertificates} is not supported, use System`,
+      };
     } else m.wellKnown = 'System';
     return m;
   }
@@ -71,7 +84,11 @@ export function evaluateBackendTLSPolicy(inputs: Inputs, p: BackendTLSPolicy): B
     else bundles.push(r.pem);
   });
   if (bundles.length) m.caBundle = bundles.join('\n');
-  else m.notAccepted ??= { reason: 'NoValidCACertificate', message: 'spec.validation: none of the CA certificate references is usable' };
+  else
+    m.notAccepted ??= {
+      reason: 'NoValidCACertificate',
+      message: 'spec.validation: none of the CA certificate references is usable',
+    };
   return m;
 }
 
@@ -80,7 +97,11 @@ export function evaluateBackendTLSPolicy(inputs: Inputs, p: BackendTLSPolicy): B
  * or the trust bundle of a ClusterTrustBundle (cluster-scoped; group certificates.k8s.io, or the
  * core group as some manifests write it).
  */
-function caBundleOf(inputs: Inputs, namespace: string, ref: { group?: string; kind: string; name: string }): { pem: string } | { problem: string; reason: string } {
+function caBundleOf(
+  inputs: Inputs,
+  namespace: string,
+  ref: { group?: string; kind: string; name: string },
+): { pem: string } | { problem: string; reason: string } {
   const group = ref.group ?? '';
   if (ref.kind === 'ClusterTrustBundle' && (group === '' || group === 'certificates.k8s.io')) {
     const ctb = inputs.get<ClusterTrustBundle>('ClusterTrustBundle', undefined, ref.name);
@@ -88,10 +109,17 @@ function caBundleOf(inputs: Inputs, namespace: string, ref: { group?: string; ki
     return err ? { problem: err, reason: 'InvalidCACertificateRef' } : { pem: ctb!.spec.trustBundle };
   }
   if (group !== '' || (ref.kind !== 'ConfigMap' && ref.kind !== 'Secret')) {
-    return { problem: `${group ? group + '/' : ''}${ref.kind} is not supported, use ConfigMap, Secret or ClusterTrustBundle`, reason: 'InvalidKind' };
+    return {
+      problem: `${group ? group + '/' : ''}${ref.kind} is not supported, use ConfigMap, Secret or ClusterTrustBundle`,
+      reason: 'InvalidKind',
+    };
   }
   const obj = inputs.get<ConfigMap | Secret>(ref.kind, namespace, ref.name);
-  const pem = obj ? (ref.kind === 'ConfigMap' ? (obj as ConfigMap).data?.['ca.crt'] : decodeBase64((obj as Secret).data?.['ca.crt'])) : undefined;
+  const pem = obj
+    ? ref.kind === 'ConfigMap'
+      ? (obj as ConfigMap).data?.['ca.crt']
+      : decodeBase64((obj as Secret).data?.['ca.crt'])
+    : undefined;
   const err = obj ? checkCABundle(pem) : `${ref.kind} ${namespace}/${ref.name} not found`;
   return err ? { problem: err, reason: 'InvalidCACertificateRef' } : { pem: pem! };
 }

@@ -39,7 +39,8 @@ export function checkTLSSecret(secret: Secret): { error: string } | { cert: Pars
     return { error: 'data["tls.key"] is not a PEM private key' };
   }
   try {
-    if (!cert.checkPrivateKey(privateKey)) return { error: 'data["tls.key"] does not belong to the certificate in data["tls.crt"]' };
+    if (!cert.checkPrivateKey(privateKey))
+      return { error: 'data["tls.key"] does not belong to the certificate in data["tls.crt"]' };
   } catch {
     const a = cert.publicKey.export({ type: 'spki', format: 'der' });
     const b = createPublicKey(privateKey).export({ type: 'spki', format: 'der' });
@@ -51,7 +52,11 @@ export function checkTLSSecret(secret: Secret): { error: string } | { cert: Pars
 
 function dnsNames(cert: X509Certificate): string[] {
   const san = cert.subjectAltName ?? '';
-  const names = san.split(',').map((s) => s.trim()).filter((s) => s.startsWith('DNS:')).map((s) => s.slice(4));
+  const names = san
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.startsWith('DNS:'))
+    .map((s) => s.slice(4));
   if (names.length) return names.sort();
   const cn = /CN=([^\n,]+)/.exec(cert.subject)?.[1];
   return cn ? [cn] : [];

@@ -9,7 +9,8 @@ export function compareAge(a: KubeObject, b: KubeObject): number {
     // An object without a timestamp (not yet stored by an API server) counts as newest.
     if (!ta) return 1;
     if (!tb) return -1;
-    const da = Date.parse(ta), db = Date.parse(tb);
+    const da = Date.parse(ta),
+      db = Date.parse(tb);
     if (da !== db && !Number.isNaN(da) && !Number.isNaN(db)) return da - db;
   }
   return compareNames(a, b);

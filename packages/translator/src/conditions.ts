@@ -5,7 +5,13 @@ import type { Condition } from '@turnpike/api';
 
 export type Status = Condition['status'];
 
-export function condition(type: string, status: Status | boolean, reason: string, message: string, generation: number | undefined): Condition {
+export function condition(
+  type: string,
+  status: Status | boolean,
+  reason: string,
+  message: string,
+  generation: number | undefined,
+): Condition {
   const s: Status = typeof status === 'boolean' ? (status ? 'True' : 'False') : status;
   const c: Condition = { type, status: s, reason, message };
   if (generation !== undefined) c.observedGeneration = generation;
@@ -18,4 +24,7 @@ export function sortConditions(conditions: Condition[]): Condition[] {
 }
 
 /** First problem wins: a list of [ok, reason, message] checks folded into one condition. */
-export interface Problem { reason: string; message: string }
+export interface Problem {
+  reason: string;
+  message: string;
+}

@@ -6,7 +6,12 @@ import type { ListenerVerdict } from './routes/attachment.js';
 import { getObject, type Snapshot } from './snapshot.js';
 import { Translator } from './translate.js';
 
-export interface Explanation { object: string; found: boolean; lines: string[]; status?: Record<string, unknown> }
+export interface Explanation {
+  object: string;
+  found: boolean;
+  lines: string[];
+  status?: Record<string, unknown>;
+}
 
 function refText(ref: ParentReference, routeNs: string): string {
   return `${ref.kind ?? 'Gateway'} ${ref.namespace ?? routeNs}/${ref.name}${ref.sectionName !== undefined ? ` sectionName=${ref.sectionName}` : ''}${ref.port !== undefined ? ` port=${ref.port}` : ''}`;
@@ -18,9 +23,12 @@ function verdictText(v: ListenerVerdict, ref: ParentReference, kind: string, rou
   if (v.accepted) return `${head}: accepts the route; serves ${v.hostnames.join(', ')}`;
   const ns = route.metadata.namespace;
   switch (v.reason) {
-    case 'sectionName': return `${head}: skipped, sectionName "${ref.sectionName}" names another listener`;
-    case 'port': return `${head}: skipped, parentRef port ${ref.port} is not ${l.port}`;
-    case 'kind': return `${head}: refuses ${kind}; it allows ${v.listener.supportedKinds.map((k) => k.kind).join(', ') || 'no route kind'}`;
+    case 'sectionName':
+      return `${head}: skipped, sectionName "${ref.sectionName}" names another listener`;
+    case 'port':
+      return `${head}: skipped, parentRef port ${ref.port} is not ${l.port}`;
+    case 'kind':
+      return `${head}: refuses ${kind}; it allows ${v.listener.supportedKinds.map((k) => k.kind).join(', ') || 'no route kind'}`;
     case 'namespace': {
       const from = l.allowedRoutes?.namespaces?.from ?? 'Same';
       return `${head}: refuses routes from namespace ${ns}; allowedRoutes.namespaces.from is ${from}${from === 'Same' ? ` (only ${v.listener.owner.metadata.namespace})` : from === 'Selector' ? ` (selector ${JSON.stringify(l.allowedRoutes?.namespaces?.selector ?? {})})` : ''}`;
@@ -29,60 +37,79 @@ function verdictText(v: ListenerVerdict, ref: ParentReference, kind: string, rou
       const hosts = (route.spec as { hostnames?: string[] })?.hostnames ?? [];
       return `${head}: no route hostname (${hosts.join(', ')}) intersects the listener hostname ${l.hostname}`;
     }
-    case 'unusable': return `${head}: not usable: ${(v.listener.notAccepted ?? v.listener.refsProblem)?.message ?? 'invalid listener'}`;
-    default: return `${head}: refused`;
+    case 'unusable':
+      return `${head}: not usable: ${(v.listener.notAccepted ?? v.listener.refsProblem)?.message ?? 'invalid listener'}`;
+    default:
+      return `${head}: refused`;
   }
 }
 
 function conditionLines(conditions: unknown, indent: string): string[] {
-  return ((conditions as Condition[] | undefined) ?? []).map((c) => `${indent}${c.type}=${c.status} (${c.reason}): ${c.message}`);
+  return ((conditions as Condition[] | undefined) ?? []).map(
+    (c) => `${indent}${c.type}=${c.status} (${c.reason}): ${c.message}`,
+  );
 }
 
 export function explain(snapshot: Snapshot, kind: string, namespace: string | undefined, name: string): Explanation {
   const key = objectKey(kind, namespace, name);
   const object = getObject<KubeObject>(snapshot, kind, namespace, name);
-  if (!object) return { object: key, found: false, lines: [`${kind} ${namespace ? namespace + '/' : ''}${name} not found in the input`] };
+  if (!object)
+    return {
+      object: key,
+      found: false,
+      lines: [`${kind} ${namespace ? namespace + '/' : ''}${name} not found in the input`],
+    };
   const translator = new Translator();
   const result = translator.translate(snapshot);
   const status = result.statuses.get(key);
   const lines: string[] = [`${kind} ${namespace ? namespace + '/' : ''}${name}`];
   if ((ROUTE_KINDS as readonly string[]).includes(kind)) {
     const r = translator.routeResult(object);
-    const refs = ((object.spec as { parentRefs?: ParentReference[] })?.parentRefs ?? []);
+    const refs = (object.spec as { parentRefs?: ParentReference[] })?.parentRefs ?? [];
     const byIndex = new Map((r?.parents ?? []).map((p) => [p.index, p]));
     refs.forEach((ref, i) => {
       const p = byIndex.get(i);
       lines.push(`  parentRefs[${i}] ${refText(ref, namespace ?? '')}`);
       if (!p) {
-        lines.push('    not a parent of ours: no such Gateway or ListenerSet with a GatewayClass of turnpike.dev/gateway-controller (no status entry is written)');
+        lines.push(
+          '    not a parent of ours: no such Gateway or ListenerSet with a GatewayClass of turnpike.dev/gateway-controller (no status entry is written)',
+        );
         return;
       }
       const accepted = !p.problem && !r?.invalid;
-      lines.push(`    ${accepted ? 'attached' : `NOT attached: ${(p.problem ?? r?.invalid)?.reason}: ${(p.problem ?? r?.invalid)?.message}`}`);
+      lines.push(
+        `    ${accepted ? 'attached' : `NOT attached: ${(p.problem ?? r?.invalid)?.reason}: ${(p.problem ?? r?.invalid)?.message}`}`,
+      );
       for (const v of p.verdicts) lines.push(`    ${verdictText(v, ref, kind, object)}`);
     });
     if (refs.length === 0) lines.push('  no parentRefs: the route is attached to nothing');
     if (r?.backendVerdicts?.length) {
       lines.push('  backendRefs');
       for (const b of r.backendVerdicts) {
-        lines.push(b.problem
-          ? `    ${b.field} ${b.ref} weight ${b.weight}: ${b.problem.reason}: ${b.problem.message} (its share answers 500)`
-          : `    ${b.field} ${b.ref} weight ${b.weight}: cluster ${b.cluster}, ${(translator.endpointsOf(b.cluster!) ?? []).filter((e) => e.ready).length} ready endpoint(s)`);
+        lines.push(
+          b.problem
+            ? `    ${b.field} ${b.ref} weight ${b.weight}: ${b.problem.reason}: ${b.problem.message} (its share answers 500)`
+            : `    ${b.field} ${b.ref} weight ${b.weight}: cluster ${b.cluster}, ${(translator.endpointsOf(b.cluster!) ?? []).filter((e) => e.ready).length} ready endpoint(s)`,
+        );
       }
     }
     if (r?.partiallyInvalid) lines.push(`  some rules are invalid and answer 500: ${r.partiallyInvalid.message}`);
   } else if (status) {
     lines.push(...conditionLines(status.conditions, '  '));
-    for (const l of (status.listeners as { name: string; attachedRoutes: number; conditions: Condition[] }[] | undefined) ?? []) {
+    for (const l of (status.listeners as
+      { name: string; attachedRoutes: number; conditions: Condition[] }[] | undefined) ?? []) {
       lines.push(`  listener ${l.name}: ${l.attachedRoutes} attached route(s)`);
       lines.push(...conditionLines(l.conditions, '    '));
     }
-    for (const a of (status.ancestors as { ancestorRef: ParentReference; conditions: Condition[] }[] | undefined) ?? []) {
+    for (const a of (status.ancestors as { ancestorRef: ParentReference; conditions: Condition[] }[] | undefined) ??
+      []) {
       lines.push(`  ancestor ${refText(a.ancestorRef, '')}`);
       lines.push(...conditionLines(a.conditions, '    '));
     }
   } else {
-    lines.push('  no status from turnpike: not an object of a turnpike GatewayClass (or not a kind whose status turnpike writes)');
+    lines.push(
+      '  no status from turnpike: not an object of a turnpike GatewayClass (or not a kind whose status turnpike writes)',
+    );
   }
   return status ? { object: key, found: true, lines, status } : { object: key, found: true, lines };
 }

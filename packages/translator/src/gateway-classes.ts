@@ -5,21 +5,43 @@ import type { Problem } from './conditions.js';
 import type { ClassModel } from './model.js';
 import type { Inputs } from './incremental/inputs.js';
 
-export function resolveClassParameters(inputs: Inputs, gc: GatewayClass): { proxyConfig?: ProxyConfig; problem?: Problem } {
+export function resolveClassParameters(
+  inputs: Inputs,
+  gc: GatewayClass,
+): { proxyConfig?: ProxyConfig; problem?: Problem } {
   const ref = gc.spec?.parametersRef;
   if (!ref) return {};
   if (ref.group !== TURNPIKE_GROUP || ref.kind !== 'ProxyConfig') {
-    return { problem: { reason: 'InvalidParameters', message: `spec.parametersRef: kind ${ref.group}/${ref.kind} is not supported, use ${TURNPIKE_GROUP}/ProxyConfig` } };
+    return {
+      problem: {
+        reason: 'InvalidParameters',
+        message: `spec.parametersRef: kind ${ref.group}/${ref.kind} is not supported, use ${TURNPIKE_GROUP}/ProxyConfig`,
+      },
+    };
   }
   if (!ref.namespace) {
-    return { problem: { reason: 'InvalidParameters', message: 'spec.parametersRef.namespace must be set: ProxyConfig is namespaced' } };
+    return {
+      problem: {
+        reason: 'InvalidParameters',
+        message: 'spec.parametersRef.namespace must be set: ProxyConfig is namespaced',
+      },
+    };
   }
   const pc = inputs.get<ProxyConfig>('ProxyConfig', ref.namespace, ref.name);
-  if (!pc) return { problem: { reason: 'InvalidParameters', message: `spec.parametersRef: ProxyConfig ${ref.namespace}/${ref.name} not found` } };
+  if (!pc)
+    return {
+      problem: {
+        reason: 'InvalidParameters',
+        message: `spec.parametersRef: ProxyConfig ${ref.namespace}/${ref.name} not found`,
+      },
+    };
   return { proxyConfig: pc };
 }
 
-export interface ClassResult { model: ClassModel; problem?: Problem }
+export interface ClassResult {
+  model: ClassModel;
+  problem?: Problem;
+}
 
 /** One GatewayClass of ours: accepted unless its parametersRef does not resolve. */
 export function processClass(inputs: Inputs, gc: GatewayClass): ClassResult {
@@ -31,15 +53,52 @@ export function processClass(inputs: Inputs, gc: GatewayClass): ClassResult {
 
 /** Features this implementation serves, published on every class we accept (sorted). */
 export const SUPPORTED_FEATURES = [
-  'BackendTLSPolicy', 'BackendTLSPolicySANValidation', 'GRPCRoute', 'GRPCRouteNamedRouteRule', 'Gateway', 'GatewayAddressEmpty',
-  'GatewayBackendClientCertificate', 'GatewayFrontendClientCertificateValidation', 'GatewayFrontendClientCertificateValidationInsecureFallback',
-  'GatewayHTTPListenerIsolation', 'GatewayHTTPSListenerDetectMisdirectedRequests', 'GatewayInfrastructure', 'GatewayPort8080',
+  'BackendTLSPolicy',
+  'BackendTLSPolicySANValidation',
+  'GRPCRoute',
+  'GRPCRouteNamedRouteRule',
+  'Gateway',
+  'GatewayAddressEmpty',
+  'GatewayBackendClientCertificate',
+  'GatewayFrontendClientCertificateValidation',
+  'GatewayFrontendClientCertificateValidationInsecureFallback',
+  'GatewayHTTPListenerIsolation',
+  'GatewayHTTPSListenerDetectMisdirectedRequests',
+  'GatewayInfrastructure',
+  'GatewayPort8080',
   'GatewayStaticAddresses',
-  'HTTPRoute', 'HTTPRoute303RedirectStatusCode', 'HTTPRoute307RedirectStatusCode', 'HTTPRoute308RedirectStatusCode',
-  'HTTPRouteBackendProtocolH2C', 'HTTPRouteBackendProtocolWebSocket', 'HTTPRouteBackendRequestHeaderModification', 'HTTPRouteBackendTimeout',
-  'HTTPRouteCORS', 'HTTPRouteDestinationPortMatching', 'HTTPRouteHostRewrite', 'HTTPRouteMethodMatching', 'HTTPRouteNamedRouteRule',
-  'HTTPRouteParentRefPort', 'HTTPRoutePathRedirect', 'HTTPRoutePathRewrite', 'HTTPRoutePortRedirect', 'HTTPRouteQueryParamMatching',
-  'HTTPRouteRequestMirror', 'HTTPRouteRequestMultipleMirrors', 'HTTPRouteRequestPercentageMirror', 'HTTPRouteRequestTimeout',
-  'HTTPRouteResponseHeaderModification', 'HTTPRouteRetry', 'HTTPRouteRetryBackendTimeout', 'HTTPRouteRetryConnectionError',
-  'HTTPRouteSchemeRedirect', 'ListenerSet', 'ReferenceGrant', 'TCPRoute', 'TLSRoute', 'TLSRouteModeMixed', 'TLSRouteModeTerminate', 'UDPRoute',
+  'HTTPRoute',
+  'HTTPRoute303RedirectStatusCode',
+  'HTTPRoute307RedirectStatusCode',
+  'HTTPRoute308RedirectStatusCode',
+  'HTTPRouteBackendProtocolH2C',
+  'HTTPRouteBackendProtocolWebSocket',
+  'HTTPRouteBackendRequestHeaderModification',
+  'HTTPRouteBackendTimeout',
+  'HTTPRouteCORS',
+  'HTTPRouteDestinationPortMatching',
+  'HTTPRouteHostRewrite',
+  'HTTPRouteMethodMatching',
+  'HTTPRouteNamedRouteRule',
+  'HTTPRouteParentRefPort',
+  'HTTPRoutePathRedirect',
+  'HTTPRoutePathRewrite',
+  'HTTPRoutePortRedirect',
+  'HTTPRouteQueryParamMatching',
+  'HTTPRouteRequestMirror',
+  'HTTPRouteRequestMultipleMirrors',
+  'HTTPRouteRequestPercentageMirror',
+  'HTTPRouteRequestTimeout',
+  'HTTPRouteResponseHeaderModification',
+  'HTTPRouteRetry',
+  'HTTPRouteRetryBackendTimeout',
+  'HTTPRouteRetryConnectionError',
+  'HTTPRouteSchemeRedirect',
+  'ListenerSet',
+  'ReferenceGrant',
+  'TCPRoute',
+  'TLSRoute',
+  'TLSRouteModeMixed',
+  'TLSRouteModeTerminate',
+  'UDPRoute',
 ].sort();

@@ -2,14 +2,25 @@
 // listener list with precedence (Gateway first, then ListenerSets oldest first), and the
 // Gateway-level references.
 import {
-  GATEWAY_GROUP, TURNPIKE_GROUP,
-  type Gateway, type Listener, type ListenerSet, type Namespace, type ProxyConfig, type ProxyStatus,
+  GATEWAY_GROUP,
+  TURNPIKE_GROUP,
+  type Gateway,
+  type Listener,
+  type ListenerSet,
+  type Namespace,
+  type ProxyConfig,
+  type ProxyStatus,
 } from '@turnpike/api';
 import { compareAge } from './compare.js';
 import { SUPPORTED_ADDRESS_TYPES } from './static-addresses.js';
 import type { Problem } from './conditions.js';
 import type { ClassResult } from './gateway-classes.js';
-import { markConflictsAgainst, markConflictsWithin, markOverlappingCertificates, markOverlappingHostnames } from './listener-conflicts.js';
+import {
+  markConflictsAgainst,
+  markConflictsWithin,
+  markOverlappingCertificates,
+  markOverlappingHostnames,
+} from './listener-conflicts.js';
 import { kindsForProtocol, routeGroupKind, SUPPORTED_PROTOCOLS } from './listener-protocols.js';
 import { checkListenerTLS, checkSecretRef } from './listener-tls.js';
 import { listenerConfigInvalid, refsBlockTraffic } from './listener-validity.js';
@@ -18,14 +29,29 @@ import type { Inputs } from './incremental/inputs.js';
 import { matchesSelector, selectorProblem } from './selectors.js';
 
 export function buildListener(
-  inputs: Inputs, gateway: Gateway, owner: Gateway | ListenerSet,
-  ownerKind: 'Gateway' | 'ListenerSet', l: Listener, index: number,
+  inputs: Inputs,
+  gateway: Gateway,
+  owner: Gateway | ListenerSet,
+  ownerKind: 'Gateway' | 'ListenerSet',
+  l: Listener,
+  index: number,
 ): ListenerModel {
   const field = `spec.listeners[${index}]`;
-  const m: ListenerModel = { gateway, owner, ownerKind, spec: l, attachable: true, supportedKinds: [], certificates: [] };
+  const m: ListenerModel = {
+    gateway,
+    owner,
+    ownerKind,
+    spec: l,
+    attachable: true,
+    supportedKinds: [],
+    certificates: [],
+  };
   if (!SUPPORTED_PROTOCOLS.has(l.protocol)) {
     m.attachable = false;
-    m.notAccepted = { reason: 'UnsupportedProtocol', message: `${field}.protocol: ${l.protocol} is not supported (HTTP, HTTPS, TLS, TCP, UDP)` };
+    m.notAccepted = {
+      reason: 'UnsupportedProtocol',
+      message: `${field}.protocol: ${l.protocol} is not supported (HTTP, HTTPS, TLS, TCP, UDP)`,
+    };
     return m;
   }
   const served = kindsForProtocol(l);
@@ -39,7 +65,10 @@ export function buildListener(
       } else bad.push(`${group}/${k.kind}`);
     }
     if (bad.length) {
-      m.refsProblem = { reason: 'InvalidRouteKinds', message: `${field}.allowedRoutes.kinds: ${bad.join(', ')} cannot attach to a ${l.protocol} listener` };
+      m.refsProblem = {
+        reason: 'InvalidRouteKinds',
+        message: `${field}.allowedRoutes.kinds: ${bad.join(', ')} cannot attach to a ${l.protocol} listener`,
+      };
       if (m.supportedKinds.length === 0) m.attachable = false;
     }
   } else {
@@ -48,7 +77,10 @@ export function buildListener(
   const ns = l.allowedRoutes?.namespaces;
   if (ns?.from === 'Selector' && !ns.selector) {
     m.attachable = false;
-    m.notAccepted = { reason: 'UnsupportedValue', message: `${field}.allowedRoutes.namespaces.selector must be set when from is Selector` };
+    m.notAccepted = {
+      reason: 'UnsupportedValue',
+      message: `${field}.allowedRoutes.namespaces.selector must be set when from is Selector`,
+    };
   } else if (ns?.from === 'Selector' && ns.selector) {
     const p = selectorProblem(ns.selector, `${field}.allowedRoutes.namespaces.selector`);
     if (p) {
@@ -57,7 +89,10 @@ export function buildListener(
     }
   }
   if (l.hostname && (l.protocol === 'TCP' || l.protocol === 'UDP')) {
-    m.notAccepted = { reason: 'UnsupportedValue', message: `${field}.hostname must not be set on a ${l.protocol} listener` };
+    m.notAccepted = {
+      reason: 'UnsupportedValue',
+      message: `${field}.hostname must not be set on a ${l.protocol} listener`,
+    };
   }
   const tls = checkListenerTLS(inputs, owner, ownerKind, gateway, l, field);
   if (tls.notAccepted) m.notAccepted ??= tls.notAccepted;
@@ -75,10 +110,21 @@ function resolveGatewayParameters(inputs: Inputs, gw: Gateway): { proxyConfig?: 
   const ref = gw.spec?.infrastructure?.parametersRef;
   if (!ref) return {};
   if (ref.group !== TURNPIKE_GROUP || ref.kind !== 'ProxyConfig') {
-    return { problem: { reason: 'InvalidParameters', message: `spec.infrastructure.parametersRef: ${ref.group}/${ref.kind} is not supported, use ${TURNPIKE_GROUP}/ProxyConfig` } };
+    return {
+      problem: {
+        reason: 'InvalidParameters',
+        message: `spec.infrastructure.parametersRef: ${ref.group}/${ref.kind} is not supported, use ${TURNPIKE_GROUP}/ProxyConfig`,
+      },
+    };
   }
   const pc = inputs.get<ProxyConfig>('ProxyConfig', gw.metadata.namespace, ref.name);
-  if (!pc) return { problem: { reason: 'InvalidParameters', message: `spec.infrastructure.parametersRef: ProxyConfig ${gw.metadata.namespace}/${ref.name} not found` } };
+  if (!pc)
+    return {
+      problem: {
+        reason: 'InvalidParameters',
+        message: `spec.infrastructure.parametersRef: ProxyConfig ${gw.metadata.namespace}/${ref.name} not found`,
+      },
+    };
   return { proxyConfig: pc };
 }
 
@@ -86,7 +132,10 @@ function checkAddresses(gw: Gateway): Problem | undefined {
   for (const [i, a] of (gw.spec?.addresses ?? []).entries()) {
     const type = a.type ?? 'IPAddress';
     if (!SUPPORTED_ADDRESS_TYPES.has(type)) {
-      return { reason: 'UnsupportedAddress', message: `spec.addresses[${i}].type: ${type} is not supported (IPAddress, Hostname)` };
+      return {
+        reason: 'UnsupportedAddress',
+        message: `spec.addresses[${i}].type: ${type} is not supported (IPAddress, Hostname)`,
+      };
     }
   }
   return undefined;
@@ -96,15 +145,21 @@ function listenerSetAllowed(inputs: Inputs, gw: Gateway, ls: ListenerSet): Probl
   const from = gw.spec?.allowedListeners?.namespaces?.from ?? 'None';
   const lsNs = ls.metadata.namespace ?? '';
   const gwNs = gw.metadata.namespace ?? '';
-  const deny = { reason: 'NotAllowed', message: `Gateway ${gwNs}/${gw.metadata.name} does not allow ListenerSets from namespace ${lsNs} (spec.allowedListeners.namespaces.from: ${from})` };
+  const deny = {
+    reason: 'NotAllowed',
+    message: `Gateway ${gwNs}/${gw.metadata.name} does not allow ListenerSets from namespace ${lsNs} (spec.allowedListeners.namespaces.from: ${from})`,
+  };
   switch (from) {
-    case 'All': return undefined;
-    case 'Same': return lsNs === gwNs ? undefined : deny;
+    case 'All':
+      return undefined;
+    case 'Same':
+      return lsNs === gwNs ? undefined : deny;
     case 'Selector': {
       const ns = inputs.get<Namespace>('Namespace', undefined, lsNs);
       return matchesSelector(gw.spec?.allowedListeners?.namespaces?.selector, ns?.metadata.labels) ? undefined : deny;
     }
-    default: return deny;
+    default:
+      return deny;
   }
 }
 
@@ -118,7 +173,12 @@ export interface GatewayGroup {
  * Builds one Gateway of an accepted class with its ListenerSets (`sets`: every ListenerSet whose
  * parentRef names it). Listener precedence: the Gateway's own first, then ListenerSets oldest first.
  */
-export function buildGatewayGroup(inputs: Inputs, gw: Gateway, cls: ClassResult, sets: readonly ListenerSet[]): GatewayGroup {
+export function buildGatewayGroup(
+  inputs: Inputs,
+  gw: Gateway,
+  cls: ClassResult,
+  sets: readonly ListenerSet[],
+): GatewayGroup {
   const model: GatewayModel = { object: gw, class: cls.model, listeners: [], listenerSets: [] };
   const params = resolveGatewayParameters(inputs, gw);
   if (params.problem) model.parametersProblem = params.problem;
@@ -127,13 +187,19 @@ export function buildGatewayGroup(inputs: Inputs, gw: Gateway, cls: ClassResult,
   const told = inputs.get<ProxyStatus>('ProxyStatus', gw.metadata.namespace, gw.metadata.name)?.status;
   if (told?.sync) model.proxySync = told.sync;
   const ps = told?.rejected;
-  if (ps) model.proxyRejected = `proxy ${ps.node} rejected ${ps.typeUrl.slice(ps.typeUrl.lastIndexOf('.') + 1)} version ${ps.version}: ${ps.message}; the previous configuration stays in force`;
+  if (ps)
+    model.proxyRejected = `proxy ${ps.node} rejected ${ps.typeUrl.slice(ps.typeUrl.lastIndexOf('.') + 1)} version ${ps.version}: ${ps.message}; the previous configuration stays in force`;
   const addr = checkAddresses(gw);
   if (addr) model.addressProblem = addr;
   const ccr = gw.spec?.tls?.backend?.clientCertificateRef;
   if (ccr) {
-    const r = checkSecretRef(inputs, { kind: 'Gateway', namespace: gw.metadata.namespace ?? '' }, ccr,
-      'spec.tls.backend.clientCertificateRef', { invalid: 'InvalidClientCertificateRef' });
+    const r = checkSecretRef(
+      inputs,
+      { kind: 'Gateway', namespace: gw.metadata.namespace ?? '' },
+      ccr,
+      'spec.tls.backend.clientCertificateRef',
+      { invalid: 'InvalidClientCertificateRef' },
+    );
     if (r.problem) model.refsProblem = r.problem;
     if (r.certificate) model.backendClientCertificate = r.certificate;
   }
@@ -154,7 +220,9 @@ export function buildGatewayGroup(inputs: Inputs, gw: Gateway, cls: ClassResult,
       setModel.notAccepted = denied;
     } else {
       // Earlier listeners keep their port and hostname even when they conflict inside their own object.
-      const accepted = mergedListeners(model).filter((l) => !l.lostPrecedence && !l.notAccepted && !refsBlockTraffic(l) && l.attachable);
+      const accepted = mergedListeners(model).filter(
+        (l) => !l.lostPrecedence && !l.notAccepted && !refsBlockTraffic(l) && l.attachable,
+      );
       // Precedence first: a listener that loses to an earlier one no longer claims its port, so
       // it does not take its own set's other listeners down with it.
       for (const l of setModel.listeners) markConflictsAgainst(accepted, l);
@@ -172,7 +240,8 @@ export function buildGatewayGroup(inputs: Inputs, gw: Gateway, cls: ClassResult,
 function gatewayNotAccepted(g: GatewayModel): Problem | undefined {
   if (g.parametersProblem) return g.parametersProblem;
   if (g.addressProblem) return g.addressProblem;
-  if (g.listeners.length > 0 && g.listeners.every(listenerConfigInvalid)) return { reason: 'ListenersNotValid', message: 'No listener is valid' };
+  if (g.listeners.length > 0 && g.listeners.every(listenerConfigInvalid))
+    return { reason: 'ListenersNotValid', message: 'No listener is valid' };
   return undefined;
 }
 

@@ -18,7 +18,8 @@ function wildcardCovers(pattern: string, host: string): boolean {
 export function intersectHostnames(listener: string | undefined, route: string): string | undefined {
   if (!listener) return route;
   if (listener === route) return route;
-  const lw = isWildcard(listener), rw = isWildcard(route);
+  const lw = isWildcard(listener),
+    rw = isWildcard(route);
   if (!lw && !rw) return undefined;
   if (lw && !rw) return wildcardCovers(listener, route) ? route : undefined;
   if (!lw && rw) return wildcardCovers(route, listener) ? listener : undefined;
@@ -32,7 +33,10 @@ export function intersectHostnames(listener: string | undefined, route: string):
  * Hostnames a route serves on a listener. Route hostnames that do not intersect are ignored;
  * an empty result means the route does not match this listener.
  */
-export function routeHostnamesOnListener(listener: string | undefined, routeHostnames: readonly string[] | undefined): string[] {
+export function routeHostnamesOnListener(
+  listener: string | undefined,
+  routeHostnames: readonly string[] | undefined,
+): string[] {
   if (!routeHostnames || routeHostnames.length === 0) return [listener || '*'];
   const out = new Set<string>();
   for (const h of routeHostnames) {

@@ -15,7 +15,12 @@ export const GATEWAY_CLASS_LABEL = 'gateway.networking.k8s.io/gateway-class-name
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const TAGS_ANNOTATION = 'turnpike.dev/tags';
 
-export interface InfraPortIR { name: string; protocol: 'TCP' | 'UDP'; port: number; containerPort: number }
+export interface InfraPortIR {
+  name: string;
+  protocol: 'TCP' | 'UDP';
+  port: number;
+  containerPort: number;
+}
 
 export interface GatewayInfraIR {
   gateway: { namespace: string; name: string; uid?: string };
@@ -28,14 +33,20 @@ export interface GatewayInfraIR {
   replicas: number;
   image: string;
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
-  service: { type: 'ClusterIP' | 'LoadBalancer' | 'NodePort'; annotations: Record<string, string>; addresses: string[] };
+  service: {
+    type: 'ClusterIP' | 'LoadBalancer' | 'NodePort';
+    annotations: Record<string, string>;
+    addresses: string[];
+  };
   pod: { labels: Record<string, string>; annotations: Record<string, string> };
   tags: Record<string, string>;
   /** Plugins the ProxyConfig installs; those with a mountPath are mounted from a copy of their ConfigMap. */
   plugins: InstalledPlugin[];
 }
 
-export interface InfraIR { gateways: ReadonlyMap<string, GatewayInfraIR> }
+export interface InfraIR {
+  gateways: ReadonlyMap<string, GatewayInfraIR>;
+}
 
 /** `<gateway>-<class>`; longer than 63 characters → 54 characters, '-', 8 hex of its sha256. */
 export function generatedName(gateway: string, gatewayClass: string): string {
@@ -61,19 +72,38 @@ export function buildGatewayInfra(g: GatewayModel, plugins: GatewayInfraIR['plug
   const name = generatedName(gw.metadata.name, gw.spec.gatewayClassName);
   const pc = g.proxyConfig?.spec ?? {};
   const infra = gw.spec.infrastructure ?? {};
-  const labels = sorted({ ...infra.labels, [GATEWAY_NAME_LABEL]: gw.metadata.name.length <= 63 ? gw.metadata.name : name, [GATEWAY_CLASS_LABEL]: gw.spec.gatewayClassName, [MANAGED_BY_LABEL]: 'turnpike' });
+  const labels = sorted({
+    ...infra.labels,
+    [GATEWAY_NAME_LABEL]: gw.metadata.name.length <= 63 ? gw.metadata.name : name,
+    [GATEWAY_CLASS_LABEL]: gw.spec.gatewayClassName,
+    [MANAGED_BY_LABEL]: 'turnpike',
+  });
   const ports = new Map<string, InfraPortIR>();
   const listeners = mergedListeners(g);
   for (const l of listeners) {
     if (!listenerProgrammable(l)) continue;
     const protocol = transport(l.spec.protocol) === 'udp' ? 'UDP' : 'TCP';
     const key = `${protocol}/${l.spec.port}`;
-    if (!ports.has(key)) ports.set(key, { name: `${protocol.toLowerCase()}-${l.spec.port}`, protocol, port: l.spec.port, containerPort: containerPort(l.spec.port) });
+    if (!ports.has(key))
+      ports.set(key, {
+        name: `${protocol.toLowerCase()}-${l.spec.port}`,
+        protocol,
+        port: l.spec.port,
+        containerPort: containerPort(l.spec.port),
+      });
   }
   const tags = sorted(pc.tags);
-  const podAnnotations = sorted({ ...pc.pod?.annotations, ...infra.annotations, [TAGS_ANNOTATION]: JSON.stringify(tags) });
+  const podAnnotations = sorted({
+    ...pc.pod?.annotations,
+    ...infra.annotations,
+    [TAGS_ANNOTATION]: JSON.stringify(tags),
+  });
   const out: GatewayInfraIR = {
-    gateway: { namespace: gw.metadata.namespace ?? '', name: gw.metadata.name, ...(gw.metadata.uid ? { uid: gw.metadata.uid } : {}) },
+    gateway: {
+      namespace: gw.metadata.namespace ?? '',
+      name: gw.metadata.name,
+      ...(gw.metadata.uid ? { uid: gw.metadata.uid } : {}),
+    },
     name,
     namespace: gw.metadata.namespace ?? '',
     labels,

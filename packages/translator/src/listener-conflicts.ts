@@ -11,14 +11,21 @@ import type { ListenerModel } from './model.js';
 import { refsBlockTraffic } from './listener-validity.js';
 
 export function conflictBetween(a: ListenerModel, b: ListenerModel): Problem | undefined {
-  const la = a.spec, lb = b.spec;
+  const la = a.spec,
+    lb = b.spec;
   if (la.port !== lb.port || transport(la.protocol) !== transport(lb.protocol)) return undefined;
   const where = `port ${la.port}`;
   if (portFamily(la.protocol) !== portFamily(lb.protocol)) {
-    return { reason: 'ProtocolConflict', message: `${where}: listeners "${la.name}" (${la.protocol}) and "${lb.name}" (${lb.protocol}) cannot share a port` };
+    return {
+      reason: 'ProtocolConflict',
+      message: `${where}: listeners "${la.name}" (${la.protocol}) and "${lb.name}" (${lb.protocol}) cannot share a port`,
+    };
   }
   if ((la.hostname ?? '') === (lb.hostname ?? '')) {
-    return { reason: 'HostnameConflict', message: `${where}: listeners "${la.name}" and "${lb.name}" have the same hostname "${la.hostname ?? ''}"` };
+    return {
+      reason: 'HostnameConflict',
+      message: `${where}: listeners "${la.name}" and "${lb.name}" have the same hostname "${la.hostname ?? ''}"`,
+    };
   }
   return undefined;
 }
@@ -31,7 +38,8 @@ function claimsPort(l: ListenerModel): boolean {
 export function markConflictsWithin(listeners: ListenerModel[]): void {
   for (let i = 0; i < listeners.length; i++) {
     for (let j = i + 1; j < listeners.length; j++) {
-      const a = listeners[i] as ListenerModel, b = listeners[j] as ListenerModel;
+      const a = listeners[i] as ListenerModel,
+        b = listeners[j] as ListenerModel;
       // A listener that cannot be programmed anyway does not claim its port and hostname.
       if (!claimsPort(a) || !claimsPort(b)) continue;
       const c = conflictBetween(a, b);
@@ -61,13 +69,23 @@ export function markConflictsAgainst(accepted: readonly ListenerModel[], candida
  * for the other. Equal hostnames are a HostnameConflict instead.
  */
 export function markOverlappingHostnames(listeners: ListenerModel[]): void {
-  const tls = listeners.filter((l) => (l.spec.protocol === 'HTTPS' || l.spec.protocol === 'TLS') && !l.conflicted && !l.notAccepted && !l.lostPrecedence);
+  const tls = listeners.filter(
+    (l) =>
+      (l.spec.protocol === 'HTTPS' || l.spec.protocol === 'TLS') &&
+      !l.conflicted &&
+      !l.notAccepted &&
+      !l.lostPrecedence,
+  );
   for (let i = 0; i < tls.length; i++) {
     for (let j = i + 1; j < tls.length; j++) {
-      const a = tls[i] as ListenerModel, b = tls[j] as ListenerModel;
+      const a = tls[i] as ListenerModel,
+        b = tls[j] as ListenerModel;
       if (a.spec.port !== b.spec.port || (a.spec.hostname ?? '') === (b.spec.hostname ?? '')) continue;
       if (!hostnamesOverlap(a.spec.hostname, b.spec.hostname)) continue;
-      const p = { reason: 'OverlappingHostnames', message: `port ${a.spec.port}: the hostnames of listeners "${a.spec.name}" (${a.spec.hostname ?? 'any'}) and "${b.spec.name}" (${b.spec.hostname ?? 'any'}) overlap` };
+      const p = {
+        reason: 'OverlappingHostnames',
+        message: `port ${a.spec.port}: the hostnames of listeners "${a.spec.name}" (${a.spec.hostname ?? 'any'}) and "${b.spec.name}" (${b.spec.hostname ?? 'any'}) overlap`,
+      };
       a.overlappingTLS ??= p;
       b.overlappingTLS ??= p;
     }
@@ -87,11 +105,15 @@ export function markOverlappingCertificates(listeners: ListenerModel[]): void {
   const terminating = listeners.filter((l) => l.certificates.length && !l.conflicted && !l.notAccepted);
   for (let i = 0; i < terminating.length; i++) {
     for (let j = i + 1; j < terminating.length; j++) {
-      const a = terminating[i] as ListenerModel, b = terminating[j] as ListenerModel;
+      const a = terminating[i] as ListenerModel,
+        b = terminating[j] as ListenerModel;
       if (a.spec.port !== b.spec.port) continue;
       const shared = sharedName(a, b);
       if (!shared) continue;
-      const p = { reason: 'OverlappingCertificates', message: `port ${a.spec.port}: the certificates of listeners "${a.spec.name}" and "${b.spec.name}" both cover ${shared}` };
+      const p = {
+        reason: 'OverlappingCertificates',
+        message: `port ${a.spec.port}: the certificates of listeners "${a.spec.name}" and "${b.spec.name}" both cover ${shared}`,
+      };
       a.overlappingTLS ??= p;
       b.overlappingTLS ??= p;
     }
@@ -101,10 +123,12 @@ export function markOverlappingCertificates(listeners: ListenerModel[]): void {
 function sharedName(a: ListenerModel, b: ListenerModel): string | undefined {
   const sa = new Set(a.certificates.map((c) => c.secret));
   if (b.certificates.every((c) => sa.has(c.secret))) return undefined;
-  for (const ca of a.certificates) for (const cb of b.certificates) {
-    if (ca.secret === cb.secret) continue;
-    for (const na of ca.dnsNames) for (const nb of cb.dnsNames) if (namesOverlap(na, nb)) return na === nb ? na : `${na} and ${nb}`;
-  }
+  for (const ca of a.certificates)
+    for (const cb of b.certificates) {
+      if (ca.secret === cb.secret) continue;
+      for (const na of ca.dnsNames)
+        for (const nb of cb.dnsNames) if (namesOverlap(na, nb)) return na === nb ? na : `${na} and ${nb}`;
+    }
   return undefined;
 }
 

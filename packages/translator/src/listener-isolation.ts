@@ -22,6 +22,10 @@ function covers(listener: string, host: string): boolean {
  * Whether `host`, served by a listener with hostname `own`, belongs to a more specific listener
  * among `others` (the other HTTP listeners on the same port).
  */
-export function claimedByMoreSpecific(own: string | undefined, host: string, others: readonly (string | undefined)[]): boolean {
+export function claimedByMoreSpecific(
+  own: string | undefined,
+  host: string,
+  others: readonly (string | undefined)[],
+): boolean {
   return others.some((o) => o !== undefined && specificity(o) > specificity(own) && covers(o, host));
 }

@@ -30,12 +30,17 @@ export function kindsForProtocol(l: Listener): string[] {
  */
 export function portFamily(protocol: string): string {
   switch (protocol) {
-    case 'HTTP': return 'http';
+    case 'HTTP':
+      return 'http';
     case 'HTTPS':
-    case 'TLS': return 'tls';
-    case 'TCP': return 'tcp';
-    case 'UDP': return 'udp';
-    default: return protocol;
+    case 'TLS':
+      return 'tls';
+    case 'TCP':
+      return 'tcp';
+    case 'UDP':
+      return 'udp';
+    default:
+      return protocol;
   }
 }
 

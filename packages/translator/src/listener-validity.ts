@@ -18,5 +18,11 @@ export function listenerProgrammable(l: ListenerModel): boolean {
  * certificate only makes the listener unprogrammed (ResolvedRefs=False).
  */
 export function listenerConfigInvalid(l: ListenerModel): boolean {
-  return !!l.notAccepted || !!l.conflicted || !l.attachable || l.refsProblem?.reason === 'InvalidRouteKinds' || l.refsProblem?.reason === 'RefNotPermitted';
+  return (
+    !!l.notAccepted ||
+    !!l.conflicted ||
+    !l.attachable ||
+    l.refsProblem?.reason === 'InvalidRouteKinds' ||
+    l.refsProblem?.reason === 'RefNotPermitted'
+  );
 }

@@ -1,6 +1,14 @@
 // Intermediate model shared by the translator's stages: accepted classes, gateways and the
 // merged listener list of each Gateway (its own listeners, then its ListenerSets').
-import type { Condition, Gateway, GatewayClass, Listener, ListenerSet, ProxyConfig, RouteGroupKind } from '@turnpike/api';
+import type {
+  Condition,
+  Gateway,
+  GatewayClass,
+  Listener,
+  ListenerSet,
+  ProxyConfig,
+  RouteGroupKind,
+} from '@turnpike/api';
 import type { Problem } from './conditions.js';
 
 export interface ClassModel {

@@ -8,8 +8,13 @@
 //   PluginInstallation), and some content was fetched. Content of an earlier generation keeps
 //   serving while a new one is fetched (make before break); a failed fetch of the new one stops it.
 import {
-  TURNPIKE_GROUP, parseImageReference,
-  type Condition, type PluginFetch, type PluginInstallation, type ProxyConfig, type Secret,
+  TURNPIKE_GROUP,
+  parseImageReference,
+  type Condition,
+  type PluginFetch,
+  type PluginInstallation,
+  type ProxyConfig,
+  type Secret,
 } from '@turnpike/api';
 import { condition, sortConditions, type Problem } from './conditions.js';
 import type { Inputs } from './incremental/inputs.js';
@@ -18,7 +23,10 @@ export const DOCKER_CONFIG_SECRET_TYPE = 'kubernetes.io/dockerconfigjson';
 /** Where an installed plugin's file is mounted in the proxy container. */
 export const PLUGIN_MOUNT_ROOT = '/etc/turnpike/plugins';
 
-export interface PullAccess { secret?: Secret; problem?: Problem }
+export interface PullAccess {
+  secret?: Secret;
+  problem?: Problem;
+}
 
 /** The pull Secret a PluginInstallation may use, or why it may not. */
 export function pullSecretAccess(inputs: Inputs, pi: PluginInstallation): PullAccess {
@@ -26,20 +34,39 @@ export function pullSecretAccess(inputs: Inputs, pi: PluginInstallation): PullAc
   if (!ref) return {};
   const ns = ref.namespace || pi.metadata.namespace || '';
   const target = `Secret ${ns}/${ref.name}`;
-  if (!inputs.allows({ group: TURNPIKE_GROUP, kind: 'PluginInstallation', namespace: pi.metadata.namespace ?? '' }, { group: '', kind: 'Secret', namespace: ns, name: ref.name })) {
-    return { problem: { reason: 'RefNotPermitted', message: `spec.pullSecretRef: ${target} is in another namespace and no ReferenceGrant there allows PluginInstallation from ${pi.metadata.namespace}` } };
+  if (
+    !inputs.allows(
+      { group: TURNPIKE_GROUP, kind: 'PluginInstallation', namespace: pi.metadata.namespace ?? '' },
+      { group: '', kind: 'Secret', namespace: ns, name: ref.name },
+    )
+  ) {
+    return {
+      problem: {
+        reason: 'RefNotPermitted',
+        message: `spec.pullSecretRef: ${target} is in another namespace and no ReferenceGrant there allows PluginInstallation from ${pi.metadata.namespace}`,
+      },
+    };
   }
   const secret = inputs.get<Secret>('Secret', ns, ref.name);
   if (!secret) return { problem: { reason: 'InvalidPullSecret', message: `spec.pullSecretRef: ${target} not found` } };
   if (secret.type !== DOCKER_CONFIG_SECRET_TYPE || !secret.data?.['.dockerconfigjson']) {
-    return { problem: { reason: 'InvalidPullSecret', message: `spec.pullSecretRef: ${target} must be of type ${DOCKER_CONFIG_SECRET_TYPE} with a .dockerconfigjson key` } };
+    return {
+      problem: {
+        reason: 'InvalidPullSecret',
+        message: `spec.pullSecretRef: ${target} must be of type ${DOCKER_CONFIG_SECRET_TYPE} with a .dockerconfigjson key`,
+      },
+    };
   }
   return { secret };
 }
 
 /** Why the spec cannot be acted on, if it cannot. */
 export function pluginSpecProblem(inputs: Inputs, pi: PluginInstallation): Problem | undefined {
-  if (pi.spec?.type !== 'lua' && pi.spec?.type !== 'wasm') return { reason: 'UnsupportedValue', message: `spec.type: "${String(pi.spec?.type)}" is not supported (lua, wasm)` };
+  if (pi.spec?.type !== 'lua' && pi.spec?.type !== 'wasm')
+    return {
+      reason: 'UnsupportedValue',
+      message: `spec.type: "${String(pi.spec?.type)}" is not supported (lua, wasm)`,
+    };
   try {
     parseImageReference(String(pi.spec.image ?? ''));
   } catch (e) {
@@ -53,7 +80,9 @@ function fetchFor(inputs: Inputs, pi: PluginInstallation): PluginFetch | undefin
 }
 
 function isCurrent(f: PluginFetch | undefined, pi: PluginInstallation): boolean {
-  return !!f && f.status.image === pi.spec.image && (f.status.observedGeneration ?? 0) === (pi.metadata.generation ?? 0);
+  return (
+    !!f && f.status.image === pi.spec.image && (f.status.observedGeneration ?? 0) === (pi.metadata.generation ?? 0)
+  );
 }
 
 /**
@@ -74,9 +103,11 @@ export function servedContent(inputs: Inputs, pi: PluginInstallation): PluginFet
 export function pluginInstallationStatus(inputs: Inputs, pi: PluginInstallation): Record<string, unknown> {
   const gen = pi.metadata.generation;
   const problem = pluginSpecProblem(inputs, pi);
-  const conds: Condition[] = [problem
-    ? condition('Accepted', false, problem.reason, problem.message, gen)
-    : condition('Accepted', true, 'Accepted', 'The spec is valid and its references are permitted', gen)];
+  const conds: Condition[] = [
+    problem
+      ? condition('Accepted', false, problem.reason, problem.message, gen)
+      : condition('Accepted', true, 'Accepted', 'The spec is valid and its references are permitted', gen),
+  ];
   const f = fetchFor(inputs, pi);
   const status: Record<string, unknown> = { observedGeneration: gen };
   if (problem) {
@@ -97,22 +128,44 @@ export function pluginInstallationStatus(inputs: Inputs, pi: PluginInstallation)
   return status;
 }
 
-export interface ResolvedPlugin { plugin: PluginInstallation; content: NonNullable<ReturnType<typeof servedContent>> }
+export interface ResolvedPlugin {
+  plugin: PluginInstallation;
+  content: NonNullable<ReturnType<typeof servedContent>>;
+}
 
 /** Resolves `{name, namespace?}` from a referrer; the problem names `field`. */
 export function resolvePluginRef(
-  inputs: Inputs, from: { kind: string; group: string; namespace: string },
-  ref: { name: string; namespace?: string }, field: string,
+  inputs: Inputs,
+  from: { kind: string; group: string; namespace: string },
+  ref: { name: string; namespace?: string },
+  field: string,
 ): { resolved?: ResolvedPlugin; problem?: Problem } {
   const ns = ref.namespace || from.namespace;
   const key = `${ns}/${ref.name}`;
-  if (!inputs.allows({ group: from.group, kind: from.kind, namespace: from.namespace }, { group: TURNPIKE_GROUP, kind: 'PluginInstallation', namespace: ns, name: ref.name })) {
-    return { problem: { reason: 'RefNotPermitted', message: `${field}: PluginInstallation ${key} is in another namespace and no ReferenceGrant there allows ${from.kind} from ${from.namespace}` } };
+  if (
+    !inputs.allows(
+      { group: from.group, kind: from.kind, namespace: from.namespace },
+      { group: TURNPIKE_GROUP, kind: 'PluginInstallation', namespace: ns, name: ref.name },
+    )
+  ) {
+    return {
+      problem: {
+        reason: 'RefNotPermitted',
+        message: `${field}: PluginInstallation ${key} is in another namespace and no ReferenceGrant there allows ${from.kind} from ${from.namespace}`,
+      },
+    };
   }
   const plugin = inputs.get<PluginInstallation>('PluginInstallation', ns, ref.name);
-  if (!plugin) return { problem: { reason: 'PluginNotFound', message: `${field}: PluginInstallation ${key} not found` } };
+  if (!plugin)
+    return { problem: { reason: 'PluginNotFound', message: `${field}: PluginInstallation ${key} not found` } };
   const content = servedContent(inputs, plugin);
-  if (!content) return { problem: { reason: 'PluginNotFetched', message: `${field}: PluginInstallation ${key} is not fetched (see its Fetched condition)` } };
+  if (!content)
+    return {
+      problem: {
+        reason: 'PluginNotFetched',
+        message: `${field}: PluginInstallation ${key} is not fetched (see its Fetched condition)`,
+      },
+    };
   return { resolved: { plugin, content } };
 }
 
@@ -135,7 +188,10 @@ export function pluginMountPath(namespace: string, name: string, type: string): 
 }
 
 /** The plugins a ProxyConfig installs, and its status (Installed per plugin). */
-export function proxyConfigPlugins(inputs: Inputs, pc: ProxyConfig): { installed: InstalledPlugin[]; status: Record<string, unknown> } {
+export function proxyConfigPlugins(
+  inputs: Inputs,
+  pc: ProxyConfig,
+): { installed: InstalledPlugin[]; status: Record<string, unknown> } {
   const gen = pc.metadata.generation;
   const installed: InstalledPlugin[] = [];
   const entries: { name: string; namespace: string; conditions: Condition[] }[] = [];
@@ -145,13 +201,28 @@ export function proxyConfigPlugins(inputs: Inputs, pc: ProxyConfig): { installed
     const key = `${ns}/${ref.name}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    const r = resolvePluginRef(inputs, { kind: 'ProxyConfig', group: TURNPIKE_GROUP, namespace: pc.metadata.namespace ?? '' }, ref, `spec.plugins[${i}]`);
+    const r = resolvePluginRef(
+      inputs,
+      { kind: 'ProxyConfig', group: TURNPIKE_GROUP, namespace: pc.metadata.namespace ?? '' },
+      ref,
+      `spec.plugins[${i}]`,
+    );
     if (r.problem) {
-      entries.push({ name: ref.name, namespace: ns, conditions: [condition('Installed', false, r.problem.reason, r.problem.message, gen)] });
+      entries.push({
+        name: ref.name,
+        namespace: ns,
+        conditions: [condition('Installed', false, r.problem.reason, r.problem.message, gen)],
+      });
       continue;
     }
     const { plugin, content } = r.resolved!;
-    const p: InstalledPlugin = { name: ref.name, namespace: ns, type: plugin.spec.type, sha256: content.sha256!, size: content.size ?? 0 };
+    const p: InstalledPlugin = {
+      name: ref.name,
+      namespace: ns,
+      type: plugin.spec.type,
+      sha256: content.sha256!,
+      size: content.size ?? 0,
+    };
     if (content.digest) p.digest = content.digest;
     if (content.storage?.configMap) {
       p.configMap = content.storage.configMap;
@@ -159,14 +230,28 @@ export function proxyConfigPlugins(inputs: Inputs, pc: ProxyConfig): { installed
     }
     if (content.storage?.url) p.url = content.storage.url;
     installed.push(p);
-    const where = p.mountPath ? `mounted at ${p.mountPath}` : 'served to the proxies over HTTP (too large for a ConfigMap)';
-    entries.push({ name: ref.name, namespace: ns, conditions: [condition('Installed', true, 'Installed', `sha256 ${p.sha256.slice(0, 12)} ${where}`, gen)] });
+    const where = p.mountPath
+      ? `mounted at ${p.mountPath}`
+      : 'served to the proxies over HTTP (too large for a ConfigMap)';
+    entries.push({
+      name: ref.name,
+      namespace: ns,
+      conditions: [condition('Installed', true, 'Installed', `sha256 ${p.sha256.slice(0, 12)} ${where}`, gen)],
+    });
   }
   const allOk = entries.every((e) => e.conditions[0]!.status === 'True');
   return {
     installed: installed.sort((a, b) => (`${a.namespace}/${a.name}` < `${b.namespace}/${b.name}` ? -1 : 1)),
     status: {
-      conditions: [condition('Accepted', true, 'Accepted', allOk ? 'All plugins are installed' : 'Some plugins are not installed (see status.plugins)', gen)],
+      conditions: [
+        condition(
+          'Accepted',
+          true,
+          'Accepted',
+          allOk ? 'All plugins are installed' : 'Some plugins are not installed (see status.plugins)',
+          gen,
+        ),
+      ],
       plugins: entries,
     },
   };

@@ -5,8 +5,17 @@
 import type { ReferenceGrant } from '@turnpike/api';
 import { listObjects, type Snapshot } from './snapshot.js';
 
-export interface Referrer { group: string; kind: string; namespace: string }
-export interface Target { group: string; kind: string; namespace: string; name: string }
+export interface Referrer {
+  group: string;
+  kind: string;
+  namespace: string;
+}
+export interface Target {
+  group: string;
+  kind: string;
+  namespace: string;
+  name: string;
+}
 
 export class ReferenceGrantIndex {
   private readonly byNamespace = new Map<string, ReferenceGrant[]>();
@@ -25,9 +34,13 @@ export class ReferenceGrantIndex {
     if (from.namespace === to.namespace) return true;
     for (const g of this.byNamespace.get(to.namespace) ?? []) {
       const spec = g.spec ?? { from: [], to: [] };
-      const fromOk = (spec.from ?? []).some((f) => (f.group ?? '') === from.group && f.kind === from.kind && f.namespace === from.namespace);
+      const fromOk = (spec.from ?? []).some(
+        (f) => (f.group ?? '') === from.group && f.kind === from.kind && f.namespace === from.namespace,
+      );
       if (!fromOk) continue;
-      const toOk = (spec.to ?? []).some((t) => (t.group ?? '') === to.group && t.kind === to.kind && (!t.name || t.name === to.name));
+      const toOk = (spec.to ?? []).some(
+        (t) => (t.group ?? '') === to.group && t.kind === to.kind && (!t.name || t.name === to.name),
+      );
       if (toOk) return true;
     }
     return false;

@@ -14,7 +14,8 @@ const keys = new WeakMap<HTTPMatchIR, string>();
 function matchKey(m: HTTPMatchIR): string {
   let k = keys.get(m);
   if (k !== undefined) return k;
-  const byName = <T extends { name: string }>(l: T[]) => [...l].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const byName = <T extends { name: string }>(l: T[]) =>
+    [...l].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   k = JSON.stringify([m.path, m.method ?? '', byName(m.headers), byName(m.queryParams)]);
   keys.set(m, k);
   return k;
@@ -24,7 +25,12 @@ const routeKeyOf = (r: RankedRoute) => `${r.route.source.kind}/${r.route.source.
 const where = (r: RankedRoute) => `spec.rules[${r.route.source.rule}].matches[${r.route.source.match ?? 0}]`;
 
 /** Records, for routes ranked in precedence order on one host, every match another route already claimed. */
-export function recordOverlaps(ranked: readonly RankedRoute[], listener: string, host: string, out: RouteOverlaps): void {
+export function recordOverlaps(
+  ranked: readonly RankedRoute[],
+  listener: string,
+  host: string,
+  out: RouteOverlaps,
+): void {
   const first = new Map<string, RankedRoute>();
   for (const r of ranked) {
     const k = matchKey(r.route.match);
@@ -33,7 +39,8 @@ export function recordOverlaps(ranked: readonly RankedRoute[], listener: string,
       first.set(k, r);
       continue;
     }
-    const wk = routeKeyOf(winner), lk = routeKeyOf(r);
+    const wk = routeKeyOf(winner),
+      lk = routeKeyOf(r);
     if (wk === lk) continue;
     const on = `on listener ${listener}, host ${host}`;
     push(out, lk, `${where(r)} ${on}: ${wk} ${where(winner)} has the same match and takes precedence`);

@@ -1,7 +1,10 @@
 // Label selectors (metav1.LabelSelector): validated as the API server validates them, then evaluated.
 import type { LabelSelector } from '@turnpike/api';
 
-export function matchesSelector(selector: LabelSelector | undefined, labels: Record<string, string> | undefined): boolean {
+export function matchesSelector(
+  selector: LabelSelector | undefined,
+  labels: Record<string, string> | undefined,
+): boolean {
   if (!selector) return false;
   const l = labels ?? {};
   for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (l[k] !== v) return false;
@@ -9,11 +12,20 @@ export function matchesSelector(selector: LabelSelector | undefined, labels: Rec
     const has = Object.prototype.hasOwnProperty.call(l, e.key);
     const val = l[e.key];
     switch (e.operator) {
-      case 'In': if (!has || !(e.values ?? []).includes(val as string)) return false; break;
-      case 'NotIn': if (has && (e.values ?? []).includes(val as string)) return false; break;
-      case 'Exists': if (!has) return false; break;
-      case 'DoesNotExist': if (has) return false; break;
-      default: return false;
+      case 'In':
+        if (!has || !(e.values ?? []).includes(val as string)) return false;
+        break;
+      case 'NotIn':
+        if (has && (e.values ?? []).includes(val as string)) return false;
+        break;
+      case 'Exists':
+        if (!has) return false;
+        break;
+      case 'DoesNotExist':
+        if (has) return false;
+        break;
+      default:
+        return false;
     }
   }
   return true;
@@ -27,13 +39,16 @@ const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 function labelKeyProblem(key: string): string | undefined {
   const slash = key.indexOf('/');
   const [prefix, name] = slash >= 0 ? [key.slice(0, slash), key.slice(slash + 1)] : [undefined, key];
-  if (prefix !== undefined && (prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix))) return `"${key}": the prefix must be a DNS subdomain`;
-  if (!LABEL_NAME.test(name)) return `"${key}" is not a valid label key (at most 63 alphanumerics, '-', '_' or '.', starting and ending alphanumeric)`;
+  if (prefix !== undefined && (prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix)))
+    return `"${key}": the prefix must be a DNS subdomain`;
+  if (!LABEL_NAME.test(name))
+    return `"${key}" is not a valid label key (at most 63 alphanumerics, '-', '_' or '.', starting and ending alphanumeric)`;
   return undefined;
 }
 
 function labelValueProblem(value: unknown): string | undefined {
-  if (typeof value !== 'string' || value.length > 63 || !LABEL_VALUE.test(value)) return `${JSON.stringify(value)} is not a valid label value`;
+  if (typeof value !== 'string' || value.length > 63 || !LABEL_VALUE.test(value))
+    return `${JSON.stringify(value)} is not a valid label value`;
   return undefined;
 }
 

@@ -12,8 +12,15 @@ export function kindStore(snapshot: Snapshot, kind: string): KindStore {
   return snapshot.get(kind) ?? EMPTY;
 }
 
-export function getObject<T extends KubeObject>(snapshot: Snapshot, kind: string, namespace: string | undefined, name: string): T | undefined {
-  return kindStore(snapshot, kind).get(namespace ?? '')?.get(name) as T | undefined;
+export function getObject<T extends KubeObject>(
+  snapshot: Snapshot,
+  kind: string,
+  namespace: string | undefined,
+  name: string,
+): T | undefined {
+  return kindStore(snapshot, kind)
+    .get(namespace ?? '')
+    ?.get(name) as T | undefined;
 }
 
 // Sorted views are cached by the identity of the (immutable) map they sort: with immer, only

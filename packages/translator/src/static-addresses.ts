@@ -17,7 +17,9 @@ interface Requested {
 
 /** spec.addresses entries that name a value (an entry without one leaves the choice to us). */
 function requestedAddresses(gw: Gateway): Requested[] {
-  return (gw.spec.addresses ?? []).flatMap((a, index) => (a.value ? [{ index, type: a.type ?? 'IPAddress', value: a.value }] : []));
+  return (gw.spec.addresses ?? []).flatMap((a, index) =>
+    a.value ? [{ index, type: a.type ?? 'IPAddress', value: a.value }] : [],
+  );
 }
 
 /** The IP address to put in the Service's spec.loadBalancerIP, if the Gateway asks for one. */
@@ -26,27 +28,44 @@ export function requestedLoadBalancerIP(gw: Gateway): string | undefined {
 }
 
 /** Why the requested static addresses are not (yet) the Gateway's, or undefined when they are. */
-export function staticAddressProblem(gw: Gateway, serviceType: string, serviceName: string, svc: Service | undefined): Problem | undefined {
+export function staticAddressProblem(
+  gw: Gateway,
+  serviceType: string,
+  serviceName: string,
+  svc: Service | undefined,
+): Problem | undefined {
   const requested = requestedAddresses(gw);
   if (!requested.length) return undefined;
   const notUsable = (message: string): Problem => ({ reason: 'AddressNotUsable', message });
   if (serviceType !== 'LoadBalancer') {
-    return notUsable(`spec.addresses: a static address needs the proxies' Service to be of type LoadBalancer, and it is ${serviceType} (ProxyConfig spec.service.type)`);
+    return notUsable(
+      `spec.addresses: a static address needs the proxies' Service to be of type LoadBalancer, and it is ${serviceType} (ProxyConfig spec.service.type)`,
+    );
   }
   const ip = requestedLoadBalancerIP(gw);
   for (const a of requested) {
     if (a.type === 'Hostname') {
-      return notUsable(`spec.addresses[${a.index}]: the hostname ${a.value} cannot be requested; a LoadBalancer Service takes only an IP address`);
+      return notUsable(
+        `spec.addresses[${a.index}]: the hostname ${a.value} cannot be requested; a LoadBalancer Service takes only an IP address`,
+      );
     }
     if (a.value !== ip) {
-      return notUsable(`spec.addresses[${a.index}]: only one static IP address can be requested (the Service's spec.loadBalancerIP), and it is ${ip}`);
+      return notUsable(
+        `spec.addresses[${a.index}]: only one static IP address can be requested (the Service's spec.loadBalancerIP), and it is ${ip}`,
+      );
     }
   }
   const ingress = svc?.status?.loadBalancer?.ingress ?? [];
   if (!ingress.some((i) => i.ip === ip)) {
-    const has = ingress.map((i) => i.ip ?? i.hostname).filter(Boolean).join(', ') || 'none';
+    const has =
+      ingress
+        .map((i) => i.ip ?? i.hostname)
+        .filter(Boolean)
+        .join(', ') || 'none';
     const where = requested.find((a) => a.value === ip)!.index;
-    return notUsable(`spec.addresses[${where}]: the load balancer has not assigned ${ip} to Service ${gw.metadata.namespace}/${serviceName} (it reports: ${has})`);
+    return notUsable(
+      `spec.addresses[${where}]: the load balancer has not assigned ${ip} to Service ${gw.metadata.namespace}/${serviceName} (it reports: ${has})`,
+    );
   }
   return undefined;
 }

@@ -29,30 +29,48 @@ export function gatewayClassStatus(c: ClassResult): Record<string, unknown> {
  * A listener's status. `notServed` says why its owner serves nothing at all (a Gateway that is not
  * accepted, a ListenerSet its Gateway does not accept): then the listener is not Programmed either.
  */
-export function listenerStatus(l: ListenerModel, attachedRoutes: number, notServed?: { reason: string; message: string }): ListenerStatus {
+export function listenerStatus(
+  l: ListenerModel,
+  attachedRoutes: number,
+  notServed?: { reason: string; message: string },
+): ListenerStatus {
   const gen = l.owner.metadata.generation;
   const conds: Condition[] = [];
   const bad = l.notAccepted ?? l.conflicted;
-  conds.push(bad ? condition('Accepted', false, bad.reason, bad.message, gen) : condition('Accepted', true, 'Accepted', 'Listener is accepted', gen));
+  conds.push(
+    bad
+      ? condition('Accepted', false, bad.reason, bad.message, gen)
+      : condition('Accepted', true, 'Accepted', 'Listener is accepted', gen),
+  );
   if (l.conflicted) conds.push(condition('Conflicted', true, l.conflicted.reason, l.conflicted.message, gen));
-  else if (l.ownerKind === 'ListenerSet') conds.push(condition('Conflicted', false, 'NoConflicts', 'No conflict with other listeners', gen));
-  conds.push(l.refsProblem
-    ? condition('ResolvedRefs', false, l.refsProblem.reason, l.refsProblem.message, gen)
-    : condition('ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved', gen));
+  else if (l.ownerKind === 'ListenerSet')
+    conds.push(condition('Conflicted', false, 'NoConflicts', 'No conflict with other listeners', gen));
+  conds.push(
+    l.refsProblem
+      ? condition('ResolvedRefs', false, l.refsProblem.reason, l.refsProblem.message, gen)
+      : condition('ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved', gen),
+  );
   if (notServed) {
-    conds.push(condition('Programmed', false, notServed.reason, `Listener is not programmed: ${notServed.message}`, gen));
+    conds.push(
+      condition('Programmed', false, notServed.reason, `Listener is not programmed: ${notServed.message}`, gen),
+    );
   } else if (listenerProgrammable(l)) {
     conds.push(condition('Programmed', true, 'Programmed', 'Listener is programmed in the proxy configuration', gen));
   } else {
     // ListenerSet listeners say why in the set's terms (conflict, or ListenersNotValid).
-    const reason = l.ownerKind === 'ListenerSet' ? (l.conflicted ? l.conflicted.reason : 'ListenersNotValid') : 'Invalid';
+    const reason =
+      l.ownerKind === 'ListenerSet' ? (l.conflicted ? l.conflicted.reason : 'ListenersNotValid') : 'Invalid';
     const why = (l.notAccepted ?? l.conflicted ?? l.refsProblem)?.message ?? 'listener is not valid';
     conds.push(condition('Programmed', false, reason, `Listener is not programmed: ${why}`, gen));
   }
-  if (l.overlappingTLS) conds.push(condition('OverlappingTLSConfig', true, l.overlappingTLS.reason, l.overlappingTLS.message, gen));
+  if (l.overlappingTLS)
+    conds.push(condition('OverlappingTLSConfig', true, l.overlappingTLS.reason, l.overlappingTLS.message, gen));
   // A listener in a protocol conflict inside its own Gateway serves no route kind at all
   // (TLSRouteListenerMixedTerminationNotSupported expects an empty supportedKinds).
-  const supportedKinds = l.conflicted?.reason === 'ProtocolConflict' && !l.lostPrecedence && l.ownerKind === 'Gateway' ? [] : l.supportedKinds;
+  const supportedKinds =
+    l.conflicted?.reason === 'ProtocolConflict' && !l.lostPrecedence && l.ownerKind === 'Gateway'
+      ? []
+      : l.supportedKinds;
   return { name: l.spec.name, supportedKinds, attachedRoutes, conditions: sortConditions(conds) };
 }
 
@@ -65,17 +83,31 @@ export function gatewayAddresses(g: GatewayModel, services: ServiceLookup): Gate
     if (ing.ip) out.push({ type: 'IPAddress', value: ing.ip });
     else if (ing.hostname) out.push({ type: 'Hostname', value: ing.hostname });
   }
-  if (out.length === 0 && svc?.spec?.clusterIP && svc.spec.clusterIP !== 'None') out.push({ type: 'IPAddress', value: svc.spec.clusterIP });
+  if (out.length === 0 && svc?.spec?.clusterIP && svc.spec.clusterIP !== 'None')
+    out.push({ type: 'IPAddress', value: svc.spec.clusterIP });
   return out;
 }
 
-export function gatewayStatus(g: GatewayModel, attached: Map<ListenerModel, number>, services: ServiceLookup): GatewayStatus {
+export function gatewayStatus(
+  g: GatewayModel,
+  attached: Map<ListenerModel, number>,
+  services: ServiceLookup,
+): GatewayStatus {
   const gw: Gateway = g.object;
   const gen = gw.metadata.generation;
   const conds: Condition[] = [];
   const invalid = g.listeners.filter(configInvalid);
   if (g.notAccepted) conds.push(condition('Accepted', false, g.notAccepted.reason, g.notAccepted.message, gen));
-  else if (invalid.length) conds.push(condition('Accepted', true, 'ListenersNotValid', `Listeners not valid: ${invalid.map((l) => l.spec.name).join(', ')}`, gen));
+  else if (invalid.length)
+    conds.push(
+      condition(
+        'Accepted',
+        true,
+        'ListenersNotValid',
+        `Listeners not valid: ${invalid.map((l) => l.spec.name).join(', ')}`,
+        gen,
+      ),
+    );
   else conds.push(condition('Accepted', true, 'Accepted', 'Gateway is accepted', gen));
 
   const listeners = mergedListeners(g);
@@ -89,9 +121,19 @@ export function gatewayStatus(g: GatewayModel, attached: Map<ListenerModel, numb
   const served = !g.parametersProblem && !g.addressProblem;
   // Programmed means the configuration is served to the data plane, not that pods are ready;
   // a Gateway that is not accepted is not Programmed (GatewayReasonInvalid).
-  if (g.notAccepted) conds.push(condition('Programmed', false, 'Invalid', `No configuration is served: ${g.notAccepted.message}`, gen));
+  if (g.notAccepted)
+    conds.push(condition('Programmed', false, 'Invalid', `No configuration is served: ${g.notAccepted.message}`, gen));
   else if (addressing) conds.push(condition('Programmed', false, addressing.reason, addressing.message, gen));
-  else conds.push(condition('Programmed', true, 'Programmed', `Configuration for ${programmable.length} listener(s) is served to the proxy`, gen));
+  else
+    conds.push(
+      condition(
+        'Programmed',
+        true,
+        'Programmed',
+        `Configuration for ${programmable.length} listener(s) is served to the proxy`,
+        gen,
+      ),
+    );
 
   const refs = g.refsProblem;
   // Listener references are reported on each listener; this one covers the Gateway's own.
@@ -103,10 +145,18 @@ export function gatewayStatus(g: GatewayModel, attached: Map<ListenerModel, numb
   if (g.proxySync) conds.push(proxiesInSync(g.proxySync, gen));
   const status: GatewayStatus = {
     conditions: sortConditions(conds),
-    listeners: g.listeners.map((l) => listenerStatus(l, attached.get(l) ?? 0, served ? undefined : { reason: 'Invalid', message: 'the Gateway is not accepted' })),
+    listeners: g.listeners.map((l) =>
+      listenerStatus(
+        l,
+        attached.get(l) ?? 0,
+        served ? undefined : { reason: 'Invalid', message: 'the Gateway is not accepted' },
+      ),
+    ),
   };
   if (addresses.length) status.addresses = addresses;
-  const acceptedSets = g.listenerSets.filter((s) => s.listeners.some((l) => !configInvalid(l)) && !s.notAccepted).length;
+  const acceptedSets = g.listenerSets.filter(
+    (s) => s.listeners.some((l) => !configInvalid(l)) && !s.notAccepted,
+  ).length;
   if (g.listenerSets.length || gw.spec.allowedListeners) status.attachedListenerSets = acceptedSets;
   return status;
 }
@@ -114,15 +164,27 @@ export function gatewayStatus(g: GatewayModel, attached: Map<ListenerModel, numb
 /** Known only to a process serving xDS; a proxy is behind from the push until its ACK (or after a NACK). */
 function proxiesInSync(sync: { connected: number; behind: string[] }, gen: number | undefined): Condition {
   const { connected, behind } = sync;
-  if (!behind.length) return condition(PROXIES_IN_SYNC, true, 'InSync', `All ${connected} connected proxies run the current configuration`, gen);
+  if (!behind.length)
+    return condition(
+      PROXIES_IN_SYNC,
+      true,
+      'InSync',
+      `All ${connected} connected proxies run the current configuration`,
+      gen,
+    );
   const names = behind.slice(0, 10).join(', ') + (behind.length > 10 ? `, and ${behind.length - 10} more` : '');
   const message = `${behind.length} of ${connected} connected proxies have not acknowledged the current configuration: ${names}`;
   return condition(PROXIES_IN_SYNC, false, 'Behind', message, gen);
 }
 
-export function listenerSetStatus(s: ListenerSetModel, attached: Map<ListenerModel, number>, gatewayServed = true): Record<string, unknown> {
+export function listenerSetStatus(
+  s: ListenerSetModel,
+  attached: Map<ListenerModel, number>,
+  gatewayServed = true,
+): Record<string, unknown> {
   // A set its Gateway does not accept, or on a Gateway that serves nothing, serves none of its listeners.
-  const notServed = s.notAccepted ?? (gatewayServed ? undefined : { reason: 'Invalid', message: 'its Gateway is not accepted' });
+  const notServed =
+    s.notAccepted ?? (gatewayServed ? undefined : { reason: 'Invalid', message: 'its Gateway is not accepted' });
   const gen = s.object.metadata.generation;
   const conds: Condition[] = [];
   const invalid = s.listeners.filter(configInvalid);
@@ -133,11 +195,22 @@ export function listenerSetStatus(s: ListenerSetModel, attached: Map<ListenerMod
   } else {
     const all = s.listeners.length > 0 && invalid.length === s.listeners.length;
     if (all) conds.push(condition('Accepted', false, 'ListenersNotValid', 'No listener is valid', gen));
-    else if (invalid.length) conds.push(condition('Accepted', true, 'ListenersNotValid', `Listeners not valid: ${invalid.map((l) => l.spec.name).join(', ')}`, gen));
+    else if (invalid.length)
+      conds.push(
+        condition(
+          'Accepted',
+          true,
+          'ListenersNotValid',
+          `Listeners not valid: ${invalid.map((l) => l.spec.name).join(', ')}`,
+          gen,
+        ),
+      );
     else conds.push(condition('Accepted', true, 'Accepted', 'ListenerSet is accepted', gen));
-    conds.push(programmable.length === 0
-      ? condition('Programmed', false, 'ListenersNotValid', 'No listener can be programmed', gen)
-      : condition('Programmed', true, 'Programmed', 'Listeners are programmed in the proxy configuration', gen));
+    conds.push(
+      programmable.length === 0
+        ? condition('Programmed', false, 'ListenersNotValid', 'No listener can be programmed', gen)
+        : condition('Programmed', true, 'Programmed', 'Listeners are programmed in the proxy configuration', gen),
+    );
   }
   return {
     conditions: sortConditions(conds),

@@ -6,51 +6,124 @@ import type { Condition } from '@turnpike/api';
 
 type AnyStatus = Record<string, unknown>;
 
-function mergeConditions(existing: Condition[] | undefined, ours: Condition[], now: string, keepForeign: boolean): Condition[] {
+function mergeConditions(
+  existing: Condition[] | undefined,
+  ours: Condition[],
+  now: string,
+  keepForeign: boolean,
+): Condition[] {
   const prev = new Map((existing ?? []).map((c) => [c.type, c]));
   const ourTypes = new Set(ours.map((c) => c.type));
   const out: Condition[] = ours.map((c) => {
     const p = prev.get(c.type);
-    return { ...c, lastTransitionTime: p && p.status === c.status && p.lastTransitionTime ? p.lastTransitionTime : now };
+    return {
+      ...c,
+      lastTransitionTime: p && p.status === c.status && p.lastTransitionTime ? p.lastTransitionTime : now,
+    };
   });
-  if (keepForeign) for (const c of existing ?? []) if (!ourTypes.has(c.type) && !OWN_CONDITION_TYPES.has(c.type)) out.push(c);
+  if (keepForeign)
+    for (const c of existing ?? []) if (!ourTypes.has(c.type) && !OWN_CONDITION_TYPES.has(c.type)) out.push(c);
   return out;
 }
 
 /** Condition types we may set; a stale one of these is ours to remove. */
-const OWN_CONDITION_TYPES = new Set(['turnpike.dev/ConfigRejected', 'Accepted', 'Programmed', 'ResolvedRefs', 'Conflicted', 'PartiallyInvalid', 'OverlappingTLSConfig', 'SupportedVersion', 'Fetched', 'Installed']);
+const OWN_CONDITION_TYPES = new Set([
+  'turnpike.dev/ConfigRejected',
+  'Accepted',
+  'Programmed',
+  'ResolvedRefs',
+  'Conflicted',
+  'PartiallyInvalid',
+  'OverlappingTLSConfig',
+  'SupportedVersion',
+  'Fetched',
+  'Installed',
+]);
 
-function mergeEntries(existing: AnyStatus[] | undefined, ours: AnyStatus[], refField: string, controllerName: string, now: string): AnyStatus[] {
-  const prevOurs = new Map((existing ?? []).filter((e) => e.controllerName === controllerName).map((e) => [JSON.stringify(e[refField]), e]));
+function mergeEntries(
+  existing: AnyStatus[] | undefined,
+  ours: AnyStatus[],
+  refField: string,
+  controllerName: string,
+  now: string,
+): AnyStatus[] {
+  const prevOurs = new Map(
+    (existing ?? []).filter((e) => e.controllerName === controllerName).map((e) => [JSON.stringify(e[refField]), e]),
+  );
   const foreign = (existing ?? []).filter((e) => e.controllerName !== controllerName);
   const mine = ours.map((e) => {
     const p = prevOurs.get(JSON.stringify(e[refField]));
-    return { ...e, conditions: mergeConditions(p?.conditions as Condition[] | undefined, e.conditions as Condition[], now, false) };
+    return {
+      ...e,
+      conditions: mergeConditions(p?.conditions as Condition[] | undefined, e.conditions as Condition[], now, false),
+    };
   });
   return [...foreign, ...mine];
 }
 
-export function mergeStatus(kind: string, existing: AnyStatus | undefined, ours: AnyStatus, controllerName: string, now: string): AnyStatus {
+export function mergeStatus(
+  kind: string,
+  existing: AnyStatus | undefined,
+  ours: AnyStatus,
+  controllerName: string,
+  now: string,
+): AnyStatus {
   const prev = existing ?? {};
   if (Array.isArray(ours.parents)) {
-    return { ...prev, parents: mergeEntries(prev.parents as AnyStatus[] | undefined, ours.parents as AnyStatus[], 'parentRef', controllerName, now) };
+    return {
+      ...prev,
+      parents: mergeEntries(
+        prev.parents as AnyStatus[] | undefined,
+        ours.parents as AnyStatus[],
+        'parentRef',
+        controllerName,
+        now,
+      ),
+    };
   }
   if (Array.isArray(ours.ancestors)) {
-    return { ...prev, ancestors: mergeEntries(prev.ancestors as AnyStatus[] | undefined, ours.ancestors as AnyStatus[], 'ancestorRef', controllerName, now) };
+    return {
+      ...prev,
+      ancestors: mergeEntries(
+        prev.ancestors as AnyStatus[] | undefined,
+        ours.ancestors as AnyStatus[],
+        'ancestorRef',
+        controllerName,
+        now,
+      ),
+    };
   }
   const out: AnyStatus = { ...prev, ...ours };
-  if (Array.isArray(ours.conditions)) out.conditions = mergeConditions(prev.conditions as Condition[] | undefined, ours.conditions as Condition[], now, true);
+  if (Array.isArray(ours.conditions))
+    out.conditions = mergeConditions(
+      prev.conditions as Condition[] | undefined,
+      ours.conditions as Condition[],
+      now,
+      true,
+    );
   if (Array.isArray(ours.listeners)) {
     const prevListeners = new Map(((prev.listeners as AnyStatus[] | undefined) ?? []).map((l) => [l.name, l]));
     out.listeners = (ours.listeners as AnyStatus[]).map((l) => ({
-      ...l, conditions: mergeConditions((prevListeners.get(l.name)?.conditions as Condition[] | undefined), l.conditions as Condition[], now, false),
+      ...l,
+      conditions: mergeConditions(
+        prevListeners.get(l.name)?.conditions as Condition[] | undefined,
+        l.conditions as Condition[],
+        now,
+        false,
+      ),
     }));
   }
   if (Array.isArray(ours.plugins)) {
     const key = (p: AnyStatus) => `${p.namespace as string}/${p.name as string}`;
     const prevPlugins = new Map(((prev.plugins as AnyStatus[] | undefined) ?? []).map((p) => [key(p), p]));
     out.plugins = (ours.plugins as AnyStatus[]).map((p) => ({
-      ...p, conditions: mergeConditions((prevPlugins.get(key(p))?.conditions as Condition[] | undefined), p.conditions as Condition[], now, false),
+      ...p,
+      conditions: mergeConditions(
+        prevPlugins.get(key(p))?.conditions as Condition[] | undefined,
+        p.conditions as Condition[],
+        now,
+        false,
+      ),
     }));
   }
   void kind;

@@ -9,7 +9,9 @@ import type { RouteResult } from './routes/route-result.js';
 
 /** `overlaps`: per parent Gateway (`namespace/name`), the matches of this route another route also claims. */
 export function routeStatus(
-  r: RouteResult, controllerName = CONTROLLER_NAME, overlaps?: ReadonlyMap<string, readonly string[]>,
+  r: RouteResult,
+  controllerName = CONTROLLER_NAME,
+  overlaps?: ReadonlyMap<string, readonly string[]>,
   /** Per parent Gateway, the BackendTLSPolicies it may not use (beyond their 16th ancestor). */
   blockedPolicies?: ReadonlyMap<string, readonly string[]>,
 ): { parents: RouteParentStatus[] } {
@@ -21,20 +23,48 @@ export function routeStatus(
     if (p.problem) conds.push(condition('Accepted', false, p.problem.reason, p.problem.message, gen));
     else if (r.invalid) conds.push(condition('Accepted', false, r.invalid.reason, r.invalid.message, gen));
     else {
-      conds.push(condition('Accepted', true, 'Accepted', `Route is accepted by ${p.attached.length} listener(s): ${p.attached.map((a) => a.listener.spec.name).join(', ')}`, gen));
-      if (r.partiallyInvalid) conds.push(condition('PartiallyInvalid', true, r.partiallyInvalid.reason, `Invalid rules answer 500: ${r.partiallyInvalid.message}`, gen));
+      conds.push(
+        condition(
+          'Accepted',
+          true,
+          'Accepted',
+          `Route is accepted by ${p.attached.length} listener(s): ${p.attached.map((a) => a.listener.spec.name).join(', ')}`,
+          gen,
+        ),
+      );
+      if (r.partiallyInvalid)
+        conds.push(
+          condition(
+            'PartiallyInvalid',
+            true,
+            r.partiallyInvalid.reason,
+            `Invalid rules answer 500: ${r.partiallyInvalid.message}`,
+            gen,
+          ),
+        );
       // Only for routes that use backends: a redirect-only or direct-response route has none to wait for.
-      if (r.unavailable) conds.push(condition(BACKENDS_AVAILABLE, false, r.unavailable.reason, r.unavailable.message, gen));
-      else if (r.clusters.length) conds.push(condition(BACKENDS_AVAILABLE, true, BACKENDS_AVAILABLE, 'Every backend has a ready endpoint', gen));
+      if (r.unavailable)
+        conds.push(condition(BACKENDS_AVAILABLE, false, r.unavailable.reason, r.unavailable.message, gen));
+      else if (r.clusters.length)
+        conds.push(condition(BACKENDS_AVAILABLE, true, BACKENDS_AVAILABLE, 'Every backend has a ready endpoint', gen));
       const overlap = overlaps?.get(gateway);
-      if (overlap?.length) conds.push(condition(ROUTE_RULES_OVERLAP, true, ROUTE_RULES_OVERLAP, overlapMessage(overlap), gen));
+      if (overlap?.length)
+        conds.push(condition(ROUTE_RULES_OVERLAP, true, ROUTE_RULES_OVERLAP, overlapMessage(overlap), gen));
     }
     const blocked = blockedPolicies?.get(gateway);
-    conds.push(r.unresolved
-      ? condition('ResolvedRefs', false, r.unresolved.reason, r.unresolved.message, gen)
-      : blocked?.length
-        ? condition('ResolvedRefs', false, 'InvalidBackendTLSPolicy', `BackendTLSPolicy ${blocked.join(', ')} already lists ${MAX_ANCESTORS} Gateways in status.ancestors; Gateway ${gateway} may not use its Service (those backends answer 500)`, gen)
-        : condition('ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved', gen));
+    conds.push(
+      r.unresolved
+        ? condition('ResolvedRefs', false, r.unresolved.reason, r.unresolved.message, gen)
+        : blocked?.length
+          ? condition(
+              'ResolvedRefs',
+              false,
+              'InvalidBackendTLSPolicy',
+              `BackendTLSPolicy ${blocked.join(', ')} already lists ${MAX_ANCESTORS} Gateways in status.ancestors; Gateway ${gateway} may not use its Service (those backends answer 500)`,
+              gen,
+            )
+          : condition('ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved', gen),
+    );
     parents.push({ parentRef: p.ref, controllerName, conditions: sortConditions(conds) });
   }
   return { parents };

@@ -9,7 +9,13 @@
 import { CONTROLLER_NAME, objectKey, type EndpointIR, type GatewayIR, type KubeObject } from '@turnpike/api';
 import { DependencyIndex } from './incremental/dependency-index.js';
 import { changedInputs, Inputs } from './incremental/inputs.js';
-import { EMPTY_OUTPUTS, OutputEditors, type KeyedOutputs, type OutputChanges, type Status } from './incremental/outputs.js';
+import {
+  EMPTY_OUTPUTS,
+  OutputEditors,
+  type KeyedOutputs,
+  type OutputChanges,
+  type Status,
+} from './incremental/outputs.js';
 import type { PersistentMap } from './incremental/persistent-map.js';
 import { TranslationRun, type Diagnostic } from './incremental/run.js';
 import type { GatewayInfraIR } from './infra-ir.js';
@@ -37,7 +43,9 @@ export interface TranslateResult {
   diagnostics: Diagnostic[];
 }
 
-export interface TranslateOptions { controllerName?: string }
+export interface TranslateOptions {
+  controllerName?: string;
+}
 
 const EMPTY_SNAPSHOT: Snapshot = new Map();
 
@@ -97,8 +105,13 @@ export class Translator {
 
   private run(snapshot: Snapshot): { result: TranslateResult; changes: OutputChanges } {
     const inputs = new Inputs(snapshot);
-    const run = new TranslationRun(inputs, changedInputs(this.previous, snapshot), this.dependencies,
-      new OutputEditors(this.outputs), this.options.controllerName ?? CONTROLLER_NAME);
+    const run = new TranslationRun(
+      inputs,
+      changedInputs(this.previous, snapshot),
+      this.dependencies,
+      new OutputEditors(this.outputs),
+      this.options.controllerName ?? CONTROLLER_NAME,
+    );
     // The stages, in dependency order; each reads only what the ones before it derived.
     const endpointsChanged = this.endpoints.update(inputs, run.changes, run.facts);
     this.classes.update(run);
@@ -107,10 +120,19 @@ export class Translator {
     this.gateways.update(run, this.classes);
     this.routes.update(run, this.gateways, this.policies, this.endpoints);
     this.policyAncestors.update(this.policies, this.routes);
-    this.assembly.update(run, this.gateways, this.routes, this.plugins, this.endpoints, endpointsChanged, this.policyAncestors);
+    this.assembly.update(
+      run,
+      this.gateways,
+      this.routes,
+      this.plugins,
+      this.endpoints,
+      endpointsChanged,
+      this.policyAncestors,
+    );
     this.routeStatuses.update(run, this.routes, this.assembly, this.policyAncestors);
     this.backendTLSStatuses.update(run, this.policies, this.routes, this.policyAncestors);
-    if (this.routes.diagnosticsChanged || this.previous === EMPTY_SNAPSHOT) this.diagnostics = this.routes.diagnostics();
+    if (this.routes.diagnosticsChanged || this.previous === EMPTY_SNAPSHOT)
+      this.diagnostics = this.routes.diagnostics();
 
     const { outputs, changes } = run.out.finish();
     this.outputs = outputs;

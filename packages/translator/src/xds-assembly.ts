@@ -11,7 +11,15 @@ import { compareRoutePrecedence, type RankedRoute } from './precedence.js';
 import { recordOverlaps, type RouteOverlaps } from './route-overlaps.js';
 import type { RouteResult } from './routes/route-result.js';
 import { parentCarriesTraffic } from './status-routes.js';
-import type { ClusterIR, GatewayIR, GatewayListenerIR, L4RouteIR, PortIR, VirtualHostIR, WeightedCluster } from '@turnpike/api';
+import type {
+  ClusterIR,
+  GatewayIR,
+  GatewayListenerIR,
+  L4RouteIR,
+  PortIR,
+  VirtualHostIR,
+  WeightedCluster,
+} from '@turnpike/api';
 
 /** Clusters of a route whose BackendTLSPolicy this Gateway may not use (it is beyond the policy's 16th ancestor). */
 function blockedClusters(r: RouteResult, policies: ReadonlySet<string>): Set<string> {
@@ -22,7 +30,9 @@ function blockedClusters(r: RouteResult, policies: ReadonlySet<string>): Set<str
 }
 
 /** The route with the blocked clusters' weight moved to the invalid share (answered 500, or refused on L4). */
-function withoutClusters<T extends { backends?: WeightedCluster[]; invalidWeight?: number; directResponse?: { status: number } }>(route: T, blocked: Set<string>): T {
+function withoutClusters<
+  T extends { backends?: WeightedCluster[]; invalidWeight?: number; directResponse?: { status: number } },
+>(route: T, blocked: Set<string>): T {
   const backends = route.backends ?? [];
   const lost = backends.filter((b) => blocked.has(b.cluster)).reduce((n, b) => n + b.weight, 0);
   if (!lost) return route;
@@ -42,12 +52,14 @@ function withoutClusters<T extends { backends?: WeightedCluster[]; invalidWeight
  */
 function isolateHttpListeners(accs: ListenerAccumulator[]): void {
   const byPort = new Map<number, ListenerAccumulator[]>();
-  for (const a of accs) if (a.model.spec.protocol === 'HTTP') byPort.set(a.model.spec.port, [...(byPort.get(a.model.spec.port) ?? []), a]);
+  for (const a of accs)
+    if (a.model.spec.protocol === 'HTTP') byPort.set(a.model.spec.port, [...(byPort.get(a.model.spec.port) ?? []), a]);
   for (const group of byPort.values()) {
     if (group.length < 2) continue;
     for (const a of group) {
       const others = group.filter((o) => o !== a).map((o) => o.model.spec.hostname);
-      for (const h of [...a.hosts.keys()]) if (claimedByMoreSpecific(a.model.spec.hostname, h, others)) a.hosts.delete(h);
+      for (const h of [...a.hosts.keys()])
+        if (claimedByMoreSpecific(a.model.spec.hostname, h, others)) a.hosts.delete(h);
       const own = a.model.spec.hostname;
       if (own && !a.hosts.has(own)) a.hosts.set(own, []);
     }
@@ -69,7 +81,10 @@ interface ListenerAccumulator {
  * route on the same host already claims (RouteRulesOverlap).
  */
 export function assembleGateway(
-  g: GatewayModel, routes: readonly RouteResult[], ageOf: (r: RouteResult) => number, overlaps?: RouteOverlaps,
+  g: GatewayModel,
+  routes: readonly RouteResult[],
+  ageOf: (r: RouteResult) => number,
+  overlaps?: RouteOverlaps,
   blockedPolicies: ReadonlySet<string> = new Set(),
 ): GatewayIR {
   const acc = new Map<ListenerModel, ListenerAccumulator>();
@@ -112,7 +127,10 @@ export function assembleGateway(
     const ir: GatewayListenerIR = { name: listenerIRName(a.model), protocol: l.protocol };
     if (l.hostname) ir.hostname = l.hostname;
     if (l.protocol === 'HTTPS' || l.protocol === 'TLS') {
-      ir.tls = { mode: l.protocol === 'HTTPS' ? 'Terminate' : tlsMode(l), certificates: a.model.certificates.map((c) => c.secret) };
+      ir.tls = {
+        mode: l.protocol === 'HTTPS' ? 'Terminate' : tlsMode(l),
+        certificates: a.model.certificates.map((c) => c.secret),
+      };
       if (a.model.clientCA) ir.tls.clientCA = a.model.clientCA;
       if (a.model.clientCA && a.model.clientCAOptional) ir.tls.clientCAOptional = true;
     }
@@ -125,7 +143,9 @@ export function assembleGateway(
       }
       ir.virtualHosts = vhosts;
     } else {
-      const sorted = a.l4.sort((x, y) => compareAge(x.result.object, y.result.object) || compareNames(x.result.object, y.result.object));
+      const sorted = a.l4.sort(
+        (x, y) => compareAge(x.result.object, y.result.object) || compareNames(x.result.object, y.result.object),
+      );
       ir.routes = l.protocol === 'TLS' ? sorted.map((x) => x.route) : sorted.slice(0, 1).map((x) => x.route);
     }
     port.listeners.push(ir);
@@ -144,6 +164,7 @@ export function assembleGateway(
   for (const p of out.ports) p.listeners.sort((a, b) => (a.name < b.name ? -1 : 1));
   if (g.proxyConfig?.spec?.proxylessGRPC) out.proxyless = true;
   // Only worth sending when some backend speaks TLS (GatewayBackendClientCertificate).
-  if (g.backendClientCertificate && out.clusters.some((c) => c.tls)) out.backendClientCertificate = g.backendClientCertificate.secret;
+  if (g.backendClientCertificate && out.clusters.some((c) => c.tls))
+    out.backendClientCertificate = g.backendClientCertificate.secret;
   return out;
 }

@@ -5,16 +5,43 @@ import { snapshotFromObjects, translate, type TranslateResult } from '../src/ind
 const GW = 'gateway.networking.k8s.io/v1';
 
 export function gatewayClass(name = 'turnpike', extra: Record<string, unknown> = {}): KubeObject {
-  return { apiVersion: GW, kind: 'GatewayClass', metadata: { name, generation: 1 }, spec: { controllerName: CONTROLLER_NAME, ...extra } };
+  return {
+    apiVersion: GW,
+    kind: 'GatewayClass',
+    metadata: { name, generation: 1 },
+    spec: { controllerName: CONTROLLER_NAME, ...extra },
+  };
 }
 
-export function gateway(name: string, listeners: Record<string, unknown>[], spec: Record<string, unknown> = {}, ns = 'infra', meta: Record<string, unknown> = {}): KubeObject {
-  return { apiVersion: GW, kind: 'Gateway', metadata: { name, namespace: ns, generation: 1, ...meta }, spec: { gatewayClassName: 'turnpike', listeners, ...spec } };
+export function gateway(
+  name: string,
+  listeners: Record<string, unknown>[],
+  spec: Record<string, unknown> = {},
+  ns = 'infra',
+  meta: Record<string, unknown> = {},
+): KubeObject {
+  return {
+    apiVersion: GW,
+    kind: 'Gateway',
+    metadata: { name, namespace: ns, generation: 1, ...meta },
+    spec: { gatewayClassName: 'turnpike', listeners, ...spec },
+  };
 }
 
-export const http = (name = 'http', port = 80, extra: Record<string, unknown> = {}) => ({ name, port, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } }, ...extra });
+export const http = (name = 'http', port = 80, extra: Record<string, unknown> = {}) => ({
+  name,
+  port,
+  protocol: 'HTTP',
+  allowedRoutes: { namespaces: { from: 'All' } },
+  ...extra,
+});
 
-export function httpRoute(name: string, spec: Record<string, unknown>, ns = 'apps', meta: Record<string, unknown> = {}): KubeObject {
+export function httpRoute(
+  name: string,
+  spec: Record<string, unknown>,
+  ns = 'apps',
+  meta: Record<string, unknown> = {},
+): KubeObject {
   return { apiVersion: GW, kind: 'HTTPRoute', metadata: { name, namespace: ns, generation: 1, ...meta }, spec };
 }
 
@@ -22,23 +49,58 @@ export function route(kind: string, name: string, spec: Record<string, unknown>,
   return { apiVersion: GW, kind, metadata: { name, namespace: ns, generation: 1 }, spec };
 }
 
-export function service(name: string, ns = 'apps', ports: Record<string, unknown>[] = [{ name: 'http', port: 8080, protocol: 'TCP' }]): KubeObject {
-  return { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: ns }, spec: { clusterIP: '10.0.0.1', ports } };
-}
-
-export function endpointSlice(service: string, ns = 'apps', addresses = ['10.1.0.1'], port = 8080, portName = 'http'): KubeObject {
+export function service(
+  name: string,
+  ns = 'apps',
+  ports: Record<string, unknown>[] = [{ name: 'http', port: 8080, protocol: 'TCP' }],
+): KubeObject {
   return {
-    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: `${service}-abc`, namespace: ns, labels: { 'kubernetes.io/service-name': service } },
-    addressType: 'IPv4', ports: [{ name: portName, port, protocol: 'TCP' }], endpoints: addresses.map((a) => ({ addresses: [a], conditions: { ready: true } })),
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace: ns },
+    spec: { clusterIP: '10.0.0.1', ports },
   };
 }
 
-export function referenceGrant(name: string, ns: string, from: Record<string, unknown>[], to: Record<string, unknown>[]): KubeObject {
-  return { apiVersion: 'gateway.networking.k8s.io/v1beta1', kind: 'ReferenceGrant', metadata: { name, namespace: ns }, spec: { from, to } };
+export function endpointSlice(
+  service: string,
+  ns = 'apps',
+  addresses = ['10.1.0.1'],
+  port = 8080,
+  portName = 'http',
+): KubeObject {
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: `${service}-abc`, namespace: ns, labels: { 'kubernetes.io/service-name': service } },
+    addressType: 'IPv4',
+    ports: [{ name: portName, port, protocol: 'TCP' }],
+    endpoints: addresses.map((a) => ({ addresses: [a], conditions: { ready: true } })),
+  };
+}
+
+export function referenceGrant(
+  name: string,
+  ns: string,
+  from: Record<string, unknown>[],
+  to: Record<string, unknown>[],
+): KubeObject {
+  return {
+    apiVersion: 'gateway.networking.k8s.io/v1beta1',
+    kind: 'ReferenceGrant',
+    metadata: { name, namespace: ns },
+    spec: { from, to },
+  };
 }
 
 export function tlsSecret(name: string, ns: string, cert: string, key: string): KubeObject {
-  return { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: ns }, type: 'kubernetes.io/tls', data: { 'tls.crt': Buffer.from(cert).toString('base64'), 'tls.key': Buffer.from(key).toString('base64') } };
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace: ns },
+    type: 'kubernetes.io/tls',
+    data: { 'tls.crt': Buffer.from(cert).toString('base64'), 'tls.key': Buffer.from(key).toString('base64') },
+  };
 }
 
 export function namespace(name: string, labels: Record<string, string> = {}): KubeObject {
@@ -79,5 +141,9 @@ export function listener(r: TranslateResult, ns: string, gw: string, name: strin
 export function irRoutes(r: TranslateResult, gw = 'infra/gw'): any[] {
   const g = r.xdsIR.gateways.get(gw);
   if (!g) return [];
-  return g.ports.flatMap((p) => p.listeners.flatMap((l) => (l.virtualHosts ?? []).flatMap((v) => v.routes.map((x) => ({ ...x, domain: v.domains[0] })))));
+  return g.ports.flatMap((p) =>
+    p.listeners.flatMap((l) =>
+      (l.virtualHosts ?? []).flatMap((v) => v.routes.map((x) => ({ ...x, domain: v.domains[0] }))),
+    ),
+  );
 }

@@ -1,11 +1,29 @@
 import { describe, expect, it } from '@jest/globals';
 import { TURNPIKE_API_VERSION } from '@turnpike/api';
 import { SUPPORTED_FEATURES } from '../src/index.js';
-import { cond, gateway, gatewayClass, http, httpRoute, listener, namespace, referenceGrant, run, service, sr, statusOf, tlsSecret } from './builders.js';
+import {
+  cond,
+  gateway,
+  gatewayClass,
+  http,
+  httpRoute,
+  listener,
+  namespace,
+  referenceGrant,
+  run,
+  service,
+  sr,
+  statusOf,
+  tlsSecret,
+} from './builders.js';
 import { EXAMPLE_COM_CERT, EXAMPLE_COM_KEY, OTHER_TEST_CERT, OTHER_TEST_KEY } from './tls-fixtures.js';
 
 const https = (name: string, certName: string, ns?: string, hostname?: string) => ({
-  name, port: 443, protocol: 'HTTPS', ...(hostname ? { hostname } : {}), allowedRoutes: { namespaces: { from: 'All' } },
+  name,
+  port: 443,
+  protocol: 'HTTPS',
+  ...(hostname ? { hostname } : {}),
+  allowedRoutes: { namespaces: { from: 'All' } },
   tls: { mode: 'Terminate', certificateRefs: [{ name: certName, ...(ns ? { namespace: ns } : {}) }] },
 });
 
@@ -24,20 +42,43 @@ describe('GatewayClass', () => {
     expect(r.statuses.get('GatewayClass//other')).toBeUndefined();
   });
   it('parametersRef to a missing ProxyConfig is InvalidParameters', () => {
-    const r = run([gatewayClass('turnpike', { parametersRef: { group: 'turnpike.dev', kind: 'ProxyConfig', name: 'nope', namespace: 'infra' } })]);
+    const r = run([
+      gatewayClass('turnpike', {
+        parametersRef: { group: 'turnpike.dev', kind: 'ProxyConfig', name: 'nope', namespace: 'infra' },
+      }),
+    ]);
     const c = statusOf(r, 'GatewayClass', undefined, 'turnpike').conditions;
     expect(sr(c, 'Accepted')).toBe('False/InvalidParameters');
     expect(c[0].message).toContain('ProxyConfig infra/nope not found');
   });
   it('parametersRef of the wrong kind or without namespace is InvalidParameters', () => {
-    const wrongKind = run([gatewayClass('turnpike', { parametersRef: { group: '', kind: 'ConfigMap', name: 'x', namespace: 'infra' } })]);
-    expect(sr(statusOf(wrongKind, 'GatewayClass', undefined, 'turnpike').conditions, 'Accepted')).toBe('False/InvalidParameters');
-    const noNs = run([gatewayClass('turnpike', { parametersRef: { group: 'turnpike.dev', kind: 'ProxyConfig', name: 'x' } })]);
-    expect(statusOf(noNs, 'GatewayClass', undefined, 'turnpike').conditions[0].message).toMatch(/namespace must be set/);
+    const wrongKind = run([
+      gatewayClass('turnpike', { parametersRef: { group: '', kind: 'ConfigMap', name: 'x', namespace: 'infra' } }),
+    ]);
+    expect(sr(statusOf(wrongKind, 'GatewayClass', undefined, 'turnpike').conditions, 'Accepted')).toBe(
+      'False/InvalidParameters',
+    );
+    const noNs = run([
+      gatewayClass('turnpike', { parametersRef: { group: 'turnpike.dev', kind: 'ProxyConfig', name: 'x' } }),
+    ]);
+    expect(statusOf(noNs, 'GatewayClass', undefined, 'turnpike').conditions[0].message).toMatch(
+      /namespace must be set/,
+    );
   });
   it('parametersRef to an existing ProxyConfig is accepted and feeds the infra IR', () => {
-    const pc = { apiVersion: TURNPIKE_API_VERSION, kind: 'ProxyConfig', metadata: { name: 'pc', namespace: 'infra' }, spec: { replicas: 3 } };
-    const r = run([gatewayClass('turnpike', { parametersRef: { group: 'turnpike.dev', kind: 'ProxyConfig', name: 'pc', namespace: 'infra' } }), pc, gateway('gw', [http()])]);
+    const pc = {
+      apiVersion: TURNPIKE_API_VERSION,
+      kind: 'ProxyConfig',
+      metadata: { name: 'pc', namespace: 'infra' },
+      spec: { replicas: 3 },
+    };
+    const r = run([
+      gatewayClass('turnpike', {
+        parametersRef: { group: 'turnpike.dev', kind: 'ProxyConfig', name: 'pc', namespace: 'infra' },
+      }),
+      pc,
+      gateway('gw', [http()]),
+    ]);
     expect(sr(statusOf(r, 'GatewayClass', undefined, 'turnpike').conditions, 'Accepted')).toBe('True/Accepted');
     expect(r.infraIR.gateways.get('infra/gw')?.replicas).toBe(3);
   });
@@ -54,17 +95,31 @@ describe('Gateway listeners', () => {
     expect(sr(statusOf(r, 'Gateway', 'infra', 'gw').conditions, 'Accepted')).toBe('True/ListenersNotValid');
   });
   it('allowedRoutes.kinds the protocol cannot serve give ResolvedRefs=False/InvalidRouteKinds and keep the valid kinds', () => {
-    const r = run([gatewayClass(), gateway('gw', [http('http', 80, { allowedRoutes: { kinds: [{ kind: 'FooRoute' }, { kind: 'HTTPRoute' }] } })])]);
+    const r = run([
+      gatewayClass(),
+      gateway('gw', [http('http', 80, { allowedRoutes: { kinds: [{ kind: 'FooRoute' }, { kind: 'HTTPRoute' }] } })]),
+    ]);
     const l = listener(r, 'infra', 'gw', 'http');
     expect(sr(l.conditions, 'ResolvedRefs')).toBe('False/InvalidRouteKinds');
     expect(l.supportedKinds).toEqual([{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' }]);
   });
   it('only invalid kinds leave supportedKinds empty', () => {
-    const r = run([gatewayClass(), gateway('gw', [http('http', 80, { allowedRoutes: { kinds: [{ kind: 'TCPRoute' }] } })])]);
+    const r = run([
+      gatewayClass(),
+      gateway('gw', [http('http', 80, { allowedRoutes: { kinds: [{ kind: 'TCPRoute' }] } })]),
+    ]);
     expect(listener(r, 'infra', 'gw', 'http').supportedKinds).toEqual([]);
   });
   it('default supportedKinds follow the protocol', () => {
-    const r = run([gatewayClass(), gateway('gw', [http(), { name: 'tcp', port: 9000, protocol: 'TCP' }, { name: 'udp', port: 53, protocol: 'UDP' }, { name: 'tls', port: 8443, protocol: 'TLS', tls: { mode: 'Passthrough' } }])]);
+    const r = run([
+      gatewayClass(),
+      gateway('gw', [
+        http(),
+        { name: 'tcp', port: 9000, protocol: 'TCP' },
+        { name: 'udp', port: 53, protocol: 'UDP' },
+        { name: 'tls', port: 8443, protocol: 'TLS', tls: { mode: 'Passthrough' } },
+      ]),
+    ]);
     const kinds = (n: string) => listener(r, 'infra', 'gw', n).supportedKinds.map((k: { kind: string }) => k.kind);
     expect(kinds('http')).toEqual(['HTTPRoute', 'GRPCRoute']);
     expect(kinds('tcp')).toEqual(['TCPRoute']);
@@ -72,14 +127,25 @@ describe('Gateway listeners', () => {
     expect(kinds('tls')).toEqual(['TLSRoute']);
   });
   it('HTTP and HTTPS on one port is a ProtocolConflict for both, with no winner', () => {
-    const r = run([gatewayClass(), tlsSecret('cert', 'infra', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY), gateway('gw', [http('a', 443), https('b', 'cert')])]);
+    const r = run([
+      gatewayClass(),
+      tlsSecret('cert', 'infra', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY),
+      gateway('gw', [http('a', 443), https('b', 'cert')]),
+    ]);
     for (const n of ['a', 'b']) {
       expect(sr(listener(r, 'infra', 'gw', n).conditions, 'Conflicted')).toBe('True/ProtocolConflict');
       expect(sr(listener(r, 'infra', 'gw', n).conditions, 'Programmed')).toBe('False/Invalid');
     }
   });
   it('two HTTP listeners with the same port and hostname are a HostnameConflict', () => {
-    const r = run([gatewayClass(), gateway('gw', [http('a', 80, { hostname: 'x.test' }), http('b', 80, { hostname: 'x.test' }), http('c', 80, { hostname: 'y.test' })])]);
+    const r = run([
+      gatewayClass(),
+      gateway('gw', [
+        http('a', 80, { hostname: 'x.test' }),
+        http('b', 80, { hostname: 'x.test' }),
+        http('c', 80, { hostname: 'y.test' }),
+      ]),
+    ]);
     expect(sr(listener(r, 'infra', 'gw', 'a').conditions, 'Conflicted')).toBe('True/HostnameConflict');
     expect(sr(listener(r, 'infra', 'gw', 'c').conditions, 'Conflicted')).toBeUndefined();
   });
@@ -92,58 +158,115 @@ describe('Gateway listeners', () => {
     const l = listener(r, 'infra', 'gw', 's');
     expect(sr(l.conditions, 'ResolvedRefs')).toBe('False/InvalidCertificateRef');
     expect(sr(l.conditions, 'Programmed')).toBe('False/Invalid');
-    expect(cMessage(l.conditions, 'ResolvedRefs')).toContain('spec.listeners[0].tls.certificateRefs[0]: Secret infra/missing not found');
+    expect(cMessage(l.conditions, 'ResolvedRefs')).toContain(
+      'spec.listeners[0].tls.certificateRefs[0]: Secret infra/missing not found',
+    );
   });
   it('a Secret whose key does not belong to its certificate is InvalidCertificateRef', () => {
-    const r = run([gatewayClass(), tlsSecret('cert', 'infra', EXAMPLE_COM_CERT, OTHER_TEST_KEY), gateway('gw', [https('s', 'cert')])]);
+    const r = run([
+      gatewayClass(),
+      tlsSecret('cert', 'infra', EXAMPLE_COM_CERT, OTHER_TEST_KEY),
+      gateway('gw', [https('s', 'cert')]),
+    ]);
     expect(cMessage(listener(r, 'infra', 'gw', 's').conditions, 'ResolvedRefs')).toMatch(/does not belong/);
   });
   it('a Secret with garbage PEM is InvalidCertificateRef', () => {
-    const r = run([gatewayClass(), tlsSecret('cert', 'infra', 'garbage', 'garbage'), gateway('gw', [https('s', 'cert')])]);
+    const r = run([
+      gatewayClass(),
+      tlsSecret('cert', 'infra', 'garbage', 'garbage'),
+      gateway('gw', [https('s', 'cert')]),
+    ]);
     expect(sr(listener(r, 'infra', 'gw', 's').conditions, 'ResolvedRefs')).toBe('False/InvalidCertificateRef');
   });
   it('a certificate in another namespace needs a ReferenceGrant (RefNotPermitted) and is accepted with one', () => {
-    const base = [gatewayClass(), tlsSecret('cert', 'certs', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY), gateway('gw', [https('s', 'cert', 'certs')])];
+    const base = [
+      gatewayClass(),
+      tlsSecret('cert', 'certs', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY),
+      gateway('gw', [https('s', 'cert', 'certs')]),
+    ];
     const denied = run(base);
     expect(sr(listener(denied, 'infra', 'gw', 's').conditions, 'ResolvedRefs')).toBe('False/RefNotPermitted');
-    const grant = referenceGrant('g', 'certs', [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'infra' }], [{ group: '', kind: 'Secret' }]);
+    const grant = referenceGrant(
+      'g',
+      'certs',
+      [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'infra' }],
+      [{ group: '', kind: 'Secret' }],
+    );
     const allowed = run([...base, grant]);
     expect(sr(listener(allowed, 'infra', 'gw', 's').conditions, 'ResolvedRefs')).toBe('True/ResolvedRefs');
     expect(sr(listener(allowed, 'infra', 'gw', 's').conditions, 'Programmed')).toBe('True/Programmed');
   });
   it('RefNotPermitted does not reveal whether the Secret exists', () => {
     const a = run([gatewayClass(), gateway('gw', [https('s', 'cert', 'certs')])]);
-    const b = run([gatewayClass(), tlsSecret('cert', 'certs', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY), gateway('gw', [https('s', 'cert', 'certs')])]);
+    const b = run([
+      gatewayClass(),
+      tlsSecret('cert', 'certs', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY),
+      gateway('gw', [https('s', 'cert', 'certs')]),
+    ]);
     expect(listener(a, 'infra', 'gw', 's').conditions).toEqual(listener(b, 'infra', 'gw', 's').conditions);
   });
   it('certificates that cover a common hostname on one port are OverlappingTLSConfig', () => {
-    const r = run([gatewayClass(), tlsSecret('c1', 'infra', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY), tlsSecret('c2', 'infra', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY),
+    const r = run([
+      gatewayClass(),
+      tlsSecret('c1', 'infra', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY),
+      tlsSecret('c2', 'infra', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY),
       tlsSecret('c3', 'infra', OTHER_TEST_CERT, OTHER_TEST_KEY),
-      gateway('gw', [https('a', 'c1', undefined, 'a.example.com'), https('b', 'c2', undefined, 'b.example.com'), https('c', 'c3', undefined, 'other.test')])]);
+      gateway('gw', [
+        https('a', 'c1', undefined, 'a.example.com'),
+        https('b', 'c2', undefined, 'b.example.com'),
+        https('c', 'c3', undefined, 'other.test'),
+      ]),
+    ]);
     expect(sr(listener(r, 'infra', 'gw', 'a').conditions, 'OverlappingTLSConfig')).toBe('True/OverlappingCertificates');
     expect(sr(listener(r, 'infra', 'gw', 'c').conditions, 'OverlappingTLSConfig')).toBeUndefined();
   });
   it('a TLS listener without mode is UnsupportedValue; Passthrough with certificates is UnsupportedValue', () => {
-    const r = run([gatewayClass(), gateway('gw', [{ name: 't', port: 9443, protocol: 'TLS' }, { name: 'p', port: 9444, protocol: 'TLS', tls: { mode: 'Passthrough', certificateRefs: [{ name: 'x' }] } }])]);
+    const r = run([
+      gatewayClass(),
+      gateway('gw', [
+        { name: 't', port: 9443, protocol: 'TLS' },
+        { name: 'p', port: 9444, protocol: 'TLS', tls: { mode: 'Passthrough', certificateRefs: [{ name: 'x' }] } },
+      ]),
+    ]);
     expect(sr(listener(r, 'infra', 'gw', 't').conditions, 'Accepted')).toBe('False/UnsupportedValue');
     expect(sr(listener(r, 'infra', 'gw', 'p').conditions, 'Accepted')).toBe('False/UnsupportedValue');
   });
   it('attachedRoutes counts the routes each listener accepted; observedGeneration follows the generation', () => {
     const gw = gateway('gw', [http('a', 80, { hostname: 'a.test' }), http('b', 81)], {}, 'infra', { generation: 7 });
-    const r = run([gatewayClass(), gw, service('svc'),
-      httpRoute('r1', { parentRefs: [{ name: 'gw', namespace: 'infra' }], hostnames: ['a.test'], rules: [{ backendRefs: [{ name: 'svc', port: 8080 }] }] }),
-      httpRoute('r2', { parentRefs: [{ name: 'gw', namespace: 'infra', sectionName: 'b' }], rules: [{ backendRefs: [{ name: 'svc', port: 8080 }] }] })]);
+    const r = run([
+      gatewayClass(),
+      gw,
+      service('svc'),
+      httpRoute('r1', {
+        parentRefs: [{ name: 'gw', namespace: 'infra' }],
+        hostnames: ['a.test'],
+        rules: [{ backendRefs: [{ name: 'svc', port: 8080 }] }],
+      }),
+      httpRoute('r2', {
+        parentRefs: [{ name: 'gw', namespace: 'infra', sectionName: 'b' }],
+        rules: [{ backendRefs: [{ name: 'svc', port: 8080 }] }],
+      }),
+    ]);
     expect(listener(r, 'infra', 'gw', 'a').attachedRoutes).toBe(1);
     expect(listener(r, 'infra', 'gw', 'b').attachedRoutes).toBe(2);
     const s = statusOf(r, 'Gateway', 'infra', 'gw');
-    for (const c of [...s.conditions, ...s.listeners.flatMap((l: { conditions: unknown[] }) => l.conditions)]) expect((c as { observedGeneration: number }).observedGeneration).toBe(7);
+    for (const c of [...s.conditions, ...s.listeners.flatMap((l: { conditions: unknown[] }) => l.conditions)])
+      expect((c as { observedGeneration: number }).observedGeneration).toBe(7);
   });
   it('an unsupported address type is Accepted=False/UnsupportedAddress', () => {
-    const r = run([gatewayClass(), gateway('gw', [http()], { addresses: [{ type: 'test/fake-invalid-type', value: 'x' }] })]);
+    const r = run([
+      gatewayClass(),
+      gateway('gw', [http()], { addresses: [{ type: 'test/fake-invalid-type', value: 'x' }] }),
+    ]);
     expect(sr(statusOf(r, 'Gateway', 'infra', 'gw').conditions, 'Accepted')).toBe('False/UnsupportedAddress');
   });
   it('spec.infrastructure.parametersRef to a missing ProxyConfig is InvalidParameters', () => {
-    const r = run([gatewayClass(), gateway('gw', [http()], { infrastructure: { parametersRef: { group: 'turnpike.dev', kind: 'ProxyConfig', name: 'nope' } } })]);
+    const r = run([
+      gatewayClass(),
+      gateway('gw', [http()], {
+        infrastructure: { parametersRef: { group: 'turnpike.dev', kind: 'ProxyConfig', name: 'nope' } },
+      }),
+    ]);
     expect(sr(statusOf(r, 'Gateway', 'infra', 'gw').conditions, 'Accepted')).toBe('False/InvalidParameters');
   });
   it('the Gateway address comes from the generated Service, typed', () => {
@@ -152,40 +275,84 @@ describe('Gateway listeners', () => {
     expect(statusOf(r, 'Gateway', 'infra', 'gw').addresses).toEqual([{ type: 'IPAddress', value: '10.96.0.10' }]);
   });
   it('a Gateway of a class that is not ours gets no status', () => {
-    const r = run([gatewayClass(), { ...gateway('gw', [http()]), spec: { gatewayClassName: 'someone-else', listeners: [http()] } }]);
+    const r = run([
+      gatewayClass(),
+      { ...gateway('gw', [http()]), spec: { gatewayClassName: 'someone-else', listeners: [http()] } },
+    ]);
     expect(r.statuses.get('Gateway/infra/gw')).toBeUndefined();
   });
   it('allowedRoutes from Selector selects namespaces by label', () => {
-    const gw = gateway('gw', [http('http', 80, { allowedRoutes: { namespaces: { from: 'Selector', selector: { matchLabels: { team: 'a' } } } } })]);
-    const r = run([gatewayClass(), gw, namespace('apps', { team: 'a' }), namespace('other', { team: 'b' }), service('svc'), service('svc', 'other'),
-      httpRoute('in', { parentRefs: [{ name: 'gw', namespace: 'infra' }], rules: [{ backendRefs: [{ name: 'svc', port: 8080 }] }] }),
-      httpRoute('out', { parentRefs: [{ name: 'gw', namespace: 'infra' }], rules: [{ backendRefs: [{ name: 'svc', port: 8080 }] }] }, 'other')]);
+    const gw = gateway('gw', [
+      http('http', 80, {
+        allowedRoutes: { namespaces: { from: 'Selector', selector: { matchLabels: { team: 'a' } } } },
+      }),
+    ]);
+    const r = run([
+      gatewayClass(),
+      gw,
+      namespace('apps', { team: 'a' }),
+      namespace('other', { team: 'b' }),
+      service('svc'),
+      service('svc', 'other'),
+      httpRoute('in', {
+        parentRefs: [{ name: 'gw', namespace: 'infra' }],
+        rules: [{ backendRefs: [{ name: 'svc', port: 8080 }] }],
+      }),
+      httpRoute(
+        'out',
+        { parentRefs: [{ name: 'gw', namespace: 'infra' }], rules: [{ backendRefs: [{ name: 'svc', port: 8080 }] }] },
+        'other',
+      ),
+    ]);
     expect(sr(statusOf(r, 'HTTPRoute', 'apps', 'in').parents[0].conditions, 'Accepted')).toBe('True/Accepted');
-    expect(sr(statusOf(r, 'HTTPRoute', 'other', 'out').parents[0].conditions, 'Accepted')).toBe('False/NotAllowedByListeners');
+    expect(sr(statusOf(r, 'HTTPRoute', 'other', 'out').parents[0].conditions, 'Accepted')).toBe(
+      'False/NotAllowedByListeners',
+    );
   });
 });
 
 function cMessage(list: unknown, type: string): string {
-  return ((list as { type: string; message: string }[]).find((c) => c.type === type)?.message) ?? '';
+  return (list as { type: string; message: string }[]).find((c) => c.type === type)?.message ?? '';
 }
 
 describe('proxy feedback', () => {
   it('a configuration the proxies rejected shows on the Gateway as turnpike.dev/ConfigRejected', () => {
-    const ps = { apiVersion: 'turnpike.dev/internal', kind: 'ProxyStatus', metadata: { name: 'gw', namespace: 'infra' },
-      status: { rejected: { typeUrl: 'type.googleapis.com/envoy.config.cluster.v3.Cluster', version: 'abc', message: 'unsupported lb_policy', node: 'infra/gw' } } };
+    const ps = {
+      apiVersion: 'turnpike.dev/internal',
+      kind: 'ProxyStatus',
+      metadata: { name: 'gw', namespace: 'infra' },
+      status: {
+        rejected: {
+          typeUrl: 'type.googleapis.com/envoy.config.cluster.v3.Cluster',
+          version: 'abc',
+          message: 'unsupported lb_policy',
+          node: 'infra/gw',
+        },
+      },
+    };
     const r = run([gatewayClass(), gateway('gw', [http()]), ps]);
-    const c = statusOf(r, 'Gateway', 'infra', 'gw').conditions.find((x: { type: string }) => x.type === 'turnpike.dev/ConfigRejected');
+    const c = statusOf(r, 'Gateway', 'infra', 'gw').conditions.find(
+      (x: { type: string }) => x.type === 'turnpike.dev/ConfigRejected',
+    );
     expect(c).toMatchObject({ status: 'True', reason: 'Rejected' });
     expect(c.message).toContain('rejected Cluster version abc: unsupported lb_policy');
     const clean = run([gatewayClass(), gateway('gw', [http()])]);
-    expect(statusOf(clean, 'Gateway', 'infra', 'gw').conditions.map((x: { type: string }) => x.type)).not.toContain('turnpike.dev/ConfigRejected');
+    expect(statusOf(clean, 'Gateway', 'infra', 'gw').conditions.map((x: { type: string }) => x.type)).not.toContain(
+      'turnpike.dev/ConfigRejected',
+    );
   });
 });
 
 describe('HTTPS listener with no certificateRefs', () => {
   it('is not accepted (UnsupportedValue) nor Programmed, references are resolved, and the message says what is missing', () => {
-    for (const [tls, missing] of [[undefined, 'spec.listeners[0].tls is not set'], [{ mode: 'Terminate' }, 'spec.listeners[0].tls.certificateRefs is empty']] as const) {
-      const r = run([gatewayClass(), gateway('gw', [{ name: 'https', port: 443, protocol: 'HTTPS', ...(tls ? { tls } : {}) }, http()])]);
+    for (const [tls, missing] of [
+      [undefined, 'spec.listeners[0].tls is not set'],
+      [{ mode: 'Terminate' }, 'spec.listeners[0].tls.certificateRefs is empty'],
+    ] as const) {
+      const r = run([
+        gatewayClass(),
+        gateway('gw', [{ name: 'https', port: 443, protocol: 'HTTPS', ...(tls ? { tls } : {}) }, http()]),
+      ]);
       const l = listener(r, 'infra', 'gw', 'https').conditions;
       expect(cond(l, 'Accepted')).toMatchObject({ status: 'False', reason: 'UnsupportedValue' });
       expect(cond(l, 'Accepted')!.message).toContain(missing);
@@ -193,7 +360,10 @@ describe('HTTPS listener with no certificateRefs', () => {
       expect(cond(l, 'ResolvedRefs')?.status).toBe('True');
       expect(cond(l, 'Programmed')).toMatchObject({ status: 'False', reason: 'Invalid' });
       // The other listener still serves; the Gateway is accepted with ListenersNotValid.
-      expect(cond(statusOf(r, 'Gateway', 'infra', 'gw').conditions, 'Accepted')).toMatchObject({ status: 'True', reason: 'ListenersNotValid' });
+      expect(cond(statusOf(r, 'Gateway', 'infra', 'gw').conditions, 'Accepted')).toMatchObject({
+        status: 'True',
+        reason: 'ListenersNotValid',
+      });
       expect(r.xdsIR.gateways.get('infra/gw')!.ports.map((p) => p.port)).toEqual([80]);
     }
   });

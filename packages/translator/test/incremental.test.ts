@@ -10,66 +10,107 @@ import { apply, GW, history, meta, startingSnapshot } from './histories.js';
 const RUNS = Number(process.env.FC_RUNS ?? 250);
 const json = (r: TranslateResult) => JSON.stringify(r);
 
-type Printed = { statuses: Record<string, unknown>; xdsIR: Record<string, Record<string, unknown>>; infraIR: Record<string, Record<string, unknown>>; diagnostics: unknown[] };
+type Printed = {
+  statuses: Record<string, unknown>;
+  xdsIR: Record<string, Record<string, unknown>>;
+  infraIR: Record<string, Record<string, unknown>>;
+  diagnostics: unknown[];
+};
 
 /** `section key: live … fresh …` for every entry of every output that differs. */
 function differences(live: Printed, fresh: Printed): string[] {
   const out: string[] = [];
   const compare = (name: string, a: Record<string, unknown>, b: Record<string, unknown>) => {
     for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
-      if (JSON.stringify(a[k]) !== JSON.stringify(b[k])) out.push(`${name} ${k}: live ${JSON.stringify(a[k])} fresh ${JSON.stringify(b[k])}`);
+      if (JSON.stringify(a[k]) !== JSON.stringify(b[k]))
+        out.push(`${name} ${k}: live ${JSON.stringify(a[k])} fresh ${JSON.stringify(b[k])}`);
     }
   };
   compare('status', live.statuses, fresh.statuses);
   compare('xds', live.xdsIR.gateways!, fresh.xdsIR.gateways!);
   compare('endpoints', live.xdsIR.endpoints!, fresh.xdsIR.endpoints!);
   compare('infra', live.infraIR.gateways!, fresh.infraIR.gateways!);
-  if (JSON.stringify(live.diagnostics) !== JSON.stringify(fresh.diagnostics)) out.push(`diagnostics: live ${JSON.stringify(live.diagnostics)} fresh ${JSON.stringify(fresh.diagnostics)}`);
+  if (JSON.stringify(live.diagnostics) !== JSON.stringify(fresh.diagnostics))
+    out.push(`diagnostics: live ${JSON.stringify(live.diagnostics)} fresh ${JSON.stringify(fresh.diagnostics)}`);
   return out;
 }
 
 function changedKeys(before: ReadonlyMap<string, unknown>, after: ReadonlyMap<string, unknown>): string[] {
   const out: string[] = [];
-  for (const k of new Set([...before.keys(), ...after.keys()])) if (JSON.stringify(before.get(k)) !== JSON.stringify(after.get(k))) out.push(k);
+  for (const k of new Set([...before.keys(), ...after.keys()]))
+    if (JSON.stringify(before.get(k)) !== JSON.stringify(after.get(k))) out.push(k);
   return out.sort();
 }
 
 describe('incremental translation', () => {
   it('after every step of a random history, a long-lived Translator equals a fresh one, and reports exactly what changed', () => {
-    fc.assert(fc.property(history, ([base, initial, ops]) => {
-      let snapshot: Snapshot = startingSnapshot(base, initial);
-      const live = new Translator();
-      let previous = live.translate(snapshot);
-      expect(json(previous)).toBe(json(new Translator().translate(snapshot)));
-      for (const o of ops) {
-        snapshot = apply(snapshot, o);
-        const { result, changes } = live.translateWithChanges(snapshot);
-        const fresh = json(new Translator().translate(snapshot));
-        // First the entries that differ (a readable failure), then the whole output, which decides.
-        expect(differences(JSON.parse(json(result)), JSON.parse(fresh))).toEqual([]);
-        expect(json(result)).toBe(fresh);
-        expect(changes.statuses).toEqual(changedKeys(previous.statuses, result.statuses));
-        expect(changes.gateways).toEqual(changedKeys(previous.xdsIR.gateways, result.xdsIR.gateways));
-        expect(changes.endpoints).toEqual(changedKeys(previous.xdsIR.endpoints, result.xdsIR.endpoints));
-        expect(changes.infra).toEqual(changedKeys(previous.infraIR.gateways, result.infraIR.gateways));
-        previous = result;
-      }
-    }), { numRuns: RUNS });
+    fc.assert(
+      fc.property(history, ([base, initial, ops]) => {
+        let snapshot: Snapshot = startingSnapshot(base, initial);
+        const live = new Translator();
+        let previous = live.translate(snapshot);
+        expect(json(previous)).toBe(json(new Translator().translate(snapshot)));
+        for (const o of ops) {
+          snapshot = apply(snapshot, o);
+          const { result, changes } = live.translateWithChanges(snapshot);
+          const fresh = json(new Translator().translate(snapshot));
+          // First the entries that differ (a readable failure), then the whole output, which decides.
+          expect(differences(JSON.parse(json(result)), JSON.parse(fresh))).toEqual([]);
+          expect(json(result)).toBe(fresh);
+          expect(changes.statuses).toEqual(changedKeys(previous.statuses, result.statuses));
+          expect(changes.gateways).toEqual(changedKeys(previous.xdsIR.gateways, result.xdsIR.gateways));
+          expect(changes.endpoints).toEqual(changedKeys(previous.xdsIR.endpoints, result.xdsIR.endpoints));
+          expect(changes.infra).toEqual(changedKeys(previous.infraIR.gateways, result.infraIR.gateways));
+          previous = result;
+        }
+      }),
+      { numRuns: RUNS },
+    );
   });
 
   it('an EndpointSlice change that keeps a ready endpoint touches the endpoints of one cluster and nothing else', () => {
     const objs: KubeObject[] = [
       { apiVersion: GW, kind: 'GatewayClass', metadata: meta('turnpike'), spec: { controllerName: CONTROLLER_NAME } },
-      { apiVersion: GW, kind: 'Gateway', metadata: meta('gw1', 'infra'), spec: { gatewayClassName: 'turnpike', listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }] } },
-      { apiVersion: 'v1', kind: 'Service', metadata: meta('svc1', 'apps'), spec: { ports: [{ name: 'http', port: 8080 }] } },
-      { apiVersion: GW, kind: 'HTTPRoute', metadata: meta('r1', 'apps'), spec: { parentRefs: [{ name: 'gw1', namespace: 'infra' }], rules: [{ backendRefs: [{ name: 'svc1', port: 8080 }] }] } },
+      {
+        apiVersion: GW,
+        kind: 'Gateway',
+        metadata: meta('gw1', 'infra'),
+        spec: {
+          gatewayClassName: 'turnpike',
+          listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }],
+        },
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: meta('svc1', 'apps'),
+        spec: { ports: [{ name: 'http', port: 8080 }] },
+      },
+      {
+        apiVersion: GW,
+        kind: 'HTTPRoute',
+        metadata: meta('r1', 'apps'),
+        spec: {
+          parentRefs: [{ name: 'gw1', namespace: 'infra' }],
+          rules: [{ backendRefs: [{ name: 'svc1', port: 8080 }] }],
+        },
+      },
     ];
-    const slice = (ips: string[]) => ({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: meta('svc1-a', 'apps', { labels: { 'kubernetes.io/service-name': 'svc1' } }), ports: [{ name: 'http', port: 8080 }], endpoints: ips.map((ip) => ({ addresses: [ip] })) }) as KubeObject;
+    const slice = (ips: string[]) =>
+      ({
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: meta('svc1-a', 'apps', { labels: { 'kubernetes.io/service-name': 'svc1' } }),
+        ports: [{ name: 'http', port: 8080 }],
+        endpoints: ips.map((ip) => ({ addresses: [ip] })),
+      }) as KubeObject;
     let snapshot: Snapshot = new Map();
     for (const o of [...objs, slice(['10.1.0.1'])]) snapshot = apply(snapshot, { type: 'upsert', object: o });
     const t = new Translator();
     const first = t.translate(snapshot);
-    const { result, changes } = t.translateWithChanges(apply(snapshot, { type: 'upsert', object: slice(['10.1.0.1', '10.1.0.2']) }));
+    const { result, changes } = t.translateWithChanges(
+      apply(snapshot, { type: 'upsert', object: slice(['10.1.0.1', '10.1.0.2']) }),
+    );
     expect(changes).toEqual({ statuses: [], gateways: [], endpoints: ['apps/svc1/8080'], infra: [] });
     expect(result.xdsIR.gateways.get('infra/gw1')).toBe(first.xdsIR.gateways.get('infra/gw1'));
     expect(result.statuses).toBe(first.statuses);

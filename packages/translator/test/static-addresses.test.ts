@@ -26,14 +26,27 @@ const programmed = (r: ReturnType<typeof run>) => cond(statusOf(r, 'Gateway', 'i
 
 describe('GatewayStaticAddresses', () => {
   it('an unsupported address type: Accepted=False/UnsupportedAddress', () => {
-    const r = run([gatewayClass(), withAddresses([{ type: 'test/fake-invalid-type', value: 'fake' }, { value: USABLE }])]);
-    expect(cond(statusOf(r, 'Gateway', 'infra', 'gw').conditions, 'Accepted')).toMatchObject({ status: 'False', reason: 'UnsupportedAddress' });
+    const r = run([
+      gatewayClass(),
+      withAddresses([{ type: 'test/fake-invalid-type', value: 'fake' }, { value: USABLE }]),
+    ]);
+    expect(cond(statusOf(r, 'Gateway', 'infra', 'gw').conditions, 'Accepted')).toMatchObject({
+      status: 'False',
+      reason: 'UnsupportedAddress',
+    });
   });
 
   it('a second IP beside the first: Accepted, not Programmed (AddressNotUsable), naming the field', () => {
     const r = run([gatewayClass(), withAddresses([{ value: UNUSABLE }, { value: USABLE }]), proxyService([])]);
-    expect(cond(statusOf(r, 'Gateway', 'infra', 'gw').conditions, 'Accepted')).toMatchObject({ status: 'True', reason: 'Accepted' });
-    expect(programmed(r)).toMatchObject({ status: 'False', reason: 'AddressNotUsable', message: expect.stringContaining('spec.addresses[1]: only one static IP address can be requested') });
+    expect(cond(statusOf(r, 'Gateway', 'infra', 'gw').conditions, 'Accepted')).toMatchObject({
+      status: 'True',
+      reason: 'Accepted',
+    });
+    expect(programmed(r)).toMatchObject({
+      status: 'False',
+      reason: 'AddressNotUsable',
+      message: expect.stringContaining('spec.addresses[1]: only one static IP address can be requested'),
+    });
     // The first is the one requested from the load balancer.
     expect(r.infraIR.gateways.get('infra/gw')?.service.addresses).toEqual([UNUSABLE]);
   });
@@ -49,19 +62,41 @@ describe('GatewayStaticAddresses', () => {
   });
 
   it('the usable address, once assigned: Programmed=True and the status lists exactly it, with its type', () => {
-    const r = run([gatewayClass(), withAddresses([{ type: 'IPAddress', value: USABLE }]), proxyService([USABLE, '203.0.113.99'])]);
+    const r = run([
+      gatewayClass(),
+      withAddresses([{ type: 'IPAddress', value: USABLE }]),
+      proxyService([USABLE, '203.0.113.99']),
+    ]);
     expect(programmed(r)).toMatchObject({ status: 'True', reason: 'Programmed' });
     expect(statusOf(r, 'Gateway', 'infra', 'gw').addresses).toEqual([{ type: 'IPAddress', value: USABLE }]);
   });
 
   it('a hostname cannot be requested from a LoadBalancer Service; neither can an address with a ClusterIP Service', () => {
-    const hostname = run([gatewayClass(), withAddresses([{ type: 'Hostname', value: 'lb.example.com' }]), proxyService([])]);
-    expect(programmed(hostname)).toMatchObject({ reason: 'AddressNotUsable', message: expect.stringContaining('the hostname lb.example.com cannot be requested') });
+    const hostname = run([
+      gatewayClass(),
+      withAddresses([{ type: 'Hostname', value: 'lb.example.com' }]),
+      proxyService([]),
+    ]);
+    expect(programmed(hostname)).toMatchObject({
+      reason: 'AddressNotUsable',
+      message: expect.stringContaining('the hostname lb.example.com cannot be requested'),
+    });
     expect(hostname.infraIR.gateways.get('infra/gw')?.service.addresses).toEqual([]);
-    const pc = { apiVersion: 'turnpike.dev/v1alpha1', kind: 'ProxyConfig', metadata: { name: 'internal', namespace: 'infra' }, spec: { service: { type: 'ClusterIP' } } } as KubeObject;
-    const gw = gateway('gw', [http()], { addresses: [{ value: USABLE }], infrastructure: { parametersRef: { group: 'turnpike.dev', kind: 'ProxyConfig', name: 'internal' } } });
+    const pc = {
+      apiVersion: 'turnpike.dev/v1alpha1',
+      kind: 'ProxyConfig',
+      metadata: { name: 'internal', namespace: 'infra' },
+      spec: { service: { type: 'ClusterIP' } },
+    } as KubeObject;
+    const gw = gateway('gw', [http()], {
+      addresses: [{ value: USABLE }],
+      infrastructure: { parametersRef: { group: 'turnpike.dev', kind: 'ProxyConfig', name: 'internal' } },
+    });
     const clusterIP = run([gatewayClass(), gw, pc, proxyService([])]);
-    expect(programmed(clusterIP)).toMatchObject({ reason: 'AddressNotUsable', message: expect.stringContaining('of type LoadBalancer, and it is ClusterIP') });
+    expect(programmed(clusterIP)).toMatchObject({
+      reason: 'AddressNotUsable',
+      message: expect.stringContaining('of type LoadBalancer, and it is ClusterIP'),
+    });
   });
 
   it('addresses without a value leave the choice to us: no request, Programmed as usual', () => {
@@ -77,6 +112,8 @@ describe('GatewayStaticAddresses', () => {
     expect(programmed(before)?.status).toBe('False');
     const after = t.translate(snapshotFromObjects([...base, proxyService([USABLE])]));
     expect(programmed(after)?.status).toBe('True');
-    expect(statusOf(after, 'Gateway', 'infra', 'gw')).toEqual(statusOf(run([...base, proxyService([USABLE])]), 'Gateway', 'infra', 'gw'));
+    expect(statusOf(after, 'Gateway', 'infra', 'gw')).toEqual(
+      statusOf(run([...base, proxyService([USABLE])]), 'Gateway', 'infra', 'gw'),
+    );
   });
 });

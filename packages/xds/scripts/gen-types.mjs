@@ -15,8 +15,27 @@ const stamp = join(out, 'ads.ts');
 if (existsSync(stamp) && statSync(stamp).mtimeMs > statSync(join(here, '..', 'protos.json')).mtimeMs) process.exit(0);
 rmSync(out, { recursive: true, force: true });
 const require = createRequire(import.meta.url);
-const bin = join(dirname(require.resolve('@grpc/proto-loader/package.json')), 'build', 'bin', 'proto-loader-gen-types.js');
+const bin = join(
+  dirname(require.resolve('@grpc/proto-loader/package.json')),
+  'build',
+  'bin',
+  'proto-loader-gen-types.js',
+);
 // File names first: the array option --includeDirs would swallow what follows it.
-const r = spawnSync(process.execPath, [bin, ...PROTO_FILES, '--keepCase', '--longs=String', '--enums=String', '--oneofs', '--grpcLib=@grpc/grpc-js',
-  '--importFileExtension=.js', `--outDir=${out}`, ...INCLUDE_DIRS.map((d) => `--includeDirs=${d}`)], { stdio: 'inherit' });
+const r = spawnSync(
+  process.execPath,
+  [
+    bin,
+    ...PROTO_FILES,
+    '--keepCase',
+    '--longs=String',
+    '--enums=String',
+    '--oneofs',
+    '--grpcLib=@grpc/grpc-js',
+    '--importFileExtension=.js',
+    `--outDir=${out}`,
+    ...INCLUDE_DIRS.map((d) => `--includeDirs=${d}`),
+  ],
+  { stdio: 'inherit' },
+);
 if (r.status !== 0) process.exit(r.status ?? 1);

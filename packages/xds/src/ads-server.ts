@@ -10,7 +10,13 @@ import { INCLUDE_DIRS } from './proto-root.js';
 import type { EncodedResource, NodeSnapshot, SnapshotCache } from './snapshot-cache.js';
 import { SEND_ORDER, WILDCARD_TYPES, type TypeUrl } from './type-urls.js';
 
-export interface NackReport { node: string; typeUrl: string; version: string; message: string; at: string }
+export interface NackReport {
+  node: string;
+  typeUrl: string;
+  version: string;
+  message: string;
+  at: string;
+}
 
 /** How the server authenticates proxies. Absent: plaintext, every node.cluster is served (loopback use). */
 export interface AdsTlsOptions {
@@ -19,11 +25,20 @@ export interface AdsTlsOptions {
   trustDomain?: string;
 }
 
-export interface StreamRefusal { node: string; reason: string; message: string; peer: string }
+export interface StreamRefusal {
+  node: string;
+  reason: string;
+  message: string;
+  peer: string;
+}
 
 /** One open ADS stream, as `turnpike proxy-status` shows it. */
 export interface ProxyStream {
-  node: string; id: string; protocol: 'sotw' | 'delta'; peer: string; connectedAt: string;
+  node: string;
+  id: string;
+  protocol: 'sotw' | 'delta';
+  peer: string;
+  connectedAt: string;
   /** Type URL → the version the proxy last accepted (delta: the snapshot version it acknowledged). */
   acked: Record<string, string>;
   /** Type URL → a version sent and neither accepted nor rejected yet: the proxy is behind while any is. */
@@ -44,29 +59,75 @@ export interface AdsServerOptions {
   log?: (msg: string, fields?: Record<string, unknown>) => void;
 }
 
-interface Node { id?: string; cluster?: string }
-interface DiscoveryRequest { version_info?: string; node?: Node; resource_names?: string[]; type_url?: string; response_nonce?: string; error_detail?: { message?: string } | null }
-interface DeltaRequest { node?: Node; type_url?: string; resource_names_subscribe?: string[]; resource_names_unsubscribe?: string[]; initial_resource_versions?: Record<string, string>; response_nonce?: string; error_detail?: { message?: string } | null }
+interface Node {
+  id?: string;
+  cluster?: string;
+}
+interface DiscoveryRequest {
+  version_info?: string;
+  node?: Node;
+  resource_names?: string[];
+  type_url?: string;
+  response_nonce?: string;
+  error_detail?: { message?: string } | null;
+}
+interface DeltaRequest {
+  node?: Node;
+  type_url?: string;
+  resource_names_subscribe?: string[];
+  resource_names_unsubscribe?: string[];
+  initial_resource_versions?: Record<string, string>;
+  response_nonce?: string;
+  error_detail?: { message?: string } | null;
+}
 
 interface SotwTypeState {
-  names: Set<string>; wildcard: boolean; lastNonce?: string; sentVersion?: string; ackedVersion?: string; nackedVersion?: string; sentNames?: string;
+  names: Set<string>;
+  wildcard: boolean;
+  lastNonce?: string;
+  sentVersion?: string;
+  ackedVersion?: string;
+  nackedVersion?: string;
+  sentNames?: string;
   /** RDS and EDS: the version of each resource last sent (these types are incremental even in SotW). */
   sent: Map<string, string>;
 }
-interface DeltaTypeState { names: Set<string>; wildcard: boolean; known: Map<string, string>; lastNonce?: string; nackedVersions: Map<string, string> }
+interface DeltaTypeState {
+  names: Set<string>;
+  wildcard: boolean;
+  known: Map<string, string>;
+  lastNonce?: string;
+  nackedVersions: Map<string, string>;
+}
 
-function refuse(call: grpc.ServerDuplexStream<unknown, unknown>, code = grpc.status.INVALID_ARGUMENT, details = 'node.cluster must name the Gateway as <namespace>/<name>'): void {
+function refuse(
+  call: grpc.ServerDuplexStream<unknown, unknown>,
+  code = grpc.status.INVALID_ARGUMENT,
+  details = 'node.cluster must name the Gateway as <namespace>/<name>',
+): void {
   call.emit('error', { code, details });
 }
 
 export function loadAdsService(): grpc.ServiceDefinition {
-  const def = protoLoader.loadSync('envoy/service/discovery/v3/ads.proto', { keepCase: true, longs: String, enums: String, defaults: false, oneofs: true, includeDirs: INCLUDE_DIRS });
-  const pkg = grpc.loadPackageDefinition(def) as unknown as { envoy: { service: { discovery: { v3: { AggregatedDiscoveryService: { service: grpc.ServiceDefinition } } } } } };
+  const def = protoLoader.loadSync('envoy/service/discovery/v3/ads.proto', {
+    keepCase: true,
+    longs: String,
+    enums: String,
+    defaults: false,
+    oneofs: true,
+    includeDirs: INCLUDE_DIRS,
+  });
+  const pkg = grpc.loadPackageDefinition(def) as unknown as {
+    envoy: { service: { discovery: { v3: { AggregatedDiscoveryService: { service: grpc.ServiceDefinition } } } } };
+  };
   return pkg.envoy.service.discovery.v3.AggregatedDiscoveryService.service;
 }
 
 export class AdsServer {
-  private readonly server = new grpc.Server({ 'grpc.keepalive_time_ms': 30_000, 'grpc.keepalive_permit_without_calls': 1 });
+  private readonly server = new grpc.Server({
+    'grpc.keepalive_time_ms': 30_000,
+    'grpc.keepalive_permit_without_calls': 1,
+  });
   private connected = 0;
   readonly stats = { pushes: 0, nacks: 0, acks: 0, refused: 0 };
   private readonly listeners = new Set<() => void>();
@@ -74,7 +135,8 @@ export class AdsServer {
 
   /** The open streams, by Gateway then id. */
   proxies(): ProxyStream[] {
-    return [...this.streams].map((p) => ({ ...p, acked: { ...p.acked }, pending: { ...p.pending } }))
+    return [...this.streams]
+      .map((p) => ({ ...p, acked: { ...p.acked }, pending: { ...p.pending } }))
       .sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
@@ -91,7 +153,11 @@ export class AdsServer {
 
   listen(address: string): Promise<number> {
     return new Promise((resolve, reject) => {
-      this.server.bindAsync(address, this.opts.tls?.credentials ?? grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port)));
+      this.server.bindAsync(
+        address,
+        this.opts.tls?.credentials ?? grpc.ServerCredentials.createInsecure(),
+        (err, port) => (err ? reject(err) : resolve(port)),
+      );
     });
   }
 
@@ -99,8 +165,14 @@ export class AdsServer {
   async close(): Promise<void> {
     for (const l of [...this.listeners]) l();
     await new Promise<void>((resolve) => {
-      const t = setTimeout(() => { this.server.forceShutdown(); resolve(); }, 1000);
-      this.server.tryShutdown(() => { clearTimeout(t); resolve(); });
+      const t = setTimeout(() => {
+        this.server.forceShutdown();
+        resolve();
+      }, 1000);
+      this.server.tryShutdown(() => {
+        clearTimeout(t);
+        resolve();
+      });
     });
   }
 
@@ -108,11 +180,18 @@ export class AdsServer {
     this.opts.log?.(msg, fields);
   }
 
-  private track(node: string, onUpdate: () => void, call: grpc.ServerDuplexStream<unknown, unknown>, stream: ProxyStream): void {
+  private track(
+    node: string,
+    onUpdate: () => void,
+    call: grpc.ServerDuplexStream<unknown, unknown>,
+    stream: ProxyStream,
+  ): void {
     this.connected++;
     this.streams.add(stream);
     this.opts.onConnect?.(node, this.connected);
-    const handler = (nodes: string[]) => { if (nodes.includes(node)) onUpdate(); };
+    const handler = (nodes: string[]) => {
+      if (nodes.includes(node)) onUpdate();
+    };
     this.opts.cache.on('update', handler);
     let done = false;
     const cleanup = () => {
@@ -125,16 +204,28 @@ export class AdsServer {
       this.opts.onConnect?.(node, this.connected);
       this.opts.onStreamChange?.(stream, true);
     };
-    const end = () => { cleanup(); call.end(); };
+    const end = () => {
+      cleanup();
+      call.end();
+    };
     this.listeners.add(end);
-    call.on('end', () => { cleanup(); call.end(); });
+    call.on('end', () => {
+      cleanup();
+      call.end();
+    });
     call.on('error', cleanup);
     call.on('close', cleanup);
     call.on('cancelled', cleanup);
   }
 
   /** The Gateway a stream serves (node.cluster), tracked for updates; '' refuses the stream. */
-  private identify(n: Node | undefined, protocol: 'sotw' | 'delta', onUpdate: () => void, call: grpc.ServerDuplexStream<unknown, unknown>, record: ProxyStream): string {
+  private identify(
+    n: Node | undefined,
+    protocol: 'sotw' | 'delta',
+    onUpdate: () => void,
+    call: grpc.ServerDuplexStream<unknown, unknown>,
+    record: ProxyStream,
+  ): string {
     const node = n?.cluster ?? '';
     if (!node) {
       refuse(call);
@@ -152,7 +243,13 @@ export class AdsServer {
         return '';
       }
     }
-    Object.assign(record, { node, id: n?.id ?? '', protocol, peer: call.getPeer(), connectedAt: new Date().toISOString() });
+    Object.assign(record, {
+      node,
+      id: n?.id ?? '',
+      protocol,
+      peer: call.getPeer(),
+      connectedAt: new Date().toISOString(),
+    });
     this.track(node, onUpdate, call, record);
     this.log(`proxy connected (${protocol})`, { node, id: n?.id });
     this.opts.onStreamChange?.(record, false);
@@ -160,7 +257,15 @@ export class AdsServer {
   }
 
   private sotw(call: grpc.ServerDuplexStream<DiscoveryRequest, unknown>): void {
-    const record: ProxyStream = { node: '', id: '', protocol: 'sotw', peer: '', connectedAt: '', acked: {}, pending: {} };
+    const record: ProxyStream = {
+      node: '',
+      id: '',
+      protocol: 'sotw',
+      peer: '',
+      connectedAt: '',
+      acked: {},
+      pending: {},
+    };
     const types = new Map<string, SotwTypeState>();
     let node = '';
     const send = (typeUrl: string, force: boolean) => {
@@ -197,10 +302,18 @@ export class AdsServer {
       call.write({ version_info: version, resources: resources.map((r) => r.any), type_url: typeUrl, nonce });
       this.opts.onStreamChange?.(record, false);
     };
-    const pushAll = () => { for (const t of SEND_ORDER) send(t, false); };
+    const pushAll = () => {
+      for (const t of SEND_ORDER) send(t, false);
+    };
     call.on('data', (req: DiscoveryRequest) => {
       if (!node) {
-        node = this.identify(req.node, 'sotw', pushAll, call as unknown as grpc.ServerDuplexStream<unknown, unknown>, record);
+        node = this.identify(
+          req.node,
+          'sotw',
+          pushAll,
+          call as unknown as grpc.ServerDuplexStream<unknown, unknown>,
+          record,
+        );
         if (!node) return;
       }
       const typeUrl = req.type_url ?? '';
@@ -214,7 +327,13 @@ export class AdsServer {
         if (req.error_detail) {
           st.nackedVersion = st.sentVersion;
           this.stats.nacks++;
-          const report = { node, typeUrl, version: st.sentVersion ?? '', message: req.error_detail.message ?? '', at: new Date().toISOString() };
+          const report = {
+            node,
+            typeUrl,
+            version: st.sentVersion ?? '',
+            message: req.error_detail.message ?? '',
+            at: new Date().toISOString(),
+          };
           this.log('proxy rejected configuration (NACK)', { ...report });
           this.opts.onNack?.(report);
           record.rejected = { typeUrl, version: report.version, message: report.message, at: report.at };
@@ -239,7 +358,15 @@ export class AdsServer {
   }
 
   private delta(call: grpc.ServerDuplexStream<DeltaRequest, unknown>): void {
-    const record: ProxyStream = { node: '', id: '', protocol: 'delta', peer: '', connectedAt: '', acked: {}, pending: {} };
+    const record: ProxyStream = {
+      node: '',
+      id: '',
+      protocol: 'delta',
+      peer: '',
+      connectedAt: '',
+      acked: {},
+      pending: {},
+    };
     const types = new Map<string, DeltaTypeState>();
     let node = '';
     const send = (typeUrl: string, force: boolean) => {
@@ -263,20 +390,39 @@ export class AdsServer {
       st.lastNonce = nonce;
       this.stats.pushes++;
       record.pending[typeUrl] = ts?.version ?? 'empty';
-      call.write({ system_version_info: ts?.version ?? 'empty', resources, removed_resources: removed, type_url: typeUrl, nonce });
+      call.write({
+        system_version_info: ts?.version ?? 'empty',
+        resources,
+        removed_resources: removed,
+        type_url: typeUrl,
+        nonce,
+      });
       this.opts.onStreamChange?.(record, false);
     };
-    const pushAll = () => { for (const t of SEND_ORDER) send(t, false); };
+    const pushAll = () => {
+      for (const t of SEND_ORDER) send(t, false);
+    };
     call.on('data', (req: DeltaRequest) => {
       if (!node) {
-        node = this.identify(req.node, 'delta', pushAll, call as unknown as grpc.ServerDuplexStream<unknown, unknown>, record);
+        node = this.identify(
+          req.node,
+          'delta',
+          pushAll,
+          call as unknown as grpc.ServerDuplexStream<unknown, unknown>,
+          record,
+        );
         if (!node) return;
       }
       const typeUrl = req.type_url ?? '';
       let st = types.get(typeUrl);
       const first = !st;
       if (!st) {
-        st = { names: new Set(), wildcard: false, known: new Map(Object.entries(req.initial_resource_versions ?? {})), nackedVersions: new Map() };
+        st = {
+          names: new Set(),
+          wildcard: false,
+          known: new Map(Object.entries(req.initial_resource_versions ?? {})),
+          nackedVersions: new Map(),
+        };
         types.set(typeUrl, st);
       }
       if (req.response_nonce && req.response_nonce === st.lastNonce && req.error_detail) {
@@ -284,7 +430,13 @@ export class AdsServer {
         // What we just sent was rejected: remember those versions so they are not resent.
         const ts = this.opts.cache.get(node)?.get(typeUrl as TypeUrl);
         for (const [name, v] of st.known) if (ts?.resources.get(name)?.version === v) st.nackedVersions.set(name, v);
-        const report = { node, typeUrl, version: ts?.version ?? '', message: req.error_detail.message ?? '', at: new Date().toISOString() };
+        const report = {
+          node,
+          typeUrl,
+          version: ts?.version ?? '',
+          message: req.error_detail.message ?? '',
+          at: new Date().toISOString(),
+        };
         this.log('proxy rejected configuration (NACK)', { ...report });
         this.opts.onNack?.(report);
         record.rejected = { typeUrl, version: report.version, message: report.message, at: report.at };
@@ -292,14 +444,17 @@ export class AdsServer {
         this.opts.onStreamChange?.(record, false);
       } else if (req.response_nonce && req.response_nonce === st.lastNonce) {
         this.stats.acks++;
-        record.acked[typeUrl] = record.pending[typeUrl] ?? this.opts.cache.get(node)?.get(typeUrl as TypeUrl)?.version ?? '';
+        record.acked[typeUrl] =
+          record.pending[typeUrl] ?? this.opts.cache.get(node)?.get(typeUrl as TypeUrl)?.version ?? '';
         if (record.rejected?.typeUrl === typeUrl) delete record.rejected;
         delete record.pending[typeUrl];
         this.opts.onStreamChange?.(record, false);
       }
       const sub = req.resource_names_subscribe ?? [];
       if (first && sub.length === 0 && WILDCARD_TYPES.has(typeUrl)) st.wildcard = true;
-      for (const n of sub) if (n === '*') st.wildcard = true; else st.names.add(n);
+      for (const n of sub)
+        if (n === '*') st.wildcard = true;
+        else st.names.add(n);
       for (const n of req.resource_names_unsubscribe ?? []) {
         if (n === '*') st.wildcard = false;
         st.names.delete(n);

@@ -16,7 +16,12 @@ export interface BootstrapTls {
 }
 
 export interface BootstrapOptions {
-  namespace: string; name: string; xdsHost: string; xdsPort: number; nodeId?: string; adminPort?: number;
+  namespace: string;
+  name: string;
+  xdsHost: string;
+  xdsPort: number;
+  nodeId?: string;
+  adminPort?: number;
   tls?: BootstrapTls;
 }
 
@@ -25,16 +30,37 @@ const SDS_CLIENT_CERT = 'turnpike-xds-client';
 const SDS_CONTROL_PLANE_CA = 'turnpike-xds-ca';
 const SDS_SECRET_TYPE = 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret';
 
-const sdsConfig = (dir: string, file: string) => ({ resource_api_version: 'V3' as const, path_config_source: { path: `${dir}/${file}`, watched_directory: { path: dir } } });
+const sdsConfig = (dir: string, file: string) => ({
+  resource_api_version: 'V3' as const,
+  path_config_source: { path: `${dir}/${file}`, watched_directory: { path: dir } },
+});
 
 /** The SDS files the bootstrap's TLS refers to: file name → content. */
 export function bootstrapSdsFiles(tls: BootstrapTls): Record<string, string> {
   const cert = (f: string) => ({ filename: `${tls.certDir}/${f}` });
   return {
-    'sds-xds-client.json': JSON.stringify({ resources: [{ '@type': SDS_SECRET_TYPE, name: SDS_CLIENT_CERT,
-      tls_certificate: { certificate_chain: cert('tls.crt'), private_key: cert('tls.key'), watched_directory: { path: tls.certDir } } }] }),
-    'sds-xds-ca.json': JSON.stringify({ resources: [{ '@type': SDS_SECRET_TYPE, name: SDS_CONTROL_PLANE_CA,
-      validation_context: { trusted_ca: cert('ca.crt'), watched_directory: { path: tls.certDir } } }] }),
+    'sds-xds-client.json': JSON.stringify({
+      resources: [
+        {
+          '@type': SDS_SECRET_TYPE,
+          name: SDS_CLIENT_CERT,
+          tls_certificate: {
+            certificate_chain: cert('tls.crt'),
+            private_key: cert('tls.key'),
+            watched_directory: { path: tls.certDir },
+          },
+        },
+      ],
+    }),
+    'sds-xds-ca.json': JSON.stringify({
+      resources: [
+        {
+          '@type': SDS_SECRET_TYPE,
+          name: SDS_CONTROL_PLANE_CA,
+          validation_context: { trusted_ca: cert('ca.crt'), watched_directory: { path: tls.certDir } },
+        },
+      ],
+    }),
   };
 }
 
@@ -42,15 +68,26 @@ export function bootstrapSdsFiles(tls: BootstrapTls): Record<string, string> {
  * The TLS a proxy uses towards the controller: for xDS (gRPC, so ALPN h2, which the Node HTTP/2
  * server insists on) and for plugin content (HTTP/1.1).
  */
-export function controlPlaneTlsContext(tls: BootstrapTls, use: 'xds' | 'plugins' = 'xds', serverName = tls.serverName): UpstreamTlsContext {
+export function controlPlaneTlsContext(
+  tls: BootstrapTls,
+  use: 'xds' | 'plugins' = 'xds',
+  serverName = tls.serverName,
+): UpstreamTlsContext {
   return {
     sni: serverName,
     common_tls_context: {
       tls_params: { tls_minimum_protocol_version: 'TLSv1_2' },
-      tls_certificate_sds_secret_configs: [{ name: SDS_CLIENT_CERT, sds_config: sdsConfig(tls.sdsDir, 'sds-xds-client.json') }],
+      tls_certificate_sds_secret_configs: [
+        { name: SDS_CLIENT_CERT, sds_config: sdsConfig(tls.sdsDir, 'sds-xds-client.json') },
+      ],
       combined_validation_context: {
-        default_validation_context: { match_typed_subject_alt_names: [{ san_type: 'DNS', matcher: { exact: serverName } }] },
-        validation_context_sds_secret_config: { name: SDS_CONTROL_PLANE_CA, sds_config: sdsConfig(tls.sdsDir, 'sds-xds-ca.json') },
+        default_validation_context: {
+          match_typed_subject_alt_names: [{ san_type: 'DNS', matcher: { exact: serverName } }],
+        },
+        validation_context_sds_secret_config: {
+          name: SDS_CONTROL_PLANE_CA,
+          sds_config: sdsConfig(tls.sdsDir, 'sds-xds-ca.json'),
+        },
       },
       alpn_protocols: [use === 'xds' ? 'h2' : 'http/1.1'],
     },
@@ -63,20 +100,45 @@ export function buildBootstrap(o: BootstrapOptions): Bootstrap {
   return {
     node: { id: o.nodeId ?? `${o.namespace}/${o.name}`, cluster: `${o.namespace}/${o.name}` },
     dynamic_resources: {
-      ads_config: { api_type: 'GRPC', transport_api_version: 'V3', set_node_on_first_message_only: true, grpc_services: [{ envoy_grpc: { cluster_name: 'turnpike-xds' } }] },
+      ads_config: {
+        api_type: 'GRPC',
+        transport_api_version: 'V3',
+        set_node_on_first_message_only: true,
+        grpc_services: [{ envoy_grpc: { cluster_name: 'turnpike-xds' } }],
+      },
       cds_config: ads,
       lds_config: ads,
     },
     static_resources: {
-      clusters: [{
-        name: 'turnpike-xds',
-        type: isIp ? 'STATIC' : 'STRICT_DNS',
-        connect_timeout: { seconds: '5', nanos: 0 },
-        http2_protocol_options: {},
-        load_assignment: { cluster_name: 'turnpike-xds', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: o.xdsHost, port_value: o.xdsPort } } } }] }] },
-        ...(o.tls ? { transport_socket: { name: 'envoy.transport_sockets.tls', typed_config: {
-          '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext', ...controlPlaneTlsContext(o.tls) } } } : {}),
-      }],
+      clusters: [
+        {
+          name: 'turnpike-xds',
+          type: isIp ? 'STATIC' : 'STRICT_DNS',
+          connect_timeout: { seconds: '5', nanos: 0 },
+          http2_protocol_options: {},
+          load_assignment: {
+            cluster_name: 'turnpike-xds',
+            endpoints: [
+              {
+                lb_endpoints: [
+                  { endpoint: { address: { socket_address: { address: o.xdsHost, port_value: o.xdsPort } } } },
+                ],
+              },
+            ],
+          },
+          ...(o.tls
+            ? {
+                transport_socket: {
+                  name: 'envoy.transport_sockets.tls',
+                  typed_config: {
+                    '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
+                    ...controlPlaneTlsContext(o.tls),
+                  },
+                },
+              }
+            : {}),
+        },
+      ],
     },
     admin: { address: { socket_address: { address: '127.0.0.1', port_value: o.adminPort ?? 19000 } } },
   };

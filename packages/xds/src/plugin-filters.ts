@@ -10,13 +10,18 @@ import type { Any, AsyncDataSource, Cluster, FilterConfig, HttpFilter, Lua, Wasm
 /** Plugin content by sha256 (hex). */
 export type PluginLookup = (sha256: string) => Buffer | undefined;
 
-export type PluginUse = NonNullable<NonNullable<NonNullable<NonNullable<GatewayListenerIR['virtualHosts']>[number]['routes'][number]['filters']>['plugins']>>[number];
+export type PluginUse = NonNullable<
+  NonNullable<
+    NonNullable<NonNullable<GatewayListenerIR['virtualHosts']>[number]['routes'][number]['filters']>['plugins']
+  >
+>[number];
 
 export const PLUGIN_FILTER_PREFIX = 'turnpike.plugin/';
 const CONTENT_CLUSTER_PREFIX = 'turnpike/plugin-content/';
 
 /** A route whose plugin content is missing fails closed: this Lua answers 500. */
-const UNAVAILABLE_LUA = 'function envoy_on_request(h) h:respond({[":status"] = "500"}, "plugin content unavailable") end\n';
+const UNAVAILABLE_LUA =
+  'function envoy_on_request(h) h:respond({[":status"] = "500"}, "plugin content unavailable") end\n';
 
 function typed<T extends object>(message: string, value: T): Any {
   return { '@type': `type.googleapis.com/${message}`, ...value } as Any;
@@ -34,7 +39,9 @@ export function enablePlugin(): Any {
 /** Every plugin the routes of these listeners use, once each, sorted by name. */
 export function pluginsUsed(listeners: readonly GatewayListenerIR[]): PluginUse[] {
   const byName = new Map<string, PluginUse>();
-  for (const l of listeners) for (const vh of l.virtualHosts ?? []) for (const r of vh.routes) for (const p of r.filters?.plugins ?? []) byName.set(p.name, p);
+  for (const l of listeners)
+    for (const vh of l.virtualHosts ?? [])
+      for (const r of vh.routes) for (const p of r.filters?.plugins ?? []) byName.set(p.name, p);
   return [...byName.keys()].sort().map((k) => byName.get(k)!);
 }
 
@@ -54,20 +61,38 @@ export function pluginHttpFilters(used: readonly PluginUse[], gw: GatewayIR, loo
     const name = pluginFilterName(p.name);
     const content = file ? undefined : lookup(p.sha256);
     if (p.type === 'lua' || (!file && !content && !p.url)) {
-      const source = file ? { filename: file } : { inline_string: content && p.type === 'lua' ? content.toString('utf8') : UNAVAILABLE_LUA };
-      return { name, disabled: true, typed_config: typed<Lua>('envoy.extensions.filters.http.lua.v3.Lua', { default_source_code: source }) };
+      const source = file
+        ? { filename: file }
+        : { inline_string: content && p.type === 'lua' ? content.toString('utf8') : UNAVAILABLE_LUA };
+      return {
+        name,
+        disabled: true,
+        typed_config: typed<Lua>('envoy.extensions.filters.http.lua.v3.Lua', { default_source_code: source }),
+      };
     }
     let code: AsyncDataSource;
     if (file) code = { local: { filename: file } };
     else if (content && !p.url) code = { local: { inline_bytes: content.toString('base64') as unknown as Buffer } };
     else {
       const c = contentCluster(p.url!);
-      code = { remote: { http_uri: { uri: p.url!, cluster: c.name, timeout: { seconds: '30', nanos: 0 } }, sha256: p.sha256, retry_policy: { num_retries: { value: 10 } } } };
+      code = {
+        remote: {
+          http_uri: { uri: p.url!, cluster: c.name, timeout: { seconds: '30', nanos: 0 } },
+          sha256: p.sha256,
+          retry_policy: { num_retries: { value: 10 } },
+        },
+      };
     }
     return {
-      name, disabled: true,
+      name,
+      disabled: true,
       typed_config: typed<Wasm>('envoy.extensions.filters.http.wasm.v3.Wasm', {
-        config: { name: p.name, root_id: '', fail_open: false, vm_config: { vm_id: p.name, runtime: 'envoy.wasm.runtime.v8', code } },
+        config: {
+          name: p.name,
+          root_id: '',
+          fail_open: false,
+          vm_config: { vm_id: p.name, runtime: 'envoy.wasm.runtime.v8', code },
+        },
       }),
     };
   });
@@ -83,12 +108,26 @@ export function pluginContentClusters(used: readonly PluginUse[], gw: GatewayIR,
     const c = contentCluster(p.url);
     const https = new URL(p.url).protocol === 'https:';
     out.set(c.name, {
-      ...(https && tls ? { transport_socket: { name: 'envoy.transport_sockets.tls', typed_config: {
-        '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext', ...controlPlaneTlsContext(tls, 'plugins', c.host) } } } : {}),
+      ...(https && tls
+        ? {
+            transport_socket: {
+              name: 'envoy.transport_sockets.tls',
+              typed_config: {
+                '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
+                ...controlPlaneTlsContext(tls, 'plugins', c.host),
+              },
+            },
+          }
+        : {}),
       name: c.name,
       type: /^[0-9.]+$|:/.test(c.host) ? 'STATIC' : 'STRICT_DNS',
       connect_timeout: { seconds: '5', nanos: 0 },
-      load_assignment: { cluster_name: c.name, endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: c.host, port_value: c.port } } } }] }] },
+      load_assignment: {
+        cluster_name: c.name,
+        endpoints: [
+          { lb_endpoints: [{ endpoint: { address: { socket_address: { address: c.host, port_value: c.port } } } }] },
+        ],
+      },
     });
   }
   return [...out.values()];

@@ -50,5 +50,11 @@ export function encodeMessage(name: string, value: object): Buffer {
 
 export function decodeMessage(name: string, bytes: Uint8Array): Record<string, unknown> {
   const t = messageType(name);
-  return t.toObject(t.decode(bytes), { longs: String, enums: String, defaults: false, oneofs: true, json: true }) as Record<string, unknown>;
+  return t.toObject(t.decode(bytes), {
+    longs: String,
+    enums: String,
+    defaults: false,
+    oneofs: true,
+    json: true,
+  }) as Record<string, unknown>;
 }

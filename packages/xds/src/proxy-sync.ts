@@ -70,7 +70,13 @@ export class ProxySyncTracker {
 
   summary(gateway: string): GatewaySync {
     const mine = [...this.streams.values()].filter((s) => s.gateway === gateway);
-    return { connected: mine.length, behind: mine.filter((s) => !s.inSync).map((s) => s.id).sort() };
+    return {
+      connected: mine.length,
+      behind: mine
+        .filter((s) => !s.inSync)
+        .map((s) => s.id)
+        .sort(),
+    };
   }
 
   private report(gateway: string): void {

@@ -1,13 +1,54 @@
 // xDS IR → Envoy v3 resources for one Gateway's proxy. Typed with the generated message types
 // (a misspelt field is a compile error); Any values are built through `typed()` so their
 // contents are typed too.
-import type { ClusterIR, EndpointIR, GatewayIR, GatewayListenerIR, HTTPFiltersIR, HTTPRouteIR, HeaderChangesIR, L4RouteIR, PortIR, VirtualHostIR } from '@turnpike/api';
-import type { BootstrapTls } from './bootstrap.js';
-import { enablePlugin, pluginContentClusters, pluginFilterName, pluginHttpFilters, pluginsUsed, type PluginLookup, type PluginUse } from './plugin-filters.js';
 import type {
-  Any, Cluster, ClusterLoadAssignment, Cors, CorsPolicy, DownstreamTlsContext, Duration, Filter, FilterChain, HeaderMatcher, HeaderValueOption,
-  HttpConnectionManager, Listener, Route, RouteAction, RouteConfiguration, RouteMatch, Router, Secret, TcpProxy, TlsInspector,
-  UdpProxyConfig, UpstreamTlsContext, VirtualHost, HttpFilter,
+  ClusterIR,
+  EndpointIR,
+  GatewayIR,
+  GatewayListenerIR,
+  HTTPFiltersIR,
+  HTTPRouteIR,
+  HeaderChangesIR,
+  L4RouteIR,
+  PortIR,
+  VirtualHostIR,
+} from '@turnpike/api';
+import type { BootstrapTls } from './bootstrap.js';
+import {
+  enablePlugin,
+  pluginContentClusters,
+  pluginFilterName,
+  pluginHttpFilters,
+  pluginsUsed,
+  type PluginLookup,
+  type PluginUse,
+} from './plugin-filters.js';
+import type {
+  Any,
+  Cluster,
+  ClusterLoadAssignment,
+  Cors,
+  CorsPolicy,
+  DownstreamTlsContext,
+  Duration,
+  Filter,
+  FilterChain,
+  HeaderMatcher,
+  HeaderValueOption,
+  HttpConnectionManager,
+  Listener,
+  Route,
+  RouteAction,
+  RouteConfiguration,
+  RouteMatch,
+  Router,
+  Secret,
+  TcpProxy,
+  TlsInspector,
+  UdpProxyConfig,
+  UpstreamTlsContext,
+  VirtualHost,
+  HttpFilter,
 } from './envoy-types.js';
 
 export interface EnvoyResources {
@@ -46,15 +87,22 @@ function typed<T extends object>(message: string, value: T): Any {
 
 export function duration(d: string): Duration {
   let ms = 0;
-  for (const [, n, unit] of d.matchAll(/(\d+)(h|ms|m|s)/g)) ms += Number(n) * ({ h: 3_600_000, m: 60_000, s: 1000, ms: 1 } as Record<string, number>)[unit as string]!;
+  for (const [, n, unit] of d.matchAll(/(\d+)(h|ms|m|s)/g))
+    ms += Number(n) * ({ h: 3_600_000, m: 60_000, s: 1000, ms: 1 } as Record<string, number>)[unit as string]!;
   return { seconds: String(Math.floor(ms / 1000)), nanos: (ms % 1000) * 1_000_000 };
 }
 
 function headerOptions(c: HeaderChangesIR | undefined): HeaderValueOption[] {
   if (!c) return [];
   return [
-    ...c.set.map((h): HeaderValueOption => ({ header: { key: h.name, value: h.value }, append_action: 'OVERWRITE_IF_EXISTS_OR_ADD' })),
-    ...c.add.map((h): HeaderValueOption => ({ header: { key: h.name, value: h.value }, append_action: 'APPEND_IF_EXISTS_OR_ADD' })),
+    ...c.set.map((h): HeaderValueOption => ({
+      header: { key: h.name, value: h.value },
+      append_action: 'OVERWRITE_IF_EXISTS_OR_ADD',
+    })),
+    ...c.add.map((h): HeaderValueOption => ({
+      header: { key: h.name, value: h.value },
+      append_action: 'APPEND_IF_EXISTS_OR_ADD',
+    })),
   ];
 }
 
@@ -66,8 +114,12 @@ function routeMatch(r: HTTPRouteIR): RouteMatch {
   const m = r.match;
   const match: RouteMatch = {};
   switch (m.path.type) {
-    case 'Exact': match.path = m.path.value; break;
-    case 'RegularExpression': match.safe_regex = { regex: m.path.value }; break;
+    case 'Exact':
+      match.path = m.path.value;
+      break;
+    case 'RegularExpression':
+      match.safe_regex = { regex: m.path.value };
+      break;
     default: {
       // Gateway API prefixes match whole path elements; so does path_separated_prefix. gRPC
       // paths are always /service/method, so a plain prefix is exact for them (and proxyless
@@ -81,11 +133,18 @@ function routeMatch(r: HTTPRouteIR): RouteMatch {
   const headers: HeaderMatcher[] = m.headers.map((h) => ({ name: h.name, string_match: stringMatch(h.type, h.value) }));
   if (m.method) headers.push({ name: ':method', string_match: { exact: m.method } });
   if (headers.length) match.headers = headers;
-  if (m.queryParams.length) match.query_parameters = m.queryParams.map((q) => ({ name: q.name, string_match: stringMatch(q.type, q.value) }));
+  if (m.queryParams.length)
+    match.query_parameters = m.queryParams.map((q) => ({ name: q.name, string_match: stringMatch(q.type, q.value) }));
   return match;
 }
 
-const REDIRECT_CODES = { 301: 'MOVED_PERMANENTLY', 302: 'FOUND', 303: 'SEE_OTHER', 307: 'TEMPORARY_REDIRECT', 308: 'PERMANENT_REDIRECT' } as const;
+const REDIRECT_CODES = {
+  301: 'MOVED_PERMANENTLY',
+  302: 'FOUND',
+  303: 'SEE_OTHER',
+  307: 'TEMPORARY_REDIRECT',
+  308: 'PERMANENT_REDIRECT',
+} as const;
 
 function applyFilters(route: Route, action: RouteAction | undefined, f: HTTPFiltersIR | undefined): void {
   if (!f) return;
@@ -98,17 +157,30 @@ function applyFilters(route: Route, action: RouteAction | undefined, f: HTTPFilt
   if (action && f.rewrite) {
     if (f.rewrite.hostname) action.host_rewrite_literal = f.rewrite.hostname;
     if (f.rewrite.path?.type === 'ReplacePrefixMatch') action.prefix_rewrite = f.rewrite.path.value;
-    if (f.rewrite.path?.type === 'ReplaceFullPath') action.regex_rewrite = { pattern: { regex: '^.*$' }, substitution: f.rewrite.path.value };
+    if (f.rewrite.path?.type === 'ReplaceFullPath')
+      action.regex_rewrite = { pattern: { regex: '^.*$' }, substitution: f.rewrite.path.value };
   }
   if (action && f.mirrors?.length) {
-    action.request_mirror_policies = f.mirrors.map((m) => ({ cluster: m.cluster, runtime_fraction: { default_value: { numerator: Math.round(m.percent * 10_000), denominator: 'MILLION' } } }));
+    action.request_mirror_policies = f.mirrors.map((m) => ({
+      cluster: m.cluster,
+      runtime_fraction: { default_value: { numerator: Math.round(m.percent * 10_000), denominator: 'MILLION' } },
+    }));
   }
   const perFilter: Record<string, Any> = {};
   if (f.cors) {
     perFilter['envoy.filters.http.cors'] = typed<CorsPolicy>('envoy.extensions.filters.http.cors.v3.CorsPolicy', {
-      allow_origin_string_match: f.cors.allowOrigins.map((o) => (o === '*' ? { safe_regex: { regex: '.*' } } : o.includes('*') ? { safe_regex: { regex: `^${o.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^.]+')}$` } } : { exact: o })),
-      allow_methods: f.cors.allowMethods.join(','), allow_headers: f.cors.allowHeaders.join(','), expose_headers: f.cors.exposeHeaders.join(','),
-      allow_credentials: { value: f.cors.allowCredentials }, ...(f.cors.maxAge !== undefined ? { max_age: String(f.cors.maxAge) } : {}),
+      allow_origin_string_match: f.cors.allowOrigins.map((o) =>
+        o === '*'
+          ? { safe_regex: { regex: '.*' } }
+          : o.includes('*')
+            ? { safe_regex: { regex: `^${o.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^.]+')}$` } }
+            : { exact: o },
+      ),
+      allow_methods: f.cors.allowMethods.join(','),
+      allow_headers: f.cors.allowHeaders.join(','),
+      expose_headers: f.cors.exposeHeaders.join(','),
+      allow_credentials: { value: f.cors.allowCredentials },
+      ...(f.cors.maxAge !== undefined ? { max_age: String(f.cors.maxAge) } : {}),
     });
   }
   for (const p of f.plugins ?? []) perFilter[pluginFilterName(p.name)] = enablePlugin();
@@ -118,11 +190,20 @@ function applyFilters(route: Route, action: RouteAction | undefined, f: HTTPFilt
 export function buildRoute(r: HTTPRouteIR): Route {
   const route: Route = { name: r.name, match: routeMatch(r) };
   // A named rule (HTTPRouteNamedRouteRule) keeps its name where access logs and admin dumps see it.
-  if (r.source.ruleName) route.metadata = { filter_metadata: { 'turnpike.dev': { fields: { rule_name: { stringValue: r.source.ruleName } } } } };
+  if (r.source.ruleName)
+    route.metadata = {
+      filter_metadata: { 'turnpike.dev': { fields: { rule_name: { stringValue: r.source.ruleName } } } },
+    };
   if (r.directResponse) {
-    route.direct_response = { status: r.directResponse.status, ...(r.directResponse.body ? { body: { inline_string: r.directResponse.body } } : {}) };
+    route.direct_response = {
+      status: r.directResponse.status,
+      ...(r.directResponse.body ? { body: { inline_string: r.directResponse.body } } : {}),
+    };
     // Plugins still run on a route answered by the proxy itself (e.g. 503 with no endpoints).
-    if (r.filters?.plugins?.length) route.typed_per_filter_config = Object.fromEntries(r.filters.plugins.map((p) => [pluginFilterName(p.name), enablePlugin()]));
+    if (r.filters?.plugins?.length)
+      route.typed_per_filter_config = Object.fromEntries(
+        r.filters.plugins.map((p) => [pluginFilterName(p.name), enablePlugin()]),
+      );
     return route;
   }
   if (r.redirect) {
@@ -144,7 +225,10 @@ export function buildRoute(r: HTTPRouteIR): Route {
     action.cluster = backends[0]!.cluster;
   } else {
     const clusters = backends.map((b) => {
-      const wc: NonNullable<NonNullable<RouteAction['weighted_clusters']>['clusters']>[number] = { name: b.cluster, weight: { value: b.weight } };
+      const wc: NonNullable<NonNullable<RouteAction['weighted_clusters']>['clusters']>[number] = {
+        name: b.cluster,
+        weight: { value: b.weight },
+      };
       const req = headerOptions(b.filters?.requestHeaders);
       if (req.length) wc.request_headers_to_add = req;
       if (b.filters?.requestHeaders?.remove.length) wc.request_headers_to_remove = b.filters.requestHeaders.remove;
@@ -166,7 +250,9 @@ export function buildRoute(r: HTTPRouteIR): Route {
     // request timeout, which Envoy counts as a reset) are retried besides the listed codes, as
     // the spec says implementations SHOULD; without codes, any 5xx is.
     action.retry_policy = {
-      retry_on: r.retry ? `${r.retry.codes.length ? 'retriable-status-codes' : '5xx'},reset,connect-failure,refused-stream` : '5xx',
+      retry_on: r.retry
+        ? `${r.retry.codes.length ? 'retriable-status-codes' : '5xx'},reset,connect-failure,refused-stream`
+        : '5xx',
       num_retries: { value: r.retry ? r.retry.attempts : 0 },
       ...(r.retry?.codes.length ? { retriable_status_codes: r.retry.codes } : {}),
       ...(r.retry?.backoff ? { retry_back_off: { base_interval: duration(r.retry.backoff) } } : {}),
@@ -203,14 +289,23 @@ function builtRoute(r: HTTPRouteIR): Route {
  */
 function withMisdirectedHost(l: GatewayListenerIR, vhosts: VirtualHost[]): VirtualHost[] {
   if (vhosts.some((v) => v.domains?.includes('*'))) return vhosts;
-  return [...vhosts, { name: `${l.name}/misdirected`, domains: ['*'], routes: [{ name: `${l.name}/misdirected`, match: { prefix: '/' }, direct_response: { status: 421 } }] }];
+  return [
+    ...vhosts,
+    {
+      name: `${l.name}/misdirected`,
+      domains: ['*'],
+      routes: [{ name: `${l.name}/misdirected`, match: { prefix: '/' }, direct_response: { status: 421 } }],
+    },
+  ];
 }
 
 /** Merges the virtual hosts of several Gateway listeners sharing a port; domains stay unique. */
 function mergeVirtualHosts(listeners: GatewayListenerIR[]): VirtualHost[] {
   const byDomain = new Map<string, { name: string; routes: Route[] }>();
   // More specific listener hostnames first, so their routes win inside a merged host.
-  const ordered = [...listeners].sort((a, b) => (b.hostname ?? '').length - (a.hostname ?? '').length || (a.name < b.name ? -1 : 1));
+  const ordered = [...listeners].sort(
+    (a, b) => (b.hostname ?? '').length - (a.hostname ?? '').length || (a.name < b.name ? -1 : 1),
+  );
   for (const l of ordered) {
     for (const vh of l.virtualHosts ?? []) {
       for (const d of vh.domains) {
@@ -220,23 +315,40 @@ function mergeVirtualHosts(listeners: GatewayListenerIR[]): VirtualHost[] {
       }
     }
   }
-  return [...byDomain.keys()].sort().map((d) => ({ name: byDomain.get(d)!.name, domains: [d], routes: byDomain.get(d)!.routes }));
+  return [...byDomain.keys()]
+    .sort()
+    .map((d) => ({ name: byDomain.get(d)!.name, domains: [d], routes: byDomain.get(d)!.routes }));
 }
 
-function httpConnectionManager(statPrefix: string, routeConfigName: string, withCors: boolean, pluginFilters: HttpFilter[] = []): Any {
+function httpConnectionManager(
+  statPrefix: string,
+  routeConfigName: string,
+  withCors: boolean,
+  pluginFilters: HttpFilter[] = [],
+): Any {
   const filters: NonNullable<HttpConnectionManager['http_filters']> = [];
-  if (withCors) filters.push({ name: 'envoy.filters.http.cors', typed_config: typed<Cors>('envoy.extensions.filters.http.cors.v3.Cors', {}) });
+  if (withCors)
+    filters.push({
+      name: 'envoy.filters.http.cors',
+      typed_config: typed<Cors>('envoy.extensions.filters.http.cors.v3.Cors', {}),
+    });
   filters.push(...pluginFilters);
-  filters.push({ name: 'envoy.filters.http.router', typed_config: typed<Router>('envoy.extensions.filters.http.router.v3.Router', {}) });
-  return typed<HttpConnectionManager>('envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager', {
-    stat_prefix: statPrefix,
-    rds: { route_config_name: routeConfigName, config_source: ADS },
-    http_filters: filters,
-    // WebSocket upgrades pass through to backends (HTTPRouteBackendProtocolWebSocket).
-    upgrade_configs: [{ upgrade_type: 'websocket' }],
-    // Host headers carry the port on non-default ports; routing is by hostname only.
-    strip_any_host_port: true,
+  filters.push({
+    name: 'envoy.filters.http.router',
+    typed_config: typed<Router>('envoy.extensions.filters.http.router.v3.Router', {}),
   });
+  return typed<HttpConnectionManager>(
+    'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+    {
+      stat_prefix: statPrefix,
+      rds: { route_config_name: routeConfigName, config_source: ADS },
+      http_filters: filters,
+      // WebSocket upgrades pass through to backends (HTTPRouteBackendProtocolWebSocket).
+      upgrade_configs: [{ upgrade_type: 'websocket' }],
+      // Host headers carry the port on non-default ports; routing is by hostname only.
+      strip_any_host_port: true,
+    },
+  );
 }
 
 function usesFilter(listeners: GatewayListenerIR[], pick: (f: HTTPFiltersIR) => unknown): boolean {
@@ -247,9 +359,18 @@ function tcpProxy(statPrefix: string, route: L4RouteIR | undefined): Filter {
   const backends = route?.backends ?? [];
   const value: TcpProxy = { stat_prefix: statPrefix };
   if (backends.length === 1 && !route?.invalidWeight) value.cluster = backends[0]!.cluster;
-  else if (backends.length) value.weighted_clusters = { clusters: [...backends.map((b) => ({ name: b.cluster, weight: b.weight })), ...(route?.invalidWeight ? [{ name: invalidBackend(), weight: route.invalidWeight }] : [])] };
+  else if (backends.length)
+    value.weighted_clusters = {
+      clusters: [
+        ...backends.map((b) => ({ name: b.cluster, weight: b.weight })),
+        ...(route?.invalidWeight ? [{ name: invalidBackend(), weight: route.invalidWeight }] : []),
+      ],
+    };
   else value.cluster = invalidBackend();
-  return { name: 'envoy.filters.network.tcp_proxy', typed_config: typed<TcpProxy>('envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy', value) };
+  return {
+    name: 'envoy.filters.network.tcp_proxy',
+    typed_config: typed<TcpProxy>('envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy', value),
+  };
 }
 
 function downstreamTls(l: GatewayListenerIR): FilterChain['transport_socket'] {
@@ -257,11 +378,21 @@ function downstreamTls(l: GatewayListenerIR): FilterChain['transport_socket'] {
     common_tls_context: {
       tls_certificate_sds_secret_configs: (l.tls?.certificates ?? []).map((name) => ({ name, sds_config: ADS })),
       // AllowInsecureFallback: ask for a certificate, let the backend decide what an untrusted one means.
-      ...(l.tls?.clientCA ? { validation_context: { trusted_ca: { inline_string: l.tls.clientCA }, ...(l.tls.clientCAOptional ? { trust_chain_verification: 'ACCEPT_UNTRUSTED' as const } : {}) } } : {}),
+      ...(l.tls?.clientCA
+        ? {
+            validation_context: {
+              trusted_ca: { inline_string: l.tls.clientCA },
+              ...(l.tls.clientCAOptional ? { trust_chain_verification: 'ACCEPT_UNTRUSTED' as const } : {}),
+            },
+          }
+        : {}),
     },
     ...(l.tls?.clientCA ? { require_client_certificate: { value: !l.tls.clientCAOptional } } : {}),
   };
-  return { name: 'envoy.transport_sockets.tls', typed_config: typed<DownstreamTlsContext>('envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext', ctx) };
+  return {
+    name: 'envoy.transport_sockets.tls',
+    typed_config: typed<DownstreamTlsContext>('envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext', ctx),
+  };
 }
 
 function serverNames(hostname: string | undefined): string[] {
@@ -272,7 +403,11 @@ export function listenerPort(port: number): number {
   return port < 1024 ? port + 10000 : port;
 }
 
-interface PluginContext { gw: GatewayIR; lookup: PluginLookup; used: PluginUse[] }
+interface PluginContext {
+  gw: GatewayIR;
+  lookup: PluginLookup;
+  used: PluginUse[];
+}
 
 function pluginFilters(listeners: GatewayListenerIR[], pc: PluginContext): HttpFilter[] {
   const used = pluginsUsed(listeners);
@@ -281,39 +416,90 @@ function pluginFilters(listeners: GatewayListenerIR[], pc: PluginContext): HttpF
 }
 
 function buildPort(port: PortIR, out: EnvoyResources, plugins: PluginContext): void {
-  const address = { socket_address: { address: '0.0.0.0', port_value: listenerPort(port.port), protocol: port.transport === 'udp' ? 'UDP' as const : 'TCP' as const } };
+  const address = {
+    socket_address: {
+      address: '0.0.0.0',
+      port_value: listenerPort(port.port),
+      protocol: port.transport === 'udp' ? ('UDP' as const) : ('TCP' as const),
+    },
+  };
   const listener: Listener = { name: port.name, address };
   const first = port.listeners[0];
   if (!first) return;
   if (port.transport === 'udp') {
     const route = first.routes?.[0];
     const top = [...(route?.backends ?? [])].sort((a, b) => b.weight - a.weight)[0];
-    listener.listener_filters = [{ name: 'envoy.filters.udp_listener.udp_proxy', typed_config: typed<UdpProxyConfig>('envoy.extensions.filters.udp.udp_proxy.v3.UdpProxyConfig', { stat_prefix: port.name, cluster: top?.cluster ?? invalidBackend() }) }];
+    listener.listener_filters = [
+      {
+        name: 'envoy.filters.udp_listener.udp_proxy',
+        typed_config: typed<UdpProxyConfig>('envoy.extensions.filters.udp.udp_proxy.v3.UdpProxyConfig', {
+          stat_prefix: port.name,
+          cluster: top?.cluster ?? invalidBackend(),
+        }),
+      },
+    ];
     out.listeners.push(listener);
     return;
   }
   const family = first.protocol;
   if (family === 'HTTP') {
     const routeName = port.name;
-    listener.filter_chains = [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: httpConnectionManager(routeName, routeName, usesFilter(port.listeners, (f) => f.cors), pluginFilters(port.listeners, plugins)) }] }];
+    listener.filter_chains = [
+      {
+        filters: [
+          {
+            name: 'envoy.filters.network.http_connection_manager',
+            typed_config: httpConnectionManager(
+              routeName,
+              routeName,
+              usesFilter(port.listeners, (f) => f.cors),
+              pluginFilters(port.listeners, plugins),
+            ),
+          },
+        ],
+      },
+    ];
     out.routes.push({ name: routeName, virtual_hosts: mergeVirtualHosts(port.listeners) });
   } else if (family === 'TCP') {
     listener.filter_chains = [{ filters: [tcpProxy(port.name, first.routes?.[0])] }];
   } else {
     // HTTPS and TLS share the port; filter chains are chosen by SNI.
-    listener.listener_filters = [{ name: 'envoy.filters.listener.tls_inspector', typed_config: typed<TlsInspector>('envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector', {}) }];
+    listener.listener_filters = [
+      {
+        name: 'envoy.filters.listener.tls_inspector',
+        typed_config: typed<TlsInspector>('envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector', {}),
+      },
+    ];
     const chains: FilterChain[] = [];
     for (const l of port.listeners) {
       if (l.protocol === 'HTTPS') {
         const routeName = `${port.name}/${l.name}`;
-        chains.push({ name: l.name, filter_chain_match: { server_names: serverNames(l.hostname) }, transport_socket: downstreamTls(l),
-          filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: httpConnectionManager(routeName, routeName, usesFilter([l], (f) => f.cors), pluginFilters([l], plugins)) }] });
+        chains.push({
+          name: l.name,
+          filter_chain_match: { server_names: serverNames(l.hostname) },
+          transport_socket: downstreamTls(l),
+          filters: [
+            {
+              name: 'envoy.filters.network.http_connection_manager',
+              typed_config: httpConnectionManager(
+                routeName,
+                routeName,
+                usesFilter([l], (f) => f.cors),
+                pluginFilters([l], plugins),
+              ),
+            },
+          ],
+        });
         out.routes.push({ name: routeName, virtual_hosts: withMisdirectedHost(l, mergeVirtualHosts([l])) });
       } else {
         for (const r of l.routes ?? []) {
           const names = (r.hostnames ?? []).filter((h) => h !== '*');
-          chains.push({ name: `${l.name}/${r.name}`, filter_chain_match: { server_names: names.length ? names : serverNames(l.hostname) },
-            ...(l.tls?.mode === 'Terminate' ? { transport_socket: downstreamTls(l) } : {}), filters: [tcpProxy(`${port.name}/${r.name}`, r)] });
+          chains.push({
+            name: `${l.name}/${r.name}`,
+            filter_chain_match: { server_names: names.length ? names : serverNames(l.hostname) },
+            ...(l.tls?.mode === 'Terminate' ? { transport_socket: downstreamTls(l) } : {}),
+            filters: [tcpProxy(`${port.name}/${r.name}`, r)],
+          });
         }
       }
     }
@@ -336,14 +522,23 @@ function buildCluster(c: ClusterIR, clientCertificate?: string): Cluster {
     const ctx: UpstreamTlsContext = {
       sni: c.tls.sni,
       common_tls_context: {
-        ...(clientCertificate ? { tls_certificate_sds_secret_configs: [{ name: clientCertificate, sds_config: ADS }] } : {}),
+        ...(clientCertificate
+          ? { tls_certificate_sds_secret_configs: [{ name: clientCertificate, sds_config: ADS }] }
+          : {}),
         validation_context: {
-          ...(c.tls.caBundle ? { trusted_ca: { inline_string: c.tls.caBundle } } : { trusted_ca: { filename: '/etc/ssl/certs/ca-certificates.crt' } }),
-          match_typed_subject_alt_names: (c.tls.subjectAltNames.length ? c.tls.subjectAltNames : [c.tls.sni]).map((n) => ({ san_type: n.includes('://') ? 'URI' as const : 'DNS' as const, matcher: { exact: n } })),
+          ...(c.tls.caBundle
+            ? { trusted_ca: { inline_string: c.tls.caBundle } }
+            : { trusted_ca: { filename: '/etc/ssl/certs/ca-certificates.crt' } }),
+          match_typed_subject_alt_names: (c.tls.subjectAltNames.length ? c.tls.subjectAltNames : [c.tls.sni]).map(
+            (n) => ({ san_type: n.includes('://') ? ('URI' as const) : ('DNS' as const), matcher: { exact: n } }),
+          ),
         },
       },
     };
-    cluster.transport_socket = { name: 'envoy.transport_sockets.tls', typed_config: typed<UpstreamTlsContext>('envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext', ctx) };
+    cluster.transport_socket = {
+      name: 'envoy.transport_sockets.tls',
+      typed_config: typed<UpstreamTlsContext>('envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext', ctx),
+    };
   }
   return cluster;
 }
@@ -353,7 +548,26 @@ export function buildEndpoints(c: ClusterIR, endpoints: readonly EndpointIR[]): 
   return {
     cluster_name: c.name,
     // gRPC's xDS client ignores localities without a weight.
-    endpoints: endpoints.length ? [{ locality: {}, load_balancing_weight: { value: 1 }, lb_endpoints: endpoints.map((e) => ({ endpoint: { address: { socket_address: { address: e.address, port_value: e.port, protocol: c.protocol === 'udp' ? 'UDP' as const : 'TCP' as const } } }, health_status: e.ready ? 'HEALTHY' as const : 'UNHEALTHY' as const })) }] : [],
+    endpoints: endpoints.length
+      ? [
+          {
+            locality: {},
+            load_balancing_weight: { value: 1 },
+            lb_endpoints: endpoints.map((e) => ({
+              endpoint: {
+                address: {
+                  socket_address: {
+                    address: e.address,
+                    port_value: e.port,
+                    protocol: c.protocol === 'udp' ? ('UDP' as const) : ('TCP' as const),
+                  },
+                },
+              },
+              health_status: e.ready ? ('HEALTHY' as const) : ('UNHEALTHY' as const),
+            })),
+          },
+        ]
+      : [],
   };
 }
 
@@ -363,24 +577,35 @@ export function buildEndpoints(c: ClusterIR, endpoints: readonly EndpointIR[]): 
  */
 function buildProxyless(gw: GatewayIR, out: EnvoyResources): void {
   const byHost = new Map<string, HTTPRouteIR[]>();
-  for (const port of gw.ports) for (const l of port.listeners) for (const vh of l.virtualHosts ?? []) {
-    for (const r of vh.routes) {
-      if (r.source.kind !== 'GRPCRoute') continue;
-      for (const d of vh.domains) {
-        if (d === '*' || d.startsWith('*.')) continue;
-        const list = byHost.get(d) ?? [];
-        list.push(r);
-        byHost.set(d, list);
+  for (const port of gw.ports)
+    for (const l of port.listeners)
+      for (const vh of l.virtualHosts ?? []) {
+        for (const r of vh.routes) {
+          if (r.source.kind !== 'GRPCRoute') continue;
+          for (const d of vh.domains) {
+            if (d === '*' || d.startsWith('*.')) continue;
+            const list = byHost.get(d) ?? [];
+            list.push(r);
+            byHost.set(d, list);
+          }
+        }
       }
-    }
-  }
   for (const host of [...byHost.keys()].sort()) {
     const routeName = `proxyless/${host}`;
-    out.listeners.push({ name: host, api_listener: { api_listener: httpConnectionManager(routeName, routeName, false) } });
+    out.listeners.push({
+      name: host,
+      api_listener: { api_listener: httpConnectionManager(routeName, routeName, false) },
+    });
     const vh: VirtualHostIR = { name: host, domains: [host], routes: byHost.get(host)! };
     // Proxyless clients run no plugins (no Lua or Wasm in gRPC): their routes go without.
-    const withoutPlugins = (r: HTTPRouteIR): HTTPRouteIR => (r.filters?.plugins ? { ...r, filters: { ...r.filters, plugins: undefined } } : r);
-    out.routes.push({ name: routeName, virtual_hosts: [{ name: vh.name, domains: vh.domains, routes: vh.routes.map((r) => buildRoute(withoutPlugins(r))) }] });
+    const withoutPlugins = (r: HTTPRouteIR): HTTPRouteIR =>
+      r.filters?.plugins ? { ...r, filters: { ...r.filters, plugins: undefined } } : r;
+    out.routes.push({
+      name: routeName,
+      virtual_hosts: [
+        { name: vh.name, domains: vh.domains, routes: vh.routes.map((r) => buildRoute(withoutPlugins(r))) },
+      ],
+    });
   }
 }
 
@@ -392,11 +617,17 @@ export type EndpointLookup = (cluster: string) => readonly EndpointIR[] | undefi
  * snapshot builder keeps those per cluster, apart from the rest).
  */
 /** How the proxies reach the controller, when it serves them over TLS (plugin content clusters use it). */
-export interface ControlPlaneOptions { controlPlaneTls?: BootstrapTls }
+export interface ControlPlaneOptions {
+  controlPlaneTls?: BootstrapTls;
+}
 
 export function buildResources(
-  gw: GatewayIR, secrets: SecretLookup, plugins: PluginLookup = () => undefined, endpoints?: EndpointLookup,
-  memo?: { clusters: WeakMap<ClusterIR, Cluster>; routes: RouteMemo }, options: ControlPlaneOptions = {},
+  gw: GatewayIR,
+  secrets: SecretLookup,
+  plugins: PluginLookup = () => undefined,
+  endpoints?: EndpointLookup,
+  memo?: { clusters: WeakMap<ClusterIR, Cluster>; routes: RouteMemo },
+  options: ControlPlaneOptions = {},
 ): EnvoyResources {
   routeMemo = memo?.routes;
   try {
@@ -406,7 +637,14 @@ export function buildResources(
   }
 }
 
-function build(gw: GatewayIR, secrets: SecretLookup, plugins: PluginLookup, endpoints: EndpointLookup | undefined, clusterMemo: WeakMap<ClusterIR, Cluster> | undefined, options: ControlPlaneOptions): EnvoyResources {
+function build(
+  gw: GatewayIR,
+  secrets: SecretLookup,
+  plugins: PluginLookup,
+  endpoints: EndpointLookup | undefined,
+  clusterMemo: WeakMap<ClusterIR, Cluster> | undefined,
+  options: ControlPlaneOptions,
+): EnvoyResources {
   const out: EnvoyResources = { listeners: [], routes: [], clusters: [], endpoints: [], secrets: [] };
   const pc: PluginContext = { gw, lookup: plugins, used: [] };
   invalidBackendUsed = false;
@@ -425,12 +663,23 @@ function build(gw: GatewayIR, secrets: SecretLookup, plugins: PluginLookup, endp
     if (endpoints) out.endpoints.push(buildEndpoints(c, endpoints(c.name) ?? []));
   }
   if (invalidBackendUsed) {
-    out.clusters.push({ name: INVALID_BACKEND_CLUSTER, type: 'STATIC', connect_timeout: { seconds: '1', nanos: 0 }, load_assignment: { cluster_name: INVALID_BACKEND_CLUSTER, endpoints: [] } });
+    out.clusters.push({
+      name: INVALID_BACKEND_CLUSTER,
+      type: 'STATIC',
+      connect_timeout: { seconds: '1', nanos: 0 },
+      load_assignment: { cluster_name: INVALID_BACKEND_CLUSTER, endpoints: [] },
+    });
   }
   for (const { name: key } of gw.secrets) {
     const s = secrets(key);
     if (!s) continue;
-    out.secrets.push({ name: key, tls_certificate: { certificate_chain: { inline_string: s.certificateChain }, private_key: { inline_string: s.privateKey } } });
+    out.secrets.push({
+      name: key,
+      tls_certificate: {
+        certificate_chain: { inline_string: s.certificateChain },
+        private_key: { inline_string: s.privateKey },
+      },
+    });
   }
   return out;
 }

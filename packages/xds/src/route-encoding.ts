@@ -21,7 +21,10 @@ function varint(n: number): number[] {
 
 /** A length-delimited field: tag (field number, wire type 2), length, bytes. */
 function field(fieldNumber: number, bytes: Uint8Array): Buffer[] {
-  return [Buffer.from([...varint((fieldNumber << 3) | 2), ...varint(bytes.length)]), Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)];
+  return [
+    Buffer.from([...varint((fieldNumber << 3) | 2), ...varint(bytes.length)]),
+    Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+  ];
 }
 
 export class RouteConfigurationEncoder {
@@ -42,7 +45,10 @@ export class RouteConfigurationEncoder {
     // A virtual host is its name, domains and routes (the only fields we set), the routes by identity.
     const key = `${JSON.stringify(head)}|${encoded.map((e) => e.id).join(',')}`;
     let bytes = previous?.get(key);
-    bytes ??= Buffer.concat([encodeMessage('envoy.config.route.v3.VirtualHost', head), ...encoded.flatMap((e) => field(VIRTUAL_HOST_ROUTES, e.bytes))]);
+    bytes ??= Buffer.concat([
+      encodeMessage('envoy.config.route.v3.VirtualHost', head),
+      ...encoded.flatMap((e) => field(VIRTUAL_HOST_ROUTES, e.bytes)),
+    ]);
     next.set(key, bytes);
     return bytes;
   }
@@ -51,7 +57,10 @@ export class RouteConfigurationEncoder {
     const { virtual_hosts: vhs, ...head } = rc;
     const previous = this.hosts.get(rc.name ?? '');
     const next = new Map<string, Buffer>();
-    const bytes = Buffer.concat([encodeMessage('envoy.config.route.v3.RouteConfiguration', head), ...(vhs ?? []).flatMap((vh) => field(ROUTE_CONFIGURATION_VIRTUAL_HOSTS, this.virtualHost(vh, previous, next)))]);
+    const bytes = Buffer.concat([
+      encodeMessage('envoy.config.route.v3.RouteConfiguration', head),
+      ...(vhs ?? []).flatMap((vh) => field(ROUTE_CONFIGURATION_VIRTUAL_HOSTS, this.virtualHost(vh, previous, next))),
+    ]);
     this.hosts.set(rc.name ?? '', next);
     return bytes;
   }

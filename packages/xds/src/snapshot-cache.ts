@@ -7,8 +7,15 @@ import { encodeMessage } from './proto-root.js';
 import type { EnvoyResources } from './resources.js';
 import { messageName, SEND_ORDER, TYPE, type TypeUrl } from './type-urls.js';
 
-export interface EncodedResource { name: string; version: string; any: { type_url: string; value: Buffer } }
-export interface TypeSnapshot { version: string; resources: ReadonlyMap<string, EncodedResource> }
+export interface EncodedResource {
+  name: string;
+  version: string;
+  any: { type_url: string; value: Buffer };
+}
+export interface TypeSnapshot {
+  version: string;
+  resources: ReadonlyMap<string, EncodedResource>;
+}
 export type NodeSnapshot = ReadonlyMap<TypeUrl, TypeSnapshot>;
 
 export function encodeResource(typeUrl: TypeUrl, name: string, value: object): EncodedResource {
@@ -17,7 +24,11 @@ export function encodeResource(typeUrl: TypeUrl, name: string, value: object): E
 
 /** A resource from its encoded bytes; its version is the hash of the bytes. */
 export function encodedAs(typeUrl: TypeUrl, name: string, bytes: Buffer): EncodedResource {
-  return { name, version: createHash('sha256').update(bytes).digest('hex').slice(0, 16), any: { type_url: typeUrl, value: bytes } };
+  return {
+    name,
+    version: createHash('sha256').update(bytes).digest('hex').slice(0, 16),
+    any: { type_url: typeUrl, value: bytes },
+  };
 }
 
 /** A type's resources, sorted by name, with the version that names their combined content. */
@@ -41,7 +52,8 @@ export function resourceLists(res: EnvoyResources): Record<TypeUrl, [string, obj
 export function encodeSnapshot(res: EnvoyResources): NodeSnapshot {
   const lists = resourceLists(res);
   const snap = new Map<TypeUrl, TypeSnapshot>();
-  for (const t of SEND_ORDER) snap.set(t, typeSnapshot(lists[t].map(([name, value]) => encodeResource(t, name, value))));
+  for (const t of SEND_ORDER)
+    snap.set(t, typeSnapshot(lists[t].map(([name, value]) => encodeResource(t, name, value))));
   return snap;
 }
 

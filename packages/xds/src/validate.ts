@@ -19,7 +19,16 @@ function oneofRequired(o: protobuf.OneOf): boolean {
   return ((o.parsedOptions ?? []) as Record<string, unknown>[]).some((x) => x['(validate.required)'] === true);
 }
 
-const WRAPPERS = new Set(['google.protobuf.UInt32Value', 'google.protobuf.UInt64Value', 'google.protobuf.Int32Value', 'google.protobuf.Int64Value', 'google.protobuf.DoubleValue', 'google.protobuf.FloatValue', 'google.protobuf.BoolValue', 'google.protobuf.StringValue']);
+const WRAPPERS = new Set([
+  'google.protobuf.UInt32Value',
+  'google.protobuf.UInt64Value',
+  'google.protobuf.Int32Value',
+  'google.protobuf.Int64Value',
+  'google.protobuf.DoubleValue',
+  'google.protobuf.FloatValue',
+  'google.protobuf.BoolValue',
+  'google.protobuf.StringValue',
+]);
 
 function durationNanos(d: unknown): number | undefined {
   if (typeof d !== 'object' || d === null) return undefined;
@@ -40,17 +49,25 @@ function checkNumber(v: number, r: Record<string, unknown>, where: string, error
 function checkScalar(value: unknown, rules: Rules, where: string, errors: string[]): void {
   if (rules.string && typeof value === 'string') {
     const r = rules.string;
-    if (r.min_len !== undefined && [...value].length < Number(r.min_len)) errors.push(`${where}: must have at least ${r.min_len} character(s)`);
-    if (r.max_len !== undefined && [...value].length > Number(r.max_len)) errors.push(`${where}: must have at most ${r.max_len} character(s)`);
-    if (r.min_bytes !== undefined && Buffer.byteLength(value) < Number(r.min_bytes)) errors.push(`${where}: must have at least ${r.min_bytes} byte(s)`);
-    if (r.max_bytes !== undefined && Buffer.byteLength(value) > Number(r.max_bytes)) errors.push(`${where}: must have at most ${r.max_bytes} byte(s)`);
-    if (typeof r.prefix === 'string' && !value.startsWith(r.prefix)) errors.push(`${where}: must start with ${r.prefix}`);
-    if (r.well_known_regex === 'HTTP_HEADER_NAME' && !/^:?[0-9a-zA-Z!#$%&'*+\-.^_|~`]+$/.test(value)) errors.push(`${where}: "${value}" is not a valid HTTP header name`);
-    if (r.well_known_regex === 'HTTP_HEADER_VALUE' && /[\0\r\n]/.test(value)) errors.push(`${where}: header value must not contain NUL, CR or LF`);
+    if (r.min_len !== undefined && [...value].length < Number(r.min_len))
+      errors.push(`${where}: must have at least ${r.min_len} character(s)`);
+    if (r.max_len !== undefined && [...value].length > Number(r.max_len))
+      errors.push(`${where}: must have at most ${r.max_len} character(s)`);
+    if (r.min_bytes !== undefined && Buffer.byteLength(value) < Number(r.min_bytes))
+      errors.push(`${where}: must have at least ${r.min_bytes} byte(s)`);
+    if (r.max_bytes !== undefined && Buffer.byteLength(value) > Number(r.max_bytes))
+      errors.push(`${where}: must have at most ${r.max_bytes} byte(s)`);
+    if (typeof r.prefix === 'string' && !value.startsWith(r.prefix))
+      errors.push(`${where}: must start with ${r.prefix}`);
+    if (r.well_known_regex === 'HTTP_HEADER_NAME' && !/^:?[0-9a-zA-Z!#$%&'*+\-.^_|~`]+$/.test(value))
+      errors.push(`${where}: "${value}" is not a valid HTTP header name`);
+    if (r.well_known_regex === 'HTTP_HEADER_VALUE' && /[\0\r\n]/.test(value))
+      errors.push(`${where}: header value must not contain NUL, CR or LF`);
     if (Array.isArray(r.in) && !r.in.includes(value)) errors.push(`${where}: must be one of ${r.in.join(', ')}`);
   }
   for (const t of ['uint32', 'uint64', 'int32', 'int64', 'double', 'float', 'sint32', 'fixed32']) {
-    if (rules[t] && (typeof value === 'number' || typeof value === 'string')) checkNumber(Number(value), rules[t]!, where, errors);
+    if (rules[t] && (typeof value === 'number' || typeof value === 'string'))
+      checkNumber(Number(value), rules[t]!, where, errors);
   }
 }
 
@@ -93,20 +110,29 @@ function walk(type: protobuf.Type, value: unknown, where: string, errors: string
     const present = v !== undefined && v !== null;
     // Rules on a oneof member apply only when that member is the one set.
     if (!present && field.partOf) continue;
-    if (rules?.message && (rules.message as { required?: boolean }).required && !present) errors.push(`${f}: is required`);
-    if (rules?.duration && (rules.duration as { required?: boolean }).required && !present) errors.push(`${f}: is required`);
+    if (rules?.message && (rules.message as { required?: boolean }).required && !present)
+      errors.push(`${f}: is required`);
+    if (rules?.duration && (rules.duration as { required?: boolean }).required && !present)
+      errors.push(`${f}: is required`);
     if (rules?.any && (rules.any as { required?: boolean }).required && !present) errors.push(`${f}: is required`);
     if (!present) {
-      if (rules?.repeated && Number((rules.repeated as { min_items?: number }).min_items ?? 0) > 0) errors.push(`${f}: must have at least ${(rules.repeated as { min_items: number }).min_items} item(s)`);
-      if (rules?.string && Number((rules.string as { min_len?: number }).min_len ?? 0) > 0) errors.push(`${f}: must have at least ${(rules.string as { min_len: number }).min_len} character(s)`);
+      if (rules?.repeated && Number((rules.repeated as { min_items?: number }).min_items ?? 0) > 0)
+        errors.push(`${f}: must have at least ${(rules.repeated as { min_items: number }).min_items} item(s)`);
+      if (rules?.string && Number((rules.string as { min_len?: number }).min_len ?? 0) > 0)
+        errors.push(`${f}: must have at least ${(rules.string as { min_len: number }).min_len} character(s)`);
       continue;
     }
     if (field.repeated) {
       const list = v as unknown[];
-      if (!Array.isArray(list)) { errors.push(`${f}: must be a list`); continue; }
+      if (!Array.isArray(list)) {
+        errors.push(`${f}: must be a list`);
+        continue;
+      }
       const rr = rules?.repeated as { min_items?: number; max_items?: number; items?: Rules } | undefined;
-      if (rr?.min_items !== undefined && list.length < Number(rr.min_items)) errors.push(`${f}: must have at least ${rr.min_items} item(s)`);
-      if (rr?.max_items !== undefined && list.length > Number(rr.max_items)) errors.push(`${f}: must have at most ${rr.max_items} item(s)`);
+      if (rr?.min_items !== undefined && list.length < Number(rr.min_items))
+        errors.push(`${f}: must have at least ${rr.min_items} item(s)`);
+      if (rr?.max_items !== undefined && list.length > Number(rr.max_items))
+        errors.push(`${f}: must have at most ${rr.max_items} item(s)`);
       list.forEach((item, i) => {
         if (field.resolvedType instanceof protobuf.Type) walk(field.resolvedType, item, `${f}[${i}]`, errors);
         else if (rr?.items) checkScalar(item, rr.items, `${f}[${i}]`, errors);
@@ -119,8 +145,10 @@ function walk(type: protobuf.Type, value: unknown, where: string, errors: string
       if (full === 'google.protobuf.Duration' && rules?.duration) {
         const n = durationNanos(v);
         const r = rules.duration as Record<string, unknown>;
-        if (n !== undefined && r.gt !== undefined && !(n > (durationNanos(r.gt) ?? 0))) errors.push(`${f}: must be a positive duration`);
-        if (n !== undefined && r.gte !== undefined && !(n >= (durationNanos(r.gte) ?? 0))) errors.push(`${f}: must be at least ${JSON.stringify(r.gte)}`);
+        if (n !== undefined && r.gt !== undefined && !(n > (durationNanos(r.gt) ?? 0)))
+          errors.push(`${f}: must be a positive duration`);
+        if (n !== undefined && r.gte !== undefined && !(n >= (durationNanos(r.gte) ?? 0)))
+          errors.push(`${f}: must be at least ${JSON.stringify(r.gte)}`);
         continue;
       }
       if (WRAPPERS.has(full) && rules) {
@@ -131,7 +159,8 @@ function walk(type: protobuf.Type, value: unknown, where: string, errors: string
     } else if (field.resolvedType instanceof protobuf.Enum) {
       const e = field.resolvedType;
       const defined = typeof v === 'string' ? v in e.values : Object.values(e.values).includes(Number(v));
-      if (rules?.enum && (rules.enum as { defined_only?: boolean }).defined_only && !defined) errors.push(`${f}: ${String(v)} is not a ${e.name} value`);
+      if (rules?.enum && (rules.enum as { defined_only?: boolean }).defined_only && !defined)
+        errors.push(`${f}: ${String(v)} is not a ${e.name} value`);
       if (!defined && typeof v === 'string') errors.push(`${f}: ${v} is not a ${e.name} value`);
     } else if (rules) {
       checkScalar(v, rules, f, errors);
@@ -145,10 +174,23 @@ function walk(type: protobuf.Type, value: unknown, where: string, errors: string
 }
 
 /** Validates every resource of a set, naming each by its type and name. */
-export function validateResources(resources: { listeners: object[]; routes: object[]; clusters: object[]; endpoints: object[]; secrets: object[] }): string[] {
+export function validateResources(resources: {
+  listeners: object[];
+  routes: object[];
+  clusters: object[];
+  endpoints: object[];
+  secrets: object[];
+}): string[] {
   const errors: string[] = [];
   const check = (type: string, list: object[], nameOf: (o: Record<string, unknown>) => unknown) => {
-    for (const r of list) errors.push(...validateMessage(type, r, `${type.slice(type.lastIndexOf('.') + 1)} ${String(nameOf(r as Record<string, unknown>))}`));
+    for (const r of list)
+      errors.push(
+        ...validateMessage(
+          type,
+          r,
+          `${type.slice(type.lastIndexOf('.') + 1)} ${String(nameOf(r as Record<string, unknown>))}`,
+        ),
+      );
   };
   check('envoy.config.listener.v3.Listener', resources.listeners, (o) => o.name);
   check('envoy.config.route.v3.RouteConfiguration', resources.routes, (o) => o.name);

@@ -4,9 +4,24 @@
 // that use it. Nothing else is rebuilt.
 import type { ClusterIR, EndpointIR, GatewayIR, KubeObject, Secret, XdsIR } from '@turnpike/api';
 import type { Cluster } from './envoy-types.js';
-import { buildEndpoints, buildResources, type ControlPlaneOptions, type EnvoyResources, type PluginLookup, type RouteMemo } from './resources.js';
+import {
+  buildEndpoints,
+  buildResources,
+  type ControlPlaneOptions,
+  type EnvoyResources,
+  type PluginLookup,
+  type RouteMemo,
+} from './resources.js';
 import { RouteConfigurationEncoder } from './route-encoding.js';
-import { encodeResource, encodedAs, resourceLists, typeSnapshot, type EncodedResource, type NodeSnapshot, type TypeSnapshot } from './snapshot-cache.js';
+import {
+  encodeResource,
+  encodedAs,
+  resourceLists,
+  typeSnapshot,
+  type EncodedResource,
+  type NodeSnapshot,
+  type TypeSnapshot,
+} from './snapshot-cache.js';
 import { SEND_ORDER, TYPE, type TypeUrl } from './type-urls.js';
 
 export type ObjectLookup = (kind: string, namespace: string, name: string) => KubeObject | undefined;
@@ -16,7 +31,13 @@ function decode(v: string | undefined): string {
 }
 
 /** Every Envoy resource of a Gateway, endpoints included (for printing and validation). */
-export function envoyResourcesFor(gw: GatewayIR, lookup: ObjectLookup, plugins: PluginLookup = () => undefined, endpoints: XdsIR['endpoints'] = new Map(), options: ControlPlaneOptions = {}): EnvoyResources {
+export function envoyResourcesFor(
+  gw: GatewayIR,
+  lookup: ObjectLookup,
+  plugins: PluginLookup = () => undefined,
+  endpoints: XdsIR['endpoints'] = new Map(),
+  options: ControlPlaneOptions = {},
+): EnvoyResources {
   return buildResources(gw, secretLookup(lookup), plugins, (c) => endpoints.get(c), undefined, options);
 }
 
@@ -25,13 +46,25 @@ function secretLookup(lookup: ObjectLookup) {
     const [ns, name] = key.split('/') as [string, string];
     const s = lookup('Secret', ns, name) as Secret | undefined;
     if (!s) return undefined;
-    return { certificateChain: decode(s.data?.['tls.crt']) || (s.stringData?.['tls.crt'] ?? ''), privateKey: decode(s.data?.['tls.key']) || (s.stringData?.['tls.key'] ?? '') };
+    return {
+      certificateChain: decode(s.data?.['tls.crt']) || (s.stringData?.['tls.crt'] ?? ''),
+      privateKey: decode(s.data?.['tls.key']) || (s.stringData?.['tls.key'] ?? ''),
+    };
   };
 }
 
-interface NodeState { ir: GatewayIR; clusters: Map<string, ClusterIR>; base: Map<TypeUrl, TypeSnapshot>; eds: Map<string, EncodedResource>; edsSnapshot?: TypeSnapshot | undefined }
+interface NodeState {
+  ir: GatewayIR;
+  clusters: Map<string, ClusterIR>;
+  base: Map<TypeUrl, TypeSnapshot>;
+  eds: Map<string, EncodedResource>;
+  edsSnapshot?: TypeSnapshot | undefined;
+}
 
-export interface XdsChanges { gateways: readonly string[]; endpoints: readonly string[] }
+export interface XdsChanges {
+  gateways: readonly string[];
+  endpoints: readonly string[];
+}
 
 export class XdsSnapshotBuilder {
   private readonly nodes = new Map<string, NodeState>();
@@ -44,14 +77,24 @@ export class XdsSnapshotBuilder {
 
   /** Every node's snapshot from scratch. */
   build(xds: XdsIR, lookup: ObjectLookup, plugins?: PluginLookup): Map<string, NodeSnapshot> {
-    const changed = this.update(xds, { gateways: [...new Set([...xds.gateways.keys(), ...this.nodes.keys()])], endpoints: [] }, lookup, plugins);
+    const changed = this.update(
+      xds,
+      { gateways: [...new Set([...xds.gateways.keys(), ...this.nodes.keys()])], endpoints: [] },
+      lookup,
+      plugins,
+    );
     const out = new Map<string, NodeSnapshot>();
     for (const [node, snap] of changed) if (snap) out.set(node, snap);
     return out;
   }
 
   /** The snapshots of the nodes that changed (undefined: the node has no Gateway any more). */
-  update(xds: XdsIR, changes: XdsChanges, lookup: ObjectLookup, plugins?: PluginLookup): Map<string, NodeSnapshot | undefined> {
+  update(
+    xds: XdsIR,
+    changes: XdsChanges,
+    lookup: ObjectLookup,
+    plugins?: PluginLookup,
+  ): Map<string, NodeSnapshot | undefined> {
     const out = new Map<string, NodeSnapshot | undefined>();
     /** Nodes whose EDS resources were all encoded from the current endpoints just now. */
     const freshEndpoints = new Set<string>();
@@ -65,15 +108,22 @@ export class XdsSnapshotBuilder {
         out.set(key, undefined);
         continue;
       }
-      const lists = resourceLists(buildResources(ir, secretLookup(lookup), plugins, undefined, this.memo, this.options));
+      const lists = resourceLists(
+        buildResources(ir, secretLookup(lookup), plugins, undefined, this.memo, this.options),
+      );
       const base = new Map<TypeUrl, TypeSnapshot>();
       for (const t of SEND_ORDER) {
         if (t === TYPE.endpoint) continue;
-        base.set(t, typeSnapshot(lists[t].map(([name, value]) => {
-          if (t === TYPE.cluster) return this.encodedCluster(name, value);
-          if (t === TYPE.route) return encodedAs(TYPE.route, name, this.routeConfigurations.encode(value));
-          return encodeResource(t, name, value);
-        })));
+        base.set(
+          t,
+          typeSnapshot(
+            lists[t].map(([name, value]) => {
+              if (t === TYPE.cluster) return this.encodedCluster(name, value);
+              if (t === TYPE.route) return encodedAs(TYPE.route, name, this.routeConfigurations.encode(value));
+              return encodeResource(t, name, value);
+            }),
+          ),
+        );
       }
       const clusters = new Map(ir.clusters.map((c) => [c.name, c] as const));
       for (const c of clusters.values()) {
@@ -82,8 +132,15 @@ export class XdsSnapshotBuilder {
         users.add(key);
       }
       // The same cluster objects as before: their EDS resources are current already.
-      const sameClusters = before && before.clusters.size === clusters.size && [...clusters].every(([n, c]) => before.clusters.get(n) === c);
-      const eds = sameClusters ? before.eds : new Map([...clusters.values()].map((c) => [c.name, this.encodedEndpoint(c, xds.endpoints.get(c.name))] as const));
+      const sameClusters =
+        before &&
+        before.clusters.size === clusters.size &&
+        [...clusters].every(([n, c]) => before.clusters.get(n) === c);
+      const eds = sameClusters
+        ? before.eds
+        : new Map(
+            [...clusters.values()].map((c) => [c.name, this.encodedEndpoint(c, xds.endpoints.get(c.name))] as const),
+          );
       const state: NodeState = { ir, clusters, base, eds, edsSnapshot: sameClusters ? before.edsSnapshot : undefined };
       if (!sameClusters) freshEndpoints.add(key);
       this.nodes.set(key, state);
@@ -102,7 +159,8 @@ export class XdsSnapshotBuilder {
     for (const [key, names] of byNode) {
       const state = this.nodes.get(key)!;
       state.eds = new Map(state.eds);
-      for (const name of names) state.eds.set(name, this.encodedEndpoint(state.clusters.get(name)!, xds.endpoints.get(name)));
+      for (const name of names)
+        state.eds.set(name, this.encodedEndpoint(state.clusters.get(name)!, xds.endpoints.get(name)));
       state.edsSnapshot = undefined;
       out.set(key, snapshotOf(state));
     }

@@ -5,18 +5,54 @@ import type { GatewayIR } from '@turnpike/api';
 import { AdsServer, encodeSnapshot, envoyResourcesFor, SnapshotCache, type NackReport } from '../src/index.js';
 import { callMany, eventually, startEchoServer, xdsClient } from './grpc-helpers.js';
 
-const endpointsOf = (ports: { a: number; b: number }) => new Map([['apps/a/8080', [{ address: '127.0.0.1', port: ports.a, ready: true }]], ['apps/b/8080', [{ address: '127.0.0.1', port: ports.b, ready: true }]]]);
+const endpointsOf = (ports: { a: number; b: number }) =>
+  new Map([
+    ['apps/a/8080', [{ address: '127.0.0.1', port: ports.a, ready: true }]],
+    ['apps/b/8080', [{ address: '127.0.0.1', port: ports.b, ready: true }]],
+  ]);
 
 function gatewayIR(weights: [number, number]): GatewayIR {
-  const cluster = (n: string) => ({ name: `apps/${n}/8080`, service: { namespace: 'apps', name: n, port: 8080 }, protocol: 'h2' as const });
+  const cluster = (n: string) => ({
+    name: `apps/${n}/8080`,
+    service: { namespace: 'apps', name: n, port: 8080 },
+    protocol: 'h2' as const,
+  });
   return {
-    name: 'gw', namespace: 'infra', secrets: [], proxyless: true,
+    name: 'gw',
+    namespace: 'infra',
+    secrets: [],
+    proxyless: true,
     clusters: [cluster('a'), cluster('b')],
-    ports: [{ name: 'tcp-80', port: 80, transport: 'tcp', listeners: [{ name: 'Gateway/infra/gw/http', protocol: 'HTTP', virtualHosts: [{ name: 'v', domains: ['echo.test'], routes: [{
-      name: 'grpcroute/apps/echo/rule/0/match/0', source: { kind: 'GRPCRoute', namespace: 'apps', name: 'echo', rule: 0, match: 0 },
-      match: { path: { type: 'PathPrefix', value: '/' }, headers: [], queryParams: [] },
-      backends: [{ cluster: 'apps/a/8080', weight: weights[0] }, { cluster: 'apps/b/8080', weight: weights[1] }],
-    }] }] }] }],
+    ports: [
+      {
+        name: 'tcp-80',
+        port: 80,
+        transport: 'tcp',
+        listeners: [
+          {
+            name: 'Gateway/infra/gw/http',
+            protocol: 'HTTP',
+            virtualHosts: [
+              {
+                name: 'v',
+                domains: ['echo.test'],
+                routes: [
+                  {
+                    name: 'grpcroute/apps/echo/rule/0/match/0',
+                    source: { kind: 'GRPCRoute', namespace: 'apps', name: 'echo', rule: 0, match: 0 },
+                    match: { path: { type: 'PathPrefix', value: '/' }, headers: [], queryParams: [] },
+                    backends: [
+                      { cluster: 'apps/a/8080', weight: weights[0] },
+                      { cluster: 'apps/b/8080', weight: weights[1] },
+                    ],
+                  },
+                ],
+              },
+            ],
+          },
+        ],
+      },
+    ],
   };
 }
 
@@ -43,15 +79,24 @@ describe('ADS server with a real xDS client', () => {
     cache.setAll(new Map([['infra/gw', encodeSnapshot(good)]]));
     const client = xdsClient('echo.test', adsPort, 'infra/gw');
     try {
-      const first = await eventually(() => callMany(client.call, 20), (m) => m.get('a') === 20);
+      const first = await eventually(
+        () => callMany(client.call, 20),
+        (m) => m.get('a') === 20,
+      );
       expect(first.get('a')).toBe(20);
       // A version the client cannot accept: an lb_policy gRPC does not implement, and the
       // route moved entirely to b. The client must NACK and keep routing to a.
       const bad = envoyResourcesFor(gatewayIR([0, 100]), () => undefined, undefined, endpointsOf(ports));
       for (const c of bad.clusters) c.lb_policy = 'RANDOM';
       cache.setAll(new Map([['infra/gw', encodeSnapshot(bad)]]));
-      await eventually(async () => nacks.length, (n) => n > 0);
-      expect(nacks[0]).toMatchObject({ node: 'infra/gw', typeUrl: 'type.googleapis.com/envoy.config.cluster.v3.Cluster' });
+      await eventually(
+        async () => nacks.length,
+        (n) => n > 0,
+      );
+      expect(nacks[0]).toMatchObject({
+        node: 'infra/gw',
+        typeUrl: 'type.googleapis.com/envoy.config.cluster.v3.Cluster',
+      });
       expect(nacks[0]!.message.length).toBeGreaterThan(0);
       expect(ads.stats.nacks).toBeGreaterThan(0);
       // The client still serves every RPC with what it accepted.

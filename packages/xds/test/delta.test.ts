@@ -7,7 +7,13 @@ import { AdsServer, encodeSnapshot, envoyResourcesFor, SnapshotCache, TYPE } fro
 import { adsClient, reader, type Stream } from './ads-client.js';
 
 function ir(clusters: string[]): GatewayIR {
-  return { name: 'gw', namespace: 'infra', secrets: [], ports: [], clusters: clusters.map((n) => ({ name: n, service: { namespace: 'apps', name: n, port: 80 }, protocol: 'http' })) };
+  return {
+    name: 'gw',
+    namespace: 'infra',
+    secrets: [],
+    ports: [],
+    clusters: clusters.map((n) => ({ name: n, service: { namespace: 'apps', name: n, port: 80 }, protocol: 'http' })),
+  };
 }
 
 const node = { id: 'test', cluster: 'infra/gw' };
@@ -51,7 +57,12 @@ describe('delta xDS', () => {
     // Reconnect knowing a (current) and b (gone): only c is sent, b is removed, a is not resent.
     const again: Stream = adsClient(port).DeltaAggregatedResources();
     const next2 = reader(again);
-    again.write({ node, type_url: TYPE.cluster, resource_names_subscribe: ['*'], initial_resource_versions: { a: versions.a, b: versions.b } });
+    again.write({
+      node,
+      type_url: TYPE.cluster,
+      resource_names_subscribe: ['*'],
+      initial_resource_versions: { a: versions.a, b: versions.b },
+    });
     const resumed = await next2();
     expect(resumed.resources.map((r: any) => r.name)).toEqual(['c']);
     expect(resumed.removed_resources).toEqual(['b']);
@@ -66,7 +77,13 @@ describe('delta xDS', () => {
     expect(r1.resources).toHaveLength(2);
     expect(r1.version_info).toMatch(/^[0-9a-f]{16}$/);
     stream.write({ node, type_url: TYPE.cluster, version_info: r1.version_info, response_nonce: r1.nonce });
-    stream.write({ node, type_url: TYPE.cluster, version_info: 'x', response_nonce: 'not-the-last-nonce', resource_names: ['a'] });
+    stream.write({
+      node,
+      type_url: TYPE.cluster,
+      version_info: 'x',
+      response_nonce: 'not-the-last-nonce',
+      resource_names: ['a'],
+    });
     await expect(next(500)).rejects.toThrow('no response');
     expect(ads.connectedProxies).toBeGreaterThanOrEqual(1);
     stream.end();

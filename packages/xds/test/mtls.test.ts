@@ -5,8 +5,20 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { experimental } from '@grpc/grpc-js';
 import type { GatewayIR } from '@turnpike/api';
 import {
-  AdsServer, authorizeStream, createAuthority, encodeSnapshot, envoyResourcesFor, gatewayIdentity, gatewayOfIdentity, issueCertificate,
-  MemoryCertificateProvider, signedByBundle, SnapshotCache, TYPE, type Authority, type StreamRefusal,
+  AdsServer,
+  authorizeStream,
+  createAuthority,
+  encodeSnapshot,
+  envoyResourcesFor,
+  gatewayIdentity,
+  gatewayOfIdentity,
+  issueCertificate,
+  MemoryCertificateProvider,
+  signedByBundle,
+  SnapshotCache,
+  TYPE,
+  type Authority,
+  type StreamRefusal,
 } from '../src/index.js';
 import { openListenerStream, resourceText } from './ads-client.js';
 
@@ -16,17 +28,36 @@ const DAY = 86_400_000;
 
 /** A Gateway whose one listener's port tells it apart (Envoy listeners are named after the port). */
 function gatewayIR(namespace: string, name: string, ports: number[]): GatewayIR {
-  return { name, namespace, secrets: [], clusters: [], ports: ports.map((port) => ({ name: `tcp-${port}`, port, transport: 'tcp' as const, listeners: [{ name: `Gateway/${namespace}/${name}/p${port}`, protocol: 'HTTP' as const, virtualHosts: [] }] })) };
+  return {
+    name,
+    namespace,
+    secrets: [],
+    clusters: [],
+    ports: ports.map((port) => ({
+      name: `tcp-${port}`,
+      port,
+      transport: 'tcp' as const,
+      listeners: [{ name: `Gateway/${namespace}/${name}/p${port}`, protocol: 'HTTP' as const, virtualHosts: [] }],
+    })),
+  };
 }
 
-const serve = (cache: SnapshotCache, a: number[]) => cache.setAll(new Map([
-  ['infra/a', encodeSnapshot(envoyResourcesFor(gatewayIR('infra', 'a', a), () => undefined))],
-  ['infra/b', encodeSnapshot(envoyResourcesFor(gatewayIR('infra', 'b', [90]), () => undefined))],
-]));
+const serve = (cache: SnapshotCache, a: number[]) =>
+  cache.setAll(
+    new Map([
+      ['infra/a', encodeSnapshot(envoyResourcesFor(gatewayIR('infra', 'a', a), () => undefined))],
+      ['infra/b', encodeSnapshot(envoyResourcesFor(gatewayIR('infra', 'b', [90]), () => undefined))],
+    ]),
+  );
 
 const client = async (ca: Authority, gateway: string) => {
   const [ns, name] = gateway.split('/') as [string, string];
-  return issueCertificate(ca, { commonName: gateway, uris: [gatewayIdentity(TD, ns, name)], usage: 'client', validityMs: DAY });
+  return issueCertificate(ca, {
+    commonName: gateway,
+    uris: [gatewayIdentity(TD, ns, name)],
+    usage: 'client',
+    validityMs: DAY,
+  });
 };
 
 describe('xDS over mTLS', () => {
@@ -39,11 +70,23 @@ describe('xDS over mTLS', () => {
 
   beforeAll(async () => {
     ca = await createAuthority('test CA', 30 * DAY);
-    const serving = await issueCertificate(ca, { commonName: SERVER, dnsNames: [SERVER], usage: 'server', validityMs: DAY });
+    const serving = await issueCertificate(ca, {
+      commonName: SERVER,
+      dnsNames: [SERVER],
+      usage: 'server',
+      validityMs: DAY,
+    });
     provider.setCA(ca.certPem);
     provider.setIdentity(serving.certPem, serving.keyPem);
     serve(cache, [80]);
-    ads = new AdsServer({ cache, tls: { credentials: experimental.createCertificateProviderServerCredentials(provider, provider, true), trustDomain: TD }, onRefuse: (r) => refusals.push(r) });
+    ads = new AdsServer({
+      cache,
+      tls: {
+        credentials: experimental.createCertificateProviderServerCredentials(provider, provider, true),
+        trustDomain: TD,
+      },
+      onRefuse: (r) => refusals.push(r),
+    });
     port = await ads.listen('127.0.0.1:0');
   });
   afterAll(() => ads.close());
@@ -55,44 +98,76 @@ describe('xDS over mTLS', () => {
 
   it('a certificate naming Gateway A asking as Gateway B gets PERMISSION_DENIED, counted with its reason', async () => {
     const a = await client(ca, 'infra/a');
-    const r = await openListenerStream(port, { ca: ca.certPem, cert: a.certPem, key: a.keyPem, serverName: SERVER }, 'infra/b');
+    const r = await openListenerStream(
+      port,
+      { ca: ca.certPem, cert: a.certPem, key: a.keyPem, serverName: SERVER },
+      'infra/b',
+    );
     expect(r).toMatchObject({ ok: false, code: 7 });
-    expect((r as { details: string }).details).toContain("the client certificate is Gateway infra/a's; node.cluster infra/b is not served to it");
+    expect((r as { details: string }).details).toContain(
+      "the client certificate is Gateway infra/a's; node.cluster infra/b is not served to it",
+    );
     expect(refusals.at(-1)).toMatchObject({ node: 'infra/b', reason: 'wrong-gateway' });
   });
 
   it('a certificate from another CA is refused', async () => {
     const other = await createAuthority('other CA', DAY);
     const a = await client(other, 'infra/a');
-    const r = await openListenerStream(port, { ca: ca.certPem, cert: a.certPem, key: a.keyPem, serverName: SERVER }, 'infra/a');
+    const r = await openListenerStream(
+      port,
+      { ca: ca.certPem, cert: a.certPem, key: a.keyPem, serverName: SERVER },
+      'infra/a',
+    );
     expect(r.ok).toBe(false);
   });
 
   it('Gateway A with its own certificate gets exactly its config; after a CA rotation its open stream is still served and new certificates validate', async () => {
     const a = await client(ca, 'infra/a');
-    const r = await openListenerStream(port, { ca: ca.certPem, cert: a.certPem, key: a.keyPem, serverName: SERVER }, 'infra/a');
+    const r = await openListenerStream(
+      port,
+      { ca: ca.certPem, cert: a.certPem, key: a.keyPem, serverName: SERVER },
+      'infra/a',
+    );
     if (!r.ok) throw new Error(`refused: ${r.details}`);
     const first = r.first;
     expect(resourceText(first)).toContain('tcp-80');
     expect(resourceText(first)).not.toContain('tcp-90');
     // Rotate: a new CA signs, the bundle trusts old and new.
     const ca2 = await createAuthority('test CA 2', 30 * DAY);
-    const serving2 = await issueCertificate(ca2, { commonName: SERVER, dnsNames: [SERVER], usage: 'server', validityMs: DAY });
+    const serving2 = await issueCertificate(ca2, {
+      commonName: SERVER,
+      dnsNames: [SERVER],
+      usage: 'server',
+      validityMs: DAY,
+    });
     provider.setCA(ca2.certPem + ca.certPem);
     provider.setIdentity(serving2.certPem, serving2.keyPem);
     // The open stream gets the next version.
-    r.stream.write({ node: { id: 'test', cluster: 'infra/a' }, type_url: TYPE.listener, version_info: first.version_info, response_nonce: first.nonce });
+    r.stream.write({
+      node: { id: 'test', cluster: 'infra/a' },
+      type_url: TYPE.listener,
+      version_info: first.version_info,
+      response_nonce: first.nonce,
+    });
     serve(cache, [80, 81]);
     const pushed = await r.next(5000);
     expect(resourceText(pushed)).toContain('tcp-81');
     r.stream.end();
     // A certificate of the new CA connects (checking the new serving certificate against the new CA).
     const a2 = await client(ca2, 'infra/a');
-    const fresh = await openListenerStream(port, { ca: ca2.certPem, cert: a2.certPem, key: a2.keyPem, serverName: SERVER }, 'infra/a');
+    const fresh = await openListenerStream(
+      port,
+      { ca: ca2.certPem, cert: a2.certPem, key: a2.keyPem, serverName: SERVER },
+      'infra/a',
+    );
     expect(fresh.ok).toBe(true);
     if (fresh.ok) fresh.stream.end();
     // And one of the old CA still does during the overlap.
-    const old = await openListenerStream(port, { ca: ca2.certPem, cert: a.certPem, key: a.keyPem, serverName: SERVER }, 'infra/a');
+    const old = await openListenerStream(
+      port,
+      { ca: ca2.certPem, cert: a.certPem, key: a.keyPem, serverName: SERVER },
+      'infra/a',
+    );
     expect(old.ok).toBe(true);
     if (old.ok) old.stream.end();
   });
@@ -108,7 +183,12 @@ describe('identities', () => {
 
   it('a certificate naming two Gateways is not an identity', async () => {
     const ca = await createAuthority('CA', DAY);
-    const two = await issueCertificate(ca, { commonName: 'x', uris: [gatewayIdentity(TD, 'a', 'x'), gatewayIdentity(TD, 'b', 'y')], usage: 'client', validityMs: DAY });
+    const two = await issueCertificate(ca, {
+      commonName: 'x',
+      uris: [gatewayIdentity(TD, 'a', 'x'), gatewayIdentity(TD, 'b', 'y')],
+      usage: 'client',
+      validityMs: DAY,
+    });
     const { X509Certificate } = await import('node:crypto');
     const peer = { raw: Buffer.from('x'), subjectaltname: new X509Certificate(two.certPem).subjectAltName } as never;
     expect(authorizeStream(peer, 'a/x', TD)).toMatchObject({ ok: false, reason: 'no-identity' });

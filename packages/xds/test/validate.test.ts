@@ -8,7 +8,15 @@ import type { KubeObject } from '@turnpike/api';
 import { loadManifests } from '@turnpike/engine';
 import { snapshotFromObjects, translate, Translator, type Snapshot } from '@turnpike/translator';
 import fc from 'fast-check';
-import { bootstrapSdsFiles, buildBootstrap, decodeMessage, encodeMessage, envoyResourcesFor, validateMessage, validateResources } from '../src/index.js';
+import {
+  bootstrapSdsFiles,
+  buildBootstrap,
+  decodeMessage,
+  encodeMessage,
+  envoyResourcesFor,
+  validateMessage,
+  validateResources,
+} from '../src/index.js';
 import { apply, BASE, history, startingSnapshot } from '../../translator/test/histories.js';
 
 const RUNS = Number(process.env.FC_RUNS ?? 250);
@@ -17,7 +25,8 @@ const quickstart = resolve(dirname(fileURLToPath(import.meta.url)), '../../../ex
 /** Every problem of every resource the translation of `snapshot` gives, and that they encode. */
 function problems(snapshot: Snapshot, translator = new Translator()): string[] {
   const result = translator.translate(snapshot);
-  const lookup = (kind: string, ns: string, name: string) => snapshot.get(kind)?.get(ns)?.get(name) as KubeObject | undefined;
+  const lookup = (kind: string, ns: string, name: string) =>
+    snapshot.get(kind)?.get(ns)?.get(name) as KubeObject | undefined;
   const out: string[] = [];
   for (const [key, gw] of result.xdsIR.gateways) {
     const res = envoyResourcesFor(gw, lookup, undefined, result.xdsIR.endpoints);
@@ -31,12 +40,20 @@ function problems(snapshot: Snapshot, translator = new Translator()): string[] {
 }
 
 /** Strings a user might write, or an attacker: empty, spaces, control characters, unicode, regex syntax. */
-const anyText = fc.oneof(fc.string({ maxLength: 12 }), fc.string({ unit: 'binary', maxLength: 8 }), fc.constantFrom('', ' ', '/', '*', '*.a', 'a\r\nb', '\u0000', '(', '[a-', '..', '/a/../b', 'é', ':path', 'a b'));
+const anyText = fc.oneof(
+  fc.string({ maxLength: 12 }),
+  fc.string({ unit: 'binary', maxLength: 8 }),
+  fc.constantFrom('', ' ', '/', '*', '*.a', 'a\r\nb', '\u0000', '(', '[a-', '..', '/a/../b', 'é', ':path', 'a b'),
+);
 
 /** Header and parameter names: often valid (so that the values get exercised), sometimes anything. */
 const anyName = fc.oneof(fc.constantFrom('x-a', 'X-Trace-Id', 'x_b'), anyText);
 /** Paths and hostnames: often plausible, sometimes anything. */
-const anyPath = fc.oneof(fc.constantFrom('/', '/a', '/a/b'), anyText.map((t) => `/${t}`), anyText);
+const anyPath = fc.oneof(
+  fc.constantFrom('/', '/a', '/a/b'),
+  anyText.map((t) => `/${t}`),
+  anyText,
+);
 
 describe('PGV validation of emitted resources', () => {
   it('every resource of the quickstart example validates and encodes', () => {
@@ -47,68 +64,193 @@ describe('PGV validation of emitted resources', () => {
   });
 
   it('every resource after every step of a random history validates and encodes', () => {
-    fc.assert(fc.property(history, ([base, initial, ops]) => {
-      let snapshot = startingSnapshot(base, initial);
-      const translator = new Translator();
-      expect(problems(snapshot, translator)).toEqual([]);
-      for (const o of ops) {
-        snapshot = apply(snapshot, o);
+    fc.assert(
+      fc.property(history, ([base, initial, ops]) => {
+        let snapshot = startingSnapshot(base, initial);
+        const translator = new Translator();
         expect(problems(snapshot, translator)).toEqual([]);
-      }
-    }), { numRuns: Math.min(RUNS, 100) });
+        for (const o of ops) {
+          snapshot = apply(snapshot, o);
+          expect(problems(snapshot, translator)).toEqual([]);
+        }
+      }),
+      { numRuns: Math.min(RUNS, 100) },
+    );
   });
 
   it('random strings in every field a user writes never produce a resource Envoy would reject', () => {
     const GW = 'gateway.networking.k8s.io/v1';
-    fc.assert(fc.property(fc.record({
-      listenerHost: fc.oneof(fc.constant('*.example.com'), anyText), routeHost: fc.oneof(fc.constant('a.example.com'), anyText), path: anyPath,
-      pathType: fc.constantFrom('Exact', 'PathPrefix', 'RegularExpression'), header: anyName, headerValue: anyText, query: anyName, setName: anyName,
-      setValue: anyText, remove: anyName, redirectHost: fc.oneof(fc.constant('b.example.com'), anyText), redirectPath: anyPath,
-      rewriteHost: fc.oneof(fc.constant('c.example.com'), anyText), rewritePrefix: anyPath, timeout: fc.oneof(fc.constant('10s'), anyText),
-      method: fc.oneof(fc.constant('GET'), anyText),
-    }), (f) => {
-      const objects = [...BASE.filter((o) => o.kind !== 'HTTPRoute' && o.kind !== 'GRPCRoute'),
-        { apiVersion: GW, kind: 'Gateway', metadata: { name: 'fuzz', namespace: 'infra' }, spec: { gatewayClassName: 'turnpike', listeners: [
-          { name: 'http', port: 80, protocol: 'HTTP', hostname: f.listenerHost, allowedRoutes: { namespaces: { from: 'All' } } },
-          { name: 'any', port: 8080, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }] } },
-        { apiVersion: GW, kind: 'HTTPRoute', metadata: { name: 'fuzz', namespace: 'apps' }, spec: {
-          parentRefs: [{ name: 'fuzz', namespace: 'infra' }], hostnames: [f.routeHost],
-          rules: [
-            { matches: [{ path: { type: f.pathType, value: f.path }, headers: [{ name: f.header, value: f.headerValue }], queryParams: [{ name: f.query, value: f.headerValue }], method: f.method }],
-              filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: f.setName, value: f.setValue }], remove: [f.remove] } },
-                { type: 'ResponseHeaderModifier', responseHeaderModifier: { add: [{ name: f.setName, value: f.setValue }] } }],
-              backendRefs: [{ name: 'svc1', port: 8080 }], timeouts: { request: f.timeout } },
-            { filters: [{ type: 'RequestRedirect', requestRedirect: { hostname: f.redirectHost, path: { type: 'ReplaceFullPath', replaceFullPath: f.redirectPath } } }] },
-            { matches: [{ path: { type: 'PathPrefix', value: '/rw' } }], filters: [{ type: 'URLRewrite', urlRewrite: { hostname: f.rewriteHost, path: { type: 'ReplacePrefixMatch', replacePrefixMatch: f.rewritePrefix } } }], backendRefs: [{ name: 'svc1', port: 8080 }] },
-          ] } },
-      ] as KubeObject[];
-      expect(problems(snapshotFromObjects(objects))).toEqual([]);
-    }), { numRuns: RUNS });
+    fc.assert(
+      fc.property(
+        fc.record({
+          listenerHost: fc.oneof(fc.constant('*.example.com'), anyText),
+          routeHost: fc.oneof(fc.constant('a.example.com'), anyText),
+          path: anyPath,
+          pathType: fc.constantFrom('Exact', 'PathPrefix', 'RegularExpression'),
+          header: anyName,
+          headerValue: anyText,
+          query: anyName,
+          setName: anyName,
+          setValue: anyText,
+          remove: anyName,
+          redirectHost: fc.oneof(fc.constant('b.example.com'), anyText),
+          redirectPath: anyPath,
+          rewriteHost: fc.oneof(fc.constant('c.example.com'), anyText),
+          rewritePrefix: anyPath,
+          timeout: fc.oneof(fc.constant('10s'), anyText),
+          method: fc.oneof(fc.constant('GET'), anyText),
+        }),
+        (f) => {
+          const objects = [
+            ...BASE.filter((o) => o.kind !== 'HTTPRoute' && o.kind !== 'GRPCRoute'),
+            {
+              apiVersion: GW,
+              kind: 'Gateway',
+              metadata: { name: 'fuzz', namespace: 'infra' },
+              spec: {
+                gatewayClassName: 'turnpike',
+                listeners: [
+                  {
+                    name: 'http',
+                    port: 80,
+                    protocol: 'HTTP',
+                    hostname: f.listenerHost,
+                    allowedRoutes: { namespaces: { from: 'All' } },
+                  },
+                  { name: 'any', port: 8080, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } },
+                ],
+              },
+            },
+            {
+              apiVersion: GW,
+              kind: 'HTTPRoute',
+              metadata: { name: 'fuzz', namespace: 'apps' },
+              spec: {
+                parentRefs: [{ name: 'fuzz', namespace: 'infra' }],
+                hostnames: [f.routeHost],
+                rules: [
+                  {
+                    matches: [
+                      {
+                        path: { type: f.pathType, value: f.path },
+                        headers: [{ name: f.header, value: f.headerValue }],
+                        queryParams: [{ name: f.query, value: f.headerValue }],
+                        method: f.method,
+                      },
+                    ],
+                    filters: [
+                      {
+                        type: 'RequestHeaderModifier',
+                        requestHeaderModifier: { set: [{ name: f.setName, value: f.setValue }], remove: [f.remove] },
+                      },
+                      {
+                        type: 'ResponseHeaderModifier',
+                        responseHeaderModifier: { add: [{ name: f.setName, value: f.setValue }] },
+                      },
+                    ],
+                    backendRefs: [{ name: 'svc1', port: 8080 }],
+                    timeouts: { request: f.timeout },
+                  },
+                  {
+                    filters: [
+                      {
+                        type: 'RequestRedirect',
+                        requestRedirect: {
+                          hostname: f.redirectHost,
+                          path: { type: 'ReplaceFullPath', replaceFullPath: f.redirectPath },
+                        },
+                      },
+                    ],
+                  },
+                  {
+                    matches: [{ path: { type: 'PathPrefix', value: '/rw' } }],
+                    filters: [
+                      {
+                        type: 'URLRewrite',
+                        urlRewrite: {
+                          hostname: f.rewriteHost,
+                          path: { type: 'ReplacePrefixMatch', replacePrefixMatch: f.rewritePrefix },
+                        },
+                      },
+                    ],
+                    backendRefs: [{ name: 'svc1', port: 8080 }],
+                  },
+                ],
+              },
+            },
+          ] as KubeObject[];
+          expect(problems(snapshotFromObjects(objects))).toEqual([]);
+        },
+      ),
+      { numRuns: RUNS },
+    );
   });
 
   it('catches an empty domain list, an unnamed filter, a zero connect timeout and unknown fields', () => {
-    expect(validateMessage('envoy.config.route.v3.VirtualHost', { name: 'v', domains: [] })).toContain('envoy.config.route.v3.VirtualHost.domains: must have at least 1 item(s)');
-    expect(validateMessage('envoy.config.listener.v3.Filter', { name: '' }).join()).toMatch(/name: must have at least 1 character/);
-    expect(validateMessage('envoy.config.cluster.v3.Cluster', { name: 'c', connect_timeout: { seconds: '0', nanos: 0 } }).join()).toMatch(/connect_timeout: must be a positive duration/);
-    expect(validateMessage('envoy.config.route.v3.Route', { match: { prefix: '/' }, bogus: 1 }).join()).toMatch(/bogus: no such field/);
-    expect(validateMessage('envoy.config.route.v3.Route', { match: {} }).join()).toMatch(/one of prefix, path, safe_regex/);
+    expect(validateMessage('envoy.config.route.v3.VirtualHost', { name: 'v', domains: [] })).toContain(
+      'envoy.config.route.v3.VirtualHost.domains: must have at least 1 item(s)',
+    );
+    expect(validateMessage('envoy.config.listener.v3.Filter', { name: '' }).join()).toMatch(
+      /name: must have at least 1 character/,
+    );
+    expect(
+      validateMessage('envoy.config.cluster.v3.Cluster', {
+        name: 'c',
+        connect_timeout: { seconds: '0', nanos: 0 },
+      }).join(),
+    ).toMatch(/connect_timeout: must be a positive duration/);
+    expect(validateMessage('envoy.config.route.v3.Route', { match: { prefix: '/' }, bogus: 1 }).join()).toMatch(
+      /bogus: no such field/,
+    );
+    expect(validateMessage('envoy.config.route.v3.Route', { match: {} }).join()).toMatch(
+      /one of prefix, path, safe_regex/,
+    );
   });
 
   it('looks inside Any: a bad field of an HTTP connection manager is found', () => {
-    const l = { name: 'l', address: { socket_address: { address: '0.0.0.0', port_value: 80 } }, filter_chains: [{ filters: [{ name: 'hcm', typed_config: {
-      '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager', stat_prefix: '', http_filters: [] } }] }] };
-    expect(validateMessage('envoy.config.listener.v3.Listener', l).join()).toMatch(/<HttpConnectionManager>\.stat_prefix: must have at least 1 character/);
+    const l = {
+      name: 'l',
+      address: { socket_address: { address: '0.0.0.0', port_value: 80 } },
+      filter_chains: [
+        {
+          filters: [
+            {
+              name: 'hcm',
+              typed_config: {
+                '@type':
+                  'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+                stat_prefix: '',
+                http_filters: [],
+              },
+            },
+          ],
+        },
+      ],
+    };
+    expect(validateMessage('envoy.config.listener.v3.Listener', l).join()).toMatch(
+      /<HttpConnectionManager>\.stat_prefix: must have at least 1 character/,
+    );
   });
 
   it('encodes and decodes a resource without losing fields', () => {
-    const c = { name: 'apps/web/8080', type: 'EDS', eds_cluster_config: { service_name: 'apps/web/8080', eds_config: { ads: {}, resource_api_version: 'V3' } }, connect_timeout: { seconds: '5' } };
+    const c = {
+      name: 'apps/web/8080',
+      type: 'EDS',
+      eds_cluster_config: { service_name: 'apps/web/8080', eds_config: { ads: {}, resource_api_version: 'V3' } },
+      connect_timeout: { seconds: '5' },
+    };
     const back = decodeMessage('envoy.config.cluster.v3.Cluster', encodeMessage('envoy.config.cluster.v3.Cluster', c));
     expect(back).toMatchObject({ name: 'apps/web/8080', type: 'EDS', connect_timeout: { seconds: '5' } });
     expect((back.eds_cluster_config as { service_name: string }).service_name).toBe('apps/web/8080');
   });
 
   it('the bootstrap validates and names the node after the Gateway', () => {
-    const b = buildBootstrap({ namespace: 'infra', name: 'gw', xdsHost: 'turnpike.turnpike-system.svc', xdsPort: 18000 });
+    const b = buildBootstrap({
+      namespace: 'infra',
+      name: 'gw',
+      xdsHost: 'turnpike.turnpike-system.svc',
+      xdsPort: 18000,
+    });
     expect(validateMessage('envoy.config.bootstrap.v3.Bootstrap', b)).toEqual([]);
     expect(b.node).toEqual({ id: 'infra/gw', cluster: 'infra/gw' });
     expect(b.admin?.address?.socket_address?.address).toBe('127.0.0.1');
@@ -117,9 +259,18 @@ describe('PGV validation of emitted resources', () => {
 
   it('the bootstrap with mTLS validates, encodes, and takes its certificates from SDS files that exist in the ConfigMap', () => {
     const tls = { certDir: '/etc/turnpike/xds', sdsDir: '/etc/envoy', serverName: 'turnpike.turnpike-system.svc' };
-    const b = buildBootstrap({ namespace: 'infra', name: 'gw', xdsHost: 'turnpike.turnpike-system.svc', xdsPort: 18000, tls });
+    const b = buildBootstrap({
+      namespace: 'infra',
+      name: 'gw',
+      xdsHost: 'turnpike.turnpike-system.svc',
+      xdsPort: 18000,
+      tls,
+    });
     expect(validateMessage('envoy.config.bootstrap.v3.Bootstrap', b)).toEqual([]);
-    const back = decodeMessage('envoy.config.bootstrap.v3.Bootstrap', encodeMessage('envoy.config.bootstrap.v3.Bootstrap', b)) as Record<string, any>;
+    const back = decodeMessage(
+      'envoy.config.bootstrap.v3.Bootstrap',
+      encodeMessage('envoy.config.bootstrap.v3.Bootstrap', b),
+    ) as Record<string, any>;
     const socket = back.static_resources.clusters[0].transport_socket;
     expect(socket.name).toBe('envoy.transport_sockets.tls');
     const files = bootstrapSdsFiles(tls);

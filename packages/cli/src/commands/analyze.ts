@@ -9,7 +9,14 @@ import { translatePaths } from '../offline.js';
 import { format } from '../output.js';
 import { isTrouble } from '../status-lines.js';
 
-export interface Finding { object: string; where?: string; type: string; status: string; reason: string; message: string }
+export interface Finding {
+  object: string;
+  where?: string;
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+}
 
 type AnyStatus = Record<string, unknown>;
 
@@ -18,16 +25,29 @@ export function findings(statuses: Iterable<[string, unknown]>, withEndpoints: b
   const scan = (object: string, where: string | undefined, list: unknown) => {
     for (const c of (list as Condition[] | undefined) ?? []) {
       // Without EndpointSlices in the manifests every backend looks unavailable: only when asked.
-      if (isTrouble(c) && (withEndpoints || c.type !== 'BackendsAvailable')) out.push({ object, ...(where ? { where } : {}), type: c.type, status: c.status, reason: c.reason, message: c.message });
+      if (isTrouble(c) && (withEndpoints || c.type !== 'BackendsAvailable'))
+        out.push({
+          object,
+          ...(where ? { where } : {}),
+          type: c.type,
+          status: c.status,
+          reason: c.reason,
+          message: c.message,
+        });
     }
   };
   for (const [key, st] of statuses) {
     const s = st as AnyStatus;
     scan(key, undefined, s.conditions);
-    for (const l of (s.listeners as AnyStatus[] | undefined) ?? []) scan(key, `listener ${String(l.name)}`, l.conditions);
+    for (const l of (s.listeners as AnyStatus[] | undefined) ?? [])
+      scan(key, `listener ${String(l.name)}`, l.conditions);
     for (const p of (s.parents as AnyStatus[] | undefined) ?? []) {
       const r = p.parentRef as Record<string, unknown>;
-      scan(key, `parent ${r.namespace ? `${String(r.namespace)}/` : ''}${String(r.name)}${r.sectionName ? `/${String(r.sectionName)}` : ''}`, p.conditions);
+      scan(
+        key,
+        `parent ${r.namespace ? `${String(r.namespace)}/` : ''}${String(r.name)}${r.sectionName ? `/${String(r.sectionName)}` : ''}`,
+        p.conditions,
+      );
     }
     for (const a of (s.ancestors as AnyStatus[] | undefined) ?? []) {
       const r = a.ancestorRef as Record<string, unknown>;
@@ -41,14 +61,23 @@ export function registerAnalyze(program: Command): void {
   program
     .command('analyze')
     .description('list every problem the statuses of these manifests would report; exit 1 if there is any (for CI)')
-    .requiredOption('-f, --file <path>', 'manifest file or directory (repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .requiredOption(
+      '-f, --file <path>',
+      'manifest file or directory (repeatable)',
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
     .option('--endpoints', 'also report backends without ready endpoints (when the manifests include EndpointSlices)')
     .option('-o, --output <format>', 'text, json or yaml', 'text')
     .option('--validate <mode>', VALIDATE_HELP, 'strict')
     .action((opts: { file: string[]; endpoints?: boolean; output: string; validate: string }) => {
-      if (!['text', 'json', 'yaml'].includes(opts.output)) throw new CliError(`-o ${opts.output}: unknown format (text, json, yaml)`);
+      if (!['text', 'json', 'yaml'].includes(opts.output))
+        throw new CliError(`-o ${opts.output}: unknown format (text, json, yaml)`);
       const r = translatePaths(opts.file, new Date().toISOString(), validationFlag(opts.validate));
-      const found = findings([...r.result.statuses.sortedKeys()].map((k) => [k, r.result.statuses.get(k)]), !!opts.endpoints);
+      const found = findings(
+        [...r.result.statuses.sortedKeys()].map((k) => [k, r.result.statuses.get(k)]),
+        !!opts.endpoints,
+      );
       const errors = [
         ...r.errors.map((e) => ({ level: 'error', message: e })),
         ...r.warnings.map((w) => ({ level: 'warning', message: w })),
@@ -56,8 +85,13 @@ export function registerAnalyze(program: Command): void {
       ];
       if (opts.output === 'text') {
         for (const e of errors) process.stdout.write(`${e.level}: ${e.message}\n`);
-        for (const f of found) process.stdout.write(`${f.object}${f.where ? ` ${f.where}` : ''}: ${f.type}=${f.status} (${f.reason}): ${f.message}\n`);
-        process.stdout.write(`${found.length} problem(s) in ${r.result.statuses.size} status(es)${errors.length ? `, ${errors.length} manifest or translation message(s)` : ''}\n`);
+        for (const f of found)
+          process.stdout.write(
+            `${f.object}${f.where ? ` ${f.where}` : ''}: ${f.type}=${f.status} (${f.reason}): ${f.message}\n`,
+          );
+        process.stdout.write(
+          `${found.length} problem(s) in ${r.result.statuses.size} status(es)${errors.length ? `, ${errors.length} manifest or translation message(s)` : ''}\n`,
+        );
       } else {
         process.stdout.write(format({ problems: found, messages: errors }, opts.output as 'json' | 'yaml'));
       }

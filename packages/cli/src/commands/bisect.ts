@@ -43,11 +43,16 @@ export function conditionOf(result: TranslateResult, key: string, type: string):
     }
   };
   scan('', status.conditions);
-  for (const p of (status.parents as { parentRef: Record<string, string>; conditions: Condition[] }[] | undefined) ?? []) {
+  for (const p of (status.parents as { parentRef: Record<string, string>; conditions: Condition[] }[] | undefined) ??
+    []) {
     const r = p.parentRef;
-    scan(`parent ${r.namespace ? `${r.namespace}/` : ''}${r.name}${r.sectionName ? `/${r.sectionName}` : ''}`, p.conditions);
+    scan(
+      `parent ${r.namespace ? `${r.namespace}/` : ''}${r.name}${r.sectionName ? `/${r.sectionName}` : ''}`,
+      p.conditions,
+    );
   }
-  for (const a of (status.ancestors as { ancestorRef: Record<string, string>; conditions: Condition[] }[] | undefined) ?? []) {
+  for (const a of (status.ancestors as
+    { ancestorRef: Record<string, string>; conditions: Condition[] }[] | undefined) ?? []) {
     scan(`ancestor ${a.ancestorRef.namespace ?? ''}/${a.ancestorRef.name}`, a.conditions);
   }
   return out;
@@ -116,7 +121,9 @@ function parseCondition(spec: string): { type: string; status?: string } {
 export function registerBisect(program: Command): void {
   program
     .command('bisect')
-    .description('find the event after which an object\'s condition changed (or reached STATUS), in about log2(n) translations')
+    .description(
+      "find the event after which an object's condition changed (or reached STATUS), in about log2(n) translations",
+    )
     .argument('<log>', 'event log (turnpike run --record)')
     .requiredOption('--object <ref>', 'KIND/NAMESPACE/NAME (or KIND/NAME for cluster-scoped kinds)')
     .requiredOption('--condition <spec>', 'TYPE or TYPE=STATUS, e.g. ResolvedRefs=False')
@@ -124,7 +131,8 @@ export function registerBisect(program: Command): void {
     .option('--color', 'force colour')
     .option('--no-color', 'no colour')
     .action((path: string, opts: { object: string; condition: string; output: string; color?: boolean }) => {
-      if (!['text', 'json', 'yaml'].includes(opts.output)) throw new CliError(`-o ${opts.output}: unknown format (text, json, yaml)`);
+      if (!['text', 'json', 'yaml'].includes(opts.output))
+        throw new CliError(`-o ${opts.output}: unknown format (text, json, yaml)`);
       const ref = parseObjectRef(opts.object);
       const { type, status } = parseCondition(opts.condition);
       const log = readEventLog(path);
@@ -138,7 +146,9 @@ export function registerBisect(program: Command): void {
       const cost = `${r.translations} translation(s) over ${r.events} event(s)`;
       if (!r.found) {
         const since = `from event ${r.baseline.seq} (${describeValue(r.baseline.value)})`;
-        process.stdout.write(`${what}: ${status ? 'never reached' : 'never changed'} ${since} to the end of the log; ${cost}\n`);
+        process.stdout.write(
+          `${what}: ${status ? 'never reached' : 'never changed'} ${since} to the end of the log; ${cost}\n`,
+        );
         return;
       }
       const f = r.found;
@@ -150,6 +160,8 @@ export function registerBisect(program: Command): void {
         '',
         `what event ${f.event.seq} changed:`,
       ];
-      process.stdout.write(`${lines.join('\n')}\n${renderDiff(f.diff, useColor(opts.color, process.stdout.isTTY === true, process.env))}`);
+      process.stdout.write(
+        `${lines.join('\n')}\n${renderDiff(f.diff, useColor(opts.color, process.stdout.isTTY === true, process.env))}`,
+      );
     });
 }

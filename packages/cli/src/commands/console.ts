@@ -22,7 +22,7 @@ export async function serveConsole(data: ConsoleData, address: string, flag: str
 export function registerConsole(program: Command): void {
   program
     .command('console')
-    .description('browse an event log in a web page: the timeline, any moment\'s statuses, an object over time, diffs')
+    .description("browse an event log in a web page: the timeline, any moment's statuses, an object over time, diffs")
     .argument('<log>', 'event log (turnpike run --record)')
     .option('--port <port>', 'port on 127.0.0.1 (0: any free port)', '8090')
     .option('--address <host>', 'listen address (the console has no authentication: keep it local)', '127.0.0.1')
@@ -30,7 +30,12 @@ export function registerConsole(program: Command): void {
       if (!/^\d+$/.test(opts.port)) throw new CliError(`--port ${opts.port}: not a port number`);
       const log = readEventLog(path);
       const data = new ConsoleData(() => log);
-      const c = await serveConsole(data, `${opts.address.includes(':') ? `[${opts.address}]` : opts.address}:${opts.port}`, '--port', (m) => process.stdout.write(`turnpike: ${m}\n`));
+      const c = await serveConsole(
+        data,
+        `${opts.address.includes(':') ? `[${opts.address}]` : opts.address}:${opts.port}`,
+        '--port',
+        (m) => process.stdout.write(`turnpike: ${m}\n`),
+      );
       await new Promise<void>((resolve) => {
         const stop = () => void c.close().then(resolve);
         process.once('SIGINT', stop);

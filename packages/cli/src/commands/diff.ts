@@ -17,7 +17,8 @@ export function loadSide(spec: string, validation: ManifestValidation = 'strict'
   if (at > 0 && !existsSync(spec)) {
     const path = spec.slice(0, at);
     const seq = Number(spec.slice(at + 1));
-    if (!Number.isInteger(seq) || seq < 0) throw new CliError(`${spec}: "${spec.slice(at + 1)}" is not an event number`);
+    if (!Number.isInteger(seq) || seq < 0)
+      throw new CliError(`${spec}: "${spec.slice(at + 1)}" is not an event number`);
     if (!existsSync(path) || !statSync(path).isFile()) throw new CliError(`${spec}: no event log at ${path}`);
     return stateAt(readEventLog(path), seq).result;
   }
@@ -41,7 +42,8 @@ export function registerDiff(program: Command): void {
       const validation = validationFlag(opts.validate);
       const d = semanticDiff(loadSide(a, validation), loadSide(b, validation));
       if (opts.output === 'json') process.stdout.write(`${JSON.stringify(d, null, 2)}\n`);
-      else if (opts.output === 'text') process.stdout.write(renderDiff(d, useColor(opts.color, process.stdout.isTTY === true, process.env)));
+      else if (opts.output === 'text')
+        process.stdout.write(renderDiff(d, useColor(opts.color, process.stdout.isTTY === true, process.env)));
       else throw new CliError(`-o ${opts.output}: unknown format (text, json)`);
       process.exitCode = d.same ? 0 : 1;
     });
@@ -57,14 +59,18 @@ export function renderDiff(d: SemanticDiff, color: boolean): string {
   const c = pc.createColors(color);
   if (d.same) return 'no differences\n';
   const lines: string[] = [];
-  const sym = (change: string) => (change === 'added' ? c.green('+') : change === 'removed' ? c.red('-') : c.yellow('~'));
+  const sym = (change: string) =>
+    change === 'added' ? c.green('+') : change === 'removed' ? c.red('-') : c.yellow('~');
   if (d.objects.length) lines.push(c.bold('statuses'));
   for (const o of d.objects) {
     lines.push(`${sym(o.change)} ${o.object}`);
     for (const ch of o.conditions) {
-      lines.push(`    ${ch.where ? ch.where + ' ' : ''}${ch.type}: ${ch.old ? c.red(ch.old) : '(none)'} → ${ch.new ? c.green(ch.new) : '(none)'}`);
+      lines.push(
+        `    ${ch.where ? ch.where + ' ' : ''}${ch.type}: ${ch.old ? c.red(ch.old) : '(none)'} → ${ch.new ? c.green(ch.new) : '(none)'}`,
+      );
     }
-    for (const r of o.attachedRoutes) lines.push(`    listener ${r.listener} attachedRoutes: ${r.old ?? '(none)'} → ${r.new ?? '(none)'}`);
+    for (const r of o.attachedRoutes)
+      lines.push(`    listener ${r.listener} attachedRoutes: ${r.old ?? '(none)'} → ${r.new ?? '(none)'}`);
   }
   const set = (label: string, s: SetChange) => {
     for (const k of s.added) lines.push(`    ${c.green('+')} ${label} ${k}`);
@@ -79,6 +85,7 @@ export function renderDiff(d: SemanticDiff, color: boolean): string {
     set('cluster', g.clusters);
   }
   if (d.infra.length) lines.push(c.bold('infra'));
-  for (const i of d.infra) lines.push(`${sym(i.change)} gateway ${i.gateway}${i.fields.length ? `: ${i.fields.join(', ')}` : ''}`);
+  for (const i of d.infra)
+    lines.push(`${sym(i.change)} gateway ${i.gateway}${i.fields.length ? `: ${i.fields.join(', ')}` : ''}`);
   return `${lines.join('\n')}\n`;
 }

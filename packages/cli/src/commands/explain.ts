@@ -10,7 +10,8 @@ import { format } from '../output.js';
 export function parseObjectRef(ref: string): { kind: string; namespace?: string; name: string } {
   const parts = ref.split('/');
   const kind = parts[0] ?? '';
-  if (!isWatchedKind(kind)) throw new CliError(`${ref}: unknown kind "${kind}" (use KIND/NAMESPACE/NAME, e.g. HTTPRoute/shop/store)`);
+  if (!isWatchedKind(kind))
+    throw new CliError(`${ref}: unknown kind "${kind}" (use KIND/NAMESPACE/NAME, e.g. HTTPRoute/shop/store)`);
   if (CLUSTER_SCOPED.has(kind)) {
     if (parts.length !== 2 || !parts[1]) throw new CliError(`${ref}: ${kind} is cluster-scoped, use ${kind}/NAME`);
     return { kind, name: parts[1] };
@@ -24,15 +25,22 @@ export function registerExplain(program: Command): void {
     .command('explain')
     .description('explain why an object has its status: listeners considered, backends resolved')
     .argument('<object>', 'KIND/NAMESPACE/NAME (or KIND/NAME for cluster-scoped kinds)')
-    .requiredOption('-f, --file <path>', 'manifest file or directory (repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .requiredOption(
+      '-f, --file <path>',
+      'manifest file or directory (repeatable)',
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
     .option('-o, --output <format>', 'text, json or yaml', 'text')
     .option('--validate <mode>', VALIDATE_HELP, 'strict')
     .action((ref: string, opts: { file: string[]; output: string; validate: string }) => {
-      if (!['text', 'json', 'yaml'].includes(opts.output)) throw new CliError(`-o ${opts.output}: unknown format (text, json, yaml)`);
+      if (!['text', 'json', 'yaml'].includes(opts.output))
+        throw new CliError(`-o ${opts.output}: unknown format (text, json, yaml)`);
       const { kind, namespace, name } = parseObjectRef(ref);
       const validation = validationFlag(opts.validate);
       const loaded = loadManifests(opts.file, { validation });
-      for (const m of loaded.invalid) process.stderr.write(`turnpike: ${validation === 'warn' ? 'warning' : 'error'}: ${m}\n`);
+      for (const m of loaded.invalid)
+        process.stderr.write(`turnpike: ${validation === 'warn' ? 'warning' : 'error'}: ${m}\n`);
       const snapshot = snapshotFromObjects(loaded.objects);
       const e = explain(snapshot, kind, namespace, name);
       if (opts.output === 'json') process.stdout.write(`${JSON.stringify(e, null, 2)}\n`);

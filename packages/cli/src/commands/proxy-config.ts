@@ -11,13 +11,22 @@ import { gatewayFlag, hostPortFlag } from '../flags.js';
 import { format, parseFormat } from '../output.js';
 
 const MESSAGE: Record<string, string> = {
-  [TYPE.listener]: 'envoy.config.listener.v3.Listener', [TYPE.route]: 'envoy.config.route.v3.RouteConfiguration',
-  [TYPE.cluster]: 'envoy.config.cluster.v3.Cluster', [TYPE.endpoint]: 'envoy.config.endpoint.v3.ClusterLoadAssignment',
+  [TYPE.listener]: 'envoy.config.listener.v3.Listener',
+  [TYPE.route]: 'envoy.config.route.v3.RouteConfiguration',
+  [TYPE.cluster]: 'envoy.config.cluster.v3.Cluster',
+  [TYPE.endpoint]: 'envoy.config.endpoint.v3.ClusterLoadAssignment',
   [TYPE.secret]: 'envoy.extensions.transport_sockets.tls.v3.Secret',
 };
 
 type Json = Record<string, unknown>;
-interface Flags { gateway: string; xdsAddress: string; tlsDir?: string; serverName?: string; output: string; timeout: string }
+interface Flags {
+  gateway: string;
+  xdsAddress: string;
+  tlsDir?: string;
+  serverName?: string;
+  output: string;
+  timeout: string;
+}
 
 /** Every value under `key` anywhere in a decoded resource. */
 function collect(v: unknown, key: string, out: Set<string>): Set<string> {
@@ -48,32 +57,67 @@ function redact(secret: Json): Json {
   return secret;
 }
 
-export async function fetchProxyConfig(o: { address: string; node: string; credentials: grpc.ChannelCredentials; serverName?: string; timeoutMs: number }): Promise<Record<string, Json[]>> {
+export async function fetchProxyConfig(o: {
+  address: string;
+  node: string;
+  credentials: grpc.ChannelCredentials;
+  serverName?: string;
+  timeoutMs: number;
+}): Promise<Record<string, Json[]>> {
   const Ads = grpc.makeGenericClientConstructor(loadAdsService(), 'AggregatedDiscoveryService');
-  const client = new Ads(o.address, o.credentials, o.serverName ? { 'grpc.ssl_target_name_override': o.serverName, 'grpc.default_authority': o.serverName } : {});
-  const call = (client as unknown as { StreamAggregatedResources(): grpc.ClientDuplexStream<Json, Json> }).StreamAggregatedResources();
+  const client = new Ads(
+    o.address,
+    o.credentials,
+    o.serverName ? { 'grpc.ssl_target_name_override': o.serverName, 'grpc.default_authority': o.serverName } : {},
+  );
+  const call = (
+    client as unknown as { StreamAggregatedResources(): grpc.ClientDuplexStream<Json, Json> }
+  ).StreamAggregatedResources();
   const waiting = new Map<string, (r: Json) => void>();
   let failure: Error | undefined;
-  call.on('data', (r: Json) => { waiting.get(r.type_url as string)?.(r); });
-  call.on('error', (e: Error) => { failure = e; for (const w of waiting.values()) w({}); });
-  const node = { id: 'turnpike-proxy-config', cluster: o.node };
-  const fetch = (typeUrl: string, names: string[]) => new Promise<Json[]>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ${typeUrl.slice(typeUrl.lastIndexOf('.') + 1)} response in ${o.timeoutMs} ms`)), o.timeoutMs);
-    waiting.set(typeUrl, (r) => {
-      clearTimeout(timer);
-      waiting.delete(typeUrl);
-      if (failure) return reject(failure);
-      call.write({ node, type_url: typeUrl, resource_names: names, version_info: r.version_info, response_nonce: r.nonce });
-      resolve(((r.resources ?? []) as { value: Buffer }[]).map((x) => decodeMessage(MESSAGE[typeUrl]!, x.value) as Json));
-    });
-    call.write({ node, type_url: typeUrl, resource_names: names });
+  call.on('data', (r: Json) => {
+    waiting.get(r.type_url as string)?.(r);
   });
+  call.on('error', (e: Error) => {
+    failure = e;
+    for (const w of waiting.values()) w({});
+  });
+  const node = { id: 'turnpike-proxy-config', cluster: o.node };
+  const fetch = (typeUrl: string, names: string[]) =>
+    new Promise<Json[]>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`no ${typeUrl.slice(typeUrl.lastIndexOf('.') + 1)} response in ${o.timeoutMs} ms`)),
+        o.timeoutMs,
+      );
+      waiting.set(typeUrl, (r) => {
+        clearTimeout(timer);
+        waiting.delete(typeUrl);
+        if (failure) return reject(failure);
+        call.write({
+          node,
+          type_url: typeUrl,
+          resource_names: names,
+          version_info: r.version_info,
+          response_nonce: r.nonce,
+        });
+        resolve(
+          ((r.resources ?? []) as { value: Buffer }[]).map((x) => decodeMessage(MESSAGE[typeUrl]!, x.value) as Json),
+        );
+      });
+      call.write({ node, type_url: typeUrl, resource_names: names });
+    });
   try {
     const listeners = await fetch(TYPE.listener, []);
     const clusters = await fetch(TYPE.cluster, []);
     const routeNames = [...collect(listeners, 'route_config_name', new Set())].sort();
     const routes = routeNames.length ? await fetch(TYPE.route, routeNames) : [];
-    const edsNames = [...collect(clusters.filter((c) => c.type === 'EDS'), 'service_name', new Set())].sort();
+    const edsNames = [
+      ...collect(
+        clusters.filter((c) => c.type === 'EDS'),
+        'service_name',
+        new Set(),
+      ),
+    ].sort();
     const endpoints = edsNames.length ? await fetch(TYPE.endpoint, edsNames) : [];
     const secretNames = [...sdsNames([listeners, clusters], new Set())].sort();
     const secrets = secretNames.length ? (await fetch(TYPE.secret, secretNames)).map(redact) : [];
@@ -87,11 +131,20 @@ export async function fetchProxyConfig(o: { address: string; node: string; crede
 export function registerProxyConfig(program: Command): void {
   program
     .command('proxy-config')
-    .description("print the Envoy configuration a running controller serves to a Gateway's proxies (private keys redacted)")
+    .description(
+      "print the Envoy configuration a running controller serves to a Gateway's proxies (private keys redacted)",
+    )
     .requiredOption('--gateway <ns/name>', 'the Gateway whose configuration to fetch')
     .option('--xds-address <host:port>', 'where the controller serves xDS', '127.0.0.1:18000')
-    .option('--tls-dir <dir>', "mTLS with tls.crt, tls.key and ca.crt from this directory (the Gateway's xDS client Secret)")
-    .option('--server-name <name>', "with --tls-dir: the name in the controller's certificate", 'turnpike.turnpike-system.svc')
+    .option(
+      '--tls-dir <dir>',
+      "mTLS with tls.crt, tls.key and ca.crt from this directory (the Gateway's xDS client Secret)",
+    )
+    .option(
+      '--server-name <name>',
+      "with --tls-dir: the name in the controller's certificate",
+      'turnpike.turnpike-system.svc',
+    )
     .option('--timeout <ms>', 'how long to wait for each response', '10000')
     .option('-o, --output <format>', 'json or yaml', 'json')
     .action(async (opts: Flags) => {
@@ -101,13 +154,25 @@ export function registerProxyConfig(program: Command): void {
       let credentials = grpc.credentials.createInsecure();
       if (opts.tlsDir) {
         const read = (f: string) => {
-          try { return readFileSync(join(opts.tlsDir!, f)); } catch (e) { throw new CliError(`--tls-dir ${opts.tlsDir}: cannot read ${f} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`); }
+          try {
+            return readFileSync(join(opts.tlsDir!, f));
+          } catch (e) {
+            throw new CliError(
+              `--tls-dir ${opts.tlsDir}: cannot read ${f} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+            );
+          }
         };
         credentials = grpc.credentials.createSsl(read('ca.crt'), read('tls.key'), read('tls.crt'));
       }
       let config;
       try {
-        config = await fetchProxyConfig({ address: opts.xdsAddress, node: `${ns}/${name}`, credentials, ...(opts.tlsDir ? { serverName: opts.serverName } : {}), timeoutMs: Number(opts.timeout) || 10_000 });
+        config = await fetchProxyConfig({
+          address: opts.xdsAddress,
+          node: `${ns}/${name}`,
+          credentials,
+          ...(opts.tlsDir ? { serverName: opts.serverName } : {}),
+          timeoutMs: Number(opts.timeout) || 10_000,
+        });
       } catch (e) {
         throw new CliError(`${opts.xdsAddress}: ${(e as { details?: string }).details ?? (e as Error).message}`);
       }

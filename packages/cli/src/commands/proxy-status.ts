@@ -8,13 +8,28 @@ import { TYPE } from '@turnpike/xds';
 import { CliError } from '../errors.js';
 import { format } from '../output.js';
 
-const COLUMNS: [string, string][] = [['LDS', TYPE.listener], ['RDS', TYPE.route], ['CDS', TYPE.cluster], ['EDS', TYPE.endpoint], ['SDS', TYPE.secret]];
+const COLUMNS: [string, string][] = [
+  ['LDS', TYPE.listener],
+  ['RDS', TYPE.route],
+  ['CDS', TYPE.cluster],
+  ['EDS', TYPE.endpoint],
+  ['SDS', TYPE.secret],
+];
 
 export function proxyStatusTable(proxies: readonly ProxyStream[]): string {
   const rows = [['GATEWAY', 'ID', 'STREAM', 'SINCE', ...COLUMNS.map(([c]) => c), 'SYNC', 'REJECTED']];
   for (const p of proxies) {
-    rows.push([p.node, p.id || '-', p.protocol, p.connectedAt, ...COLUMNS.map(([, t]) => (p.acked[t] ?? '-').slice(0, 12)), syncText(p),
-      p.rejected ? `${p.rejected.typeUrl.slice(p.rejected.typeUrl.lastIndexOf('.') + 1)} ${p.rejected.version.slice(0, 12)}: ${p.rejected.message}` : '-']);
+    rows.push([
+      p.node,
+      p.id || '-',
+      p.protocol,
+      p.connectedAt,
+      ...COLUMNS.map(([, t]) => (p.acked[t] ?? '-').slice(0, 12)),
+      syncText(p),
+      p.rejected
+        ? `${p.rejected.typeUrl.slice(p.rejected.typeUrl.lastIndexOf('.') + 1)} ${p.rejected.version.slice(0, 12)}: ${p.rejected.message}`
+        : '-',
+    ]);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
@@ -30,12 +45,15 @@ function syncText(p: ProxyStream): string {
 export function registerProxyStatus(program: Command): void {
   program
     .command('proxy-status')
-    .description('list the proxies connected to a running controller, the versions they accepted and what they rejected')
-    .option('--controller <url>', 'the controller\'s health address', 'http://127.0.0.1:8080')
-    .option('--gateway <ns/name>', 'only this Gateway\'s proxies')
+    .description(
+      'list the proxies connected to a running controller, the versions they accepted and what they rejected',
+    )
+    .option('--controller <url>', "the controller's health address", 'http://127.0.0.1:8080')
+    .option('--gateway <ns/name>', "only this Gateway's proxies")
     .option('-o, --output <format>', 'text, json or yaml', 'text')
     .action(async (opts: { controller: string; gateway?: string; output: string }) => {
-      if (!['text', 'json', 'yaml'].includes(opts.output)) throw new CliError(`-o ${opts.output}: unknown format (text, json, yaml)`);
+      if (!['text', 'json', 'yaml'].includes(opts.output))
+        throw new CliError(`-o ${opts.output}: unknown format (text, json, yaml)`);
       const url = `${opts.controller.replace(/\/$/, '')}/debug/proxies`;
       let proxies: ProxyStream[];
       try {
@@ -46,6 +64,8 @@ export function registerProxyStatus(program: Command): void {
         throw new CliError(`--controller ${opts.controller}: cannot read ${url} (${(e as Error).message})`);
       }
       if (opts.gateway) proxies = proxies.filter((p) => p.node === opts.gateway);
-      process.stdout.write(opts.output === 'text' ? proxyStatusTable(proxies) : format(proxies, opts.output as 'json' | 'yaml'));
+      process.stdout.write(
+        opts.output === 'text' ? proxyStatusTable(proxies) : format(proxies, opts.output as 'json' | 'yaml'),
+      );
     });
 }

@@ -10,7 +10,13 @@ import { withStatuses } from '../offline.js';
 import { format, parseFormat } from '../output.js';
 import { progressBar } from '../progress.js';
 
-interface ReplayOptions { until?: string; verify?: boolean; output: string; to: string; timeline?: boolean }
+interface ReplayOptions {
+  until?: string;
+  verify?: boolean;
+  output: string;
+  to: string;
+  timeline?: boolean;
+}
 
 export function registerReplay(program: Command): void {
   program
@@ -24,22 +30,30 @@ export function registerReplay(program: Command): void {
     .option('--to <what>', 'resources, ir or all', 'all')
     .action((path: string, opts: ReplayOptions) => {
       const fmt = parseFormat(opts.output);
-      if (!['resources', 'ir', 'all'].includes(opts.to)) throw new CliError(`--to ${opts.to}: unknown target (resources, ir, all)`);
+      if (!['resources', 'ir', 'all'].includes(opts.to))
+        throw new CliError(`--to ${opts.to}: unknown target (resources, ir, all)`);
       const log = readEventLog(path);
       const until = opts.until === undefined ? undefined : Number(opts.until);
-      if (until !== undefined && (!Number.isInteger(until) || until < 0)) throw new CliError(`--until ${opts.until}: not an event number`);
+      if (until !== undefined && (!Number.isInteger(until) || until < 0))
+        throw new CliError(`--until ${opts.until}: not an event number`);
       if (opts.verify) {
         const bar = progressBar('verifying');
         const r = verifyLog(log, bar);
         bar.end();
         if (r.divergence) {
           const d = r.divergence;
-          const ev = d.event ? ` (${d.event.type} ${d.event.kind} ${d.event.namespace ? d.event.namespace + '/' : ''}${d.event.name ?? ''})` : '';
-          process.stderr.write(`turnpike: replay diverges at the output after event ${d.output.seq}${ev}: recorded ${d.output.hash.slice(0, 16)}, replayed ${d.replayed.slice(0, 16)}\n`);
+          const ev = d.event
+            ? ` (${d.event.type} ${d.event.kind} ${d.event.namespace ? d.event.namespace + '/' : ''}${d.event.name ?? ''})`
+            : '';
+          process.stderr.write(
+            `turnpike: replay diverges at the output after event ${d.output.seq}${ev}: recorded ${d.output.hash.slice(0, 16)}, replayed ${d.replayed.slice(0, 16)}\n`,
+          );
           process.exitCode = 1;
           return;
         }
-        process.stderr.write(`turnpike: verified ${r.checked} output(s) over ${log.events.length} event(s): identical\n`);
+        process.stderr.write(
+          `turnpike: verified ${r.checked} output(s) over ${log.events.length} event(s): identical\n`,
+        );
         return;
       }
       if (opts.timeline) {
@@ -51,10 +65,17 @@ export function registerReplay(program: Command): void {
         return;
       }
       const state = stateAt(log, until);
-      const resources = withStatuses(state.objects, state.result, log.events.find((e) => e.seq === state.seq)?.at ?? log.header.createdAt);
-      const out = opts.to === 'resources' ? { seq: state.seq, resources }
-        : opts.to === 'ir' ? { seq: state.seq, xdsIR: state.result.xdsIR, infraIR: state.result.infraIR }
-        : { seq: state.seq, hash: state.hash, resources, xdsIR: state.result.xdsIR, infraIR: state.result.infraIR };
+      const resources = withStatuses(
+        state.objects,
+        state.result,
+        log.events.find((e) => e.seq === state.seq)?.at ?? log.header.createdAt,
+      );
+      const out =
+        opts.to === 'resources'
+          ? { seq: state.seq, resources }
+          : opts.to === 'ir'
+            ? { seq: state.seq, xdsIR: state.result.xdsIR, infraIR: state.result.infraIR }
+            : { seq: state.seq, hash: state.hash, resources, xdsIR: state.result.xdsIR, infraIR: state.result.infraIR };
       process.stdout.write(format(out, fmt));
     });
 }
@@ -104,7 +125,11 @@ export function engineTimeline(
  * Counts as the log has them: events read, translations recorded, translations replayed, and where
  * the two differ (a live holdoff also waits on wall-clock time the log's stamps only approximate).
  */
-export function timelineSummary(log: ReturnType<typeof readEventLog>, timeline: readonly TimelineEntry[], until?: number): string {
+export function timelineSummary(
+  log: ReturnType<typeof readEventLog>,
+  timeline: readonly TimelineEntry[],
+  until?: number,
+): string {
   const events = until === undefined ? log.events.length : log.events.filter((e) => e.seq <= until).length;
   const recorded = until === undefined ? log.outputs : log.outputs.filter((o) => o.seq <= until);
   const replayedAt = new Set(timeline.map((t) => t.seq));

@@ -8,8 +8,20 @@ import type { EngineOutput } from '@turnpike/engine';
 import { openRecording } from '../record.js';
 import { startController, type Sink } from '../controller.js';
 import {
-  BOOTSTRAP_DIR, ConfigMapPluginStorage, createMetrics, ensurePluginUrlKey, InfraApplier, KUBE_SOURCE, KubeClient, kubeSource, LeaderElector, StatusWriter,
-  startHealthServer, XDS_CA_SECRET, XDS_CERT_DIR, XdsAuthority,
+  BOOTSTRAP_DIR,
+  ConfigMapPluginStorage,
+  createMetrics,
+  ensurePluginUrlKey,
+  InfraApplier,
+  KUBE_SOURCE,
+  KubeClient,
+  kubeSource,
+  LeaderElector,
+  StatusWriter,
+  startHealthServer,
+  XDS_CA_SECRET,
+  XDS_CERT_DIR,
+  XdsAuthority,
 } from '@turnpike/kube';
 import { bootstrapSdsFiles, buildBootstrap, DEFAULT_TRUST_DOMAIN, type BootstrapTls } from '@turnpike/xds';
 import { xdsTlsFromAuthority } from '../xds-tls.js';
@@ -21,11 +33,24 @@ import { startPlugins, type PluginOptions } from '../plugin-serving.js';
 import { PLUGINS_SOURCE } from '@turnpike/plugins';
 
 export interface KubeRunOptions extends PluginOptions {
-  kubeconfig?: string; inCluster?: boolean; record?: string; quietMs: number; maxDelayMs: number;
-  xdsAddress: string; xds: boolean; healthAddress: string; logLevel: string;
-  leaderElectionNamespace?: string; leaderElect?: boolean; xdsPublicAddress?: string;
+  kubeconfig?: string;
+  inCluster?: boolean;
+  record?: string;
+  quietMs: number;
+  maxDelayMs: number;
+  xdsAddress: string;
+  xds: boolean;
+  healthAddress: string;
+  logLevel: string;
+  leaderElectionNamespace?: string;
+  leaderElect?: boolean;
+  xdsPublicAddress?: string;
   /** Serve xDS and plugin content without TLS (tests, or a mesh that already encrypts). */
-  xdsPlaintext?: boolean; xdsTrustDomain?: string; xdsServerName?: string[]; caValidityMs?: number; certValidityMs?: number;
+  xdsPlaintext?: boolean;
+  xdsTrustDomain?: string;
+  xdsServerName?: string[];
+  caValidityMs?: number;
+  certValidityMs?: number;
   /** Serve the web console here (off unless given; it has no authentication: use a port-forward). */
   consoleAddress?: string;
 }
@@ -41,10 +66,13 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
   try {
     client = o.inCluster ? KubeClient.inCluster() : KubeClient.fromKubeconfig(o.kubeconfig!);
   } catch (e) {
-    throw new CliError(`cannot load ${o.inCluster ? 'in-cluster configuration' : `kubeconfig ${o.kubeconfig}`}: ${(e as Error).message}`);
+    throw new CliError(
+      `cannot load ${o.inCluster ? 'in-cluster configuration' : `kubeconfig ${o.kubeconfig}`}: ${(e as Error).message}`,
+    );
   }
   const metrics = createMetrics();
-  const say = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => log[level](fields ?? {}, msg);
+  const say = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) =>
+    log[level](fields ?? {}, msg);
   const xdsPublic = hostPortFlag('--xds-public-address', o.xdsPublicAddress ?? 'turnpike.turnpike-system.svc:18000');
   const namespace = o.leaderElectionNamespace ?? 'turnpike-system';
   const trustDomain = o.xdsTrustDomain ?? DEFAULT_TRUST_DOMAIN;
@@ -57,74 +85,152 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
   let storage: ConfigMapPluginStorage | undefined;
   // Created once the plugin server is up; the CA and the elector call into it before that.
   const infraRef: { applier?: InfraApplier } = {};
-  const serverNames = o.xdsServerName?.length ? o.xdsServerName : [xdsPublic.host, ...(xdsPublic.host.endsWith('.svc') ? [`${xdsPublic.host}.cluster.local`] : [])];
-  const authority = o.xdsPlaintext ? undefined : new XdsAuthority({
-    client, namespace, trustDomain, serverNames, caValidityMs: o.caValidityMs ?? 365 * 24 * 3_600_000, certValidityMs: o.certValidityMs ?? 30 * 24 * 3_600_000,
-    isLeader: () => leading, log: say, onCredentialsChanged: () => infraRef.applier?.refresh(),
+  const serverNames = o.xdsServerName?.length
+    ? o.xdsServerName
+    : [xdsPublic.host, ...(xdsPublic.host.endsWith('.svc') ? [`${xdsPublic.host}.cluster.local`] : [])];
+  const authority = o.xdsPlaintext
+    ? undefined
+    : new XdsAuthority({
+        client,
+        namespace,
+        trustDomain,
+        serverNames,
+        caValidityMs: o.caValidityMs ?? 365 * 24 * 3_600_000,
+        certValidityMs: o.certValidityMs ?? 30 * 24 * 3_600_000,
+        isLeader: () => leading,
+        log: say,
+        onCredentialsChanged: () => infraRef.applier?.refresh(),
+      });
+  if (o.xdsPlaintext)
+    log.warn(
+      "serving xDS and plugin content without TLS: any pod that reaches the controller can read any Gateway's configuration and keys",
+    );
+  const writer = new StatusWriter({
+    client,
+    log: say,
+    onWrite: (_k, ok) => metrics.statusWrites.inc({ result: ok ? 'ok' : 'error' }),
   });
-  if (o.xdsPlaintext) log.warn('serving xDS and plugin content without TLS: any pod that reaches the controller can read any Gateway\'s configuration and keys');
-  const writer = new StatusWriter({ client, log: say, onWrite: (_k, ok) => metrics.statusWrites.inc({ result: ok ? 'ok' : 'error' }) });
   metrics.leader.set(leading ? 1 : 0);
-  const elector = o.leaderElect === false ? undefined : new LeaderElector({
-    client, namespace, name: 'turnpike', log: say,
-    onStartedLeading: () => {
-      leading = true;
-      metrics.leader.set(1);
-      infraRef.applier?.resync();
-      void storage?.setLeading(true);
-      // The CA is created (or rotated) by the leader: look at it now rather than at the next tick.
-      void authority?.check();
-      if (last) {
-        writer.update(last.result, last.snapshot);
-        infraRef.applier?.update(last.result.infraIR);
-        writtenAll = true;
-      }
-    },
-    onStoppedLeading: () => { leading = false; writtenAll = false; metrics.leader.set(0); void storage?.setLeading(false); },
-  });
+  const elector =
+    o.leaderElect === false
+      ? undefined
+      : new LeaderElector({
+          client,
+          namespace,
+          name: 'turnpike',
+          log: say,
+          onStartedLeading: () => {
+            leading = true;
+            metrics.leader.set(1);
+            infraRef.applier?.resync();
+            void storage?.setLeading(true);
+            // The CA is created (or rotated) by the leader: look at it now rather than at the next tick.
+            void authority?.check();
+            if (last) {
+              writer.update(last.result, last.snapshot);
+              infraRef.applier?.update(last.result.infraIR);
+              writtenAll = true;
+            }
+          },
+          onStoppedLeading: () => {
+            leading = false;
+            writtenAll = false;
+            metrics.leader.set(0);
+            void storage?.setLeading(false);
+          },
+        });
   elector?.start();
   // Every replica needs the CA before it can serve; the leader creates it if there is none.
   if (authority) {
     await authority.start();
-    log.info({ secret: `${namespace}/${XDS_CA_SECRET}`, trustDomain, serverNames }, 'xDS and plugin content are served over mTLS');
+    log.info(
+      { secret: `${namespace}/${XDS_CA_SECRET}`, trustDomain, serverNames },
+      'xDS and plugin content are served over mTLS',
+    );
   }
-  const servingTls = () => ({ cert: authority!.provider.identityPem!, key: authority!.provider.keyPem!, ca: authority!.trustBundle });
-  const plugins = await startPlugins({ ...o, ...(authority ? { tls: servingTls() } : {}) }, [KUBE_SOURCE], say,
-    (urlFor) => (storage = new ConfigMapPluginStorage(client, urlFor, say)), (result) => metrics.pluginFetches.inc({ result }),
+  const servingTls = () => ({
+    cert: authority!.provider.identityPem!,
+    key: authority!.provider.keyPem!,
+    ca: authority!.trustBundle,
+  });
+  const plugins = await startPlugins(
+    { ...o, ...(authority ? { tls: servingTls() } : {}) },
+    [KUBE_SOURCE],
+    say,
+    (urlFor) => (storage = new ConfigMapPluginStorage(client, urlFor, say)),
+    (result) => metrics.pluginFetches.inc({ result }),
     async () => {
       try {
         return await ensurePluginUrlKey(client, namespace);
       } catch (e) {
         throw new CliError(`plugin URL key: ${(e as Error).message} (or pass --plugin-url-key-file)`);
       }
-    });
+    },
+  );
   if (leading) void storage?.setLeading(true);
   authority?.provider.onChange(() => plugins.server.setTls(servingTls()));
   const tls = authority ? controlPlaneTls(serverNames[0]!) : undefined;
   const infra = new InfraApplier({
-    client, log: say, onError: () => metrics.applyErrors.inc(), pluginContent: (sha) => plugins.content.get(sha),
-    bootstrap: (ns, name) => JSON.stringify(buildBootstrap({ namespace: ns, name, xdsHost: xdsPublic.host, xdsPort: xdsPublic.port, ...(tls ? { tls } : {}) })),
-    ...(tls && authority ? { bootstrapFiles: bootstrapSdsFiles(tls), xdsCredentials: (ns: string, name: string, secret: string) => authority.clientCredentials(ns, name, secret) } : {}),
+    client,
+    log: say,
+    onError: () => metrics.applyErrors.inc(),
+    pluginContent: (sha) => plugins.content.get(sha),
+    bootstrap: (ns, name) =>
+      JSON.stringify(
+        buildBootstrap({
+          namespace: ns,
+          name,
+          xdsHost: xdsPublic.host,
+          xdsPort: xdsPublic.port,
+          ...(tls ? { tls } : {}),
+        }),
+      ),
+    ...(tls && authority
+      ? {
+          bootstrapFiles: bootstrapSdsFiles(tls),
+          xdsCredentials: (ns: string, name: string, secret: string) => authority.clientCredentials(ns, name, secret),
+        }
+      : {}),
   });
-  const xds = o.xds ? await startXds({
-    address: o.xdsAddress, log: (m) => log.info(m), onNack: (gateway) => metrics.xdsNacks.inc({ gateway }), plugins: (sha) => plugins.content.get(sha),
-    onRefuse: (r) => metrics.xdsRefused.inc({ reason: r.reason }),
-    onConfigLatency: (gateway, seconds) => metrics.configLatency.observe({ gateway }, seconds),
-    ...(authority ? { tls: xdsTlsFromAuthority(authority.provider, trustDomain), controlPlaneTls: tls! } : {}),
-  }) : undefined;
+  const xds = o.xds
+    ? await startXds({
+        address: o.xdsAddress,
+        log: (m) => log.info(m),
+        onNack: (gateway) => metrics.xdsNacks.inc({ gateway }),
+        plugins: (sha) => plugins.content.get(sha),
+        onRefuse: (r) => metrics.xdsRefused.inc({ reason: r.reason }),
+        onConfigLatency: (gateway, seconds) => metrics.configLatency.observe({ gateway }, seconds),
+        ...(authority ? { tls: xdsTlsFromAuthority(authority.provider, trustDomain), controlPlaneTls: tls! } : {}),
+      })
+    : undefined;
   const header = { createdAt: new Date().toISOString(), quietMs: o.quietMs, maxDelayMs: o.maxDelayMs, source: 'kube' };
   const live = o.consoleAddress && o.consoleAddress !== 'off' ? new LiveLog(header) : undefined;
   const recorder = teeRecorder(o.record ? openRecording(o.record, header) : undefined, live);
   const consoleServer = live
-    ? await serveConsole(new ConsoleData(() => live.log(), () => live.base), o.consoleAddress!, '--console-address', (m) => log.info(m))
+    ? await serveConsole(
+        new ConsoleData(
+          () => live.log(),
+          () => live.base,
+        ),
+        o.consoleAddress!,
+        '--console-address',
+        (m) => log.info(m),
+      )
     : undefined;
   let ready = false;
   const hp = hostPortFlag('--health-address', o.healthAddress);
-  const health = await startHealthServer(hp.host, hp.port, () => ready, metrics.registry, () => {
-    if (!xds) return;
-    metrics.xdsPushes.set(xds.server.stats.pushes);
-    metrics.connectedProxies.set(xds.server.connectedProxies);
-  }, { '/debug/proxies': () => xds?.server.proxies() ?? [] });
+  const health = await startHealthServer(
+    hp.host,
+    hp.port,
+    () => ready,
+    metrics.registry,
+    () => {
+      if (!xds) return;
+      metrics.xdsPushes.set(xds.server.stats.pushes);
+      metrics.connectedProxies.set(xds.server.connectedProxies);
+    },
+    { '/debug/proxies': () => xds?.server.proxies() ?? [] },
+  );
   log.info({ address: `${hp.host}:${health.port}` }, 'serving /healthz, /readyz and /metrics');
 
   const sources = [plugins.worker.events, ...(xds ? [xds.events] : []), kubeSource({ client, log: say })];
@@ -132,18 +238,39 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
 
   const sinks: Sink[] = [
     ...(xds ? [xds] : []),
-    { name: 'last', accept: (out) => { last = out; } },
+    {
+      name: 'last',
+      accept: (out) => {
+        last = out;
+      },
+    },
     // The status writer applies only the statuses an output changed, once it has written them all.
-    { name: 'status-writer', accept: (out) => {
-      if (!leading) return;
-      writer.update(out.result, out.snapshot, writtenAll ? out.changes.statuses : undefined);
-      writtenAll = true;
-    }, close: () => writer.stop() },
-    { name: 'infra-applier', accept: (out) => { if (leading && out.changes.infra.length) infra.update(out.result.infraIR); }, close: () => { infra.stop(); authority?.stop(); } },
-    { name: 'log', accept: (out) => {
-      for (const d of out.result.diagnostics) log.warn({ object: d.object }, d.message);
-      log.info({ seq: out.seq, gateways: out.result.xdsIR.gateways.size, hash: out.hash.slice(0, 12) }, 'translated');
-    } },
+    {
+      name: 'status-writer',
+      accept: (out) => {
+        if (!leading) return;
+        writer.update(out.result, out.snapshot, writtenAll ? out.changes.statuses : undefined);
+        writtenAll = true;
+      },
+      close: () => writer.stop(),
+    },
+    {
+      name: 'infra-applier',
+      accept: (out) => {
+        if (leading && out.changes.infra.length) infra.update(out.result.infraIR);
+      },
+      close: () => {
+        infra.stop();
+        authority?.stop();
+      },
+    },
+    {
+      name: 'log',
+      accept: (out) => {
+        for (const d of out.result.diagnostics) log.warn({ object: d.object }, d.message);
+        log.info({ seq: out.seq, gateways: out.result.xdsIR.gateways.size, hash: out.hash.slice(0, 12) }, 'translated');
+      },
+    },
     { name: 'plugins', accept: () => undefined, close: () => plugins.close() },
   ];
   const controller = startController({
@@ -170,7 +297,10 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
       log.info({ signal }, 'shutting down');
       // Whatever still holds a socket open must not keep the process from exiting.
       setTimeout(() => process.exit(0), 5000).unref();
-      void Promise.all([controller.stop(), elector?.stop(), health.close(), consoleServer?.close()]).then(() => { client.close(); resolve(); });
+      void Promise.all([controller.stop(), elector?.stop(), health.close(), consoleServer?.close()]).then(() => {
+        client.close();
+        resolve();
+      });
     };
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));

@@ -19,25 +19,47 @@ import { pluginFlagHelp, startPlugins, type PluginOptions } from '../plugin-serv
 import { PLUGINS_SOURCE } from '@turnpike/plugins';
 
 export interface RunOptions extends PluginOptions, XdsTlsFlags {
-  xdsPlaintext?: boolean; xdsCaValidity: string; xdsCertValidity: string; xdsServerName?: string[];
-  dir?: string; kubeconfig?: string; inCluster?: boolean; record?: string; output: string; quietMs: string; maxDelayMs: string; poll: string;
+  xdsPlaintext?: boolean;
+  xdsCaValidity: string;
+  xdsCertValidity: string;
+  xdsServerName?: string[];
+  dir?: string;
+  kubeconfig?: string;
+  inCluster?: boolean;
+  record?: string;
+  output: string;
+  quietMs: string;
+  maxDelayMs: string;
+  poll: string;
   validate: string;
   /** Unset: 127.0.0.1:0 with --dir (any free port, printed), off with a cluster. `off` turns it off. */
   consoleAddress?: string;
-  xdsAddress: string; xds: boolean; healthAddress: string; logLevel: string; leaderElectionNamespace: string; leaderElect: boolean; xdsPublicAddress: string;
+  xdsAddress: string;
+  xds: boolean;
+  healthAddress: string;
+  logLevel: string;
+  leaderElectionNamespace: string;
+  leaderElect: boolean;
+  xdsPublicAddress: string;
 }
 
 export function registerRun(program: Command): void {
   program
     .command('run')
-    .description('run the controller: on a directory of YAML manifests (--dir), or against a cluster (--kubeconfig, --in-cluster)')
+    .description(
+      'run the controller: on a directory of YAML manifests (--dir), or against a cluster (--kubeconfig, --in-cluster)',
+    )
     .option('--dir <dir>', 'directory of manifests to watch')
     .option('--kubeconfig <path>', 'run against the cluster of this kubeconfig')
-    .option('--in-cluster', 'run inside a cluster, with the pod\'s service account')
+    .option('--in-cluster', "run inside a cluster, with the pod's service account")
     .option('--health-address <host:port>', 'with a cluster: /healthz, /readyz and /metrics', '0.0.0.0:8080')
     .option('--log-level <level>', 'with a cluster: pino log level', 'info')
     .option('--leader-election-namespace <ns>', 'with a cluster: namespace of the leader Lease', 'turnpike-system')
-    .option('--xds-public-address <host:port>', 'with a cluster: where proxies reach this controller for xDS', 'turnpike.turnpike-system.svc:18000')
+    .option(
+      '--xds-public-address <host:port>',
+      'with a cluster: where proxies reach this controller for xDS',
+      'turnpike.turnpike-system.svc:18000',
+    )
     .option('--no-leader-elect', 'with a cluster: write without electing a leader (single replica)')
     .option('--record <file>', 'write the event log (NDJSON) to this file')
     .option('-o, --output <format>', 'text or json (one JSON object per line)', 'text')
@@ -45,33 +67,74 @@ export function registerRun(program: Command): void {
     .option('--max-delay-ms <ms>', 'holdoff maximum delay', String(DEFAULT_MAX_DELAY_MS))
     .option('--poll <ms>', 'rescan the directory this often, besides file notifications', '1000')
     .option('--validate <mode>', `with --dir: ${VALIDATE_HELP}`, 'strict')
-    .option('--console-address <host:port>', 'serve the web console here (default with --dir: 127.0.0.1, any free port; with a cluster: off); "off" to disable')
+    .option(
+      '--console-address <host:port>',
+      'serve the web console here (default with --dir: 127.0.0.1, any free port; with a cluster: off); "off" to disable',
+    )
     .option('--xds-address <host:port>', 'serve xDS (ADS) here; port 0 picks a free one', '127.0.0.1:18000')
     .option('--no-xds', 'do not serve xDS')
-    .option('--xds-tls-cert <file>', 'with --dir: serve xDS over TLS with this certificate (PEM; reloaded when it changes)')
+    .option(
+      '--xds-tls-cert <file>',
+      'with --dir: serve xDS over TLS with this certificate (PEM; reloaded when it changes)',
+    )
     .option('--xds-tls-key <file>', 'with --dir: the key of --xds-tls-cert')
-    .option('--xds-client-ca <file>', 'with --dir: require client certificates from these CAs; each may read only the Gateway it names')
-    .option('--xds-trust-domain <domain>', 'SPIFFE trust domain of proxy identities (spiffe://DOMAIN/ns/NS/gateway/NAME)', DEFAULT_TRUST_DOMAIN)
-    .option('--xds-plaintext', 'with a cluster: serve xDS and plugin content without TLS (any pod could read any Gateway\'s keys)')
-    .option('--xds-ca-validity <duration>', 'with a cluster: lifetime of the control-plane CA (rotated at two thirds)', '8760h')
-    .option('--xds-cert-validity <duration>', 'with a cluster: lifetime of serving and proxy certificates (renewed at two thirds)', '720h')
-    .option('--xds-server-name <name>', 'with a cluster: a DNS name of the serving certificate (repeatable; default: the host of --xds-public-address)', (v: string, acc: string[] = []) => [...acc, v])
-    .option('--insecure-registry <host>', 'reach this plugin registry over plain HTTP (repeatable; loopback always is)', (v: string, acc: string[]) => [...acc, v], [] as string[]);
+    .option(
+      '--xds-client-ca <file>',
+      'with --dir: require client certificates from these CAs; each may read only the Gateway it names',
+    )
+    .option(
+      '--xds-trust-domain <domain>',
+      'SPIFFE trust domain of proxy identities (spiffe://DOMAIN/ns/NS/gateway/NAME)',
+      DEFAULT_TRUST_DOMAIN,
+    )
+    .option(
+      '--xds-plaintext',
+      "with a cluster: serve xDS and plugin content without TLS (any pod could read any Gateway's keys)",
+    )
+    .option(
+      '--xds-ca-validity <duration>',
+      'with a cluster: lifetime of the control-plane CA (rotated at two thirds)',
+      '8760h',
+    )
+    .option(
+      '--xds-cert-validity <duration>',
+      'with a cluster: lifetime of serving and proxy certificates (renewed at two thirds)',
+      '720h',
+    )
+    .option(
+      '--xds-server-name <name>',
+      'with a cluster: a DNS name of the serving certificate (repeatable; default: the host of --xds-public-address)',
+      (v: string, acc: string[] = []) => [...acc, v],
+    )
+    .option(
+      '--insecure-registry <host>',
+      'reach this plugin registry over plain HTTP (repeatable; loopback always is)',
+      (v: string, acc: string[]) => [...acc, v],
+      [] as string[],
+    );
   const run = program.commands.find((c) => c.name() === 'run')!;
   for (const [flag, help, def] of pluginFlagHelp()) run.option(flag, help, def);
-  run
-    .action(async (opts: RunOptions) => {
-      const modes = [opts.dir, opts.kubeconfig, opts.inCluster].filter(Boolean).length;
-      if (modes !== 1) throw new CliError('run needs exactly one of --dir DIR, --kubeconfig PATH, --in-cluster');
-      if (!opts.dir) {
-        if (opts.xdsTlsCert || opts.xdsTlsKey || opts.xdsClientCa) throw new CliError('--xds-tls-cert, --xds-tls-key and --xds-client-ca are for --dir; in a cluster the controller keeps its own CA');
-        await runInCluster({ ...opts, quietMs: parseMs(opts.quietMs, '--quiet-ms'), maxDelayMs: parseMs(opts.maxDelayMs, '--max-delay-ms'),
-          caValidityMs: parseDuration(opts.xdsCaValidity, '--xds-ca-validity'), certValidityMs: parseDuration(opts.xdsCertValidity, '--xds-cert-validity') });
-        return;
-      }
-      if (opts.output !== 'text' && opts.output !== 'json') throw new CliError(`-o ${opts.output}: unknown format (text, json)`);
-      await runOnDirectory(opts);
-    });
+  run.action(async (opts: RunOptions) => {
+    const modes = [opts.dir, opts.kubeconfig, opts.inCluster].filter(Boolean).length;
+    if (modes !== 1) throw new CliError('run needs exactly one of --dir DIR, --kubeconfig PATH, --in-cluster');
+    if (!opts.dir) {
+      if (opts.xdsTlsCert || opts.xdsTlsKey || opts.xdsClientCa)
+        throw new CliError(
+          '--xds-tls-cert, --xds-tls-key and --xds-client-ca are for --dir; in a cluster the controller keeps its own CA',
+        );
+      await runInCluster({
+        ...opts,
+        quietMs: parseMs(opts.quietMs, '--quiet-ms'),
+        maxDelayMs: parseMs(opts.maxDelayMs, '--max-delay-ms'),
+        caValidityMs: parseDuration(opts.xdsCaValidity, '--xds-ca-validity'),
+        certValidityMs: parseDuration(opts.xdsCertValidity, '--xds-cert-validity'),
+      });
+      return;
+    }
+    if (opts.output !== 'text' && opts.output !== 'json')
+      throw new CliError(`-o ${opts.output}: unknown format (text, json)`);
+    await runOnDirectory(opts);
+  });
 }
 
 function parseDuration(v: string, flag: string): number {
@@ -102,14 +165,24 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
     onError: (m) => process.stderr.write(`turnpike: error: ${m}\n`),
     onWarning: (m) => process.stderr.write(`turnpike: warning: ${m}\n`),
   });
-  if (opts.xdsPlaintext) throw new CliError('--xds-plaintext is for a cluster; with --dir xDS is plaintext unless --xds-tls-cert is given');
+  if (opts.xdsPlaintext)
+    throw new CliError('--xds-plaintext is for a cluster; with --dir xDS is plaintext unless --xds-tls-cert is given');
   const plugins = await startPlugins(opts, [DIRECTORY_SOURCE], (level, msg, fields) => {
-    if (level !== 'info' || !json) process.stderr.write(`turnpike: ${level === 'info' ? '' : `${level}: `}${msg}${fields ? ` ${JSON.stringify(fields)}` : ''}\n`);
+    if (level !== 'info' || !json)
+      process.stderr.write(
+        `turnpike: ${level === 'info' ? '' : `${level}: `}${msg}${fields ? ` ${JSON.stringify(fields)}` : ''}\n`,
+      );
   });
   let xds: Awaited<ReturnType<typeof startXds>> | undefined;
   try {
     const tls = xdsTlsFromFiles(opts);
-    xds = opts.xds ? await startXds({ address: opts.xdsAddress, plugins: (sha) => plugins.content.get(sha), ...(tls ? { tls } : {}) }) : undefined;
+    xds = opts.xds
+      ? await startXds({
+          address: opts.xdsAddress,
+          plugins: (sha) => plugins.content.get(sha),
+          ...(tls ? { tls } : {}),
+        })
+      : undefined;
   } catch (e) {
     // The plugin server is already listening: close it, or the process would not exit.
     await plugins.close();
@@ -117,9 +190,16 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
   }
   let consoleServer: { close: () => Promise<void> } | undefined;
   try {
-    const data = live ? new ConsoleData(() => live.log(), () => live.base) : undefined;
+    const data = live
+      ? new ConsoleData(
+          () => live.log(),
+          () => live.base,
+        )
+      : undefined;
     const say = (m: string) => process.stderr.write(`turnpike: ${m}\n`);
-    consoleServer = data ? await serveConsole(data, opts.consoleAddress ?? '127.0.0.1:0', '--console-address', say) : undefined;
+    consoleServer = data
+      ? await serveConsole(data, opts.consoleAddress ?? '127.0.0.1:0', '--console-address', say)
+      : undefined;
   } catch (e) {
     await Promise.all([plugins.close(), xds?.close()]);
     throw e;
@@ -127,7 +207,11 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
   const controller = startController({
     sources: xds ? [plugins.worker.events, xds.events, source] : [plugins.worker.events, source],
     sourceNames: [DIRECTORY_SOURCE, PLUGINS_SOURCE],
-    sinks: [...(xds ? [xds] : []), statusPrinter(json), { name: 'plugins', accept: () => undefined, close: () => plugins.close() }],
+    sinks: [
+      ...(xds ? [xds] : []),
+      statusPrinter(json),
+      { name: 'plugins', accept: () => undefined, close: () => plugins.close() },
+    ],
     quietMs,
     maxDelayMs,
     ...(recorder ? { recorder } : {}),
@@ -138,7 +222,10 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
     const stop = () => {
       // A client that keeps a stream or socket open must not keep us from exiting.
       setTimeout(() => process.exit(0), 2000).unref();
-      void controller.stop().then(() => consoleServer?.close()).then(() => resolve());
+      void controller
+        .stop()
+        .then(() => consoleServer?.close())
+        .then(() => resolve());
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);

@@ -10,12 +10,24 @@ import type { OfflineResult } from '../offline.js';
 
 /** Envoy resources per Gateway; Secret contents are left out of printed output. */
 function envoyResourcesByGateway(r: OfflineResult): Record<string, unknown> {
-  const secrets = new Map(r.resources.filter((o) => o.kind === 'Secret').map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o]));
-  const lookup = (kind: string, ns: string, name: string): KubeObject | undefined => (kind === 'Secret' ? secrets.get(`${ns}/${name}`) : undefined);
+  const secrets = new Map(
+    r.resources.filter((o) => o.kind === 'Secret').map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o]),
+  );
+  const lookup = (kind: string, ns: string, name: string): KubeObject | undefined =>
+    kind === 'Secret' ? secrets.get(`${ns}/${name}`) : undefined;
   const out: Record<string, unknown> = {};
   for (const key of r.result.xdsIR.gateways.sortedKeys()) {
     const res = envoyResourcesFor(r.result.xdsIR.gateways.get(key)!, lookup, undefined, r.result.xdsIR.endpoints);
-    out[key] = { ...res, secrets: res.secrets.map((s) => ({ name: s.name, tls_certificate: { certificate_chain: s.tls_certificate?.certificate_chain, private_key: { inline_string: '<redacted>' } } })) };
+    out[key] = {
+      ...res,
+      secrets: res.secrets.map((s) => ({
+        name: s.name,
+        tls_certificate: {
+          certificate_chain: s.tls_certificate?.certificate_chain,
+          private_key: { inline_string: '<redacted>' },
+        },
+      })),
+    };
   }
   return out;
 }
@@ -24,7 +36,12 @@ export function registerTranslate(program: Command): void {
   program
     .command('translate')
     .description('translate manifests offline and print statuses, the xDS IR and the infra IR')
-    .requiredOption('-f, --file <path>', 'manifest file or directory (repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .requiredOption(
+      '-f, --file <path>',
+      'manifest file or directory (repeatable)',
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
     .option('-o, --output <format>', 'json or yaml', 'json')
     .option('--to <what>', 'resources, ir (xDS and infra IR), xds (Envoy resources) or all', 'all')
     .option('--now <time>', 'timestamp for lastTransitionTime (RFC 3339); default: now')
@@ -32,7 +49,10 @@ export function registerTranslate(program: Command): void {
     .action((opts: { file: string[]; output: string; to: string; now?: string; validate: string }) => {
       const fmt = parseFormat(opts.output);
       const now = opts.now ?? new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-      if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(now) || Number.isNaN(Date.parse(now))) {
+      if (
+        !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(now) ||
+        Number.isNaN(Date.parse(now))
+      ) {
         throw new CliError(`--now ${now}: not an RFC 3339 time (e.g. 2026-01-02T15:04:05Z)`);
       }
       const r = translatePaths(opts.file, now, validationFlag(opts.validate));
@@ -41,11 +61,20 @@ export function registerTranslate(program: Command): void {
       for (const d of r.result.diagnostics) process.stderr.write(`turnpike: ${d.level}: ${d.object}: ${d.message}\n`);
       let out: unknown;
       switch (opts.to) {
-        case 'all': out = { resources: r.resources, xdsIR: r.result.xdsIR, infraIR: r.result.infraIR }; break;
-        case 'resources': out = { resources: r.resources }; break;
-        case 'ir': out = { xdsIR: r.result.xdsIR, infraIR: r.result.infraIR }; break;
-        case 'xds': out = { xds: envoyResourcesByGateway(r) }; break;
-        default: throw new CliError(`--to ${opts.to}: unknown target (resources, ir, xds, all)`);
+        case 'all':
+          out = { resources: r.resources, xdsIR: r.result.xdsIR, infraIR: r.result.infraIR };
+          break;
+        case 'resources':
+          out = { resources: r.resources };
+          break;
+        case 'ir':
+          out = { xdsIR: r.result.xdsIR, infraIR: r.result.infraIR };
+          break;
+        case 'xds':
+          out = { xds: envoyResourcesByGateway(r) };
+          break;
+        default:
+          throw new CliError(`--to ${opts.to}: unknown target (resources, ir, xds, all)`);
       }
       process.stdout.write(format(out, fmt));
     });

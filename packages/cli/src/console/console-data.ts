@@ -49,12 +49,14 @@ export interface HistoryChange {
 function conditionRows(status: unknown): ConditionRow[] {
   const rows: ConditionRow[] = [];
   for (const [where, byType] of flatten(status as Record<string, unknown> | undefined)) {
-    for (const c of byType.values()) rows.push({ where, type: c.type, status: c.status, reason: c.reason, message: c.message });
+    for (const c of byType.values())
+      rows.push({ where, type: c.type, status: c.status, reason: c.reason, message: c.message });
   }
   return rows;
 }
 
-const compact = (rows: readonly ConditionRow[]) => rows.map((r) => `${r.where ? `${r.where} ` : ''}${r.type}=${r.status}/${r.reason}`);
+const compact = (rows: readonly ConditionRow[]) =>
+  rows.map((r) => `${r.where ? `${r.where} ` : ''}${r.type}=${r.status}/${r.reason}`);
 
 export class ConsoleData {
   private checkpoints?: LogCheckpoints;
@@ -75,7 +77,12 @@ export class ConsoleData {
     const log = this.log();
     const base = this.base();
     const firstSeq = log.events[0]?.seq;
-    if (!this.checkpoints || this.checkpoints.base !== base || this.firstSeq !== firstSeq || log.events.length < this.checkpoints.length) {
+    if (
+      !this.checkpoints ||
+      this.checkpoints.base !== base ||
+      this.firstSeq !== firstSeq ||
+      log.events.length < this.checkpoints.length
+    ) {
       this.checkpoints = new LogCheckpoints(log, 1000, base);
       this.firstSeq = firstSeq;
       this.results.clear();
@@ -114,7 +121,16 @@ export class ConsoleData {
     return r;
   }
 
-  summary(): { source?: string; createdAt: string; events: number; translations: number; first?: string; last?: string; firstSeq?: number; lastSeq?: number } {
+  summary(): {
+    source?: string;
+    createdAt: string;
+    events: number;
+    translations: number;
+    first?: string;
+    last?: string;
+    firstSeq?: number;
+    lastSeq?: number;
+  } {
     const { log } = this.current();
     const first = log.events[0];
     const last = log.events.at(-1);
@@ -140,12 +156,20 @@ export class ConsoleData {
   events(offset: number, limit: number): { total: number; items: EventSummary[] } {
     const { log } = this.current();
     const outputs = new Set(log.outputs.map((o) => o.seq));
-    const items = log.events.slice(Math.max(0, offset), Math.max(0, offset) + limit).map((e, i) => this.describe(e, Math.max(0, offset) + i, outputs));
+    const items = log.events
+      .slice(Math.max(0, offset), Math.max(0, offset) + limit)
+      .map((e, i) => this.describe(e, Math.max(0, offset) + i, outputs));
     return { total: log.events.length, items };
   }
 
   /** The log's clock in `buckets` equal slices: events and translations in each, for the timeline bar. */
-  density(buckets: number): { from: string; to: string; events: number[]; translations: number[]; firstIndex: number[] } {
+  density(buckets: number): {
+    from: string;
+    to: string;
+    events: number[];
+    translations: number[];
+    firstIndex: number[];
+  } {
     const { log } = this.current();
     const times = log.events.map((e) => Date.parse(e.at));
     const from = times[0] ?? 0;
@@ -167,11 +191,23 @@ export class ConsoleData {
 
   private describe(e: WatchEvent, index: number, outputs: ReadonlySet<number>): EventSummary {
     const object = `${e.namespace ? `${e.namespace}/` : ''}${e.name ?? ''}`;
-    return { index, seq: e.seq, at: e.at, source: e.source, type: e.type, kind: e.kind, object, translated: outputs.has(e.seq) };
+    return {
+      index,
+      seq: e.seq,
+      at: e.at,
+      source: e.source,
+      type: e.type,
+      kind: e.kind,
+      object,
+      translated: outputs.has(e.seq),
+    };
   }
 
   /** Every object with a status after event `seq`, filtered and paged. */
-  objects(seq: number, opts: { filter?: string; trouble?: boolean; offset?: number; limit?: number } = {}): { total: number; items: ObjectSummary[] } {
+  objects(
+    seq: number,
+    opts: { filter?: string; trouble?: boolean; offset?: number; limit?: number } = {},
+  ): { total: number; items: ObjectSummary[] } {
     const result = this.resultAt(this.indexOf(seq));
     const needle = opts.filter?.toLowerCase();
     const all: ObjectSummary[] = [];
@@ -180,19 +216,32 @@ export class ConsoleData {
       const rows = conditionRows(result.statuses.get(key));
       const trouble = rows.some((r) => isTrouble(r as unknown as Condition));
       if (opts.trouble && !trouble) continue;
-      all.push({ key, trouble, conditions: rows.map(({ where, type, status, reason }) => ({ where, type, status, reason })) });
+      all.push({
+        key,
+        trouble,
+        conditions: rows.map(({ where, type, status, reason }) => ({ where, type, status, reason })),
+      });
     }
     const offset = Math.max(0, opts.offset ?? 0);
     return { total: all.length, items: all.slice(offset, offset + (opts.limit ?? 100)) };
   }
 
   /** One object after event `seq`: its conditions, the explain trace, and the xDS it takes part in. */
-  object(key: string, seq: number): { key: string; found: boolean; conditions: ConditionRow[]; explain: string[]; xds: unknown } {
+  object(
+    key: string,
+    seq: number,
+  ): { key: string; found: boolean; conditions: ConditionRow[]; explain: string[]; xds: unknown } {
     const index = this.indexOf(seq);
     const result = this.resultAt(index);
     const [kind = '', namespace = '', name = ''] = key.split('/');
     const trace = explain(this.current().checkpoints.after(index), kind, namespace || undefined, name);
-    return { key, found: trace.found, conditions: conditionRows(result.statuses.get(key)), explain: trace.lines, xds: xdsOf(result, kind, namespace, name) };
+    return {
+      key,
+      found: trace.found,
+      conditions: conditionRows(result.statuses.get(key)),
+      explain: trace.lines,
+      xds: xdsOf(result, kind, namespace, name),
+    };
   }
 
   /**
@@ -208,7 +257,13 @@ export class ConsoleData {
       probed.add(i);
       return compact(conditionRows(this.resultAt(i).statuses.get(key)));
     };
-    const points = [...new Set(Array.from({ length: Math.min(samples, n) }, (_, k) => Math.round((k * (n - 1)) / Math.max(1, Math.min(samples, n) - 1))))];
+    const points = [
+      ...new Set(
+        Array.from({ length: Math.min(samples, n) }, (_, k) =>
+          Math.round((k * (n - 1)) / Math.max(1, Math.min(samples, n) - 1)),
+        ),
+      ),
+    ];
     const values = points.map(valueAt);
     const same = (a: string[], b: string[]) => a.join('\n') === b.join('\n');
     const changes: HistoryChange[] = [];

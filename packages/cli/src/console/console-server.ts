@@ -19,7 +19,10 @@ const ASSETS: Record<string, { file: () => string; type: string }> = {
   '/assets/app.js': { file: () => join(packageRoot, 'dist/console-ui/app.js'), type: 'text/javascript; charset=utf-8' },
   '/assets/vendor/preact.mjs': { file: () => require.resolve('preact'), type: 'text/javascript; charset=utf-8' },
   '/assets/vendor/hooks.mjs': { file: () => require.resolve('preact/hooks'), type: 'text/javascript; charset=utf-8' },
-  '/assets/vendor/htm.mjs': { file: () => join(dirname(require.resolve('htm')), 'htm.mjs'), type: 'text/javascript; charset=utf-8' },
+  '/assets/vendor/htm.mjs': {
+    file: () => join(dirname(require.resolve('htm')), 'htm.mjs'),
+    type: 'text/javascript; charset=utf-8',
+  },
 };
 
 class BadRequest extends Error {}
@@ -89,7 +92,8 @@ function handle(data: ConsoleData, req: IncomingMessage, res: ServerResponse): v
   if (!url.pathname.startsWith('/api/')) return send(res, 404, 'text/plain', 'not found\n');
   try {
     const body = api(data, url.pathname, url.searchParams);
-    if (body === undefined) return send(res, 404, 'application/json', JSON.stringify({ error: `no such endpoint ${url.pathname}` }));
+    if (body === undefined)
+      return send(res, 404, 'application/json', JSON.stringify({ error: `no such endpoint ${url.pathname}` }));
     send(res, 200, 'application/json', JSON.stringify(body));
   } catch (e) {
     const status = e instanceof BadRequest ? 400 : 500;
@@ -98,7 +102,11 @@ function handle(data: ConsoleData, req: IncomingMessage, res: ServerResponse): v
 }
 
 /** Listens on host:port (0: any free port); resolves with the server and the port it got. */
-export function startConsoleServer(data: ConsoleData, host: string, port: number): Promise<{ server: Server; port: number; close: () => Promise<void> }> {
+export function startConsoleServer(
+  data: ConsoleData,
+  host: string,
+  port: number,
+): Promise<{ server: Server; port: number; close: () => Promise<void> }> {
   const server = createServer((req, res) => handle(data, req, res));
   return new Promise((resolve, reject) => {
     server.once('error', reject);

@@ -1,7 +1,16 @@
 // The running controller's own event log, in memory, for its console: every event and translation
 // since start, up to `maxEvents`; beyond that the oldest half is folded into a base snapshot, so memory
 // stays bounded and the states after the kept events stay exact.
-import { applyEvents, EMPTY_SNAPSHOT, LOG_FORMAT, LOG_VERSION, type LogHeader, type OutputRecord, type ParsedLog, type WatchEvent } from '@turnpike/engine';
+import {
+  applyEvents,
+  EMPTY_SNAPSHOT,
+  LOG_FORMAT,
+  LOG_VERSION,
+  type LogHeader,
+  type OutputRecord,
+  type ParsedLog,
+  type WatchEvent,
+} from '@turnpike/engine';
 import type { Snapshot } from '@turnpike/translator';
 
 /** What the controller records into (an event log file, this, or both). */
@@ -18,7 +27,10 @@ export class LiveLog implements EventRecorder {
   /** The store before the first kept event. */
   base: Snapshot = EMPTY_SNAPSHOT;
 
-  constructor(header: Omit<LogHeader, 'format' | 'version'>, private readonly maxEvents = 200_000) {
+  constructor(
+    header: Omit<LogHeader, 'format' | 'version'>,
+    private readonly maxEvents = 200_000,
+  ) {
     this.header = { format: LOG_FORMAT, version: LOG_VERSION, ...header };
   }
 

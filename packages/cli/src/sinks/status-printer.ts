@@ -4,7 +4,11 @@ import type { EngineOutput } from '@turnpike/engine';
 import { statusSummary } from '../status-lines.js';
 import type { Sink } from '../controller.js';
 
-export function statusPrinter(json: boolean, write: (s: string) => void = (s) => process.stdout.write(s), warn: (s: string) => void = (s) => process.stderr.write(s)): Sink {
+export function statusPrinter(
+  json: boolean,
+  write: (s: string) => void = (s) => process.stdout.write(s),
+  warn: (s: string) => void = (s) => process.stderr.write(s),
+): Sink {
   let lastDiagnostics: EngineOutput['result']['diagnostics'] | undefined;
   return {
     name: 'stdout',
@@ -17,9 +21,15 @@ export function statusPrinter(json: boolean, write: (s: string) => void = (s) =>
       for (const key of out.changes.statuses) {
         const status = out.result.statuses.get(key);
         if (json) write(`${JSON.stringify({ time, seq: out.seq, object: key, status: status ?? null })}\n`);
-        else write(`${time.slice(11, 23)} ${key.replace(/\/\//, '/')} ${status ? statusSummary(status) : '(no longer ours)'}\n`);
+        else
+          write(
+            `${time.slice(11, 23)} ${key.replace(/\/\//, '/')} ${status ? statusSummary(status) : '(no longer ours)'}\n`,
+          );
       }
-      if (!json) warn(`turnpike: translated event ${out.seq}: ${out.result.xdsIR.gateways.size} gateway(s), output ${out.hash.slice(0, 12)}\n`);
+      if (!json)
+        warn(
+          `turnpike: translated event ${out.seq}: ${out.result.xdsIR.gateways.size} gateway(s), output ${out.hash.slice(0, 12)}\n`,
+        );
     },
   };
 }

@@ -12,7 +12,12 @@ type Program = (context: { self: unknown }) => CelResult;
 
 // The Kubernetes CEL library functions the Gateway API rules use beyond standard CEL and its string
 // extensions (`split` and friends).
-const isIpAddress = celFunc('isIP', [CelScalar.STRING], CelScalar.BOOL, (s: string) => isIP(s) !== 0 && !s.includes('%'));
+const isIpAddress = celFunc(
+  'isIP',
+  [CelScalar.STRING],
+  CelScalar.BOOL,
+  (s: string) => isIP(s) !== 0 && !s.includes('%'),
+);
 // `matches` compiles its pattern on every call unless given a compiler: the patterns are few, keep them.
 const patterns = new Map<string, RE2JS>();
 const re2 = { compile: (p: string) => patterns.get(p) ?? patterns.set(p, RE2JS.compile(p)).get(p)! };
@@ -66,14 +71,20 @@ function evaluateRules(value: unknown, schema: CrdSchema): { suffix: string; mes
     const program = compile(rule.rule);
     const where = rule.fieldPath ?? '';
     if (program instanceof Error) {
-      errors.push({ suffix: where, message: `cannot check the rule ${JSON.stringify(rule.rule)}: ${firstLine(program)}` });
+      errors.push({
+        suffix: where,
+        message: `cannot check the rule ${JSON.stringify(rule.rule)}: ${firstLine(program)}`,
+      });
       continue;
     }
     self ??= toCel(value, schema);
     const result = program({ self });
     if (isCelError(result)) {
       // The API server reports a rule it could not evaluate as a failed one.
-      errors.push({ suffix: where, message: `${ruleMessage(rule, self)} (the rule could not be evaluated: ${result.message})` });
+      errors.push({
+        suffix: where,
+        message: `${ruleMessage(rule, self)} (the rule could not be evaluated: ${result.message})`,
+      });
       continue;
     }
     if (result !== true) errors.push({ suffix: where, message: ruleMessage(rule, self) });
@@ -102,7 +113,8 @@ function toCel(value: unknown, schema: CrdSchema | undefined): unknown {
   if (typeof value === 'object' && value !== null) {
     const extra = typeof schema?.additionalProperties === 'object' ? schema.additionalProperties : undefined;
     const out = new Map<string, unknown>();
-    for (const [k, v] of Object.entries(value)) if (v !== undefined) out.set(k, toCel(v, schema?.properties?.[k] ?? extra));
+    for (const [k, v] of Object.entries(value))
+      if (v !== undefined) out.set(k, toCel(v, schema?.properties?.[k] ?? extra));
     return out;
   }
   return value;

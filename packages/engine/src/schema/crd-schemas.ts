@@ -56,10 +56,7 @@ function schemas(): SchemaFile {
   return loaded;
 }
 
-export type SchemaLookup =
-  | { found: true; schema: CrdSchema }
-  | { found: false; servedVersions: string[] }
-  | undefined;
+export type SchemaLookup = { found: true; schema: CrdSchema } | { found: false; servedVersions: string[] } | undefined;
 
 /**
  * The schema for an object's apiVersion and kind: undefined when the group is not one whose CRDs we

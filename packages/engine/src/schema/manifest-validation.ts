@@ -18,13 +18,20 @@ export function validateManifest(o: KubeObject): FieldError[] {
   if (!lookup) return errors;
   if (!lookup.found) {
     const served = lookup.servedVersions.join(', ');
-    errors.push({ path: 'apiVersion', message: `${o.apiVersion} does not serve ${o.kind} (served versions: ${served})` });
+    errors.push({
+      path: 'apiVersion',
+      message: `${o.apiVersion} does not serve ${o.kind} (served versions: ${served})`,
+    });
     return errors;
   }
   const root = lookup.schema;
   const spec = root.properties?.spec;
   if (!spec) return errors;
-  const shape: CrdSchema = { type: 'object', required: root.required?.filter((f) => f === 'spec'), properties: { spec } };
+  const shape: CrdSchema = {
+    type: 'object',
+    required: root.required?.filter((f) => f === 'spec'),
+    properties: { spec },
+  };
   const value = { spec: applyDefaults(structuredClone(o.spec), spec) };
   if (value.spec === undefined) delete value.spec;
   errors.push(...validateValue(value, shape, ''));
@@ -42,7 +49,10 @@ function validateMetadata(o: KubeObject): FieldError[] {
         ? [DNS_LABEL, 63, 'a DNS-1123 label (lowercase letters, digits and "-")']
         : [DNS_SUBDOMAIN, 253, 'a DNS-1123 subdomain (lowercase letters, digits, "-" and ".")'];
   if (name.length > limit || !rule.test(name)) {
-    errors.push({ path: 'metadata.name', message: `${JSON.stringify(name)} is not ${what} of at most ${limit} characters` });
+    errors.push({
+      path: 'metadata.name',
+      message: `${JSON.stringify(name)} is not ${what} of at most ${limit} characters`,
+    });
   }
   if (namespace !== undefined && (namespace.length > 63 || !DNS_LABEL.test(namespace))) {
     errors.push({ path: 'metadata.namespace', message: `${JSON.stringify(namespace)} is not a DNS-1123 label` });
@@ -50,7 +60,10 @@ function validateMetadata(o: KubeObject): FieldError[] {
   // Kept from file input (it orders routes), so it must be a time the API server could read.
   if (creationTimestamp !== undefined && !(typeof creationTimestamp === 'string' && RFC3339.test(creationTimestamp))) {
     const shown = JSON.stringify(creationTimestamp);
-    errors.push({ path: 'metadata.creationTimestamp', message: `${shown} is not an RFC 3339 time such as 2026-01-02T15:04:05Z` });
+    errors.push({
+      path: 'metadata.creationTimestamp',
+      message: `${shown} is not an RFC 3339 time such as 2026-01-02T15:04:05Z`,
+    });
   }
   return errors;
 }

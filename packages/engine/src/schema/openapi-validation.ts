@@ -25,7 +25,8 @@ export function applyDefaults(value: unknown, schema: CrdSchema): unknown {
   }
   const extra = schema.additionalProperties;
   if (typeof extra === 'object') {
-    for (const name of Object.keys(value)) if (!schema.properties?.[name]) value[name] = applyDefaults(value[name], extra);
+    for (const name of Object.keys(value))
+      if (!schema.properties?.[name]) value[name] = applyDefaults(value[name], extra);
   }
   return value;
 }
@@ -102,7 +103,8 @@ function checkString(value: string, schema: CrdSchema, fail: (message: string) =
   }
   if (schema.format === 'ipv4' && !isIPv4(value)) fail(`${show(value)} is not an IPv4 address`);
   if (schema.format === 'ipv6' && !isIPv6(value)) fail(`${show(value)} is not an IPv6 address`);
-  if (schema.format === 'date-time' && Number.isNaN(Date.parse(value))) fail(`${show(value)} is not an RFC 3339 date-time`);
+  if (schema.format === 'date-time' && Number.isNaN(Date.parse(value)))
+    fail(`${show(value)} is not an RFC 3339 date-time`);
 }
 
 function checkNumber(value: number, schema: CrdSchema, fail: (message: string) => void): void {
@@ -114,7 +116,13 @@ function checkNumber(value: number, schema: CrdSchema, fail: (message: string) =
   }
 }
 
-function checkArray(value: unknown[], schema: CrdSchema, path: string, errors: FieldError[], structural: boolean): void {
+function checkArray(
+  value: unknown[],
+  schema: CrdSchema,
+  path: string,
+  errors: FieldError[],
+  structural: boolean,
+): void {
   if (schema.minItems !== undefined && value.length < schema.minItems) {
     errors.push({ path, message: `must have at least ${schema.minItems} item${schema.minItems === 1 ? '' : 's'}` });
   }
@@ -128,7 +136,9 @@ function checkArray(value: unknown[], schema: CrdSchema, path: string, errors: F
     const seen = new Map<string, number>();
     value.forEach((item, i) => {
       const identity =
-        listType === 'set' ? JSON.stringify(item) : JSON.stringify(keys.map((k) => (item as Record<string, unknown>)?.[k]));
+        listType === 'set'
+          ? JSON.stringify(item)
+          : JSON.stringify(keys.map((k) => (item as Record<string, unknown>)?.[k]));
       const first = seen.get(identity);
       if (first === undefined) seen.set(identity, i);
       else {
@@ -207,7 +217,9 @@ function describe(value: unknown): string {
 }
 
 function article(type: string): string {
-  return type === 'integer' || type === 'object' || type === 'array' ? `an ${type === 'array' ? 'list' : type}` : `a ${type}`;
+  return type === 'integer' || type === 'object' || type === 'array'
+    ? `an ${type === 'array' ? 'list' : type}`
+    : `a ${type}`;
 }
 
 function show(value: unknown): string {

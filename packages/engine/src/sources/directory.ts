@@ -11,7 +11,14 @@ import { join } from 'node:path';
 import { CLUSTER_SCOPED, isWatchedKind, objectKey, type KubeObject } from '@turnpike/api';
 import { Observable } from 'rxjs';
 import { remove, synced, upsert, type SourceEvent } from '../events.js';
-import { listManifestTree, manifestProblem, normalizeNamespace, parseManifests, type FileStamp, type ManifestValidation } from '../manifests.js';
+import {
+  listManifestTree,
+  manifestProblem,
+  normalizeNamespace,
+  parseManifests,
+  type FileStamp,
+  type ManifestValidation,
+} from '../manifests.js';
 
 export interface DirectorySourceOptions {
   /** Rescan (stat only) this often, besides fs events. */
@@ -25,9 +32,16 @@ export interface DirectorySourceOptions {
 }
 
 /** What was emitted for an object, to tell a real change from a re-read. */
-interface Emitted { json: string; specJson: string; object: KubeObject }
+interface Emitted {
+  json: string;
+  specJson: string;
+  object: KubeObject;
+}
 
-interface FileState { stamp: FileStamp; objects: Map<string, KubeObject> }
+interface FileState {
+  stamp: FileStamp;
+  objects: Map<string, KubeObject>;
+}
 
 export const DIRECTORY_SOURCE = 'dir';
 
@@ -61,7 +75,8 @@ export function directorySource(dir: string, opts: DirectorySourceOptions = {}):
       const objects = new Map<string, KubeObject>();
       for (const o of parsed) {
         if (!isWatchedKind(o.kind)) {
-          if (!unknownKinds.has(o.kind)) opts.onWarning?.(`ignoring kind ${o.kind} (first seen in ${file}): not a kind turnpike reads`);
+          if (!unknownKinds.has(o.kind))
+            opts.onWarning?.(`ignoring kind ${o.kind} (first seen in ${file}): not a kind turnpike reads`);
           unknownKinds.add(o.kind);
           continue;
         }
@@ -90,21 +105,33 @@ export function directorySource(dir: string, opts: DirectorySourceOptions = {}):
     const settle = (key: string) => {
       const owners = definers.get(key) ?? [];
       const owner = owners[0];
-      for (const other of owners.slice(1)) report(`${other}: ${key} is defined twice (first in ${owner}); ignoring this copy`, `${other}#${key}`);
+      for (const other of owners.slice(1))
+        report(`${other}: ${key} is defined twice (first in ${owner}); ignoring this copy`, `${other}#${key}`);
       const object = owner ? files.get(owner)?.objects.get(key) : undefined;
       const prev = emitted.get(key);
       if (!object) {
         if (!prev) return;
         emitted.delete(key);
         const o = prev.object;
-        subscriber.next(remove(DIRECTORY_SOURCE, o.kind, CLUSTER_SCOPED.has(o.kind) ? undefined : o.metadata.namespace, o.metadata.name));
+        subscriber.next(
+          remove(
+            DIRECTORY_SOURCE,
+            o.kind,
+            CLUSTER_SCOPED.has(o.kind) ? undefined : o.metadata.namespace,
+            o.metadata.name,
+          ),
+        );
         return;
       }
       const copy = structuredClone(object);
       const meta = copy.metadata;
       const specJson = JSON.stringify(copy.spec ?? null);
       meta.creationTimestamp ??= prev?.object.metadata.creationTimestamp ?? now();
-      meta.generation = prev ? (prev.specJson === specJson ? prev.object.metadata.generation : (prev.object.metadata.generation ?? 1) + 1) : 1;
+      meta.generation = prev
+        ? prev.specJson === specJson
+          ? prev.object.metadata.generation
+          : (prev.object.metadata.generation ?? 1) + 1
+        : 1;
       const json = JSON.stringify(copy);
       if (prev && prev.json === json) return;
       emitted.set(key, { json, specJson, object: copy });
@@ -123,7 +150,8 @@ export function directorySource(dir: string, opts: DirectorySourceOptions = {}):
       const affected = new Set<string>();
       for (const [file, stamp] of tree) {
         const known = files.get(file);
-        if (known && !named.has(file) && known.stamp.mtimeMs === stamp.mtimeMs && known.stamp.size === stamp.size) continue;
+        if (known && !named.has(file) && known.stamp.mtimeMs === stamp.mtimeMs && known.stamp.size === stamp.size)
+          continue;
         const before = new Set(known?.objects.keys() ?? []);
         const after = read(file, stamp);
         for (const key of new Set([...before, ...after.keys()])) {

@@ -33,8 +33,10 @@ export class TranslationRun {
   /** Ids (without the prefix) of the pieces of one stage that read something that changed so far. */
   dirtyPieces(prefix: string): Set<string> {
     const out = new Set<string>();
-    for (const piece of this.dependencies.dependentsOf(this.changes.keys)) if (piece.startsWith(prefix)) out.add(piece.slice(prefix.length));
-    for (const piece of this.dependencies.dependentsOf(this.facts)) if (piece.startsWith(prefix)) out.add(piece.slice(prefix.length));
+    for (const piece of this.dependencies.dependentsOf(this.changes.keys))
+      if (piece.startsWith(prefix)) out.add(piece.slice(prefix.length));
+    for (const piece of this.dependencies.dependentsOf(this.facts))
+      if (piece.startsWith(prefix)) out.add(piece.slice(prefix.length));
     return out;
   }
 
@@ -43,7 +45,10 @@ export class TranslationRun {
    * piece (id `namespace/name` under `prefix`) read something that changed. `object` is undefined
    * for one that is gone. In a stable order.
    */
-  dirtyObjects<T extends KubeObject>(prefix: string, kind: string): { key: string; namespace: string; name: string; object?: T }[] {
+  dirtyObjects<T extends KubeObject>(
+    prefix: string,
+    kind: string,
+  ): { key: string; namespace: string; name: string; object?: T }[] {
     const keys = this.dirtyPieces(prefix);
     for (const c of this.changedObjects(kind)) keys.add(`${c.namespace}/${c.name}`);
     return [...keys].sort().map((key) => {

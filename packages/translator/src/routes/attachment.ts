@@ -37,13 +37,16 @@ function routeNamespaceAllowed(inputs: Inputs, l: ListenerModel, routeNs: string
   const from = l.spec.allowedRoutes?.namespaces?.from ?? 'Same';
   const ownerNs = l.owner.metadata.namespace ?? '';
   switch (from) {
-    case 'All': return true;
-    case 'Same': return routeNs === ownerNs;
+    case 'All':
+      return true;
+    case 'Same':
+      return routeNs === ownerNs;
     case 'Selector': {
       const ns = inputs.get<Namespace>('Namespace', undefined, routeNs);
       return matchesSelector(l.spec.allowedRoutes?.namespaces?.selector, ns?.metadata.labels);
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -52,8 +55,12 @@ function routeNamespaceAllowed(inputs: Inputs, l: ListenerModel, routeNs: string
  * controller's class) yield nothing: their status entries belong to someone else.
  */
 export function attachRoute(
-  inputs: Inputs, parents: ParentIndex, route: KubeObject, kind: string,
-  parentRefs: readonly ParentReference[], routeHostnames: readonly string[] | undefined,
+  inputs: Inputs,
+  parents: ParentIndex,
+  route: KubeObject,
+  kind: string,
+  parentRefs: readonly ParentReference[],
+  routeHostnames: readonly string[] | undefined,
 ): ParentAttachment[] {
   const routeNs = route.metadata.namespace ?? '';
   const out: ParentAttachment[] = [];
@@ -75,7 +82,11 @@ export function attachRoute(
       gateway = parents.gateway(`${set.gateway.metadata.namespace}/${set.gateway.metadata.name}`);
       if (!gateway) return;
       candidates = set.listeners;
-      if (set.notAccepted) setProblem = { reason: 'NotAllowedByListeners', message: `parentRefs[${index}]: ListenerSet ${key} is not accepted by its Gateway` };
+      if (set.notAccepted)
+        setProblem = {
+          reason: 'NotAllowedByListeners',
+          message: `parentRefs[${index}]: ListenerSet ${key} is not accepted by its Gateway`,
+        };
     } else {
       return;
     }
@@ -87,45 +98,83 @@ export function attachRoute(
     }
     const selected: ListenerModel[] = [];
     for (const l of candidates) {
-      if (ref.sectionName !== undefined && l.spec.name !== ref.sectionName) a.verdicts.push({ listener: l, accepted: false, reason: 'sectionName', hostnames: [] });
-      else if (ref.port !== undefined && l.spec.port !== ref.port) a.verdicts.push({ listener: l, accepted: false, reason: 'port', hostnames: [] });
+      if (ref.sectionName !== undefined && l.spec.name !== ref.sectionName)
+        a.verdicts.push({ listener: l, accepted: false, reason: 'sectionName', hostnames: [] });
+      else if (ref.port !== undefined && l.spec.port !== ref.port)
+        a.verdicts.push({ listener: l, accepted: false, reason: 'port', hostnames: [] });
       else selected.push(l);
     }
     if (selected.length === 0) {
-      const what = [ref.sectionName !== undefined ? `sectionName "${ref.sectionName}"` : '', ref.port !== undefined ? `port ${ref.port}` : ''].filter(Boolean).join(' and ');
-      a.problem = { reason: 'NoMatchingParent', message: `parentRefs[${index}]: ${refKind} ${key} has no listener with ${what}` };
+      const what = [
+        ref.sectionName !== undefined ? `sectionName "${ref.sectionName}"` : '',
+        ref.port !== undefined ? `port ${ref.port}` : '',
+      ]
+        .filter(Boolean)
+        .join(' and ');
+      a.problem = {
+        reason: 'NoMatchingParent',
+        message: `parentRefs[${index}]: ${refKind} ${key} has no listener with ${what}`,
+      };
       return;
     }
     for (const l of selected) {
       const v: ListenerVerdict = { listener: l, accepted: false, hostnames: [] };
       a.verdicts.push(v);
-      if (!l.attachable) { v.reason = 'unusable'; continue; }
-      if (!l.supportedKinds.some((k) => k.kind === kind)) { v.reason = 'kind'; continue; }
-      if (!routeNamespaceAllowed(inputs, l, routeNs)) { v.reason = 'namespace'; continue; }
-      const hostnames = kind === 'TCPRoute' || kind === 'UDPRoute' ? ['*'] : routeHostnamesOnListener(l.spec.hostname, routeHostnames);
-      if (hostnames.length === 0) { v.reason = 'hostname'; continue; }
+      if (!l.attachable) {
+        v.reason = 'unusable';
+        continue;
+      }
+      if (!l.supportedKinds.some((k) => k.kind === kind)) {
+        v.reason = 'kind';
+        continue;
+      }
+      if (!routeNamespaceAllowed(inputs, l, routeNs)) {
+        v.reason = 'namespace';
+        continue;
+      }
+      const hostnames =
+        kind === 'TCPRoute' || kind === 'UDPRoute' ? ['*'] : routeHostnamesOnListener(l.spec.hostname, routeHostnames);
+      if (hostnames.length === 0) {
+        v.reason = 'hostname';
+        continue;
+      }
       v.accepted = true;
       v.hostnames = hostnames;
       a.attached.push({ listener: l, hostnames });
     }
     if (a.attached.length === 0) {
-      const hostnameOnly = a.verdicts.some((v) => v.reason === 'hostname') && !a.verdicts.some((v) => v.reason === 'kind' || v.reason === 'namespace');
+      const hostnameOnly =
+        a.verdicts.some((v) => v.reason === 'hostname') &&
+        !a.verdicts.some((v) => v.reason === 'kind' || v.reason === 'namespace');
       a.problem = hostnameOnly
-        ? { reason: 'NoMatchingListenerHostname', message: `parentRefs[${index}]: no hostname of the route intersects the hostnames of ${refKind} ${key}'s listeners` }
-        : { reason: 'NotAllowedByListeners', message: `parentRefs[${index}]: ${describeRefusals(a.verdicts, kind, routeNs)}` };
+        ? {
+            reason: 'NoMatchingListenerHostname',
+            message: `parentRefs[${index}]: no hostname of the route intersects the hostnames of ${refKind} ${key}'s listeners`,
+          }
+        : {
+            reason: 'NotAllowedByListeners',
+            message: `parentRefs[${index}]: ${describeRefusals(a.verdicts, kind, routeNs)}`,
+          };
     }
   });
   return out;
 }
 
 function describeRefusals(verdicts: ListenerVerdict[], kind: string, routeNs: string): string {
-  return verdicts.filter((v) => v.reason !== 'sectionName' && v.reason !== 'port').map((v) => {
-    const n = `listener "${v.listener.spec.name}"`;
-    switch (v.reason) {
-      case 'kind': return `${n} does not allow ${kind}`;
-      case 'namespace': return `${n} does not allow routes from namespace ${routeNs}`;
-      case 'unusable': return `${n} is not usable (${v.listener.notAccepted?.reason ?? v.listener.refsProblem?.reason ?? 'invalid'})`;
-      default: return `${n} refused the route`;
-    }
-  }).join('; ');
+  return verdicts
+    .filter((v) => v.reason !== 'sectionName' && v.reason !== 'port')
+    .map((v) => {
+      const n = `listener "${v.listener.spec.name}"`;
+      switch (v.reason) {
+        case 'kind':
+          return `${n} does not allow ${kind}`;
+        case 'namespace':
+          return `${n} does not allow routes from namespace ${routeNs}`;
+        case 'unusable':
+          return `${n} is not usable (${v.listener.notAccepted?.reason ?? v.listener.refsProblem?.reason ?? 'invalid'})`;
+        default:
+          return `${n} refused the route`;
+      }
+    })
+    .join('; ');
 }

@@ -10,7 +10,9 @@ export const ENDPOINTS_NOT_FOUND = 'EndpointsNotFound';
 
 /** The backends of a translated route that have no ready endpoint, as a problem; undefined when all have one. */
 export function unavailableBackends(ctx: TranslationContext, result: RouteResult): Problem | undefined {
-  const missing = result.clusters.filter((c) => !ctx.clusterReady(c)).map((c) => `${c.service.namespace}/${c.service.name}:${c.service.port}`);
+  const missing = result.clusters
+    .filter((c) => !ctx.clusterReady(c))
+    .map((c) => `${c.service.namespace}/${c.service.name}:${c.service.port}`);
   if (missing.length === 0) return undefined;
   const names = [...new Set(missing)].sort();
   return { reason: ENDPOINTS_NOT_FOUND, message: `No ready endpoints for Service ${names.join(', ')}` };

@@ -6,38 +6,83 @@ import type { Problem } from '../conditions.js';
 import type { ClusterIR } from '@turnpike/api';
 import type { TranslationContext } from '../context.js';
 
-export interface ResolvedBackend { cluster: ClusterIR; weight: number; port: number }
+export interface ResolvedBackend {
+  cluster: ClusterIR;
+  weight: number;
+  port: number;
+}
 
 export function resolveBackend(
-  ctx: TranslationContext, route: KubeObject, routeKind: string, ref: BackendRef, field: string, protocol: ClusterIR['protocol'],
+  ctx: TranslationContext,
+  route: KubeObject,
+  routeKind: string,
+  ref: BackendRef,
+  field: string,
+  protocol: ClusterIR['protocol'],
 ): { backend?: ResolvedBackend; problem?: Problem; policy?: string } {
   const group = ref.group ?? '';
   const kind = ref.kind ?? 'Service';
   const weight = ref.weight ?? 1;
   if (group !== '' || kind !== 'Service') {
-    return { problem: { reason: 'InvalidKind', message: `${field}: ${group ? group + '/' : ''}${kind} is not a supported backend, use a core Service` } };
+    return {
+      problem: {
+        reason: 'InvalidKind',
+        message: `${field}: ${group ? group + '/' : ''}${kind} is not a supported backend, use a core Service`,
+      },
+    };
   }
   const routeNs = route.metadata.namespace ?? '';
   const ns = ref.namespace ?? routeNs;
-  if (!ctx.inputs.allows({ group: GATEWAY_GROUP, kind: routeKind, namespace: routeNs }, { group: '', kind: 'Service', namespace: ns, name: ref.name })) {
-    return { problem: { reason: 'RefNotPermitted', message: `${field}: Service ${ns}/${ref.name} is in another namespace and no ReferenceGrant allows it` } };
+  if (
+    !ctx.inputs.allows(
+      { group: GATEWAY_GROUP, kind: routeKind, namespace: routeNs },
+      { group: '', kind: 'Service', namespace: ns, name: ref.name },
+    )
+  ) {
+    return {
+      problem: {
+        reason: 'RefNotPermitted',
+        message: `${field}: Service ${ns}/${ref.name} is in another namespace and no ReferenceGrant allows it`,
+      },
+    };
   }
   const svc = ctx.inputs.get<Service>('Service', ns, ref.name);
   if (!svc) return { problem: { reason: 'BackendNotFound', message: `${field}: Service ${ns}/${ref.name} not found` } };
-  if (ref.port === undefined) return { problem: { reason: 'BackendNotFound', message: `${field}.port must be set for a Service backend` } };
+  if (ref.port === undefined)
+    return { problem: { reason: 'BackendNotFound', message: `${field}.port must be set for a Service backend` } };
   const wantProtocol = protocol === 'udp' ? 'UDP' : 'TCP';
   const sp = (svc.spec?.ports ?? []).find((p) => p.port === ref.port && (p.protocol ?? 'TCP') === wantProtocol);
-  if (!sp) return { problem: { reason: 'BackendNotFound', message: `${field}: Service ${ns}/${ref.name} has no ${wantProtocol} port ${ref.port}` } };
+  if (!sp)
+    return {
+      problem: {
+        reason: 'BackendNotFound',
+        message: `${field}: Service ${ns}/${ref.name} has no ${wantProtocol} port ${ref.port}`,
+      },
+    };
   const tls = ctx.backendTLS(ns, ref.name, sp.name);
   if (tls && (tls.notAccepted || tls.refsProblem)) {
-    return { policy: `${tls.policy.metadata.namespace}/${tls.policy.metadata.name}`, problem: { reason: 'InvalidBackendTLSPolicy', message: `${field}: BackendTLSPolicy ${tls.policy.metadata.namespace}/${tls.policy.metadata.name} for Service ${ns}/${ref.name} is not valid: ${(tls.notAccepted ?? tls.refsProblem)?.message}` } };
+    return {
+      policy: `${tls.policy.metadata.namespace}/${tls.policy.metadata.name}`,
+      problem: {
+        reason: 'InvalidBackendTLSPolicy',
+        message: `${field}: BackendTLSPolicy ${tls.policy.metadata.namespace}/${tls.policy.metadata.name} for Service ${ns}/${ref.name} is not valid: ${(tls.notAccepted ?? tls.refsProblem)?.message}`,
+      },
+    };
   }
   // A Service may serve one port number over TCP and UDP (DNS): their clusters must not collide.
   const name = clusterName(ns, ref.name, ref.port, wantProtocol);
   // Endpoints are not part of the cluster: they are the endpoint stage's, per cluster name.
-  const cluster: ClusterIR = { name, service: { namespace: ns, name: ref.name, port: ref.port }, protocol: appProtocol(sp.appProtocol, protocol) };
+  const cluster: ClusterIR = {
+    name,
+    service: { namespace: ns, name: ref.name, port: ref.port },
+    protocol: appProtocol(sp.appProtocol, protocol),
+  };
   if (tls) {
-    cluster.tls = { sni: tls.hostname, subjectAltNames: tls.subjectAltNames, policy: `${tls.policy.metadata.namespace}/${tls.policy.metadata.name}` };
+    cluster.tls = {
+      sni: tls.hostname,
+      subjectAltNames: tls.subjectAltNames,
+      policy: `${tls.policy.metadata.namespace}/${tls.policy.metadata.name}`,
+    };
     if (tls.caBundle !== undefined) cluster.tls.caBundle = tls.caBundle;
     if (tls.wellKnown) cluster.tls.wellKnownCA = tls.wellKnown;
   }

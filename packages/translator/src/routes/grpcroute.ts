@@ -15,7 +15,8 @@ export function compileGRPCMatch(m: GRPCRouteMatch, field: string): HTTPMatchIR 
   const mm = m.method;
   if (mm) {
     const type = mm.type ?? 'Exact';
-    if (!mm.service && !mm.method) return { reason: 'UnsupportedValue', message: `${field}.method: service or method must be set` };
+    if (!mm.service && !mm.method)
+      return { reason: 'UnsupportedValue', message: `${field}.method: service or method must be set` };
     if (type === 'Exact') {
       if (mm.service && mm.method) ir.path = { type: 'Exact', value: `/${mm.service}/${mm.method}` };
       else if (mm.service) ir.path = { type: 'PathPrefix', value: `/${mm.service}/` };
@@ -27,12 +28,16 @@ export function compileGRPCMatch(m: GRPCRouteMatch, field: string): HTTPMatchIR 
       }
       ir.path = { type: 'RegularExpression', value: `/${mm.service || '[^/]+'}/${mm.method || '[^/]+'}` };
     } else {
-      return { reason: 'UnsupportedValue', message: `${field}.method.type: "${type}" is not supported (Exact, RegularExpression)` };
+      return {
+        reason: 'UnsupportedValue',
+        message: `${field}.method.type: "${type}" is not supported (Exact, RegularExpression)`,
+      };
     }
   }
   for (const [i, h] of (m.headers ?? []).entries()) {
     const t = h.type ?? 'Exact';
-    if (t !== 'Exact' && t !== 'RegularExpression') return { reason: 'UnsupportedValue', message: `${field}.headers[${i}].type: "${t}" is not supported` };
+    if (t !== 'Exact' && t !== 'RegularExpression')
+      return { reason: 'UnsupportedValue', message: `${field}.headers[${i}].type: "${t}" is not supported` };
     if (t === 'RegularExpression') {
       const e = checkRegex(h.value);
       if (e) return { reason: 'UnsupportedValue', message: `${field}.headers[${i}].value: ${e}` };

@@ -16,7 +16,8 @@ export function checkRegex(value: string): string | undefined {
 
 function stringMatch(type: string | undefined, value: string, field: string): StringMatchIR | Problem {
   const t = type ?? 'Exact';
-  if (t !== 'Exact' && t !== 'RegularExpression') return { reason: 'UnsupportedValue', message: `${field}.type: "${t}" is not supported (Exact, RegularExpression)` };
+  if (t !== 'Exact' && t !== 'RegularExpression')
+    return { reason: 'UnsupportedValue', message: `${field}.type: "${t}" is not supported (Exact, RegularExpression)` };
   if (t === 'RegularExpression') {
     const e = checkRegex(value);
     if (e) return { reason: 'UnsupportedValue', message: `${field}.value: ${e}` };
@@ -40,7 +41,10 @@ export function compileHTTPMatch(m: HTTPRouteMatch, field: string): HTTPMatchIR 
   const pathType = m.path?.type ?? 'PathPrefix';
   const pathValue = m.path?.value ?? '/';
   if (pathType !== 'Exact' && pathType !== 'PathPrefix' && pathType !== 'RegularExpression') {
-    return { reason: 'UnsupportedValue', message: `${field}.path.type: "${pathType}" is not supported (Exact, PathPrefix, RegularExpression)` };
+    return {
+      reason: 'UnsupportedValue',
+      message: `${field}.path.type: "${pathType}" is not supported (Exact, PathPrefix, RegularExpression)`,
+    };
   }
   if (pathType === 'RegularExpression') {
     const e = checkRegex(pathValue);
@@ -64,9 +68,9 @@ export function compileHTTPMatch(m: HTTPRouteMatch, field: string): HTTPMatchIR 
     ir.queryParams.push({ name: q.name, ...s });
   }
   if (m.method !== undefined) {
-    if (!METHODS.has(m.method)) return { reason: 'UnsupportedValue', message: `${field}.method: "${m.method}" is not an HTTP method` };
+    if (!METHODS.has(m.method))
+      return { reason: 'UnsupportedValue', message: `${field}.method: "${m.method}" is not an HTTP method` };
     ir.method = m.method;
   }
   return ir;
 }
-

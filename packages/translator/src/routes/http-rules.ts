@@ -23,7 +23,13 @@ export interface RuleInput {
   retry?: HTTPRouteRule['retry'];
 }
 
-export function translateRules(ctx: TranslationContext, route: KubeObject, kind: string, rules: RuleInput[], result: RouteResult): void {
+export function translateRules(
+  ctx: TranslationContext,
+  route: KubeObject,
+  kind: string,
+  rules: RuleInput[],
+  result: RouteResult,
+): void {
   const protocol = kind === 'GRPCRoute' ? 'h2' : 'http';
   const irRoutes: HTTPRouteIR[] = [];
   let invalidRules = 0;
@@ -38,10 +44,17 @@ export function translateRules(ctx: TranslationContext, route: KubeObject, kind:
     const t = rule.timeouts;
     invalid ??= retryProblem(rule.retry, `${field}.retry`);
     if (rule.name !== undefined && rules.findIndex((o) => o.name === rule.name) !== ri) {
-      invalid ??= { reason: 'UnsupportedValue', message: `${field}.name: "${rule.name}" is already the name of spec.rules[${rules.findIndex((o) => o.name === rule.name)}]; rule names must be unique` };
+      invalid ??= {
+        reason: 'UnsupportedValue',
+        message: `${field}.name: "${rule.name}" is already the name of spec.rules[${rules.findIndex((o) => o.name === rule.name)}]; rule names must be unique`,
+      };
     }
     for (const k of ['request', 'backendRequest'] as const) {
-      if (t?.[k] !== undefined && !DURATION.test(t[k] as string)) invalid ??= { reason: 'UnsupportedValue', message: `${field}.timeouts.${k}: "${t[k]}" is not a Gateway API duration` };
+      if (t?.[k] !== undefined && !DURATION.test(t[k] as string))
+        invalid ??= {
+          reason: 'UnsupportedValue',
+          message: `${field}.timeouts.${k}: "${t[k]}" is not a Gateway API duration`,
+        };
     }
     const backends: WeightedCluster[] = [];
     let invalidWeight = 0;
@@ -49,9 +62,15 @@ export function translateRules(ctx: TranslationContext, route: KubeObject, kind:
       const r = resolveBackend(ctx, route, kind, ref, `${field}.backendRefs[${bi}]`, protocol);
       notePolicy(result, r.policy);
       // Per-backend filters the proxy applies per weighted cluster: header changes and a host rewrite.
-      const unsupported = (ref.filters ?? []).findIndex((f) => !BACKEND_FILTERS.has(f.type) && !(f.type === 'URLRewrite' && f.urlRewrite?.hostname && !f.urlRewrite.path));
+      const unsupported = (ref.filters ?? []).findIndex(
+        (f) =>
+          !BACKEND_FILTERS.has(f.type) && !(f.type === 'URLRewrite' && f.urlRewrite?.hostname && !f.urlRewrite.path),
+      );
       if (!r.problem && unsupported >= 0) {
-        r.problem = { reason: 'UnsupportedValue', message: `${field}.backendRefs[${bi}].filters[${unsupported}]: ${ref.filters![unsupported]!.type} is not supported on a backendRef (RequestHeaderModifier, ResponseHeaderModifier, URLRewrite of the hostname)` };
+        r.problem = {
+          reason: 'UnsupportedValue',
+          message: `${field}.backendRefs[${bi}].filters[${unsupported}]: ${ref.filters![unsupported]!.type} is not supported on a backendRef (RequestHeaderModifier, ResponseHeaderModifier, URLRewrite of the hostname)`,
+        };
         delete r.backend;
       }
       noteBackend(result, verdictOf(`${field}.backendRefs[${bi}]`, ref, route, r));
@@ -81,7 +100,14 @@ export function translateRules(ctx: TranslationContext, route: KubeObject, kind:
       const match: HTTPMatchIR = m;
       const ir: HTTPRouteIR = {
         name: `${kind.toLowerCase()}/${route.metadata.namespace}/${route.metadata.name}/rule/${ri}/match/${mi}`,
-        source: { kind, namespace: route.metadata.namespace ?? '', name: route.metadata.name, rule: ri, match: mi, ...(rule.name ? { ruleName: rule.name } : {}) },
+        source: {
+          kind,
+          namespace: route.metadata.namespace ?? '',
+          name: route.metadata.name,
+          rule: ri,
+          match: mi,
+          ...(rule.name ? { ruleName: rule.name } : {}),
+        },
         match,
       };
       if (invalid || compiled.unresolved) {
@@ -99,12 +125,19 @@ export function translateRules(ctx: TranslationContext, route: KubeObject, kind:
       }
       if (!invalid && Object.keys(compiled.filters).length) ir.filters = compiled.filters;
       if (t && (t.request || t.backendRequest)) ir.timeouts = { ...t };
-      if (rule.retry) ir.retry = { codes: rule.retry.codes ?? [], attempts: rule.retry.attempts ?? 1, ...(rule.retry.backoff ? { backoff: rule.retry.backoff } : {}) };
+      if (rule.retry)
+        ir.retry = {
+          codes: rule.retry.codes ?? [],
+          attempts: rule.retry.attempts ?? 1,
+          ...(rule.retry.backoff ? { backoff: rule.retry.backoff } : {}),
+        };
       irRoutes.push(ir);
     });
     // Every invalid rule is named (the first one's reason stands for all).
-    if (invalid) result.partiallyInvalid = result.partiallyInvalid
-      ? { reason: result.partiallyInvalid.reason, message: `${result.partiallyInvalid.message}; ${invalid.message}` } : invalid;
+    if (invalid)
+      result.partiallyInvalid = result.partiallyInvalid
+        ? { reason: result.partiallyInvalid.reason, message: `${result.partiallyInvalid.message}; ${invalid.message}` }
+        : invalid;
   });
   if (rules.length > 0 && invalidRules === rules.length) {
     result.invalid = result.partiallyInvalid;
@@ -118,9 +151,18 @@ export function translateRules(ctx: TranslationContext, route: KubeObject, kind:
 function retryProblem(r: HTTPRouteRule['retry'], field: string): Problem | undefined {
   if (!r) return undefined;
   const bad = (r.codes ?? []).findIndex((c) => !Number.isInteger(c) || c < 400 || c > 599);
-  if (bad >= 0) return { reason: 'UnsupportedValue', message: `${field}.codes[${bad}]: ${String(r.codes![bad])} is not an HTTP status code from 400 to 599` };
-  if (r.attempts !== undefined && (!Number.isInteger(r.attempts) || r.attempts < 1)) return { reason: 'UnsupportedValue', message: `${field}.attempts: ${String(r.attempts)} must be a whole number of at least 1` };
-  if (r.backoff !== undefined && !DURATION.test(r.backoff)) return { reason: 'UnsupportedValue', message: `${field}.backoff: "${r.backoff}" is not a Gateway API duration` };
+  if (bad >= 0)
+    return {
+      reason: 'UnsupportedValue',
+      message: `${field}.codes[${bad}]: ${String(r.codes![bad])} is not an HTTP status code from 400 to 599`,
+    };
+  if (r.attempts !== undefined && (!Number.isInteger(r.attempts) || r.attempts < 1))
+    return {
+      reason: 'UnsupportedValue',
+      message: `${field}.attempts: ${String(r.attempts)} must be a whole number of at least 1`,
+    };
+  if (r.backoff !== undefined && !DURATION.test(r.backoff))
+    return { reason: 'UnsupportedValue', message: `${field}.backoff: "${r.backoff}" is not a Gateway API duration` };
   return undefined;
 }
 
@@ -135,7 +177,10 @@ interface HTTPLikeSpec<M> {
  * (an IP or malformed hostname makes the whole route invalid), default rule and match, rules.
  */
 export function translateHTTPLikeRoute<M extends object>(
-  ctx: TranslationContext, parents: ParentIndex, route: KubeObject, kind: 'HTTPRoute' | 'GRPCRoute',
+  ctx: TranslationContext,
+  parents: ParentIndex,
+  route: KubeObject,
+  kind: 'HTTPRoute' | 'GRPCRoute',
   compileMatch: (m: M, field: string) => HTTPMatchIR | Problem,
 ): RouteResult {
   const spec = (route.spec ?? {}) as HTTPLikeSpec<M>;
@@ -149,7 +194,9 @@ export function translateHTTPLikeRoute<M extends object>(
   }
   const rules = (spec.rules && spec.rules.length ? spec.rules : [{}]).map((r, ri) => ({
     ...r,
-    matches: (r.matches && r.matches.length ? r.matches : [{} as M]).map((m, mi) => compileMatch(m, `spec.rules[${ri}].matches[${mi}]`)),
+    matches: (r.matches && r.matches.length ? r.matches : [{} as M]).map((m, mi) =>
+      compileMatch(m, `spec.rules[${ri}].matches[${mi}]`),
+    ),
   }));
   translateRules(ctx, route, kind, rules, result);
   return result;

@@ -7,7 +7,12 @@ import { attachRoute, type ParentIndex } from './attachment.js';
 import { resolveBackend } from './backends.js';
 import { noteBackend, notePolicy, verdictOf, type RouteResult } from './route-result.js';
 
-export function translateL4Route(ctx: TranslationContext, parents: ParentIndex, route: KubeObject, kind: 'TLSRoute' | 'TCPRoute' | 'UDPRoute'): RouteResult {
+export function translateL4Route(
+  ctx: TranslationContext,
+  parents: ParentIndex,
+  route: KubeObject,
+  kind: 'TLSRoute' | 'TCPRoute' | 'UDPRoute',
+): RouteResult {
   const spec = (route.spec ?? {}) as { parentRefs?: ParentReference[]; hostnames?: string[]; rules?: L4RouteRule[] };
   const result: RouteResult = { object: route, kind, parents: [], clusters: [] };
   const hostnames = kind === 'TLSRoute' ? spec.hostnames : undefined;
@@ -21,9 +26,13 @@ export function translateL4Route(ctx: TranslationContext, parents: ParentIndex, 
   // An L4 rule has no matches: with several rules nothing says which one a connection takes, so
   // the route is refused (and serves nothing) rather than having its rules merged.
   if (rules.length !== 1) {
-    result.invalid = { reason: 'UnsupportedValue', message: rules.length === 0
-      ? 'spec.rules must hold one rule'
-      : `spec.rules: a ${kind} is served with one rule (its rules have no matches to choose between); it has ${rules.length}` };
+    result.invalid = {
+      reason: 'UnsupportedValue',
+      message:
+        rules.length === 0
+          ? 'spec.rules must hold one rule'
+          : `spec.rules: a ${kind} is served with one rule (its rules have no matches to choose between); it has ${rules.length}`,
+    };
   }
   (result.invalid ? [] : rules).forEach((rule, ri) => {
     (rule.backendRefs ?? []).forEach((ref, bi) => {

@@ -25,7 +25,13 @@ export interface RouteResult {
   backendTLSPolicies?: string[];
 }
 
-export interface BackendVerdict { field: string; ref: string; weight: number; cluster?: string; problem?: Problem }
+export interface BackendVerdict {
+  field: string;
+  ref: string;
+  weight: number;
+  cluster?: string;
+  problem?: Problem;
+}
 
 export function noteBackend(result: RouteResult, v: BackendVerdict): void {
   (result.backendVerdicts ??= []).push(v);
@@ -37,9 +43,17 @@ export function notePolicy(result: RouteResult, policy: string | undefined): voi
   if (!l.includes(policy)) l.push(policy);
 }
 
-
-export function verdictOf(field: string, ref: BackendRef, route: KubeObject, r: { backend?: { cluster: ClusterIR }; problem?: Problem }): BackendVerdict {
-  const v: BackendVerdict = { field, ref: `${ref.kind ?? 'Service'} ${ref.namespace ?? route.metadata.namespace}/${ref.name}${ref.port !== undefined ? ':' + ref.port : ''}`, weight: ref.weight ?? 1 };
+export function verdictOf(
+  field: string,
+  ref: BackendRef,
+  route: KubeObject,
+  r: { backend?: { cluster: ClusterIR }; problem?: Problem },
+): BackendVerdict {
+  const v: BackendVerdict = {
+    field,
+    ref: `${ref.kind ?? 'Service'} ${ref.namespace ?? route.metadata.namespace}/${ref.name}${ref.port !== undefined ? ':' + ref.port : ''}`,
+    weight: ref.weight ?? 1,
+  };
   if (r.problem) v.problem = r.problem;
   if (r.backend) v.cluster = r.backend.cluster.name;
   return v;

@@ -45,14 +45,23 @@ export class AssemblyStage {
   /** Routes whose overlaps changed in the last run. */
   overlapTouched = new Set<string>();
 
-  update(run: TranslationRun, gateways: GatewayStage, routes: RouteStage, plugins: PluginStage, endpoints: EndpointStage, endpointsChanged: Set<string>, ancestors: PolicyAncestorsStage): void {
+  update(
+    run: TranslationRun,
+    gateways: GatewayStage,
+    routes: RouteStage,
+    plugins: PluginStage,
+    endpoints: EndpointStage,
+    endpointsChanged: Set<string>,
+    ancestors: PolicyAncestorsStage,
+  ): void {
     const dirty = run.dirtyPieces(PIECE);
     this.overlapTouched = new Set();
     for (const k of gateways.changed) dirty.add(k);
     for (const k of ancestors.changedGateways) dirty.add(k);
     for (const k of routes.touchedGateways) dirty.add(k);
     const orphans = new Set<string>();
-    for (const key of [...dirty].sort()) this.assemble(run, key, gateways, routes, plugins, endpoints, orphans, ancestors);
+    for (const key of [...dirty].sort())
+      this.assemble(run, key, gateways, routes, plugins, endpoints, orphans, ancestors);
     for (const k of orphans) if (!this.listenerSetOwner.has(k)) run.out.statuses.delete(k);
     for (const name of endpointsChanged) {
       const cluster = this.servedBy.get(name)?.cluster;
@@ -60,12 +69,23 @@ export class AssemblyStage {
     }
   }
 
-  private assemble(run: TranslationRun, key: string, gateways: GatewayStage, routes: RouteStage, plugins: PluginStage, endpoints: EndpointStage, orphans: Set<string>, ancestors: PolicyAncestorsStage): void {
+  private assemble(
+    run: TranslationRun,
+    key: string,
+    gateways: GatewayStage,
+    routes: RouteStage,
+    plugins: PluginStage,
+    endpoints: EndpointStage,
+    orphans: Set<string>,
+    ancestors: PolicyAncestorsStage,
+  ): void {
     const [ns, name] = key.split('/') as [string, string];
     const gatewayKey = objectKey('Gateway', ns, name);
     const group = gateways.groups.get(key);
     const previousSets = this.listenerSetsOf.get(key) ?? [];
-    const setKeys = (group?.listenerSets ?? []).map((s) => objectKey('ListenerSet', s.object.metadata.namespace, s.object.metadata.name));
+    const setKeys = (group?.listenerSets ?? []).map((s) =>
+      objectKey('ListenerSet', s.object.metadata.namespace, s.object.metadata.name),
+    );
     for (const k of previousSets) {
       if (setKeys.includes(k) || this.listenerSetOwner.get(k) !== key) continue;
       this.listenerSetOwner.delete(k);
@@ -104,7 +124,12 @@ export class AssemblyStage {
       const ir = assembleGateway(g, results, ageOf, overlaps, ancestors.blockedOn(key));
       this.setOverlaps(key, overlaps);
       const mounted = installed.filter((p) => p.mountPath);
-      if (mounted.length) ir.installedPlugins = mounted.map((p) => ({ name: `${p.namespace}/${p.name}`, sha256: p.sha256, mountPath: p.mountPath! }));
+      if (mounted.length)
+        ir.installedPlugins = mounted.map((p) => ({
+          name: `${p.namespace}/${p.name}`,
+          sha256: p.sha256,
+          mountPath: p.mountPath!,
+        }));
       this.serve(run, key, ir, endpoints);
       run.out.infra.set(key, buildGatewayInfra(g, installed));
     });

@@ -20,21 +20,39 @@ export class BackendTLSStatusStage {
       const key = `${p.metadata.namespace}/${p.metadata.name}`;
       // A policy that lost a conflict reports on the ancestors of the winner it lost to.
       const winner = model.lostTo?.policy;
-      const refs = ancestors.get(key) ?? (winner ? ancestors.get(`${winner.metadata.namespace}/${winner.metadata.name}`) : undefined);
+      const refs =
+        ancestors.get(key) ??
+        (winner ? ancestors.get(`${winner.metadata.namespace}/${winner.metadata.name}`) : undefined);
       if (!refs) continue;
       const gen = p.metadata.generation;
       const conds: Condition[] = [
-        model.notAccepted ? condition('Accepted', false, model.notAccepted.reason, model.notAccepted.message, gen) : condition('Accepted', true, 'Accepted', 'Policy is accepted', gen),
-        model.refsProblem ? condition('ResolvedRefs', false, model.refsProblem.reason, model.refsProblem.message, gen) : condition('ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved', gen),
+        model.notAccepted
+          ? condition('Accepted', false, model.notAccepted.reason, model.notAccepted.message, gen)
+          : condition('Accepted', true, 'Accepted', 'Policy is accepted', gen),
+        model.refsProblem
+          ? condition('ResolvedRefs', false, model.refsProblem.reason, model.refsProblem.message, gen)
+          : condition('ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved', gen),
       ];
       // Keep the first 16 ancestors in a stable order; the last one listed says how many are not.
       const all = [...refs.keys()];
-      const list = all.slice(0, MAX_ANCESTORS).map((k) => ({ ancestorRef: refs.get(k)!, controllerName: run.controllerName, conditions: sortConditions(conds.map((c) => ({ ...c }))) }));
+      const list = all.slice(0, MAX_ANCESTORS).map((k) => ({
+        ancestorRef: refs.get(k)!,
+        controllerName: run.controllerName,
+        conditions: sortConditions(conds.map((c) => ({ ...c }))),
+      }));
       if (all.length > MAX_ANCESTORS) {
         const rest = all.slice(MAX_ANCESTORS).map((k) => `${refs.get(k)!.namespace}/${refs.get(k)!.name}`);
         const last = list[list.length - 1]!;
-        last.conditions = sortConditions([...last.conditions, condition('Aggregated', true, 'Aggregated',
-          `status.ancestors holds ${MAX_ANCESTORS} entries; ${rest.length} more are not listed: ${rest.join(', ')}. A Gateway not listed at all may not use this policy's Service (those backends answer 500)`, gen)]);
+        last.conditions = sortConditions([
+          ...last.conditions,
+          condition(
+            'Aggregated',
+            true,
+            'Aggregated',
+            `status.ancestors holds ${MAX_ANCESTORS} entries; ${rest.length} more are not listed: ${rest.join(', ')}. A Gateway not listed at all may not use this policy's Service (those backends answer 500)`,
+            gen,
+          ),
+        ]);
       }
       const statusKey = `BackendTLSPolicy/${key}`;
       written.add(statusKey);

@@ -43,5 +43,10 @@ export class ClassStage {
 }
 
 function sameClass(a: ClassResult, b: ClassResult): boolean {
-  return a.model.object === b.model.object && a.model.accepted === b.model.accepted && a.model.proxyConfig === b.model.proxyConfig && deepEqual(a.problem, b.problem);
+  return (
+    a.model.object === b.model.object &&
+    a.model.accepted === b.model.accepted &&
+    a.model.proxyConfig === b.model.proxyConfig &&
+    deepEqual(a.problem, b.problem)
+  );
 }

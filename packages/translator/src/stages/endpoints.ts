@@ -90,7 +90,11 @@ export class EndpointStage {
   }
 }
 
-function endpointsOf(inputs: Inputs, cluster: ClusterIR, slicesByService: Map<string, Map<string, EndpointSlice>>): EndpointIR[] {
+function endpointsOf(
+  inputs: Inputs,
+  cluster: ClusterIR,
+  slicesByService: Map<string, Map<string, EndpointSlice>>,
+): EndpointIR[] {
   const { namespace, name, port } = cluster.service;
   const svc = inputs.get<Service>('Service', namespace, name);
   inputs.depend(slicesDependency(namespace, name));
@@ -101,7 +105,9 @@ function endpointsOf(inputs: Inputs, cluster: ClusterIR, slicesByService: Map<st
   const slices = slicesByService.get(`${namespace}/${name}`);
   for (const sliceName of [...(slices?.keys() ?? [])].sort()) {
     const slice = slices!.get(sliceName)!;
-    const slicePort = (slice.ports ?? []).find((p) => (p.name ?? '') === (sp.name ?? '')) ?? (slice.ports?.length === 1 ? slice.ports[0] : undefined);
+    const slicePort =
+      (slice.ports ?? []).find((p) => (p.name ?? '') === (sp.name ?? '')) ??
+      (slice.ports?.length === 1 ? slice.ports[0] : undefined);
     const epPort = slicePort?.port ?? (typeof sp.targetPort === 'number' ? sp.targetPort : sp.port);
     for (const ep of slice.endpoints ?? []) {
       const ready = ep.conditions?.ready !== false;

@@ -55,7 +55,8 @@ export class GatewayStage {
       const group = run.compute(PIECE, key, () => this.build(run, classes, ns, name));
       if (group) this.groups.set(key, group);
       else this.groups.delete(key);
-      for (const s of group?.listenerSets ?? []) this.setModels.set(`${s.object.metadata.namespace}/${s.object.metadata.name}`, s);
+      for (const s of group?.listenerSets ?? [])
+        this.setModels.set(`${s.object.metadata.namespace}/${s.object.metadata.name}`, s);
       if (group || before) {
         this.changed.add(key);
         run.facts.add(gatewayFact(key));

@@ -38,14 +38,20 @@ export class PluginStage {
         run.facts.add(installsFact(namespace, name));
       }
     }
-    for (const { key, namespace, name, object: pi } of run.dirtyObjects<PluginInstallation>(PLUGIN, 'PluginInstallation')) {
+    for (const { key, namespace, name, object: pi } of run.dirtyObjects<PluginInstallation>(
+      PLUGIN,
+      'PluginInstallation',
+    )) {
       const statusKey = objectKey('PluginInstallation', namespace, name);
       if (!pi) {
         run.forget(PLUGIN, key);
         run.out.statuses.delete(statusKey);
         continue;
       }
-      run.out.statuses.set(statusKey, run.compute(PLUGIN, key, () => pluginInstallationStatus(run.inputs, pi)));
+      run.out.statuses.set(
+        statusKey,
+        run.compute(PLUGIN, key, () => pluginInstallationStatus(run.inputs, pi)),
+      );
     }
   }
 }

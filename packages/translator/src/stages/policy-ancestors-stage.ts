@@ -33,15 +33,22 @@ export class PolicyAncestorsStage {
       for (const policy of r.backendTLSPolicies ?? []) {
         for (const p of r.parents) {
           if (!parentCarriesTraffic(r, p)) continue;
-          const ref = { group: p.ref.group ?? 'gateway.networking.k8s.io', kind: p.ref.kind ?? 'Gateway', namespace: p.ref.namespace ?? r.object.metadata.namespace ?? '', name: p.ref.name,
-            ...(p.ref.sectionName !== undefined ? { sectionName: p.ref.sectionName } : {}), ...(p.ref.port !== undefined ? { port: p.ref.port } : {}) };
+          const ref = {
+            group: p.ref.group ?? 'gateway.networking.k8s.io',
+            kind: p.ref.kind ?? 'Gateway',
+            namespace: p.ref.namespace ?? r.object.metadata.namespace ?? '',
+            name: p.ref.name,
+            ...(p.ref.sectionName !== undefined ? { sectionName: p.ref.sectionName } : {}),
+            ...(p.ref.port !== undefined ? { port: p.ref.port } : {}),
+          };
           const m = ancestors.get(policy) ?? new Map<string, AncestorRef>();
           m.set(JSON.stringify(ref), ref);
           ancestors.set(policy, m);
         }
       }
     }
-    for (const [policy, refs] of ancestors) ancestors.set(policy, new Map([...refs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
+    for (const [policy, refs] of ancestors)
+      ancestors.set(policy, new Map([...refs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
     const overflow = new Map<string, Set<string>>();
     for (const [policy, refs] of ancestors) {
       const all = [...refs.values()];
@@ -55,10 +62,12 @@ export class PolicyAncestorsStage {
       }
     }
     for (const g of new Set([...this.overflow.keys(), ...overflow.keys()])) {
-      const a = this.overflow.get(g), b = overflow.get(g);
+      const a = this.overflow.get(g),
+        b = overflow.get(g);
       if (a?.size === b?.size && [...(a ?? [])].every((x) => b?.has(x))) continue;
       this.changedGateways.add(g);
-      for (const rk of routes.routesOfGateway.get(g) ?? []) if (routes.routesWithPolicies.has(rk)) this.changedRoutes.add(rk);
+      for (const rk of routes.routesOfGateway.get(g) ?? [])
+        if (routes.routesWithPolicies.has(rk)) this.changedRoutes.add(rk);
     }
     this.ancestors = ancestors;
     this.overflow = overflow;

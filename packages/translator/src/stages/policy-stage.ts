@@ -11,7 +11,9 @@ export const backendTLSFact = (namespace: string, service: string): string => `@
 
 export class PolicyStage {
   private readonly verdicts = new Map<string, { policy: BackendTLSPolicy; model: BackendTLSModel }>();
-  index = new BackendTLSIndex([], () => { throw new Error('unreachable'); });
+  index = new BackendTLSIndex([], () => {
+    throw new Error('unreachable');
+  });
   /** True when the policies changed in the last run (their statuses are re-derived). */
   changed = false;
 
@@ -50,7 +52,12 @@ export class PolicyStage {
   }
 
   /** The policy for a Service port, recording the dependency on it. */
-  forBackend(run: TranslationRun, namespace: string, service: string, portName: string | undefined): BackendTLSModel | undefined {
+  forBackend(
+    run: TranslationRun,
+    namespace: string,
+    service: string,
+    portName: string | undefined,
+  ): BackendTLSModel | undefined {
     run.inputs.depend(backendTLSFact(namespace, service));
     return this.index.forBackend(namespace, service, portName);
   }

@@ -29,9 +29,12 @@ export interface RouteEntry {
 
 function translateRoute(ctx: TranslationContext, parents: ParentIndex, kind: string, route: KubeObject): RouteResult {
   switch (kind) {
-    case 'HTTPRoute': return translateHTTPRoute(ctx, parents, route as HTTPRoute);
-    case 'GRPCRoute': return translateGRPCRoute(ctx, parents, route as GRPCRoute);
-    default: return translateL4Route(ctx, parents, route, kind as 'TLSRoute' | 'TCPRoute' | 'UDPRoute');
+    case 'HTTPRoute':
+      return translateHTTPRoute(ctx, parents, route as HTTPRoute);
+    case 'GRPCRoute':
+      return translateGRPCRoute(ctx, parents, route as GRPCRoute);
+    default:
+      return translateL4Route(ctx, parents, route, kind as 'TLSRoute' | 'TCPRoute' | 'UDPRoute');
   }
 }
 
@@ -53,7 +56,8 @@ export class RouteStage {
 
   update(run: TranslationRun, gateways: GatewayStage, policies: PolicyStage, endpoints: EndpointStage): void {
     const dirty = run.dirtyPieces(PIECE);
-    for (const kind of ROUTE_KINDS) for (const c of run.changedObjects(kind)) dirty.add(objectKey(kind, c.namespace, c.name));
+    for (const kind of ROUTE_KINDS)
+      for (const c of run.changedObjects(kind)) dirty.add(objectKey(kind, c.namespace, c.name));
     this.touchedGateways = new Set();
     this.statusDirty = new Set();
     this.policiesTouched = false;
@@ -85,20 +89,33 @@ export class RouteStage {
       this.link(key, entry);
       if (before) this.unlink(key, before, endpoints, entry);
       this.statusDirty.add(key);
-      if (!!before?.diagnostic !== !!entry.diagnostic || before?.diagnostic?.message !== entry.diagnostic?.message) this.diagnosticsChanged = true;
+      if (!!before?.diagnostic !== !!entry.diagnostic || before?.diagnostic?.message !== entry.diagnostic?.message)
+        this.diagnosticsChanged = true;
     }
   }
 
-  private translate(ctx: TranslationContext, parents: ParentIndex, kind: string, route: KubeObject, key: string): RouteEntry {
+  private translate(
+    ctx: TranslationContext,
+    parents: ParentIndex,
+    kind: string,
+    route: KubeObject,
+    key: string,
+  ): RouteEntry {
     try {
       const result = translateRoute(ctx, parents, kind, route);
       const unavailable = unavailableBackends(ctx, result);
       if (unavailable) result.unavailable = unavailable;
-      const gws = new Set(result.parents.map((p) => `${p.gateway.object.metadata.namespace}/${p.gateway.object.metadata.name}`));
+      const gws = new Set(
+        result.parents.map((p) => `${p.gateway.object.metadata.namespace}/${p.gateway.object.metadata.name}`),
+      );
       return { result, gateways: [...gws].sort(), clusters: [...new Set(result.clusters.map((c) => c.name))] };
     } catch (e) {
       // A malformed object must never stall the others: report it and move on.
-      return { diagnostic: { level: 'error', object: key, message: `translation failed: ${(e as Error).message}` }, gateways: [], clusters: [] };
+      return {
+        diagnostic: { level: 'error', object: key, message: `translation failed: ${(e as Error).message}` },
+        gateways: [],
+        clusters: [],
+      };
     }
   }
 

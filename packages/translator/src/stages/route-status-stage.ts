@@ -21,7 +21,10 @@ export class RouteStatusStage {
         const policies = (r.backendTLSPolicies ?? []).filter((p) => ancestors.blockedOn(g).has(p));
         if (policies.length) blocked.set(g, policies);
       }
-      run.out.statuses.set(key, routeStatus(r, run.controllerName, assembly.overlapsOfRoute(key, entry.gateways), blocked));
+      run.out.statuses.set(
+        key,
+        routeStatus(r, run.controllerName, assembly.overlapsOfRoute(key, entry.gateways), blocked),
+      );
     }
   }
 }

@@ -50,7 +50,9 @@ export class MemoryCertificateProvider implements Provider {
   // after adding the listener, and would miss an update delivered synchronously.
   addCaCertificateListener(l: CaListener): void {
     this.caListeners.add(l);
-    queueMicrotask(() => { if (this.ca && this.caListeners.has(l)) l(this.ca); });
+    queueMicrotask(() => {
+      if (this.ca && this.caListeners.has(l)) l(this.ca);
+    });
   }
 
   removeCaCertificateListener(l: CaListener): void {
@@ -59,7 +61,9 @@ export class MemoryCertificateProvider implements Provider {
 
   addIdentityCertificateListener(l: IdentityListener): void {
     this.identityListeners.add(l);
-    queueMicrotask(() => { if (this.identity && this.identityListeners.has(l)) l(this.identity); });
+    queueMicrotask(() => {
+      if (this.identity && this.identityListeners.has(l)) l(this.identity);
+    });
   }
 
   removeIdentityCertificateListener(l: IdentityListener): void {

@@ -15,8 +15,14 @@ const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 /** Certificates start a little in the past, so that a peer whose clock lags still accepts them. */
 const BACKDATE_MS = 5 * 60_000;
 
-export interface KeyedCertificate { certPem: string; keyPem: string }
-export interface Authority extends KeyedCertificate { notBefore: Date; notAfter: Date }
+export interface KeyedCertificate {
+  certPem: string;
+  keyPem: string;
+}
+export interface Authority extends KeyedCertificate {
+  notBefore: Date;
+  notAfter: Date;
+}
 
 export interface IssueRequest {
   commonName: string;
@@ -30,7 +36,10 @@ export interface IssueRequest {
 
 async function keyPem(key: CryptoKey): Promise<string> {
   const der = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', key));
-  return `-----BEGIN PRIVATE KEY-----\n${der.toString('base64').replace(/(.{64})/g, '$1\n').replace(/\n$/, '')}\n-----END PRIVATE KEY-----\n`;
+  return `-----BEGIN PRIVATE KEY-----\n${der
+    .toString('base64')
+    .replace(/(.{64})/g, '$1\n')
+    .replace(/\n$/, '')}\n-----END PRIVATE KEY-----\n`;
 }
 
 const serial = () => {
@@ -40,11 +49,16 @@ const serial = () => {
 };
 
 export async function createAuthority(commonName: string, validityMs: number, now = new Date()): Promise<Authority> {
-  const keys = await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']) as CryptoKeyPair;
+  const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair;
   const notBefore = new Date(now.getTime() - BACKDATE_MS);
   const notAfter = new Date(now.getTime() + validityMs);
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: serial(), name: `CN=${commonName}`, notBefore, notAfter, keys, signingAlgorithm: ALG,
+    serialNumber: serial(),
+    name: `CN=${commonName}`,
+    notBefore,
+    notAfter,
+    keys,
+    signingAlgorithm: ALG,
     extensions: [
       new x509.BasicConstraintsExtension(true, 0, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
@@ -58,18 +72,35 @@ export async function createAuthority(commonName: string, validityMs: number, no
 export async function issueCertificate(ca: KeyedCertificate, req: IssueRequest): Promise<Authority> {
   const now = req.now ?? new Date();
   const caCert = new x509.X509Certificate(ca.certPem);
-  const caKey = await webcrypto.subtle.importKey('pkcs8', createPrivateKey(ca.keyPem).export({ type: 'pkcs8', format: 'der' }), ALG, false, ['sign']);
-  const keys = await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']) as CryptoKeyPair;
+  const caKey = await webcrypto.subtle.importKey(
+    'pkcs8',
+    createPrivateKey(ca.keyPem).export({ type: 'pkcs8', format: 'der' }),
+    ALG,
+    false,
+    ['sign'],
+  );
+  const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair;
   const notBefore = new Date(now.getTime() - BACKDATE_MS);
   const notAfter = new Date(Math.min(now.getTime() + req.validityMs, caCert.notAfter.getTime()));
-  const names: x509.JsonGeneralName[] = [...(req.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })), ...(req.uris ?? []).map((value) => ({ type: 'url' as const, value }))];
+  const names: x509.JsonGeneralName[] = [
+    ...(req.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })),
+    ...(req.uris ?? []).map((value) => ({ type: 'url' as const, value })),
+  ];
   const cert = await x509.X509CertificateGenerator.create({
-    serialNumber: serial(), subject: `CN=${req.commonName}`, issuer: caCert.subject, notBefore, notAfter,
-    publicKey: keys.publicKey, signingKey: caKey as CryptoKey, signingAlgorithm: ALG,
+    serialNumber: serial(),
+    subject: `CN=${req.commonName}`,
+    issuer: caCert.subject,
+    notBefore,
+    notAfter,
+    publicKey: keys.publicKey,
+    signingKey: caKey as CryptoKey,
+    signingAlgorithm: ALG,
     extensions: [
       new x509.BasicConstraintsExtension(false, undefined, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyAgreement, true),
-      new x509.ExtendedKeyUsageExtension([req.usage === 'server' ? x509.ExtendedKeyUsage.serverAuth : x509.ExtendedKeyUsage.clientAuth]),
+      new x509.ExtendedKeyUsageExtension([
+        req.usage === 'server' ? x509.ExtendedKeyUsage.serverAuth : x509.ExtendedKeyUsage.clientAuth,
+      ]),
       ...(names.length ? [new x509.SubjectAlternativeNameExtension(names, req.usage === 'client')] : []),
       await x509.AuthorityKeyIdentifierExtension.create(caCert),
     ],
@@ -90,7 +121,11 @@ export function signedByBundle(leafPem: string, bundlePem: string, now = new Dat
   } catch {
     return false;
   }
-  if (new Date(leaf.validTo).getTime() <= now.getTime() || new Date(leaf.validFrom).getTime() > now.getTime() + BACKDATE_MS) return false;
+  if (
+    new Date(leaf.validTo).getTime() <= now.getTime() ||
+    new Date(leaf.validFrom).getTime() > now.getTime() + BACKDATE_MS
+  )
+    return false;
   return splitPemBundle(bundlePem).some((ca) => {
     try {
       const c = new X509Certificate(ca);
@@ -104,6 +139,7 @@ export function signedByBundle(leafPem: string, bundlePem: string, now = new Dat
 /** When a certificate should be replaced: two thirds into its lifetime. */
 export function renewalTime(pem: string): Date {
   const c = new X509Certificate(pem);
-  const from = new Date(c.validFrom).getTime(), to = new Date(c.validTo).getTime();
+  const from = new Date(c.validFrom).getTime(),
+    to = new Date(c.validTo).getTime();
   return new Date(from + ((to - from) * 2) / 3);
 }

@@ -19,5 +19,8 @@ export function gatewayOfIdentity(uri: string, trustDomain: string): string | un
 /** The URI SANs of a certificate as node:tls reports them ("URI:a, DNS:b"). */
 export function uriSans(subjectAltName: string | undefined): string[] {
   if (!subjectAltName) return [];
-  return subjectAltName.split(/,\s*/).filter((s) => s.startsWith('URI:')).map((s) => s.slice(4));
+  return subjectAltName
+    .split(/,\s*/)
+    .filter((s) => s.startsWith('URI:'))
+    .map((s) => s.slice(4));
 }

@@ -4,16 +4,35 @@
 import type { PeerCertificate } from 'node:tls';
 import { gatewayOfIdentity, uriSans } from './spiffe.js';
 
-export type StreamVerdict = { ok: true } | { ok: false; reason: 'no-certificate' | 'no-identity' | 'wrong-gateway'; message: string };
+export type StreamVerdict =
+  { ok: true } | { ok: false; reason: 'no-certificate' | 'no-identity' | 'wrong-gateway'; message: string };
 
-export function authorizeStream(peer: PeerCertificate | undefined, nodeCluster: string, trustDomain: string): StreamVerdict {
+export function authorizeStream(
+  peer: PeerCertificate | undefined,
+  nodeCluster: string,
+  trustDomain: string,
+): StreamVerdict {
   if (!peer || !peer.raw) return { ok: false, reason: 'no-certificate', message: 'a client certificate is required' };
-  const gateways = [...new Set(uriSans(peer.subjectaltname).map((u) => gatewayOfIdentity(u, trustDomain)).filter((g): g is string => !!g))];
+  const gateways = [
+    ...new Set(
+      uriSans(peer.subjectaltname)
+        .map((u) => gatewayOfIdentity(u, trustDomain))
+        .filter((g): g is string => !!g),
+    ),
+  ];
   if (gateways.length !== 1) {
-    return { ok: false, reason: 'no-identity', message: `the client certificate must name one Gateway as spiffe://${trustDomain}/ns/<namespace>/gateway/<name>; it names ${gateways.length}` };
+    return {
+      ok: false,
+      reason: 'no-identity',
+      message: `the client certificate must name one Gateway as spiffe://${trustDomain}/ns/<namespace>/gateway/<name>; it names ${gateways.length}`,
+    };
   }
   if (gateways[0] !== nodeCluster) {
-    return { ok: false, reason: 'wrong-gateway', message: `the client certificate is Gateway ${gateways[0]}'s; node.cluster ${nodeCluster} is not served to it` };
+    return {
+      ok: false,
+      reason: 'wrong-gateway',
+      message: `the client certificate is Gateway ${gateways[0]}'s; node.cluster ${nodeCluster} is not served to it`,
+    };
   }
   return { ok: true };
 }
