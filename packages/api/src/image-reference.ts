@@ -13,8 +13,9 @@ export interface ImageReference {
 const COMPONENT = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/;
 const TAG = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 const DIGEST = /^sha256:[a-f0-9]{64}$/;
-const HOST =
-  /^(?:localhost|\[[0-9a-fA-F:]+\]|[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*)(?::[0-9]{1,5})?$/;
+// localhost, a bracketed IPv6 address, or DNS labels; then an optional port.
+const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?';
+const HOST = new RegExp(`^(?:localhost|\\[[0-9a-fA-F:]+\\]|${LABEL}(?:\\.${LABEL})*)(?::[0-9]{1,5})?$`);
 
 /** Parses a reference; throws an Error whose message says what is wrong with it. */
 export function parseImageReference(image: string): ImageReference {

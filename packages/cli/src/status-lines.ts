@@ -38,7 +38,9 @@ export function statusSummary(status: AnyStatus, withMessage = true): string {
   for (const p of (status.parents as AnyStatus[] | undefined) ?? []) {
     const r = p.parentRef as Record<string, unknown>;
     parts.push(
-      `[parent ${r.kind ?? 'Gateway'} ${r.namespace ? r.namespace + '/' : ''}${r.name}${r.sectionName ? '/' + r.sectionName : ''} ${conds(p.conditions, withMessage)}]`,
+      `[parent ${r.kind ?? 'Gateway'} ` +
+        `${r.namespace ? r.namespace + '/' : ''}${r.name}${r.sectionName ? '/' + r.sectionName : ''} ` +
+        `${conds(p.conditions, withMessage)}]`,
     );
   }
   for (const a of (status.ancestors as AnyStatus[] | undefined) ?? []) {

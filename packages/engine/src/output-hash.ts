@@ -1,8 +1,9 @@
 // The hash of a translation's whole output: every status, every Gateway's xDS IR, the endpoints of
 // every served cluster and every Gateway's infra IR. Each entry is hashed (a Gateway's IR with its
-// routes' hashes memoised) with its section and key, and the output hash is the sum of the entry hashes modulo 2^256: equal outputs
-// have equal hashes whatever their order, and a change to one entry updates the sum in O(1), so an
-// engine hashes only what a translation changed (`OutputHasher`), not the whole output again.
+// routes' hashes memoised) with its section and key, and the output hash is the sum of the entry
+// hashes modulo 2^256: equal outputs have equal hashes whatever their order, and a change to one
+// entry updates the sum in O(1), so an engine hashes only what a translation changed
+// (`OutputHasher`), not the whole output again.
 import { createHash } from 'node:crypto';
 import type { OutputChanges, TranslateResult } from '@turnpike/translator';
 import stringify from 'safe-stable-stringify';
@@ -26,9 +27,10 @@ function sections(result: HashedOutput): [Section, ReadonlyMap<string, unknown>]
 
 /**
  * The form a Gateway's IR is hashed in: its canonical JSON, except that each route (an object with
- * a `source`) and each cluster (with a `service`) stands as the hash of its own canonical JSON, memoised by identity. Outputs are
- * immutable and a route's IR is the same object from one Gateway IR to the next while the route
- * does not change, so a changed Gateway costs its new containers plus the routes that changed.
+ * a `source`) and each cluster (with a `service`) stands as the hash of its own canonical JSON,
+ * memoised by identity. Outputs are immutable and a route's IR is the same object from one Gateway
+ * IR to the next while the route does not change, so a changed Gateway costs its new containers
+ * plus the routes that changed.
  */
 const routeTokens = new WeakMap<object, string>();
 

@@ -38,7 +38,9 @@ export function createMetrics() {
     }),
     configLatency: new Histogram({
       name: 'turnpike_config_latency_seconds',
-      help: 'Time from the first event of a change to a proxy acknowledging the configuration that carries it, by Gateway',
+      help:
+        'Time from the first event of a change to a proxy acknowledging the configuration that carries it, ' +
+        'by Gateway',
       labelNames: ['gateway'] as const,
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers: [registry],

@@ -77,7 +77,8 @@ export class PluginContentServer {
       this.server!.listen(port, host, () => resolve());
     });
     const bound = (this.server.address() as AddressInfo).port;
-    this.publicBase ??= `${this.tls ? 'https' : 'http'}://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${bound}`;
+    const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+    this.publicBase ??= `${this.tls ? 'https' : 'http'}://${reachable}:${bound}`;
     return bound;
   }
 

@@ -138,7 +138,8 @@ export class OciClient {
       await res.body?.cancel();
       throw new PluginFetchError(
         'Unauthorized',
-        `token endpoint ${u.host} refused ${creds ? `user "${creds.username}"` : 'anonymous access'} for ${ref.repository}`,
+        `token endpoint ${u.host} refused ${creds ? `user "${creds.username}"` : 'anonymous access'} for ` +
+          `${ref.repository}`,
       );
     }
     if (!res.ok) {
@@ -189,7 +190,8 @@ export class OciClient {
     if (reference.startsWith('sha256:') && digest !== reference) {
       throw new PluginFetchError(
         'InvalidArtifact',
-        `${ref.registry}/${ref.repository}: manifest ${reference} has digest ${digest}; refusing content that does not match its digest`,
+        `${ref.registry}/${ref.repository}: manifest ${reference} has digest ${digest}; refusing content that ` +
+          `does not match its digest`,
       );
     }
     let doc: Record<string, unknown>;
@@ -236,7 +238,8 @@ export class OciClient {
     if (!Array.isArray(doc.layers))
       throw new PluginFetchError(
         'InvalidArtifact',
-        `${ref.registry}/${ref.repository}@${digest}: manifest has no layers (media type ${String(doc.mediaType ?? 'unknown')})`,
+        `${ref.registry}/${ref.repository}@${digest}: manifest has no layers (media type ` +
+          `${String(doc.mediaType ?? 'unknown')})`,
       );
     return doc as unknown as ImageManifest;
   }
@@ -246,7 +249,8 @@ export class OciClient {
     if (desc.size > this.opts.maxBytes)
       throw new PluginFetchError(
         'TooLarge',
-        `${ref.registry}/${ref.repository}: layer ${desc.digest} is ${desc.size} bytes, over the limit of ${this.opts.maxBytes}`,
+        `${ref.registry}/${ref.repository}: layer ${desc.digest} is ${desc.size} bytes, over the limit of ` +
+          `${this.opts.maxBytes}`,
       );
     const res = await this.get(ref, `${this.base(ref)}/blobs/${desc.digest}`, creds);
     await this.check(ref, res, `blob ${desc.digest}`);
@@ -254,7 +258,8 @@ export class OciClient {
     if (digest !== desc.digest)
       throw new PluginFetchError(
         'InvalidArtifact',
-        `${ref.registry}/${ref.repository}: blob ${desc.digest} has digest ${digest}; refusing content that does not match its digest`,
+        `${ref.registry}/${ref.repository}: blob ${desc.digest} has digest ${digest}; refusing content that ` +
+          `does not match its digest`,
       );
     return data;
   }
@@ -291,7 +296,8 @@ export class OciClient {
       const err = e as Error;
       throw new PluginFetchError(
         'Pending',
-        `${ref.registry}/${ref.repository}: reading ${what} failed: ${err.name === 'TimeoutError' ? `no answer within ${this.opts.timeoutMs / 1000}s` : err.message}`,
+        `${ref.registry}/${ref.repository}: reading ${what} failed: ` +
+          `${err.name === 'TimeoutError' ? `no answer within ${this.opts.timeoutMs / 1000}s` : err.message}`,
       );
     }
     return { data: Buffer.concat(chunks, size), digest: `sha256:${hash.digest('hex')}` };

@@ -14,7 +14,9 @@ export interface Explanation {
 }
 
 function refText(ref: ParentReference, routeNs: string): string {
-  return `${ref.kind ?? 'Gateway'} ${ref.namespace ?? routeNs}/${ref.name}${ref.sectionName !== undefined ? ` sectionName=${ref.sectionName}` : ''}${ref.port !== undefined ? ` port=${ref.port}` : ''}`;
+  const section = ref.sectionName !== undefined ? ` sectionName=${ref.sectionName}` : '';
+  const port = ref.port !== undefined ? ` port=${ref.port}` : '';
+  return `${ref.kind ?? 'Gateway'} ${ref.namespace ?? routeNs}/${ref.name}${section}${port}`;
 }
 
 function verdictText(v: ListenerVerdict, ref: ParentReference, kind: string, route: KubeObject): string {
@@ -28,17 +30,25 @@ function verdictText(v: ListenerVerdict, ref: ParentReference, kind: string, rou
     case 'port':
       return `${head}: skipped, parentRef port ${ref.port} is not ${l.port}`;
     case 'kind':
-      return `${head}: refuses ${kind}; it allows ${v.listener.supportedKinds.map((k) => k.kind).join(', ') || 'no route kind'}`;
+      const allowed = v.listener.supportedKinds.map((k) => k.kind).join(', ') || 'no route kind';
+      return `${head}: refuses ${kind}; it allows ${allowed}`;
     case 'namespace': {
       const from = l.allowedRoutes?.namespaces?.from ?? 'Same';
-      return `${head}: refuses routes from namespace ${ns}; allowedRoutes.namespaces.from is ${from}${from === 'Same' ? ` (only ${v.listener.owner.metadata.namespace})` : from === 'Selector' ? ` (selector ${JSON.stringify(l.allowedRoutes?.namespaces?.selector ?? {})})` : ''}`;
+      const which =
+        from === 'Same'
+          ? ` (only ${v.listener.owner.metadata.namespace})`
+          : from === 'Selector'
+            ? ` (selector ${JSON.stringify(l.allowedRoutes?.namespaces?.selector ?? {})})`
+            : '';
+      return `${head}: refuses routes from namespace ${ns}; allowedRoutes.namespaces.from is ${from}${which}`;
     }
     case 'hostname': {
       const hosts = (route.spec as { hostnames?: string[] })?.hostnames ?? [];
       return `${head}: no route hostname (${hosts.join(', ')}) intersects the listener hostname ${l.hostname}`;
     }
     case 'unusable':
-      return `${head}: not usable: ${(v.listener.notAccepted ?? v.listener.refsProblem)?.message ?? 'invalid listener'}`;
+      const why = (v.listener.notAccepted ?? v.listener.refsProblem)?.message ?? 'invalid listener';
+      return `${head}: not usable: ${why}`;
     default:
       return `${head}: refused`;
   }
@@ -72,25 +82,27 @@ export function explain(snapshot: Snapshot, kind: string, namespace: string | un
       lines.push(`  parentRefs[${i}] ${refText(ref, namespace ?? '')}`);
       if (!p) {
         lines.push(
-          '    not a parent of ours: no such Gateway or ListenerSet with a GatewayClass of turnpike.dev/gateway-controller (no status entry is written)',
+          '    not a parent of ours: no such Gateway or ListenerSet with a GatewayClass of ' +
+            'turnpike.dev/gateway-controller (no status entry is written)',
         );
         return;
       }
       const accepted = !p.problem && !r?.invalid;
-      lines.push(
-        `    ${accepted ? 'attached' : `NOT attached: ${(p.problem ?? r?.invalid)?.reason}: ${(p.problem ?? r?.invalid)?.message}`}`,
-      );
+      const refusal = p.problem ?? r?.invalid;
+      lines.push(`    ${accepted ? 'attached' : `NOT attached: ${refusal?.reason}: ${refusal?.message}`}`);
       for (const v of p.verdicts) lines.push(`    ${verdictText(v, ref, kind, object)}`);
     });
     if (refs.length === 0) lines.push('  no parentRefs: the route is attached to nothing');
     if (r?.backendVerdicts?.length) {
       lines.push('  backendRefs');
       for (const b of r.backendVerdicts) {
-        lines.push(
-          b.problem
-            ? `    ${b.field} ${b.ref} weight ${b.weight}: ${b.problem.reason}: ${b.problem.message} (its share answers 500)`
-            : `    ${b.field} ${b.ref} weight ${b.weight}: cluster ${b.cluster}, ${(translator.endpointsOf(b.cluster!) ?? []).filter((e) => e.ready).length} ready endpoint(s)`,
-        );
+        const head = `    ${b.field} ${b.ref} weight ${b.weight}`;
+        if (b.problem) {
+          lines.push(`${head}: ${b.problem.reason}: ${b.problem.message} (its share answers 500)`);
+        } else {
+          const ready = (translator.endpointsOf(b.cluster!) ?? []).filter((e) => e.ready).length;
+          lines.push(`${head}: cluster ${b.cluster}, ${ready} ready endpoint(s)`);
+        }
       }
     }
     if (r?.partiallyInvalid) lines.push(`  some rules are invalid and answer 500: ${r.partiallyInvalid.message}`);
@@ -108,7 +120,8 @@ export function explain(snapshot: Snapshot, kind: string, namespace: string | un
     }
   } else {
     lines.push(
-      '  no status from turnpike: not an object of a turnpike GatewayClass (or not a kind whose status turnpike writes)',
+      '  no status from turnpike: not an object of a turnpike GatewayClass ' +
+        '(or not a kind whose status turnpike writes)',
     );
   }
   return status ? { object: key, found: true, lines, status } : { object: key, found: true, lines };

@@ -113,7 +113,9 @@ function resolveGatewayParameters(inputs: Inputs, gw: Gateway): { proxyConfig?: 
     return {
       problem: {
         reason: 'InvalidParameters',
-        message: `spec.infrastructure.parametersRef: ${ref.group}/${ref.kind} is not supported, use ${TURNPIKE_GROUP}/ProxyConfig`,
+        message:
+          `spec.infrastructure.parametersRef: ${ref.group}/${ref.kind} is not supported, use ` +
+          `${TURNPIKE_GROUP}/ProxyConfig`,
       },
     };
   }
@@ -147,7 +149,9 @@ function listenerSetAllowed(inputs: Inputs, gw: Gateway, ls: ListenerSet): Probl
   const gwNs = gw.metadata.namespace ?? '';
   const deny = {
     reason: 'NotAllowed',
-    message: `Gateway ${gwNs}/${gw.metadata.name} does not allow ListenerSets from namespace ${lsNs} (spec.allowedListeners.namespaces.from: ${from})`,
+    message:
+      `Gateway ${gwNs}/${gw.metadata.name} does not allow ListenerSets from namespace ${lsNs} ` +
+      `(spec.allowedListeners.namespaces.from: ${from})`,
   };
   switch (from) {
     case 'All':
@@ -188,7 +192,9 @@ export function buildGatewayGroup(
   if (told?.sync) model.proxySync = told.sync;
   const ps = told?.rejected;
   if (ps)
-    model.proxyRejected = `proxy ${ps.node} rejected ${ps.typeUrl.slice(ps.typeUrl.lastIndexOf('.') + 1)} version ${ps.version}: ${ps.message}; the previous configuration stays in force`;
+    model.proxyRejected =
+      `proxy ${ps.node} rejected ${ps.typeUrl.slice(ps.typeUrl.lastIndexOf('.') + 1)} ` +
+      `version ${ps.version}: ${ps.message}; the previous configuration stays in force`;
   const addr = checkAddresses(gw);
   if (addr) model.addressProblem = addr;
   const ccr = gw.spec?.tls?.backend?.clientCertificateRef;
@@ -208,7 +214,8 @@ export function buildGatewayGroup(
   model.notAccepted = gatewayNotAccepted(model);
   const parentProblem = model.notAccepted && {
     reason: 'ParentNotAccepted',
-    message: `parent Gateway ${gw.metadata.namespace}/${gw.metadata.name} is not accepted: ${model.notAccepted.message}`,
+    message:
+      `parent Gateway ${gw.metadata.namespace}/${gw.metadata.name} is not accepted: ` + `${model.notAccepted.message}`,
   };
 
   const listenerSets: ListenerSetModel[] = [];

@@ -18,7 +18,8 @@ export function conflictBetween(a: ListenerModel, b: ListenerModel): Problem | u
   if (portFamily(la.protocol) !== portFamily(lb.protocol)) {
     return {
       reason: 'ProtocolConflict',
-      message: `${where}: listeners "${la.name}" (${la.protocol}) and "${lb.name}" (${lb.protocol}) cannot share a port`,
+      message:
+        `${where}: listeners "${la.name}" (${la.protocol}) and "${lb.name}" (${lb.protocol}) cannot ` + `share a port`,
     };
   }
   if ((la.hostname ?? '') === (lb.hostname ?? '')) {
@@ -84,7 +85,9 @@ export function markOverlappingHostnames(listeners: ListenerModel[]): void {
       if (!hostnamesOverlap(a.spec.hostname, b.spec.hostname)) continue;
       const p = {
         reason: 'OverlappingHostnames',
-        message: `port ${a.spec.port}: the hostnames of listeners "${a.spec.name}" (${a.spec.hostname ?? 'any'}) and "${b.spec.name}" (${b.spec.hostname ?? 'any'}) overlap`,
+        message:
+          `port ${a.spec.port}: the hostnames of listeners "${a.spec.name}" ` +
+          `(${a.spec.hostname ?? 'any'}) and "${b.spec.name}" (${b.spec.hostname ?? 'any'}) overlap`,
       };
       a.overlappingTLS ??= p;
       b.overlappingTLS ??= p;
@@ -112,7 +115,9 @@ export function markOverlappingCertificates(listeners: ListenerModel[]): void {
       if (!shared) continue;
       const p = {
         reason: 'OverlappingCertificates',
-        message: `port ${a.spec.port}: the certificates of listeners "${a.spec.name}" and "${b.spec.name}" both cover ${shared}`,
+        message:
+          `port ${a.spec.port}: the certificates of listeners "${a.spec.name}" and "${b.spec.name}" both ` +
+          `cover ${shared}`,
       };
       a.overlappingTLS ??= p;
       b.overlappingTLS ??= p;

@@ -70,7 +70,10 @@ export function checkSecretRef(
 export interface ListenerTLSResult {
   notAccepted?: Problem;
   refsProblem?: Problem;
-  /** Some certificateRefs are invalid but others are usable: those are served (multiple refs are implementation-specific). */
+  /**
+   * Some certificateRefs are invalid but others are usable: those are served (multiple refs are
+   * implementation-specific).
+   */
   someCertificatesInvalid?: boolean;
   certificates: CertificateModel[];
   clientCA?: string;
@@ -118,7 +121,9 @@ export function checkListenerTLS(
     const missing = l.tls ? `${field}.tls.certificateRefs is empty` : `${field}.tls is not set`;
     out.notAccepted = {
       reason: 'UnsupportedValue',
-      message: `${missing}: ${l.protocol === 'HTTPS' ? 'an' : 'a'} ${l.protocol} listener that terminates TLS needs at least one certificate (tls.certificateRefs)`,
+      message:
+        `${missing}: ${l.protocol === 'HTTPS' ? 'an' : 'a'} ${l.protocol} listener that terminates TLS ` +
+        `needs at least one certificate (tls.certificateRefs)`,
     };
     return out;
   }
@@ -185,7 +190,9 @@ export function checkListenerTLS(
     else if (fv.mode !== undefined && fv.mode !== 'AllowValidOnly')
       out.notAccepted ??= {
         reason: 'UnsupportedValue',
-        message: `spec.tls.frontend validation mode: "${fv.mode}" is not supported (AllowValidOnly, AllowInsecureFallback)`,
+        message:
+          `spec.tls.frontend validation mode: "${fv.mode}" is not supported (AllowValidOnly, ` +
+          `AllowInsecureFallback)`,
       };
   }
   return out;

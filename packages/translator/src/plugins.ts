@@ -43,7 +43,9 @@ export function pullSecretAccess(inputs: Inputs, pi: PluginInstallation): PullAc
     return {
       problem: {
         reason: 'RefNotPermitted',
-        message: `spec.pullSecretRef: ${target} is in another namespace and no ReferenceGrant there allows PluginInstallation from ${pi.metadata.namespace}`,
+        message:
+          `spec.pullSecretRef: ${target} is in another namespace and no ReferenceGrant there allows ` +
+          `PluginInstallation from ${pi.metadata.namespace}`,
       },
     };
   }
@@ -53,7 +55,9 @@ export function pullSecretAccess(inputs: Inputs, pi: PluginInstallation): PullAc
     return {
       problem: {
         reason: 'InvalidPullSecret',
-        message: `spec.pullSecretRef: ${target} must be of type ${DOCKER_CONFIG_SECRET_TYPE} with a .dockerconfigjson key`,
+        message:
+          `spec.pullSecretRef: ${target} must be of type ${DOCKER_CONFIG_SECRET_TYPE} with a ` +
+          `.dockerconfigjson key`,
       },
     };
   }
@@ -151,7 +155,9 @@ export function resolvePluginRef(
     return {
       problem: {
         reason: 'RefNotPermitted',
-        message: `${field}: PluginInstallation ${key} is in another namespace and no ReferenceGrant there allows ${from.kind} from ${from.namespace}`,
+        message:
+          `${field}: PluginInstallation ${key} is in another namespace and no ReferenceGrant there ` +
+          `allows ${from.kind} from ${from.namespace}`,
       },
     };
   }

@@ -9,7 +9,10 @@ export const ROUTE_RULES_OVERLAP = 'RouteRulesOverlap';
 /** Route key (`Kind/namespace/name`) → what overlaps, one line per overlapping match. */
 export type RouteOverlaps = Map<string, string[]>;
 
-/** Canonical key of a match, kept per match object: unchanged routes keep their IR, so a Gateway reassembled after one edit does not re-key its other 10k routes. */
+/**
+ * Canonical key of a match, kept per match object: unchanged routes keep their IR, so a Gateway
+ * reassembled after one edit does not re-key its other 10k routes.
+ */
 const keys = new WeakMap<HTTPMatchIR, string>();
 function matchKey(m: HTTPMatchIR): string {
   let k = keys.get(m);

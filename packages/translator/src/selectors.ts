@@ -42,7 +42,10 @@ function labelKeyProblem(key: string): string | undefined {
   if (prefix !== undefined && (prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix)))
     return `"${key}": the prefix must be a DNS subdomain`;
   if (!LABEL_NAME.test(name))
-    return `"${key}" is not a valid label key (at most 63 alphanumerics, '-', '_' or '.', starting and ending alphanumeric)`;
+    return (
+      `"${key}" is not a valid label key (at most 63 alphanumerics, '-', '_' or '.', starting and ending ` +
+      `alphanumeric)`
+    );
   return undefined;
 }
 

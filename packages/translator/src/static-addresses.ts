@@ -39,19 +39,22 @@ export function staticAddressProblem(
   const notUsable = (message: string): Problem => ({ reason: 'AddressNotUsable', message });
   if (serviceType !== 'LoadBalancer') {
     return notUsable(
-      `spec.addresses: a static address needs the proxies' Service to be of type LoadBalancer, and it is ${serviceType} (ProxyConfig spec.service.type)`,
+      `spec.addresses: a static address needs the proxies' Service to be of type LoadBalancer, and it is ` +
+        `${serviceType} (ProxyConfig spec.service.type)`,
     );
   }
   const ip = requestedLoadBalancerIP(gw);
   for (const a of requested) {
     if (a.type === 'Hostname') {
       return notUsable(
-        `spec.addresses[${a.index}]: the hostname ${a.value} cannot be requested; a LoadBalancer Service takes only an IP address`,
+        `spec.addresses[${a.index}]: the hostname ${a.value} cannot be requested; a LoadBalancer Service takes ` +
+          `only an IP address`,
       );
     }
     if (a.value !== ip) {
       return notUsable(
-        `spec.addresses[${a.index}]: only one static IP address can be requested (the Service's spec.loadBalancerIP), and it is ${ip}`,
+        `spec.addresses[${a.index}]: only one static IP address can be requested (the Service's ` +
+          `spec.loadBalancerIP), and it is ${ip}`,
       );
     }
   }
@@ -64,7 +67,8 @@ export function staticAddressProblem(
         .join(', ') || 'none';
     const where = requested.find((a) => a.value === ip)!.index;
     return notUsable(
-      `spec.addresses[${where}]: the load balancer has not assigned ${ip} to Service ${gw.metadata.namespace}/${serviceName} (it reports: ${has})`,
+      `spec.addresses[${where}]: the load balancer has not assigned ${ip} to Service ` +
+        `${gw.metadata.namespace}/${serviceName} (it reports: ${has})`,
     );
   }
   return undefined;

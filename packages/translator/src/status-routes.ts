@@ -28,7 +28,8 @@ export function routeStatus(
           'Accepted',
           true,
           'Accepted',
-          `Route is accepted by ${p.attached.length} listener(s): ${p.attached.map((a) => a.listener.spec.name).join(', ')}`,
+          `Route is accepted by ${p.attached.length} listener(s): ` +
+            `${p.attached.map((a) => a.listener.spec.name).join(', ')}`,
           gen,
         ),
       );
@@ -60,7 +61,8 @@ export function routeStatus(
               'ResolvedRefs',
               false,
               'InvalidBackendTLSPolicy',
-              `BackendTLSPolicy ${blocked.join(', ')} already lists ${MAX_ANCESTORS} Gateways in status.ancestors; Gateway ${gateway} may not use its Service (those backends answer 500)`,
+              `BackendTLSPolicy ${blocked.join(', ')} already lists ${MAX_ANCESTORS} Gateways in ` +
+                `status.ancestors; Gateway ${gateway} may not use its Service (those backends answer 500)`,
               gen,
             )
           : condition('ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved', gen),

@@ -11,9 +11,16 @@ export type { HeaderMatcher } from './generated/envoy/config/route/v3/HeaderMatc
 export type { Cluster } from './generated/envoy/config/cluster/v3/Cluster.js';
 export type { ClusterLoadAssignment } from './generated/envoy/config/endpoint/v3/ClusterLoadAssignment.js';
 export type { Secret } from './generated/envoy/extensions/transport_sockets/tls/v3/Secret.js';
-export type { DownstreamTlsContext } from './generated/envoy/extensions/transport_sockets/tls/v3/DownstreamTlsContext.js';
+// prettier-ignore
+export type {
+  DownstreamTlsContext,
+} from './generated/envoy/extensions/transport_sockets/tls/v3/DownstreamTlsContext.js';
 export type { UpstreamTlsContext } from './generated/envoy/extensions/transport_sockets/tls/v3/UpstreamTlsContext.js';
-export type { HttpConnectionManager } from './generated/envoy/extensions/filters/network/http_connection_manager/v3/HttpConnectionManager.js';
+// The generated path is longer than a line: the file is named after its proto package.
+// prettier-ignore
+export type {
+  HttpConnectionManager,
+} from './generated/envoy/extensions/filters/network/http_connection_manager/v3/HttpConnectionManager.js';
 export type { Router } from './generated/envoy/extensions/filters/http/router/v3/Router.js';
 export type { TcpProxy } from './generated/envoy/extensions/filters/network/tcp_proxy/v3/TcpProxy.js';
 export type { UdpProxyConfig } from './generated/envoy/extensions/filters/udp/udp_proxy/v3/UdpProxyConfig.js';

@@ -43,11 +43,9 @@ export function findings(statuses: Iterable<[string, unknown]>, withEndpoints: b
       scan(key, `listener ${String(l.name)}`, l.conditions);
     for (const p of (s.parents as AnyStatus[] | undefined) ?? []) {
       const r = p.parentRef as Record<string, unknown>;
-      scan(
-        key,
-        `parent ${r.namespace ? `${String(r.namespace)}/` : ''}${String(r.name)}${r.sectionName ? `/${String(r.sectionName)}` : ''}`,
-        p.conditions,
-      );
+      const namespace = r.namespace ? `${String(r.namespace)}/` : '';
+      const section = r.sectionName ? `/${String(r.sectionName)}` : '';
+      scan(key, `parent ${namespace}${String(r.name)}${section}`, p.conditions);
     }
     for (const a of (s.ancestors as AnyStatus[] | undefined) ?? []) {
       const r = a.ancestorRef as Record<string, unknown>;
@@ -90,7 +88,8 @@ export function registerAnalyze(program: Command): void {
             `${f.object}${f.where ? ` ${f.where}` : ''}: ${f.type}=${f.status} (${f.reason}): ${f.message}\n`,
           );
         process.stdout.write(
-          `${found.length} problem(s) in ${r.result.statuses.size} status(es)${errors.length ? `, ${errors.length} manifest or translation message(s)` : ''}\n`,
+          `${found.length} problem(s) in ${r.result.statuses.size} ` +
+            `status(es)${errors.length ? `, ${errors.length} manifest or translation message(s)` : ''}\n`,
         );
       } else {
         process.stdout.write(format({ problems: found, messages: errors }, opts.output as 'json' | 'yaml'));

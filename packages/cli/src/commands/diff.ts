@@ -66,7 +66,8 @@ export function renderDiff(d: SemanticDiff, color: boolean): string {
     lines.push(`${sym(o.change)} ${o.object}`);
     for (const ch of o.conditions) {
       lines.push(
-        `    ${ch.where ? ch.where + ' ' : ''}${ch.type}: ${ch.old ? c.red(ch.old) : '(none)'} → ${ch.new ? c.green(ch.new) : '(none)'}`,
+        `    ${ch.where ? ch.where + ' ' : ''}${ch.type}: ${ch.old ? c.red(ch.old) : '(none)'} → ` +
+          `${ch.new ? c.green(ch.new) : '(none)'}`,
       );
     }
     for (const r of o.attachedRoutes)

@@ -27,7 +27,8 @@ export function proxyStatusTable(proxies: readonly ProxyStream[]): string {
       ...COLUMNS.map(([, t]) => (p.acked[t] ?? '-').slice(0, 12)),
       syncText(p),
       p.rejected
-        ? `${p.rejected.typeUrl.slice(p.rejected.typeUrl.lastIndexOf('.') + 1)} ${p.rejected.version.slice(0, 12)}: ${p.rejected.message}`
+        ? `${p.rejected.typeUrl.slice(p.rejected.typeUrl.lastIndexOf('.') + 1)} ` +
+          `${p.rejected.version.slice(0, 12)}: ${p.rejected.message}`
         : '-',
     ]);
   }

@@ -43,10 +43,12 @@ export function registerReplay(program: Command): void {
         if (r.divergence) {
           const d = r.divergence;
           const ev = d.event
-            ? ` (${d.event.type} ${d.event.kind} ${d.event.namespace ? d.event.namespace + '/' : ''}${d.event.name ?? ''})`
+            ? ` (${d.event.type} ${d.event.kind} ` +
+              `${d.event.namespace ? d.event.namespace + '/' : ''}${d.event.name ?? ''})`
             : '';
           process.stderr.write(
-            `turnpike: replay diverges at the output after event ${d.output.seq}${ev}: recorded ${d.output.hash.slice(0, 16)}, replayed ${d.replayed.slice(0, 16)}\n`,
+            `turnpike: replay diverges at the output after event ${d.output.seq}${ev}: recorded ` +
+              `${d.output.hash.slice(0, 16)}, replayed ${d.replayed.slice(0, 16)}\n`,
           );
           process.exitCode = 1;
           return;
@@ -137,7 +139,8 @@ export function timelineSummary(
   const onlyReplayed = timeline.filter((t) => t.recorded === null).length;
   const differentHash = timeline.filter((t) => t.recorded !== null && t.recorded !== t.hash).length;
   const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
-  const head = `${plural(events, 'event')}, ${plural(recorded.length, 'translation')} recorded, ${timeline.length} replayed`;
+  const head =
+    `${plural(events, 'event')}, ${plural(recorded.length, 'translation')} recorded, ` + `${timeline.length} replayed`;
   if (!onlyRecorded && !onlyReplayed && !differentHash) return `${head}: the same`;
   const parts = [
     onlyReplayed ? `${onlyReplayed} replayed at an event where the log recorded none` : '',

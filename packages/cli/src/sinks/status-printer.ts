@@ -23,12 +23,14 @@ export function statusPrinter(
         if (json) write(`${JSON.stringify({ time, seq: out.seq, object: key, status: status ?? null })}\n`);
         else
           write(
-            `${time.slice(11, 23)} ${key.replace(/\/\//, '/')} ${status ? statusSummary(status) : '(no longer ours)'}\n`,
+            `${time.slice(11, 23)} ${key.replace(/\/\//, '/')} ` +
+              `${status ? statusSummary(status) : '(no longer ours)'}\n`,
           );
       }
       if (!json)
         warn(
-          `turnpike: translated event ${out.seq}: ${out.result.xdsIR.gateways.size} gateway(s), output ${out.hash.slice(0, 12)}\n`,
+          `turnpike: translated event ${out.seq}: ${out.result.xdsIR.gateways.size} gateway(s), output ` +
+            `${out.hash.slice(0, 12)}\n`,
         );
     },
   };

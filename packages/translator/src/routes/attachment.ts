@@ -149,7 +149,9 @@ export function attachRoute(
       a.problem = hostnameOnly
         ? {
             reason: 'NoMatchingListenerHostname',
-            message: `parentRefs[${index}]: no hostname of the route intersects the hostnames of ${refKind} ${key}'s listeners`,
+            message:
+              `parentRefs[${index}]: no hostname of the route intersects the hostnames of ${refKind} ` +
+              `${key}'s listeners`,
           }
         : {
             reason: 'NotAllowedByListeners',
@@ -171,7 +173,9 @@ function describeRefusals(verdicts: ListenerVerdict[], kind: string, routeNs: st
         case 'namespace':
           return `${n} does not allow routes from namespace ${routeNs}`;
         case 'unusable':
-          return `${n} is not usable (${v.listener.notAccepted?.reason ?? v.listener.refsProblem?.reason ?? 'invalid'})`;
+          return (
+            `${n} is not usable ` + `(${v.listener.notAccepted?.reason ?? v.listener.refsProblem?.reason ?? 'invalid'})`
+          );
         default:
           return `${n} refused the route`;
       }

@@ -65,7 +65,9 @@ function headerChanges(m: HeaderModifier | undefined, field: string): { changes?
         return {
           problem: {
             reason: 'UnsupportedValue',
-            message: `${f}.value: ${JSON.stringify(h.value)} holds characters not allowed in an HTTP header value (control characters such as CR, LF or NUL)`,
+            message:
+              `${f}.value: ${JSON.stringify(h.value)} holds characters not allowed in an HTTP header ` +
+              `value (control characters such as CR, LF or NUL)`,
           },
         };
       }
@@ -116,7 +118,9 @@ function pathModifier(
     return {
       problem: {
         reason: 'UnsupportedValue',
-        message: `${field}.${other === 'replaceFullPath' ? 'replacePrefixMatch' : 'replaceFullPath'}: ${JSON.stringify(value)} holds control characters, which a path cannot`,
+        message:
+          `${field}.${other === 'replaceFullPath' ? 'replacePrefixMatch' : 'replaceFullPath'}: ` +
+          `${JSON.stringify(value)} holds control characters, which a path cannot`,
       },
     };
   }
@@ -127,7 +131,9 @@ function pathModifier(
   return {
     problem: {
       reason: 'UnsupportedValue',
-      message: `${field}.type: "${p.type}" is not supported (ReplaceFullPath, ReplacePrefixMatch), or its value is missing`,
+      message:
+        `${field}.type: "${p.type}" is not supported (ReplaceFullPath, ReplacePrefixMatch), or its value ` +
+        `is missing`,
     },
   };
 }
@@ -277,7 +283,9 @@ export function compileFilters(
         if (!e || e.group !== TURNPIKE_GROUP || e.kind !== 'PluginInstallation') {
           out.unresolved ??= {
             reason: 'InvalidKind',
-            message: `${ff}.extensionRef: ${e ? `${e.group}/${e.kind}` : 'missing'} is not supported, use ${TURNPIKE_GROUP}/PluginInstallation`,
+            message:
+              `${ff}.extensionRef: ${e ? `${e.group}/${e.kind}` : 'missing'} is not supported, use ` +
+              `${TURNPIKE_GROUP}/PluginInstallation`,
           };
           break;
         }

@@ -31,7 +31,8 @@ export function translateL4Route(
       message:
         rules.length === 0
           ? 'spec.rules must hold one rule'
-          : `spec.rules: a ${kind} is served with one rule (its rules have no matches to choose between); it has ${rules.length}`,
+          : `spec.rules: a ${kind} is served with one rule (its rules have no matches to choose between); it ` +
+            `has ${rules.length}`,
     };
   }
   (result.invalid ? [] : rules).forEach((rule, ri) => {

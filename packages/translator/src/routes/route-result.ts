@@ -51,7 +51,9 @@ export function verdictOf(
 ): BackendVerdict {
   const v: BackendVerdict = {
     field,
-    ref: `${ref.kind ?? 'Service'} ${ref.namespace ?? route.metadata.namespace}/${ref.name}${ref.port !== undefined ? ':' + ref.port : ''}`,
+    ref:
+      `${ref.kind ?? 'Service'} ` +
+      `${ref.namespace ?? route.metadata.namespace}/${ref.name}${ref.port !== undefined ? ':' + ref.port : ''}`,
     weight: ref.weight ?? 1,
   };
   if (r.problem) v.problem = r.problem;

@@ -49,7 +49,9 @@ export class BackendTLSStatusStage {
             'Aggregated',
             true,
             'Aggregated',
-            `status.ancestors holds ${MAX_ANCESTORS} entries; ${rest.length} more are not listed: ${rest.join(', ')}. A Gateway not listed at all may not use this policy's Service (those backends answer 500)`,
+            `status.ancestors holds ${MAX_ANCESTORS} entries; ${rest.length} more are not listed: ` +
+              `${rest.join(', ')}. A Gateway not listed at all may not use this policy's Service (those ` +
+              `backends answer 500)`,
             gen,
           ),
         ]);

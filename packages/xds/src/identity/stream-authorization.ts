@@ -24,7 +24,9 @@ export function authorizeStream(
     return {
       ok: false,
       reason: 'no-identity',
-      message: `the client certificate must name one Gateway as spiffe://${trustDomain}/ns/<namespace>/gateway/<name>; it names ${gateways.length}`,
+      message:
+        `the client certificate must name one Gateway as ` +
+        `spiffe://${trustDomain}/ns/<namespace>/gateway/<name>; it names ${gateways.length}`,
     };
   }
   if (gateways[0] !== nodeCluster) {
