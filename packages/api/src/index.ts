@@ -5,3 +5,4 @@ export * from './turnpike.js';
 export * from './kinds.js';
 export * from './xds-ir.js';
 export * from './image-reference.js';
+export * from './proxy-ports.js';

@@ -2,6 +2,7 @@
 // `<gateway>-<class>`, hashed and truncated to 63 characters; labels carry the Gateway's name
 // and spec.infrastructure labels; annotations carry spec.infrastructure annotations.
 import { createHash } from 'node:crypto';
+import { proxyListenPort } from '@turnpike/api';
 import { requestedLoadBalancerIP } from './static-addresses.js';
 import type { GatewayModel } from './model.js';
 import { mergedListeners } from './gateways.js';
@@ -56,11 +57,6 @@ export function generatedName(gateway: string, gatewayClass: string): string {
   return `${full.slice(0, 54).replace(/[-.]+$/, '')}-${hash}`;
 }
 
-/** Privileged ports are remapped so the proxy can run as a non-root user. */
-export function containerPort(port: number): number {
-  return port < 1024 ? port + 10000 : port;
-}
-
 function sorted(o: Record<string, string> | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   for (const k of Object.keys(o ?? {}).sort()) out[k] = (o as Record<string, string>)[k] as string;
@@ -89,7 +85,7 @@ export function buildGatewayInfra(g: GatewayModel, plugins: GatewayInfraIR['plug
         name: `${protocol.toLowerCase()}-${l.spec.port}`,
         protocol,
         port: l.spec.port,
-        containerPort: containerPort(l.spec.port),
+        containerPort: proxyListenPort(l.spec.port),
       });
   }
   const tags = sorted(pc.tags);

@@ -13,6 +13,7 @@ import type {
   PortIR,
   VirtualHostIR,
 } from '@turnpike/api';
+import { proxyListenPort } from '@turnpike/api';
 import type { BootstrapTls } from './bootstrap.js';
 import {
   enablePlugin,
@@ -399,10 +400,6 @@ function serverNames(hostname: string | undefined): string[] {
   return hostname && hostname !== '*' ? [hostname] : [];
 }
 
-export function listenerPort(port: number): number {
-  return port < 1024 ? port + 10000 : port;
-}
-
 interface PluginContext {
   gw: GatewayIR;
   lookup: PluginLookup;
@@ -419,7 +416,7 @@ function buildPort(port: PortIR, out: EnvoyResources, plugins: PluginContext): v
   const address = {
     socket_address: {
       address: '0.0.0.0',
-      port_value: listenerPort(port.port),
+      port_value: proxyListenPort(port.port),
       protocol: port.transport === 'udp' ? ('UDP' as const) : ('TCP' as const),
     },
   };

@@ -2,8 +2,9 @@
 // clock (virtual time, same holdoff) and prints the outputs at the chosen point. `--verify`
 // recomputes every recorded output hash and stops at the first divergence.
 import type { Command } from 'commander';
-import { readEventLog, replaySource, runEngine, type EngineOutput } from '@turnpike/engine';
+import { readEventLog, replaySource, type EngineOutput } from '@turnpike/engine';
 import { VirtualTimeScheduler } from 'rxjs';
+import { startController } from '../controller.js';
 import { CliError } from '../errors.js';
 import { stateAt, verifyLog } from '../log-state.js';
 import { withStatuses } from '../offline.js';
@@ -108,18 +109,27 @@ export function engineTimeline(
   const start = Date.parse(events[0]!.at);
   const sources = [...new Set(events.filter((e) => e.type === 'synced' && e.kind === '*').map((e) => e.source))];
   const outputs: TimelineEntry[] = [];
-  runEngine({
+  let failure: string | undefined;
+  // The same composition root as run: the log is the source, and there are no sinks (only the timeline).
+  const controller = startController({
     sources: [replaySource(events, scheduler, start)],
     sourceNames: sources,
+    sinks: [],
     quietMs: log.header.quietMs,
     maxDelayMs: log.header.maxDelayMs,
     scheduler,
-  }).subscribe((o: EngineOutput) => {
-    const at = new Date(start + scheduler.now()).toISOString();
-    outputs.push({ at, seq: o.seq, hash: o.hash, changed: o.changed, recorded: recorded.get(o.seq) ?? null });
-    progress?.(position.get(o.seq) ?? 0, events.length);
+    onTranslation: (o: EngineOutput) => {
+      const at = new Date(start + scheduler.now()).toISOString();
+      outputs.push({ at, seq: o.seq, hash: o.hash, changed: o.changed, recorded: recorded.get(o.seq) ?? null });
+      progress?.(position.get(o.seq) ?? 0, events.length);
+    },
+    onError: (where, e) => {
+      failure ??= `replaying the log: ${where} failed: ${e.message}`;
+    },
   });
   scheduler.flush();
+  void controller.stop();
+  if (failure) throw new CliError(failure);
   return outputs;
 }
 
