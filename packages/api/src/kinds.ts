@@ -3,49 +3,53 @@ import type { KubeObject } from './meta.js';
 import { GATEWAY_GROUP } from './gateway-api.js';
 import { TURNPIKE_GROUP } from './turnpike.js';
 
-export const WATCHED_KINDS = [
-  'GatewayClass',
-  'Gateway',
-  'ListenerSet',
-  'HTTPRoute',
-  'GRPCRoute',
-  'TLSRoute',
-  'TCPRoute',
-  'UDPRoute',
-  'BackendTLSPolicy',
-  'ReferenceGrant',
-  'Service',
-  'EndpointSlice',
-  'Secret',
-  'Namespace',
-  'ConfigMap',
-  'ClusterTrustBundle',
-  'ProxyConfig',
-  'PluginInstallation',
-] as const;
+interface KindInfo {
+  /** API group ('' for the core group). */
+  group: string;
+  /** No namespace. */
+  clusterScoped?: true;
+  /** The controller writes its status. */
+  ownsStatus?: true;
+}
 
-export type WatchedKind = (typeof WATCHED_KINDS)[number];
+/** Every kind Turnpike watches, in the order they are listed, with what the rest of the code needs to know of it. */
+const KINDS = {
+  GatewayClass: { group: GATEWAY_GROUP, clusterScoped: true, ownsStatus: true },
+  Gateway: { group: GATEWAY_GROUP, ownsStatus: true },
+  ListenerSet: { group: GATEWAY_GROUP, ownsStatus: true },
+  HTTPRoute: { group: GATEWAY_GROUP, ownsStatus: true },
+  GRPCRoute: { group: GATEWAY_GROUP, ownsStatus: true },
+  TLSRoute: { group: GATEWAY_GROUP, ownsStatus: true },
+  TCPRoute: { group: GATEWAY_GROUP, ownsStatus: true },
+  UDPRoute: { group: GATEWAY_GROUP, ownsStatus: true },
+  BackendTLSPolicy: { group: GATEWAY_GROUP, ownsStatus: true },
+  ReferenceGrant: { group: GATEWAY_GROUP },
+  Service: { group: '' },
+  EndpointSlice: { group: 'discovery.k8s.io' },
+  Secret: { group: '' },
+  Namespace: { group: '', clusterScoped: true },
+  ConfigMap: { group: '' },
+  ClusterTrustBundle: { group: 'certificates.k8s.io', clusterScoped: true },
+  ProxyConfig: { group: TURNPIKE_GROUP, ownsStatus: true },
+  PluginInstallation: { group: TURNPIKE_GROUP, ownsStatus: true },
+} as const satisfies Record<string, KindInfo>;
 
-export const KIND_GROUP: Record<WatchedKind, string> = {
-  GatewayClass: GATEWAY_GROUP,
-  Gateway: GATEWAY_GROUP,
-  ListenerSet: GATEWAY_GROUP,
-  HTTPRoute: GATEWAY_GROUP,
-  GRPCRoute: GATEWAY_GROUP,
-  TLSRoute: GATEWAY_GROUP,
-  TCPRoute: GATEWAY_GROUP,
-  UDPRoute: GATEWAY_GROUP,
-  BackendTLSPolicy: GATEWAY_GROUP,
-  ReferenceGrant: GATEWAY_GROUP,
-  Service: '',
-  EndpointSlice: 'discovery.k8s.io',
-  Secret: '',
-  Namespace: '',
-  ConfigMap: '',
-  ClusterTrustBundle: 'certificates.k8s.io',
-  ProxyConfig: TURNPIKE_GROUP,
-  PluginInstallation: TURNPIKE_GROUP,
-};
+export type WatchedKind = keyof typeof KINDS;
+
+export const WATCHED_KINDS = Object.keys(KINDS) as readonly WatchedKind[];
+
+export const KIND_GROUP: Record<WatchedKind, string> = Object.fromEntries(
+  WATCHED_KINDS.map((k) => [k, KINDS[k].group]),
+) as Record<WatchedKind, string>;
+
+const kindsWhere = (flag: keyof KindInfo) =>
+  new Set<string>(WATCHED_KINDS.filter((k) => (KINDS[k] as KindInfo)[flag] === true));
+
+/** Kinds without a namespace. */
+export const CLUSTER_SCOPED = kindsWhere('clusterScoped');
+
+/** Kinds whose status the controller writes. */
+export const OWNED_STATUS_KINDS = kindsWhere('ownsStatus');
 
 /**
  * Kinds the controller itself feeds into the stream (never read from manifests or the API):
@@ -65,28 +69,10 @@ export interface ProxyStatus extends KubeObject {
   };
 }
 
-/** Kinds without a namespace. */
-export const CLUSTER_SCOPED = new Set<string>(['GatewayClass', 'Namespace', 'ClusterTrustBundle']);
-
 /** A bundle of CA certificates published cluster-wide (certificates.k8s.io, beta in Kubernetes 1.33). */
 export interface ClusterTrustBundle extends KubeObject {
   spec: { signerName?: string; trustBundle: string };
 }
-
-/** Kinds whose status the controller writes. */
-export const OWNED_STATUS_KINDS = new Set<string>([
-  'GatewayClass',
-  'Gateway',
-  'ListenerSet',
-  'HTTPRoute',
-  'GRPCRoute',
-  'TLSRoute',
-  'TCPRoute',
-  'UDPRoute',
-  'BackendTLSPolicy',
-  'ProxyConfig',
-  'PluginInstallation',
-]);
 
 export const ROUTE_KINDS = ['HTTPRoute', 'GRPCRoute', 'TLSRoute', 'TCPRoute', 'UDPRoute'] as const;
 export type RouteKind = (typeof ROUTE_KINDS)[number];

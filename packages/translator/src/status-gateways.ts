@@ -98,16 +98,7 @@ export function gatewayStatus(
   const conds: Condition[] = [];
   const invalid = g.listeners.filter(configInvalid);
   if (g.notAccepted) conds.push(condition('Accepted', false, g.notAccepted.reason, g.notAccepted.message, gen));
-  else if (invalid.length)
-    conds.push(
-      condition(
-        'Accepted',
-        true,
-        'ListenersNotValid',
-        `Listeners not valid: ${invalid.map((l) => l.spec.name).join(', ')}`,
-        gen,
-      ),
-    );
+  else if (invalid.length) conds.push(someListenersInvalid(invalid, gen));
   else conds.push(condition('Accepted', true, 'Accepted', 'Gateway is accepted', gen));
 
   const listeners = mergedListeners(g);
@@ -161,6 +152,12 @@ export function gatewayStatus(
   return status;
 }
 
+/** Accepted with some listeners invalid (the others are served): the same words for Gateways and ListenerSets. */
+function someListenersInvalid(invalid: readonly ListenerModel[], gen: number | undefined): Condition {
+  const names = invalid.map((l) => l.spec.name).join(', ');
+  return condition('Accepted', true, 'ListenersNotValid', `Listeners not valid: ${names}`, gen);
+}
+
 /** Known only to a process serving xDS; a proxy is behind from the push until its ACK (or after a NACK). */
 function proxiesInSync(sync: { connected: number; behind: string[] }, gen: number | undefined): Condition {
   const { connected, behind } = sync;
@@ -195,16 +192,7 @@ export function listenerSetStatus(
   } else {
     const all = s.listeners.length > 0 && invalid.length === s.listeners.length;
     if (all) conds.push(condition('Accepted', false, 'ListenersNotValid', 'No listener is valid', gen));
-    else if (invalid.length)
-      conds.push(
-        condition(
-          'Accepted',
-          true,
-          'ListenersNotValid',
-          `Listeners not valid: ${invalid.map((l) => l.spec.name).join(', ')}`,
-          gen,
-        ),
-      );
+    else if (invalid.length) conds.push(someListenersInvalid(invalid, gen));
     else conds.push(condition('Accepted', true, 'Accepted', 'ListenerSet is accepted', gen));
     conds.push(
       programmable.length === 0

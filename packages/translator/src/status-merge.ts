@@ -69,29 +69,20 @@ export function mergeStatus(
   now: string,
 ): AnyStatus {
   const prev = existing ?? {};
-  if (Array.isArray(ours.parents)) {
-    return {
-      ...prev,
-      parents: mergeEntries(
-        prev.parents as AnyStatus[] | undefined,
-        ours.parents as AnyStatus[],
-        'parentRef',
-        controllerName,
-        now,
-      ),
-    };
-  }
-  if (Array.isArray(ours.ancestors)) {
-    return {
-      ...prev,
-      ancestors: mergeEntries(
-        prev.ancestors as AnyStatus[] | undefined,
-        ours.ancestors as AnyStatus[],
-        'ancestorRef',
-        controllerName,
-        now,
-      ),
-    };
+  // Routes list parents, policies ancestors: entries other controllers wrote are kept.
+  for (const [list, ref] of [
+    ['parents', 'parentRef'],
+    ['ancestors', 'ancestorRef'],
+  ] as const) {
+    if (!Array.isArray(ours[list])) continue;
+    const merged = mergeEntries(
+      prev[list] as AnyStatus[] | undefined,
+      ours[list] as AnyStatus[],
+      ref,
+      controllerName,
+      now,
+    );
+    return { ...prev, [list]: merged };
   }
   const out: AnyStatus = { ...prev, ...ours };
   if (Array.isArray(ours.conditions))

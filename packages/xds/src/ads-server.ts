@@ -219,13 +219,14 @@ export class AdsServer {
   }
 
   /** The Gateway a stream serves (node.cluster), tracked for updates; '' refuses the stream. */
-  private identify(
+  private identify<Req>(
     n: Node | undefined,
-    protocol: 'sotw' | 'delta',
-    onUpdate: () => void,
-    call: grpc.ServerDuplexStream<unknown, unknown>,
     record: ProxyStream,
+    onUpdate: () => void,
+    anyCall: grpc.ServerDuplexStream<Req, unknown>,
   ): string {
+    const call = anyCall as unknown as grpc.ServerDuplexStream<unknown, unknown>;
+    const protocol = record.protocol;
     const node = n?.cluster ?? '';
     if (!node) {
       refuse(call);
@@ -307,13 +308,7 @@ export class AdsServer {
     };
     call.on('data', (req: DiscoveryRequest) => {
       if (!node) {
-        node = this.identify(
-          req.node,
-          'sotw',
-          pushAll,
-          call as unknown as grpc.ServerDuplexStream<unknown, unknown>,
-          record,
-        );
+        node = this.identify(req.node, record, pushAll, call);
         if (!node) return;
       }
       const typeUrl = req.type_url ?? '';
@@ -404,13 +399,7 @@ export class AdsServer {
     };
     call.on('data', (req: DeltaRequest) => {
       if (!node) {
-        node = this.identify(
-          req.node,
-          'delta',
-          pushAll,
-          call as unknown as grpc.ServerDuplexStream<unknown, unknown>,
-          record,
-        );
+        node = this.identify(req.node, record, pushAll, call);
         if (!node) return;
       }
       const typeUrl = req.type_url ?? '';
