@@ -426,7 +426,12 @@ describe('plugin fetch worker with a private registry', () => {
     await reg.pushImage('p/anon', 'v1', { 'plugin.lua': LUA_V1 });
     const hh = start();
     hh.input.next(upsert('test', plugin('apps', 'anon', `${reg.host}/p/anon:v1`)));
-    await until(hh, 'apps/anon', (f) => f?.reason === 'Unauthorized');
+    const status = await until(hh, 'apps/anon', (f) => f?.reason === 'Unauthorized');
+    const fetched = (status.conditions as Condition[]).find((c) => c.type === 'Fetched');
+    // The message says what to do: the registry wants credentials and none were given.
+    expect(fetched).toMatchObject({ status: 'False', reason: 'Unauthorized' });
+    expect(fetched?.message).toMatch(/pullSecretRef|credentials|anonymous/);
+    expect(hh.content.size).toBe(0);
   });
 });
 
