@@ -44,7 +44,7 @@ export function isTransitionRule(rule: CelRule): boolean {
 
 // Manifests repeat themselves (the same match, filter or backend in many routes): a node's verdict
 // is kept by schema node and value, so a repeated value costs one JSON.stringify, not its rules.
-const MAX_REMEMBERED = 50_000;
+const MAX_REMEMBERED = 10_000;
 const remembered = new Map<string, { suffix: string; message: string }[]>();
 const schemaIds = new WeakMap<CrdSchema, number>();
 let nextSchemaId = 0;
