@@ -10,6 +10,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import { parse, stringify } from 'yaml';
+import { GATEWAY_API_REASONS, TURNPIKE_REASONS } from '@turnpike/translator';
 import { translatePaths } from '../src/offline.js';
 import { observe, type Observed } from './fixture-format.js';
 
@@ -26,6 +27,25 @@ interface Expected extends Partial<Omit<Observed, 'messages'>> {
 describe('translator fixtures', () => {
   it('there is a fixture for each rule family', () => {
     expect(cases.length).toBeGreaterThanOrEqual(12);
+  });
+
+  it('every reason written is one the Gateway API defines or one of ours (reasons.ts)', () => {
+    const known = new Set<string>([...GATEWAY_API_REASONS, ...TURNPIKE_REASONS]);
+    const seen = new Set<string>();
+    for (const name of cases) {
+      const r = translatePaths([join(root, name, 'input.yaml')], '2030-01-01T00:00:00Z', 'ignore').result;
+      const visit = (node: unknown): void => {
+        if (Array.isArray(node)) return node.forEach(visit);
+        if (!node || typeof node !== 'object') return;
+        const o = node as Record<string, unknown>;
+        if (typeof o.type === 'string' && typeof o.reason === 'string' && typeof o.status === 'string')
+          seen.add(o.reason);
+        Object.values(o).forEach(visit);
+      };
+      for (const key of r.statuses.sortedKeys()) visit(r.statuses.get(key));
+    }
+    expect(seen.size).toBeGreaterThan(25);
+    expect([...seen].filter((reason) => !known.has(reason))).toEqual([]);
   });
 
   for (const name of cases) {

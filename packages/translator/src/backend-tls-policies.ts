@@ -6,6 +6,7 @@ import { checkCABundle } from './certificates.js';
 import { compareAge } from './compare.js';
 import type { Problem } from './conditions.js';
 import type { Inputs } from './incremental/inputs.js';
+import type { Reason } from './reasons.js';
 
 /** status.ancestors holds at most 16 entries (CRD maxItems); beyond that the policy is unimplementable. */
 export const MAX_ANCESTORS = 16;
@@ -101,7 +102,7 @@ function caBundleOf(
   inputs: Inputs,
   namespace: string,
   ref: { group?: string; kind: string; name: string },
-): { pem: string } | { problem: string; reason: string } {
+): { pem: string } | { problem: string; reason: Reason } {
   const group = ref.group ?? '';
   if (ref.kind === 'ClusterTrustBundle' && (group === '' || group === 'certificates.k8s.io')) {
     const ctb = inputs.get<ClusterTrustBundle>('ClusterTrustBundle', undefined, ref.name);

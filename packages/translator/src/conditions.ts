@@ -2,13 +2,14 @@
 // written; negative ones (Conflicted, PartiallyInvalid, OverlappingTLSConfig) only when True.
 // lastTransitionTime is not set here: the translator has no clock, the status writer adds it.
 import type { Condition } from '@turnpike/api';
+import type { Reason } from './reasons.js';
 
 export type Status = Condition['status'];
 
 export function condition(
   type: string,
   status: Status | boolean,
-  reason: string,
+  reason: Reason,
   message: string,
   generation: number | undefined,
 ): Condition {
@@ -25,6 +26,6 @@ export function sortConditions(conditions: Condition[]): Condition[] {
 
 /** First problem wins: a list of [ok, reason, message] checks folded into one condition. */
 export interface Problem {
-  reason: string;
+  reason: Reason;
   message: string;
 }

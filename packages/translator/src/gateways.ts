@@ -147,7 +147,7 @@ function listenerSetAllowed(inputs: Inputs, gw: Gateway, ls: ListenerSet): Probl
   const from = gw.spec?.allowedListeners?.namespaces?.from ?? 'None';
   const lsNs = ls.metadata.namespace ?? '';
   const gwNs = gw.metadata.namespace ?? '';
-  const deny = {
+  const deny: Problem = {
     reason: 'NotAllowed',
     message:
       `Gateway ${gwNs}/${gw.metadata.name} does not allow ListenerSets from namespace ${lsNs} ` +
@@ -212,10 +212,9 @@ export function buildGatewayGroup(
   model.listeners = (gw.spec?.listeners ?? []).map((l, i) => buildListener(inputs, gw, gw, 'Gateway', l, i));
   markConflictsWithin(model.listeners);
   model.notAccepted = gatewayNotAccepted(model);
-  const parentProblem = model.notAccepted && {
+  const parentProblem: Problem | undefined = model.notAccepted && {
     reason: 'ParentNotAccepted',
-    message:
-      `parent Gateway ${gw.metadata.namespace}/${gw.metadata.name} is not accepted: ` + `${model.notAccepted.message}`,
+    message: `parent Gateway ${gw.metadata.namespace}/${gw.metadata.name} is not accepted: ${model.notAccepted.message}`,
   };
 
   const listenerSets: ListenerSetModel[] = [];

@@ -13,3 +13,4 @@ export { PersistentMap } from './incremental/persistent-map.js';
 export { Inputs, sameForTranslation } from './incremental/inputs.js';
 export { deepEqual } from './incremental/deep-equal.js';
 export { CONFIG_REJECTED } from './status-gateways.js';
+export * from './reasons.js';

@@ -83,7 +83,7 @@ export function markOverlappingHostnames(listeners: ListenerModel[]): void {
         b = tls[j] as ListenerModel;
       if (a.spec.port !== b.spec.port || (a.spec.hostname ?? '') === (b.spec.hostname ?? '')) continue;
       if (!hostnamesOverlap(a.spec.hostname, b.spec.hostname)) continue;
-      const p = {
+      const p: Problem = {
         reason: 'OverlappingHostnames',
         message:
           `port ${a.spec.port}: the hostnames of listeners "${a.spec.name}" ` +
@@ -113,7 +113,7 @@ export function markOverlappingCertificates(listeners: ListenerModel[]): void {
       if (a.spec.port !== b.spec.port) continue;
       const shared = sharedName(a, b);
       if (!shared) continue;
-      const p = {
+      const p: Problem = {
         reason: 'OverlappingCertificates',
         message:
           `port ${a.spec.port}: the certificates of listeners "${a.spec.name}" and "${b.spec.name}" both ` +

@@ -14,6 +14,7 @@ import { checkCABundle, checkTLSSecret } from './certificates.js';
 import type { Problem } from './conditions.js';
 import type { CertificateModel } from './model.js';
 import type { Inputs } from './incremental/inputs.js';
+import type { Reason } from './reasons.js';
 
 export interface SecretCheck {
   problem?: Problem;
@@ -26,7 +27,7 @@ export function checkSecretRef(
   from: { kind: string; namespace: string },
   ref: SecretObjectReference,
   field: string,
-  reasons: { invalid: string },
+  reasons: { invalid: Reason },
 ): SecretCheck {
   const group = ref.group ?? '';
   const kind = ref.kind ?? 'Secret';

@@ -10,6 +10,7 @@ import { listenerConfigInvalid as configInvalid, listenerProgrammable } from './
 import { generatedName } from './infra-ir.js';
 import { assignedStaticAddresses, staticAddressProblem } from './static-addresses.js';
 import type { GatewayModel, ListenerModel, ListenerSetModel } from './model.js';
+import type { Problem } from './conditions.js';
 
 export const CONFIG_REJECTED = 'turnpike.dev/ConfigRejected';
 /** Whether every connected proxy acknowledged the configuration served now (from their ACKs). */
@@ -29,11 +30,7 @@ export function gatewayClassStatus(c: ClassResult): Record<string, unknown> {
  * A listener's status. `notServed` says why its owner serves nothing at all (a Gateway that is not
  * accepted, a ListenerSet its Gateway does not accept): then the listener is not Programmed either.
  */
-export function listenerStatus(
-  l: ListenerModel,
-  attachedRoutes: number,
-  notServed?: { reason: string; message: string },
-): ListenerStatus {
+export function listenerStatus(l: ListenerModel, attachedRoutes: number, notServed?: Problem): ListenerStatus {
   const gen = l.owner.metadata.generation;
   const conds: Condition[] = [];
   const bad = l.notAccepted ?? l.conflicted;

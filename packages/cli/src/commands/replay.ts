@@ -149,8 +149,7 @@ export function timelineSummary(
   const onlyReplayed = timeline.filter((t) => t.recorded === null).length;
   const differentHash = timeline.filter((t) => t.recorded !== null && t.recorded !== t.hash).length;
   const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
-  const head =
-    `${plural(events, 'event')}, ${plural(recorded.length, 'translation')} recorded, ` + `${timeline.length} replayed`;
+  const head = `${plural(events, 'event')}, ${plural(recorded.length, 'translation')} recorded, ${timeline.length} replayed`;
   if (!onlyRecorded && !onlyReplayed && !differentHash) return `${head}: the same`;
   const parts = [
     onlyReplayed ? `${onlyReplayed} replayed at an event where the log recorded none` : '',

@@ -1,0 +1,86 @@
+// Condition reasons. Those of the Gateway API are spelt as its apis/v1 types name them; ours follow.
+// `condition()` and `Problem` take only these, so a misspelt reason is a compile error.
+
+/** Reasons the Gateway API defines (GatewayClass, Gateway, listener, route, policy, ListenerSet). */
+export const GATEWAY_API_REASONS = [
+  'Accepted',
+  'AddressNotAssigned',
+  'AddressNotUsable',
+  'Attached',
+  'BackendNotFound',
+  'ConfigurationChanged',
+  'Conflicted',
+  'HostnameConflict',
+  'IncompatibleFilters',
+  'Invalid',
+  'InvalidCACertificateKind',
+  'InvalidCACertificateRef',
+  'InvalidCertificateRef',
+  'InvalidClientCertificateRef',
+  'InvalidKind',
+  'InvalidParameters',
+  'InvalidRouteKinds',
+  'ListenerConflict',
+  'ListenersNotReady',
+  'ListenersNotResolved',
+  'ListenersNotValid',
+  'NoConflicts',
+  'NoMatchingListenerHostname',
+  'NoMatchingParent',
+  'NoResources',
+  'NoValidCACertificate',
+  'NotAllowed',
+  'NotAllowedByListeners',
+  'NotReconciled',
+  'OverlappingCertificates',
+  'OverlappingHostnames',
+  'ParentNotAccepted',
+  'Pending',
+  'PortUnavailable',
+  'Programmed',
+  'ProtocolConflict',
+  'Ready',
+  'RefNotPermitted',
+  'ResolvedRefs',
+  'Scheduled',
+  'SupportedVersion',
+  'TargetNotFound',
+  'TooManyListeners',
+  'Unsupported',
+  'UnsupportedAddress',
+  'UnsupportedProtocol',
+  'UnsupportedValue',
+  'UnsupportedVersion',
+  'Waiting',
+] as const;
+
+/** Reasons of our own conditions and of Gateway API conditions the spec leaves to implementations. */
+export const TURNPIKE_REASONS = [
+  // Route conditions BackendsAvailable and RouteRulesOverlap (implementation-specific in the spec).
+  'BackendsAvailable',
+  'EndpointsNotFound',
+  'RouteRulesOverlap',
+  // A route backend whose BackendTLSPolicy cannot be used; an ancestor list that is full.
+  'InvalidBackendTLSPolicy',
+  'Aggregated',
+  // turnpike.dev/ConfigRejected and turnpike.dev/ProxiesInSync, from the proxies.
+  'Rejected',
+  'InSync',
+  'Behind',
+  // PluginInstallation and ProxyConfig conditions (Fetched, Installed) and plugin references.
+  'Fetched',
+  'Installed',
+  'InvalidImage',
+  'InvalidPullSecret',
+  'PluginNotFound',
+  'PluginNotFetched',
+  'FetchFailed',
+  'NotFound',
+  'Unauthorized',
+  'TooLarge',
+  'InvalidArtifact',
+  'SignatureMissing',
+  'SignatureInvalid',
+] as const;
+
+export type Reason = (typeof GATEWAY_API_REASONS)[number] | (typeof TURNPIKE_REASONS)[number];
