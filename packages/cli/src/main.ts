@@ -46,15 +46,19 @@ export function buildProgram(): Command {
   return program;
 }
 
-async function main(argv: string[]): Promise<number> {
+/** The exit code, and whether the command failed (then the process ends even with listeners still open). */
+async function main(argv: string[]): Promise<{ code: number; failed: boolean }> {
   const program = buildProgram();
   try {
     await program.parseAsync(argv);
-    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+    return { code: typeof process.exitCode === 'number' ? process.exitCode : 0, failed: false };
   } catch (e) {
-    if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
-    return reportError(e, argv.includes('--debug'));
+    if (e instanceof CommanderError) return { code: e.exitCode === 0 ? 0 : 2, failed: e.exitCode !== 0 };
+    return { code: reportError(e, argv.includes('--debug')), failed: true };
   }
 }
 
-process.exitCode = await main(process.argv);
+const result = await main(process.argv);
+// A command that failed part-way (a busy port after other servers started) must not keep running.
+if (result.failed) process.exit(result.code);
+process.exitCode = result.code;
