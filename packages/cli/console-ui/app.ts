@@ -45,10 +45,11 @@ interface Density {
   translations: number[];
   firstIndex: number[];
 }
+// The server's shapes (console-data.ts, status-conditions.ts); `trouble` is decided there, as run and analyze decide it.
 interface ObjectSummary {
   key: string;
   trouble: boolean;
-  conditions: { where: string; type: string; status: string; reason: string }[];
+  conditions: { where: string; type: string; status: string; reason: string; trouble: boolean }[];
 }
 interface ConditionRow {
   where: string;
@@ -56,6 +57,7 @@ interface ConditionRow {
   status: string;
   reason: string;
   message: string;
+  trouble: boolean;
 }
 interface ObjectDetail {
   key: string;
@@ -88,9 +90,6 @@ interface Diff {
   xds: { gateway: string; change: string; listeners: SetChange; routes: SetChange; clusters: SetChange }[];
 }
 
-const TROUBLE_WHEN_TRUE = new Set(['RouteRulesOverlap', 'turnpike.dev/ConfigRejected']);
-const isTrouble = (c: { type: string; status: string }) =>
-  TROUBLE_WHEN_TRUE.has(c.type) ? c.status === 'True' : c.status === 'False';
 const eventText = (e: EventSummary) => `#${e.seq} ${e.at} ${e.type} ${e.kind}${e.object ? ` ${e.object}` : ''}`;
 
 function Timeline(props: { summary: Summary; seq: number; onSeq: (seq: number) => void }) {
@@ -169,10 +168,10 @@ function ObjectTable(props: { seq: number; selected: string | null; onSelect: (k
             onClick=${() => props.onSelect(o.key)}>
           <td>${o.key}</td>
           <td>${o.conditions
-            .filter((c) => !c.where || isTrouble(c))
+            .filter((c) => !c.where || c.trouble)
             .map(
               (c) =>
-                html`<span class=${`badge${isTrouble(c) ? ' trouble' : ''}`} title=${`${c.where} ${c.reason}`}>${c.type}=${c.status}</span>`,
+                html`<span class=${`badge${c.trouble ? ' trouble' : ''}`} title=${`${c.where} ${c.reason}`}>${c.type}=${c.status}</span>`,
             )}</td>
         </tr>`,
         )}
@@ -200,7 +199,7 @@ function ObjectPanel(props: { objectKey: string; seq: number; onSeq: (seq: numbe
       <thead><tr><th>where</th><th>condition</th><th>status</th><th>reason</th><th>message</th></tr></thead>
       <tbody>${detail.conditions.map(
         (c) => html`<tr data-testid="condition-row">
-        <td>${c.where}</td><td>${c.type}</td><td class=${isTrouble(c) ? 'removed' : 'added'}>${c.status}</td><td>${c.reason}</td><td>${c.message}</td></tr>`,
+        <td>${c.where}</td><td>${c.type}</td><td class=${c.trouble ? 'removed' : 'added'}>${c.status}</td><td>${c.reason}</td><td>${c.message}</td></tr>`,
       )}</tbody>
     </table>
     <h3>Conditions over time</h3>

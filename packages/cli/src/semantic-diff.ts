@@ -5,6 +5,7 @@ import type { Condition } from '@turnpike/api';
 import type { GatewayIR, XdsIR } from '@turnpike/api';
 import type { TranslateResult } from '@turnpike/translator';
 import { canonical } from './canonical.js';
+import { flatten } from './status-conditions.js';
 
 type AnyStatus = Record<string, unknown>;
 
@@ -46,29 +47,6 @@ export interface SemanticDiff {
 
 function condText(c: Condition | undefined): string | undefined {
   return c ? `${c.status}/${c.reason}` : undefined;
-}
-
-/** Flattens a status into `where → type → condition` (where: '', `listener NAME`, `parent REF`, `ancestor REF`). */
-export function flatten(status: AnyStatus | undefined): Map<string, Map<string, Condition>> {
-  const out = new Map<string, Map<string, Condition>>();
-  const add = (where: string, list: unknown) => {
-    const m = out.get(where) ?? new Map<string, Condition>();
-    for (const c of (list as Condition[] | undefined) ?? []) m.set(c.type, c);
-    out.set(where, m);
-  };
-  if (!status) return out;
-  if (status.conditions) add('', status.conditions);
-  for (const l of (status.listeners as AnyStatus[] | undefined) ?? []) add(`listener ${l.name}`, l.conditions);
-  for (const p of (status.parents as AnyStatus[] | undefined) ?? [])
-    add(`parent ${refText(p.parentRef)}`, p.conditions);
-  for (const a of (status.ancestors as AnyStatus[] | undefined) ?? [])
-    add(`ancestor ${refText(a.ancestorRef)}`, a.conditions);
-  return out;
-}
-
-function refText(r: unknown): string {
-  const ref = r as Record<string, unknown>;
-  return `${ref.kind ?? 'Gateway'} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}${ref.sectionName ? `/${ref.sectionName}` : ''}${ref.port ? `:${ref.port}` : ''}`;
 }
 
 function attached(status: AnyStatus | undefined): Map<string, number> {

@@ -27,7 +27,7 @@ describe('turnpike bisect', () => {
       `event ${DELETED_AT} at ${new Date(Date.UTC(2026, 0, 1) + DELETED_AT * 1000).toISOString()}: delete ReferenceGrant backends/let-apps (source kube)`,
     );
     expect(lines[1]).toBe(
-      'HTTPRoute/apps/web ResolvedRefs: parent infra/gw True/ResolvedRefs → parent infra/gw False/RefNotPermitted',
+      'HTTPRoute/apps/web ResolvedRefs: parent Gateway infra/gw True/ResolvedRefs → parent Gateway infra/gw False/RefNotPermitted',
     );
     expect(r.stdout).toMatch(/found in \d+ translation\(s\) over 600 event\(s\)/);
     expect(r.stdout).toContain('ResolvedRefs: True/ResolvedRefs → False/RefNotPermitted');
@@ -40,7 +40,14 @@ describe('turnpike bisect', () => {
     expect([reached.found?.event.seq, changed.found?.event.seq]).toEqual([DELETED_AT, DELETED_AT]);
     expect(reached.translations).toBeLessThanOrEqual(Math.ceil(Math.log2(EVENTS)) + 3);
     expect(changed.baseline.value).toEqual([
-      { where: 'parent infra/gw', status: 'True', reason: 'ResolvedRefs', message: expect.any(String) },
+      {
+        where: 'parent Gateway infra/gw',
+        type: 'ResolvedRefs',
+        status: 'True',
+        reason: 'ResolvedRefs',
+        message: expect.any(String),
+        trouble: false,
+      },
     ]);
   });
 
@@ -50,7 +57,7 @@ describe('turnpike bisect', () => {
     expect([r.code, r.stdout.trim()]).toEqual([
       1,
       expect.stringMatching(
-        /^Gateway\/infra\/gw Accepted=False: never reached from event 9 \(True\/Accepted\) to the end of the log; \d+ translation\(s\) over 600 event\(s\)$/,
+        /^Gateway\/infra\/gw Accepted=False: never reached from event 9 \(True\/Accepted, listener http True\/Accepted\) to the end of the log; \d+ translation\(s\) over 600 event\(s\)$/,
       ),
     ]);
     const bad = turnpike('bisect', log, '--object', 'Gateway/infra/gw', '--condition', 'Accepted=Maybe');

@@ -72,9 +72,7 @@ export function listenerStatus(l: ListenerModel, attachedRoutes: number, notServ
 }
 
 /** The address of the generated Service, once the API server or a load balancer assigned it. */
-export function gatewayAddresses(g: GatewayModel, services: ServiceLookup): GatewayAddress[] {
-  const gw = g.object;
-  const svc = services(gw.metadata.namespace ?? '', generatedName(gw.metadata.name, gw.spec.gatewayClassName));
+function serviceAddresses(svc: Service | undefined): GatewayAddress[] {
   const out: GatewayAddress[] = [];
   for (const ing of svc?.status?.loadBalancer?.ingress ?? []) {
     if (ing.ip) out.push({ type: 'IPAddress', value: ing.ip });
@@ -102,7 +100,7 @@ export function gatewayStatus(
   const programmable = listeners.filter(listenerProgrammable);
   const serviceName = generatedName(gw.metadata.name, gw.spec.gatewayClassName);
   const svc = services(gw.metadata.namespace ?? '', serviceName);
-  const addresses = assignedStaticAddresses(gw, svc) ?? gatewayAddresses(g, services);
+  const addresses = assignedStaticAddresses(gw, svc) ?? serviceAddresses(svc);
   const addressing = staticAddressProblem(gw, g.proxyConfig?.spec.service?.type ?? 'LoadBalancer', serviceName, svc);
   // Whether an IR is served at all (a Gateway with no valid listener keeps its proxies and
   // address, serving nothing, so that fixing a typo does not give up a load balancer).

@@ -5,7 +5,7 @@
 // the event found is one where it changed. Prints the event, the condition before and after, and the
 // semantic diff of that event. Exit 0 when found, 1 when the condition never changes, 2 on error.
 import type { Command } from 'commander';
-import { objectKey, type Condition } from '@turnpike/api';
+import { objectKey } from '@turnpike/api';
 import { readEventLog, type ParsedLog, type WatchEvent } from '@turnpike/engine';
 import { Translator, type TranslateResult } from '@turnpike/translator';
 import { CliError } from '../errors.js';
@@ -14,48 +14,20 @@ import { format } from '../output.js';
 import { semanticDiff, type SemanticDiff } from '../semantic-diff.js';
 import { parseObjectRef } from './explain.js';
 import { renderDiff, useColor } from './diff.js';
-
-/** One place the condition appears: the object itself, or one of its parents or ancestors. */
-export interface ConditionAt {
-  where: string;
-  status: string;
-  reason: string;
-  message: string;
-}
+import { conditionRows, type ConditionRow } from '../status-conditions.js';
 
 export interface BisectResult {
   /** The event after which the condition changed, and the values either side of it. */
-  found?: { event: WatchEvent; before: ConditionAt[]; after: ConditionAt[]; diff: SemanticDiff };
+  found?: { event: WatchEvent; before: ConditionRow[]; after: ConditionRow[]; diff: SemanticDiff };
   /** The state the search started from (the controller's first translation, when the log has one). */
-  baseline: { seq: number; value: ConditionAt[] };
+  baseline: { seq: number; value: ConditionRow[] };
   translations: number;
   events: number;
 }
 
-/** The condition wherever the object's status carries it (routes: per parent; policies: per ancestor). */
-export function conditionOf(result: TranslateResult, key: string, type: string): ConditionAt[] {
-  const status = result.statuses.get(key) as Record<string, unknown> | undefined;
-  if (!status) return [];
-  const out: ConditionAt[] = [];
-  const scan = (where: string, list: unknown) => {
-    for (const c of (list as Condition[] | undefined) ?? []) {
-      if (c.type === type) out.push({ where, status: c.status, reason: c.reason, message: c.message });
-    }
-  };
-  scan('', status.conditions);
-  for (const p of (status.parents as { parentRef: Record<string, string>; conditions: Condition[] }[] | undefined) ??
-    []) {
-    const r = p.parentRef;
-    scan(
-      `parent ${r.namespace ? `${r.namespace}/` : ''}${r.name}${r.sectionName ? `/${r.sectionName}` : ''}`,
-      p.conditions,
-    );
-  }
-  for (const a of (status.ancestors as
-    { ancestorRef: Record<string, string>; conditions: Condition[] }[] | undefined) ?? []) {
-    scan(`ancestor ${a.ancestorRef.namespace ?? ''}/${a.ancestorRef.name}`, a.conditions);
-  }
-  return out;
+/** The condition wherever the object's status carries it (itself, listeners, parents, ancestors). */
+export function conditionOf(result: TranslateResult, key: string, type: string): ConditionRow[] {
+  return conditionRows(result.statuses.get(key)).filter((c) => c.type === type);
 }
 
 /** Where the search starts: the first translation the controller made (after its initial sync). */
@@ -76,7 +48,7 @@ export function bisectLog(log: ParsedLog, key: string, type: string, status?: st
   const valueAfter = (index: number) => conditionOf(resultAfter(index), key, type);
   const lo0 = baselineIndex(log);
   const baseline = valueAfter(lo0);
-  const same = (a: ConditionAt[], b: ConditionAt[]) => JSON.stringify(a) === JSON.stringify(b);
+  const same = (a: ConditionRow[], b: ConditionRow[]) => JSON.stringify(a) === JSON.stringify(b);
   const reached = (index: number) => {
     const value = valueAfter(index);
     return status === undefined ? !same(value, baseline) : value.some((c) => c.status === status);
@@ -105,7 +77,7 @@ function describeEvent(e: WatchEvent): string {
   return `event ${e.seq} at ${e.at}: ${e.type} ${e.kind}${name ? ` ${name}` : ''} (source ${e.source})`;
 }
 
-function describeValue(value: ConditionAt[]): string {
+function describeValue(value: ConditionRow[]): string {
   if (!value.length) return '(none)';
   return value.map((c) => `${c.where ? `${c.where} ` : ''}${c.status}/${c.reason}`).join(', ');
 }

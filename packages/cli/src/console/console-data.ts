@@ -3,12 +3,11 @@
 // the semantic diff of two moments. A moment is an event (by seq). States come from checkpoints
 // (LogCheckpoints) and one Translator, whose memo reuses what two probed states share; the last
 // translations are kept, so moving the timeline back and forth costs little.
-import type { Condition } from '@turnpike/api';
 import { EMPTY_SNAPSHOT, type ParsedLog, type WatchEvent } from '@turnpike/engine';
 import { explain, Translator, type Snapshot, type TranslateResult } from '@turnpike/translator';
-import { isTrouble } from '../status-lines.js';
 import { LogCheckpoints } from '../log-checkpoints.js';
-import { flatten, semanticDiff, type SemanticDiff } from '../semantic-diff.js';
+import { semanticDiff, type SemanticDiff } from '../semantic-diff.js';
+import { conditionRows, type ConditionRow } from '../status-conditions.js';
 
 const KEPT_RESULTS = 24;
 
@@ -24,17 +23,9 @@ export interface EventSummary {
   translated: boolean;
 }
 
-export interface ConditionRow {
-  where: string;
-  type: string;
-  status: string;
-  reason: string;
-  message: string;
-}
-
 export interface ObjectSummary {
   key: string;
-  conditions: { where: string; type: string; status: string; reason: string }[];
+  conditions: Omit<ConditionRow, 'message'>[];
   trouble: boolean;
 }
 
@@ -44,15 +35,6 @@ export interface HistoryChange {
   event: string;
   before: string[];
   after: string[];
-}
-
-function conditionRows(status: unknown): ConditionRow[] {
-  const rows: ConditionRow[] = [];
-  for (const [where, byType] of flatten(status as Record<string, unknown> | undefined)) {
-    for (const c of byType.values())
-      rows.push({ where, type: c.type, status: c.status, reason: c.reason, message: c.message });
-  }
-  return rows;
 }
 
 const compact = (rows: readonly ConditionRow[]) =>
@@ -214,12 +196,12 @@ export class ConsoleData {
     for (const key of result.statuses.sortedKeys()) {
       if (needle && !key.toLowerCase().includes(needle)) continue;
       const rows = conditionRows(result.statuses.get(key));
-      const trouble = rows.some((r) => isTrouble(r as unknown as Condition));
+      const trouble = rows.some((r) => r.trouble);
       if (opts.trouble && !trouble) continue;
       all.push({
         key,
         trouble,
-        conditions: rows.map(({ where, type, status, reason }) => ({ where, type, status, reason })),
+        conditions: rows.map(({ message: _message, ...row }) => row),
       });
     }
     const offset = Math.max(0, opts.offset ?? 0);
