@@ -100,6 +100,10 @@ interface DeltaTypeState {
   nackedVersions: Map<string, string>;
 }
 
+function newStreamRecord(protocol: ProxyStream['protocol']): ProxyStream {
+  return { node: '', id: '', protocol, peer: '', connectedAt: '', acked: {}, pending: {} };
+}
+
 function refuse(
   call: grpc.ServerDuplexStream<unknown, unknown>,
   code = grpc.status.INVALID_ARGUMENT,
@@ -180,6 +184,33 @@ export class AdsServer {
     this.opts.log?.(msg, fields);
   }
 
+  /** A response went out: the proxy is behind on this type until it answers. */
+  private sent(record: ProxyStream, typeUrl: string, version: string): void {
+    this.stats.pushes++;
+    record.pending[typeUrl] = version;
+    this.opts.onStreamChange?.(record, false);
+  }
+
+  private acknowledged(record: ProxyStream, typeUrl: string, version: string): void {
+    this.stats.acks++;
+    this.opts.onAck?.(record.node, typeUrl, version);
+    record.acked[typeUrl] = version;
+    if (record.rejected?.typeUrl === typeUrl) delete record.rejected;
+    delete record.pending[typeUrl];
+    this.opts.onStreamChange?.(record, false);
+  }
+
+  /** A NACK: the proxy keeps its last accepted configuration; the rejection is logged and reported. */
+  private rejected(record: ProxyStream, typeUrl: string, version: string, message: string): void {
+    this.stats.nacks++;
+    const report: NackReport = { node: record.node, typeUrl, version, message, at: new Date().toISOString() };
+    this.log('proxy rejected configuration (NACK)', { ...report });
+    this.opts.onNack?.(report);
+    record.rejected = { typeUrl, version, message, at: report.at };
+    delete record.pending[typeUrl];
+    this.opts.onStreamChange?.(record, false);
+  }
+
   private track(
     node: string,
     onUpdate: () => void,
@@ -258,15 +289,7 @@ export class AdsServer {
   }
 
   private sotw(call: grpc.ServerDuplexStream<DiscoveryRequest, unknown>): void {
-    const record: ProxyStream = {
-      node: '',
-      id: '',
-      protocol: 'sotw',
-      peer: '',
-      connectedAt: '',
-      acked: {},
-      pending: {},
-    };
+    const record = newStreamRecord('sotw');
     const types = new Map<string, SotwTypeState>();
     let node = '';
     const send = (typeUrl: string, force: boolean) => {
@@ -298,10 +321,8 @@ export class AdsServer {
       st.lastNonce = nonce;
       st.sentVersion = version;
       st.sentNames = names;
-      this.stats.pushes++;
-      record.pending[typeUrl] = version;
       call.write({ version_info: version, resources: resources.map((r) => r.any), type_url: typeUrl, nonce });
-      this.opts.onStreamChange?.(record, false);
+      this.sent(record, typeUrl, version);
     };
     const pushAll = () => {
       for (const t of SEND_ORDER) send(t, false);
@@ -321,27 +342,12 @@ export class AdsServer {
         if (req.response_nonce !== st.lastNonce) return; // stale: a newer response is in flight
         if (req.error_detail) {
           st.nackedVersion = st.sentVersion;
-          this.stats.nacks++;
-          const report = {
-            node,
-            typeUrl,
-            version: st.sentVersion ?? '',
-            message: req.error_detail.message ?? '',
-            at: new Date().toISOString(),
-          };
-          this.log('proxy rejected configuration (NACK)', { ...report });
-          this.opts.onNack?.(report);
-          record.rejected = { typeUrl, version: report.version, message: report.message, at: report.at };
+          this.rejected(record, typeUrl, st.sentVersion ?? '', req.error_detail.message ?? '');
         } else {
           st.ackedVersion = req.version_info ?? '';
           st.nackedVersion = undefined;
-          this.stats.acks++;
-          this.opts.onAck?.(node, typeUrl, st.ackedVersion);
-          record.acked[typeUrl] = st.ackedVersion;
-          if (record.rejected?.typeUrl === typeUrl) delete record.rejected;
+          this.acknowledged(record, typeUrl, st.ackedVersion);
         }
-        delete record.pending[typeUrl];
-        this.opts.onStreamChange?.(record, false);
       }
       const names = req.resource_names ?? [];
       st.wildcard = (names.length === 0 && WILDCARD_TYPES.has(typeUrl)) || names.includes('*');
@@ -353,15 +359,7 @@ export class AdsServer {
   }
 
   private delta(call: grpc.ServerDuplexStream<DeltaRequest, unknown>): void {
-    const record: ProxyStream = {
-      node: '',
-      id: '',
-      protocol: 'delta',
-      peer: '',
-      connectedAt: '',
-      acked: {},
-      pending: {},
-    };
+    const record = newStreamRecord('delta');
     const types = new Map<string, DeltaTypeState>();
     let node = '';
     const send = (typeUrl: string, force: boolean) => {
@@ -383,16 +381,9 @@ export class AdsServer {
       for (const n of removed) st.known.delete(n);
       const nonce = randomUUID();
       st.lastNonce = nonce;
-      this.stats.pushes++;
-      record.pending[typeUrl] = ts?.version ?? 'empty';
-      call.write({
-        system_version_info: ts?.version ?? 'empty',
-        resources,
-        removed_resources: removed,
-        type_url: typeUrl,
-        nonce,
-      });
-      this.opts.onStreamChange?.(record, false);
+      const version = ts?.version ?? 'empty';
+      call.write({ system_version_info: version, resources, removed_resources: removed, type_url: typeUrl, nonce });
+      this.sent(record, typeUrl, version);
     };
     const pushAll = () => {
       for (const t of SEND_ORDER) send(t, false);
@@ -415,29 +406,14 @@ export class AdsServer {
         types.set(typeUrl, st);
       }
       if (req.response_nonce && req.response_nonce === st.lastNonce && req.error_detail) {
-        this.stats.nacks++;
         // What we just sent was rejected: remember those versions so they are not resent.
         const ts = this.opts.cache.get(node)?.get(typeUrl as TypeUrl);
         for (const [name, v] of st.known) if (ts?.resources.get(name)?.version === v) st.nackedVersions.set(name, v);
-        const report = {
-          node,
-          typeUrl,
-          version: ts?.version ?? '',
-          message: req.error_detail.message ?? '',
-          at: new Date().toISOString(),
-        };
-        this.log('proxy rejected configuration (NACK)', { ...report });
-        this.opts.onNack?.(report);
-        record.rejected = { typeUrl, version: report.version, message: report.message, at: report.at };
-        delete record.pending[typeUrl];
-        this.opts.onStreamChange?.(record, false);
+        this.rejected(record, typeUrl, ts?.version ?? '', req.error_detail.message ?? '');
       } else if (req.response_nonce && req.response_nonce === st.lastNonce) {
-        this.stats.acks++;
-        record.acked[typeUrl] =
-          record.pending[typeUrl] ?? this.opts.cache.get(node)?.get(typeUrl as TypeUrl)?.version ?? '';
-        if (record.rejected?.typeUrl === typeUrl) delete record.rejected;
-        delete record.pending[typeUrl];
-        this.opts.onStreamChange?.(record, false);
+        // Delta ACKs carry no version: the one acknowledged is the one last sent.
+        const version = record.pending[typeUrl] ?? this.opts.cache.get(node)?.get(typeUrl as TypeUrl)?.version ?? '';
+        this.acknowledged(record, typeUrl, version);
       }
       const sub = req.resource_names_subscribe ?? [];
       if (first && sub.length === 0 && WILDCARD_TYPES.has(typeUrl)) st.wildcard = true;

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { GatewayIR } from '@turnpike/api';
 import { AdsServer, encodeSnapshot, envoyResourcesFor, SnapshotCache, TYPE } from '../src/index.js';
 import { adsClient, reader, type Stream } from './ads-client.js';
+import { eventually } from './grpc-helpers.js';
 
 function ir(clusters: string[]): GatewayIR {
   return {
@@ -87,6 +88,46 @@ describe('delta xDS', () => {
     await expect(next(500)).rejects.toThrow('no response');
     expect(ads.connectedProxies).toBeGreaterThanOrEqual(1);
     stream.end();
+  });
+
+  it('delta: a NACK is reported and kept on the stream until an ACK of a newer version, which is reported too', async () => {
+    const acks: { node: string; version: string }[] = [];
+    const nacks: string[] = [];
+    const reporting = new AdsServer({
+      cache,
+      onAck: (gateway, _type, version) => acks.push({ node: gateway, version }),
+      onNack: (n) => nacks.push(n.version),
+    });
+    const reportingPort = await reporting.listen('127.0.0.1:0');
+    try {
+      const stream: Stream = adsClient(reportingPort).DeltaAggregatedResources();
+      const next = reader(stream);
+      stream.write({ node, type_url: TYPE.cluster, resource_names_subscribe: ['*'] });
+      const first = await next();
+      stream.write({ node, type_url: TYPE.cluster, response_nonce: first.nonce, error_detail: { message: 'bad' } });
+      await eventually(
+        async () => reporting.proxies()[0]?.rejected?.message,
+        (message) => message === 'bad',
+      );
+      expect(nacks).toEqual([first.system_version_info]);
+
+      cache.setAll(new Map([['infra/gw', encodeSnapshot(envoyResourcesFor(ir(['a', 'd']), () => undefined))]]));
+      const second = await next();
+      expect(second.system_version_info).not.toBe(first.system_version_info);
+      stream.write({ node, type_url: TYPE.cluster, response_nonce: second.nonce });
+      await eventually(
+        async () => acks.length,
+        (count) => count > 0,
+      );
+      expect(acks).toEqual([{ node: 'infra/gw', version: second.system_version_info }]);
+      const [proxy] = reporting.proxies();
+      expect(proxy?.rejected).toBeUndefined();
+      expect(proxy?.acked[TYPE.cluster]).toBe(second.system_version_info);
+      expect(proxy?.pending).toEqual({});
+      stream.end();
+    } finally {
+      await reporting.close();
+    }
   });
 
   it('a stream without node.cluster is refused', async () => {

@@ -43,99 +43,260 @@ export interface CompiledFilters {
   clusters: ClusterIR[];
 }
 
-function headerChanges(m: HeaderModifier | undefined, field: string): { changes?: HeaderChangesIR; problem?: Problem } {
-  if (!m) return { problem: { reason: 'UnsupportedValue', message: `${field} must be set for this filter type` } };
-  const changes: HeaderChangesIR = { set: [], add: [], remove: [] };
-  const check = (name: string, f: string): Problem | undefined => {
-    if (!name || !HEADER_NAME.test(name))
-      return { reason: 'UnsupportedValue', message: `${f}: "${name}" is not a valid HTTP header name` };
-    if (RESERVED_HEADERS.has(name.toLowerCase()))
-      return { reason: 'UnsupportedValue', message: `${f}: header "${name}" cannot be modified` };
-    return undefined;
+function headerNameProblem(name: string, field: string): Problem | undefined {
+  if (!name || !HEADER_NAME.test(name))
+    return { reason: 'UnsupportedValue', message: `${field}: "${name}" is not a valid HTTP header name` };
+  if (RESERVED_HEADERS.has(name.toLowerCase()))
+    return { reason: 'UnsupportedValue', message: `${field}: header "${name}" cannot be modified` };
+  return undefined;
+}
+
+function headerValueProblem(value: unknown, field: string): Problem | undefined {
+  if (value === undefined || value === '') return { reason: 'UnsupportedValue', message: `${field} must not be empty` };
+  if (typeof value === 'string' && HEADER_VALUE.test(value)) return undefined;
+  return {
+    reason: 'UnsupportedValue',
+    message:
+      `${field}: ${JSON.stringify(value)} holds characters not allowed in an HTTP header ` +
+      `value (control characters such as CR, LF or NUL)`,
   };
-  for (const op of ['set', 'add'] as const) {
+}
+
+function headerChanges(
+  modifier: HeaderModifier | undefined,
+  field: string,
+): { changes?: HeaderChangesIR; problem?: Problem } {
+  if (!modifier)
+    return { problem: { reason: 'UnsupportedValue', message: `${field} must be set for this filter type` } };
+  const changes: HeaderChangesIR = { set: [], add: [], remove: [] };
+  for (const operation of ['set', 'add'] as const) {
     const seen = new Set<string>();
-    for (const [i, h] of (m[op] ?? []).entries()) {
-      const f = `${field}.${op}[${i}]`;
-      const p = check(h.name, `${f}.name`);
-      if (p) return { problem: p };
-      if (h.value === undefined || h.value === '')
-        return { problem: { reason: 'UnsupportedValue', message: `${f}.value must not be empty` } };
-      if (typeof h.value !== 'string' || !HEADER_VALUE.test(h.value)) {
-        return {
-          problem: {
-            reason: 'UnsupportedValue',
-            message:
-              `${f}.value: ${JSON.stringify(h.value)} holds characters not allowed in an HTTP header ` +
-              `value (control characters such as CR, LF or NUL)`,
-          },
-        };
-      }
+    for (const [index, header] of (modifier[operation] ?? []).entries()) {
+      const headerField = `${field}.${operation}[${index}]`;
+      const problem =
+        headerNameProblem(header.name, `${headerField}.name`) ??
+        headerValueProblem(header.value, `${headerField}.value`);
+      if (problem) return { problem };
       // Adding a header twice gives it two values; setting it twice keeps the last value.
-      const key = h.name.toLowerCase();
-      if (op === 'set' && seen.has(key)) changes.set = changes.set.filter((x) => x.name.toLowerCase() !== key);
+      const key = header.name.toLowerCase();
+      if (operation === 'set' && seen.has(key))
+        changes.set = changes.set.filter((earlier) => earlier.name.toLowerCase() !== key);
       seen.add(key);
-      changes[op].push({ name: h.name, value: h.value });
+      changes[operation].push({ name: header.name, value: header.value });
     }
   }
-  for (const [i, name] of (m.remove ?? []).entries()) {
-    const p = check(name, `${field}.remove[${i}]`);
-    if (p) return { problem: p };
+  for (const [index, name] of (modifier.remove ?? []).entries()) {
+    const problem = headerNameProblem(name, `${field}.remove[${index}]`);
+    if (problem) return { problem };
     if (!changes.remove.includes(name)) changes.remove.push(name);
   }
   return { changes };
 }
 
-function mergeHeaders(a: HeaderChangesIR | undefined, b: HeaderChangesIR): HeaderChangesIR {
-  if (!a) return b;
-  return { set: [...a.set, ...b.set], add: [...a.add, ...b.add], remove: [...a.remove, ...b.remove] };
+function mergeHeaders(earlier: HeaderChangesIR | undefined, later: HeaderChangesIR): HeaderChangesIR {
+  if (!earlier) return later;
+  return {
+    set: [...earlier.set, ...later.set],
+    add: [...earlier.add, ...later.add],
+    remove: [...earlier.remove, ...later.remove],
+  };
+}
+
+/** Each path modifier type and the one field that holds its value. */
+const PATH_VALUE_FIELDS = { ReplaceFullPath: 'replaceFullPath', ReplacePrefixMatch: 'replacePrefixMatch' } as const;
+type PathModifierType = keyof typeof PATH_VALUE_FIELDS;
+
+function unsupportedPathModifier(type: string, field: string): Problem {
+  return {
+    reason: 'UnsupportedValue',
+    message: `${field}.type: "${type}" is not supported (ReplaceFullPath, ReplacePrefixMatch), or its value is missing`,
+  };
 }
 
 function pathModifier(
-  p: { type: string; replaceFullPath?: string; replacePrefixMatch?: string } | undefined,
+  modifier: { type: string; replaceFullPath?: string; replacePrefixMatch?: string } | undefined,
   field: string,
-): { value?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string }; problem?: Problem } {
-  if (!p) return {};
-  // A path modifier sets the one value its type names: both, or the other one, is a contradiction.
-  const other =
-    p.type === 'ReplaceFullPath'
-      ? 'replacePrefixMatch'
-      : p.type === 'ReplacePrefixMatch'
-        ? 'replaceFullPath'
-        : undefined;
-  if (other && p[other] !== undefined) {
+): { value?: { type: PathModifierType; value: string }; problem?: Problem } {
+  if (!modifier) return {};
+  const valueField = PATH_VALUE_FIELDS[modifier.type as PathModifierType] as string | undefined;
+  if (valueField === undefined) {
+    return { problem: unsupportedPathModifier(modifier.type, field) };
+  }
+  const type = modifier.type as PathModifierType;
+  // A path modifier sets the one value its type names: the other one as well is a contradiction.
+  const otherField = Object.values(PATH_VALUE_FIELDS).find((name) => name !== valueField)!;
+  if (modifier[otherField] !== undefined) {
     return {
-      problem: { reason: 'UnsupportedValue', message: `${field}.${other} must not be set when type is ${p.type}` },
+      problem: { reason: 'UnsupportedValue', message: `${field}.${otherField} must not be set when type is ${type}` },
     };
   }
-  const value =
-    p.type === 'ReplaceFullPath'
-      ? p.replaceFullPath
-      : p.type === 'ReplacePrefixMatch'
-        ? p.replacePrefixMatch
-        : undefined;
-  if (typeof value === 'string' && CONTROL_CHARACTER.test(value)) {
+  const value = modifier[PATH_VALUE_FIELDS[type]];
+  if (typeof value !== 'string') {
+    return { problem: unsupportedPathModifier(type, field) };
+  }
+  if (CONTROL_CHARACTER.test(value)) {
     return {
       problem: {
         reason: 'UnsupportedValue',
-        message:
-          `${field}.${other === 'replaceFullPath' ? 'replacePrefixMatch' : 'replaceFullPath'}: ` +
-          `${JSON.stringify(value)} holds control characters, which a path cannot`,
+        message: `${field}.${valueField}: ${JSON.stringify(value)} holds control characters, which a path cannot`,
       },
     };
   }
-  if (p.type === 'ReplaceFullPath' && typeof p.replaceFullPath === 'string')
-    return { value: { type: 'ReplaceFullPath', value: p.replaceFullPath } };
-  if (p.type === 'ReplacePrefixMatch' && typeof p.replacePrefixMatch === 'string')
-    return { value: { type: 'ReplacePrefixMatch', value: p.replacePrefixMatch } };
-  return {
-    problem: {
+  return { value: { type, value } };
+}
+
+/** A redirect's or rewrite's hostname: a valid, precise hostname (wildcards make no Host header). */
+function hostnameProblem(hostname: string | undefined, field: string): Problem | undefined {
+  if (hostname === undefined) return undefined;
+  const invalid = validateHostname(hostname);
+  if (!invalid && !hostname.startsWith('*')) return undefined;
+  return { reason: 'UnsupportedValue', message: `${field}: ${invalid ?? 'wildcards are not allowed'}` };
+}
+
+function compileRedirect(filter: HTTPRouteFilter, field: string, out: CompiledFilters): Problem | undefined {
+  const redirect = filter.requestRedirect;
+  if (!redirect) return { reason: 'UnsupportedValue', message: `${field}.requestRedirect must be set` };
+  if (redirect.scheme !== undefined && redirect.scheme !== 'http' && redirect.scheme !== 'https') {
+    return {
       reason: 'UnsupportedValue',
-      message:
-        `${field}.type: "${p.type}" is not supported (ReplaceFullPath, ReplacePrefixMatch), or its value ` +
-        `is missing`,
-    },
+      message: `${field}.requestRedirect.scheme: "${redirect.scheme}" is not supported (http, https)`,
+    };
+  }
+  const statusCode = redirect.statusCode ?? 302;
+  if (!REDIRECT_CODES.has(statusCode)) {
+    return {
+      reason: 'UnsupportedValue',
+      message: `${field}.requestRedirect.statusCode: ${statusCode} is not a redirect status (301, 302, 303, 307, 308)`,
+    };
+  }
+  const badHostname = hostnameProblem(redirect.hostname, `${field}.requestRedirect.hostname`);
+  if (badHostname) return badHostname;
+  const path = pathModifier(redirect.path, `${field}.requestRedirect.path`);
+  if (path.problem) return path.problem;
+  const compiled: RedirectIR = { statusCode };
+  if (redirect.scheme) compiled.scheme = redirect.scheme;
+  if (redirect.hostname) compiled.hostname = redirect.hostname;
+  if (redirect.port !== undefined) compiled.port = redirect.port;
+  if (path.value) compiled.path = path.value;
+  out.redirect = compiled;
+  return undefined;
+}
+
+function compileRewrite(filter: HTTPRouteFilter, field: string, out: CompiledFilters): Problem | undefined {
+  const rewrite = filter.urlRewrite;
+  if (!rewrite) return { reason: 'UnsupportedValue', message: `${field}.urlRewrite must be set` };
+  const badHostname = hostnameProblem(rewrite.hostname, `${field}.urlRewrite.hostname`);
+  if (badHostname) return badHostname;
+  const path = pathModifier(rewrite.path, `${field}.urlRewrite.path`);
+  if (path.problem) return path.problem;
+  out.filters.rewrite = {};
+  if (rewrite.hostname) out.filters.rewrite.hostname = rewrite.hostname;
+  if (path.value) out.filters.rewrite.path = path.value;
+  return undefined;
+}
+
+/** A mirror's backend must resolve like any backendRef; an unresolved one makes the rule answer 500. */
+function compileMirror(
+  ctx: TranslationContext,
+  route: KubeObject,
+  routeKind: string,
+  filter: HTTPRouteFilter,
+  field: string,
+  out: CompiledFilters,
+): Problem | undefined {
+  const mirror = filter.requestMirror;
+  if (!mirror?.backendRef)
+    return { reason: 'UnsupportedValue', message: `${field}.requestMirror.backendRef must be set` };
+  const resolved = resolveBackend(
+    ctx,
+    route,
+    routeKind,
+    mirror.backendRef,
+    `${field}.requestMirror.backendRef`,
+    'http',
+  );
+  if (resolved.problem) {
+    out.unresolved ??= resolved.problem;
+    return undefined;
+  }
+  const { cluster } = resolved.backend!;
+  const fraction = mirror.fraction;
+  const percent = mirror.percent ?? (fraction ? (100 * fraction.numerator) / (fraction.denominator ?? 100) : 100);
+  (out.filters.mirrors ??= []).push({ cluster: cluster.name, percent });
+  out.clusters.push(cluster);
+  return undefined;
+}
+
+function compileCORS(filter: HTTPRouteFilter, out: CompiledFilters): undefined {
+  const cors = filter.cors ?? {};
+  out.filters.cors = {
+    allowOrigins: cors.allowOrigins ?? [],
+    allowMethods: cors.allowMethods ?? [],
+    allowHeaders: cors.allowHeaders ?? [],
+    exposeHeaders: cors.exposeHeaders ?? [],
+    allowCredentials: cors.allowCredentials ?? false,
   };
+  if (cors.maxAge !== undefined) out.filters.cors.maxAge = cors.maxAge;
+  return undefined;
+}
+
+/** ExtensionRef names one of our PluginInstallations; anything else does not resolve. */
+function compilePluginRef(
+  ctx: TranslationContext,
+  route: KubeObject,
+  routeKind: string,
+  filter: HTTPRouteFilter,
+  field: string,
+  out: CompiledFilters,
+): undefined {
+  const ref = filter.extensionRef;
+  if (!ref || ref.group !== TURNPIKE_GROUP || ref.kind !== 'PluginInstallation') {
+    out.unresolved ??= {
+      reason: 'InvalidKind',
+      message:
+        `${field}.extensionRef: ${ref ? `${ref.group}/${ref.kind}` : 'missing'} is not supported, use ` +
+        `${TURNPIKE_GROUP}/PluginInstallation`,
+    };
+    return undefined;
+  }
+  const resolved = resolvePluginRef(
+    ctx.inputs,
+    { kind: routeKind, group: GATEWAY_GROUP, namespace: route.metadata.namespace ?? '' },
+    { name: ref.name },
+    `${field}.extensionRef`,
+  );
+  if (resolved.problem) {
+    out.unresolved ??= resolved.problem;
+    return undefined;
+  }
+  const { plugin, content } = resolved.resolved!;
+  (out.filters.plugins ??= []).push({
+    name: `${plugin.metadata.namespace}/${plugin.metadata.name}`,
+    type: plugin.spec.type,
+    sha256: content.sha256!,
+    ...(content.storage?.url ? { url: content.storage.url } : {}),
+  });
+  return undefined;
+}
+
+/** A filter list's structural rules: the one field its type names, and no repeated redirect or rewrite. */
+function filterListProblem(filter: HTTPRouteFilter, field: string, seenTypes: Set<string>): Problem | undefined {
+  // Header modifiers may repeat (their changes merge); redirect and rewrite may not.
+  if (
+    (filter.type === 'RequestRedirect' || filter.type === 'URLRewrite' || filter.type === 'CORS') &&
+    seenTypes.has(filter.type)
+  )
+    return {
+      reason: 'UnsupportedValue',
+      message: `${field}: filter ${filter.type} may appear only once in a filter list`,
+    };
+  seenTypes.add(filter.type);
+  const stray = Object.values(FILTER_FIELDS).find(
+    (name) => name !== FILTER_FIELDS[filter.type] && (filter as unknown as Record<string, unknown>)[name] !== undefined,
+  );
+  if (stray)
+    return { reason: 'UnsupportedValue', message: `${field}.${stray} must not be set when type is ${filter.type}` };
+  return undefined;
 }
 
 export function compileFilters(
@@ -146,171 +307,14 @@ export function compileFilters(
   field: string,
 ): CompiledFilters {
   const out: CompiledFilters = { filters: {}, clusters: [] };
-  const seen = new Set<string>();
-  for (const [i, f] of (filters ?? []).entries()) {
-    const ff = `${field}[${i}]`;
-    const fail = (p: Problem) => {
-      out.invalid ??= p;
-    };
-    // Header modifiers may repeat (their changes merge); redirect and rewrite may not.
-    if ((f.type === 'RequestRedirect' || f.type === 'URLRewrite' || f.type === 'CORS') && seen.has(f.type)) {
-      fail({ reason: 'UnsupportedValue', message: `${ff}: filter ${f.type} may appear only once in a filter list` });
-      continue;
-    }
-    seen.add(f.type);
-    const stray = Object.values(FILTER_FIELDS).find(
-      (k) => k !== FILTER_FIELDS[f.type] && (f as unknown as Record<string, unknown>)[k] !== undefined,
-    );
-    if (stray) {
-      fail({ reason: 'UnsupportedValue', message: `${ff}.${stray} must not be set when type is ${f.type}` });
-      continue;
-    }
-    switch (f.type) {
-      case 'RequestHeaderModifier': {
-        const r = headerChanges(f.requestHeaderModifier, `${ff}.requestHeaderModifier`);
-        if (r.problem) fail(r.problem);
-        else out.filters.requestHeaders = mergeHeaders(out.filters.requestHeaders, r.changes as HeaderChangesIR);
-        break;
-      }
-      case 'ResponseHeaderModifier': {
-        const r = headerChanges(f.responseHeaderModifier, `${ff}.responseHeaderModifier`);
-        if (r.problem) fail(r.problem);
-        else out.filters.responseHeaders = mergeHeaders(out.filters.responseHeaders, r.changes as HeaderChangesIR);
-        break;
-      }
-      case 'RequestRedirect': {
-        const rr = f.requestRedirect;
-        if (!rr) {
-          fail({ reason: 'UnsupportedValue', message: `${ff}.requestRedirect must be set` });
-          break;
-        }
-        if (rr.scheme !== undefined && rr.scheme !== 'http' && rr.scheme !== 'https') {
-          fail({
-            reason: 'UnsupportedValue',
-            message: `${ff}.requestRedirect.scheme: "${rr.scheme}" is not supported (http, https)`,
-          });
-          break;
-        }
-        const code = rr.statusCode ?? 302;
-        if (!REDIRECT_CODES.has(code)) {
-          fail({
-            reason: 'UnsupportedValue',
-            message: `${ff}.requestRedirect.statusCode: ${code} is not a redirect status (301, 302, 303, 307, 308)`,
-          });
-          break;
-        }
-        if (rr.hostname !== undefined) {
-          const e = validateHostname(rr.hostname);
-          if (e || rr.hostname.startsWith('*')) {
-            fail({
-              reason: 'UnsupportedValue',
-              message: `${ff}.requestRedirect.hostname: ${e ?? 'wildcards are not allowed'}`,
-            });
-            break;
-          }
-        }
-        const p = pathModifier(rr.path, `${ff}.requestRedirect.path`);
-        if (p.problem) {
-          fail(p.problem);
-          break;
-        }
-        const red: RedirectIR = { statusCode: code };
-        if (rr.scheme) red.scheme = rr.scheme;
-        if (rr.hostname) red.hostname = rr.hostname;
-        if (rr.port !== undefined) red.port = rr.port;
-        if (p.value) red.path = p.value;
-        out.redirect = red;
-        break;
-      }
-      case 'URLRewrite': {
-        const rw = f.urlRewrite;
-        if (!rw) {
-          fail({ reason: 'UnsupportedValue', message: `${ff}.urlRewrite must be set` });
-          break;
-        }
-        if (rw.hostname !== undefined) {
-          const e = validateHostname(rw.hostname);
-          if (e || rw.hostname.startsWith('*')) {
-            fail({
-              reason: 'UnsupportedValue',
-              message: `${ff}.urlRewrite.hostname: ${e ?? 'wildcards are not allowed'}`,
-            });
-            break;
-          }
-        }
-        const p = pathModifier(rw.path, `${ff}.urlRewrite.path`);
-        if (p.problem) {
-          fail(p.problem);
-          break;
-        }
-        out.filters.rewrite = {};
-        if (rw.hostname) out.filters.rewrite.hostname = rw.hostname;
-        if (p.value) out.filters.rewrite.path = p.value;
-        break;
-      }
-      case 'RequestMirror': {
-        const m = f.requestMirror;
-        if (!m?.backendRef) {
-          fail({ reason: 'UnsupportedValue', message: `${ff}.requestMirror.backendRef must be set` });
-          break;
-        }
-        const r = resolveBackend(ctx, route, routeKind, m.backendRef, `${ff}.requestMirror.backendRef`, 'http');
-        if (r.problem) {
-          out.unresolved ??= r.problem;
-          break;
-        }
-        const b = r.backend!;
-        const percent =
-          m.percent ?? (m.fraction ? (100 * m.fraction.numerator) / (m.fraction.denominator ?? 100) : 100);
-        (out.filters.mirrors ??= []).push({ cluster: b.cluster.name, percent });
-        out.clusters.push(b.cluster);
-        break;
-      }
-      case 'CORS': {
-        const c = f.cors ?? {};
-        out.filters.cors = {
-          allowOrigins: c.allowOrigins ?? [],
-          allowMethods: c.allowMethods ?? [],
-          allowHeaders: c.allowHeaders ?? [],
-          exposeHeaders: c.exposeHeaders ?? [],
-          allowCredentials: c.allowCredentials ?? false,
-        };
-        if (c.maxAge !== undefined) out.filters.cors.maxAge = c.maxAge;
-        break;
-      }
-      case 'ExtensionRef': {
-        const e = f.extensionRef;
-        if (!e || e.group !== TURNPIKE_GROUP || e.kind !== 'PluginInstallation') {
-          out.unresolved ??= {
-            reason: 'InvalidKind',
-            message:
-              `${ff}.extensionRef: ${e ? `${e.group}/${e.kind}` : 'missing'} is not supported, use ` +
-              `${TURNPIKE_GROUP}/PluginInstallation`,
-          };
-          break;
-        }
-        const r = resolvePluginRef(
-          ctx.inputs,
-          { kind: routeKind, group: GATEWAY_GROUP, namespace: route.metadata.namespace ?? '' },
-          { name: e.name },
-          `${ff}.extensionRef`,
-        );
-        if (r.problem) {
-          out.unresolved ??= r.problem;
-          break;
-        }
-        const { plugin, content } = r.resolved!;
-        (out.filters.plugins ??= []).push({
-          name: `${plugin.metadata.namespace}/${plugin.metadata.name}`,
-          type: plugin.spec.type,
-          sha256: content.sha256!,
-          ...(content.storage?.url ? { url: content.storage.url } : {}),
-        });
-        break;
-      }
-      default:
-        fail({ reason: 'UnsupportedValue', message: `${ff}.type: filter type "${f.type}" is not supported` });
-    }
+  const seenTypes = new Set<string>();
+  for (const [index, filter] of (filters ?? []).entries()) {
+    const filterField = `${field}[${index}]`;
+    const problem =
+      filterListProblem(filter, filterField, seenTypes) ??
+      compileFilter(ctx, route, routeKind, filter, filterField, out);
+    // The first invalid filter names the rule's problem.
+    if (problem) out.invalid ??= problem;
   }
   if (out.redirect && out.filters.rewrite)
     out.invalid ??= {
@@ -318,4 +322,40 @@ export function compileFilters(
       message: `${field}: RequestRedirect and URLRewrite cannot be combined`,
     };
   return out;
+}
+
+function compileFilter(
+  ctx: TranslationContext,
+  route: KubeObject,
+  routeKind: string,
+  filter: HTTPRouteFilter,
+  field: string,
+  out: CompiledFilters,
+): Problem | undefined {
+  switch (filter.type) {
+    case 'RequestHeaderModifier': {
+      const compiled = headerChanges(filter.requestHeaderModifier, `${field}.requestHeaderModifier`);
+      if (compiled.problem) return compiled.problem;
+      out.filters.requestHeaders = mergeHeaders(out.filters.requestHeaders, compiled.changes!);
+      return undefined;
+    }
+    case 'ResponseHeaderModifier': {
+      const compiled = headerChanges(filter.responseHeaderModifier, `${field}.responseHeaderModifier`);
+      if (compiled.problem) return compiled.problem;
+      out.filters.responseHeaders = mergeHeaders(out.filters.responseHeaders, compiled.changes!);
+      return undefined;
+    }
+    case 'RequestRedirect':
+      return compileRedirect(filter, field, out);
+    case 'URLRewrite':
+      return compileRewrite(filter, field, out);
+    case 'RequestMirror':
+      return compileMirror(ctx, route, routeKind, filter, field, out);
+    case 'CORS':
+      return compileCORS(filter, out);
+    case 'ExtensionRef':
+      return compilePluginRef(ctx, route, routeKind, filter, field, out);
+    default:
+      return { reason: 'UnsupportedValue', message: `${field}.type: filter type "${filter.type}" is not supported` };
+  }
 }
