@@ -5,6 +5,17 @@
 import { h, render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
+import type {
+  Density,
+  EventSummary,
+  History,
+  LogSummary as Summary,
+  MomentDiff as Diff,
+  ObjectDetail,
+  ObjectSummary,
+  Page,
+  SetChange,
+} from '../src/console/console-api.js';
 
 const html = htm.bind(h);
 
@@ -19,77 +30,6 @@ async function get<T>(path: string, params: Params = {}): Promise<T> {
   return body;
 }
 
-interface Summary {
-  source?: string;
-  events: number;
-  translations: number;
-  first?: string;
-  last?: string;
-  firstSeq?: number;
-  lastSeq?: number;
-}
-interface EventSummary {
-  index: number;
-  seq: number;
-  at: string;
-  source: string;
-  type: string;
-  kind: string;
-  object: string;
-  translated: boolean;
-}
-interface Density {
-  from: string;
-  to: string;
-  events: number[];
-  translations: number[];
-  firstIndex: number[];
-}
-// The server's shapes (console-data.ts, status-conditions.ts); `trouble` is decided there, as run and analyze decide it.
-interface ObjectSummary {
-  key: string;
-  trouble: boolean;
-  conditions: { where: string; type: string; status: string; reason: string; trouble: boolean }[];
-}
-interface ConditionRow {
-  where: string;
-  type: string;
-  status: string;
-  reason: string;
-  message: string;
-  trouble: boolean;
-}
-interface ObjectDetail {
-  key: string;
-  found: boolean;
-  conditions: ConditionRow[];
-  explain: string[];
-  xds: unknown;
-}
-interface HistoryChange {
-  seq: number;
-  at: string;
-  event: string;
-  before: string[];
-  after: string[];
-}
-interface ConditionChange {
-  where: string;
-  type: string;
-  old?: string;
-  new?: string;
-}
-interface SetChange {
-  added: string[];
-  removed: string[];
-  changed: string[];
-}
-interface Diff {
-  same: boolean;
-  objects: { object: string; change: string; conditions: ConditionChange[] }[];
-  xds: { gateway: string; change: string; listeners: SetChange; routes: SetChange; clusters: SetChange }[];
-}
-
 const eventText = (e: EventSummary) => `#${e.seq} ${e.at} ${e.type} ${e.kind}${e.object ? ` ${e.object}` : ''}`;
 
 function Timeline(props: { summary: Summary; seq: number; onSeq: (seq: number) => void }) {
@@ -100,7 +40,7 @@ function Timeline(props: { summary: Summary; seq: number; onSeq: (seq: number) =
   useEffect(() => {
     void get<EventSummary | null>('/api/event', { seq: props.seq }).then(async (e) => {
       setCurrent(e);
-      const page = await get<{ items: EventSummary[] }>('/api/events', {
+      const page = await get<Page<EventSummary>>('/api/events', {
         offset: Math.max(0, (e?.index ?? 0) - 5),
         limit: 11,
       });
@@ -111,7 +51,7 @@ function Timeline(props: { summary: Summary; seq: number; onSeq: (seq: number) =
   const jump = (bucket: number) => {
     const index = density?.firstIndex[bucket] ?? -1;
     if (index >= 0)
-      void get<{ items: EventSummary[] }>('/api/events', { offset: index, limit: 1 }).then(
+      void get<Page<EventSummary>>('/api/events', { offset: index, limit: 1 }).then(
         (p) => p.items[0] && props.onSeq(p.items[0].seq),
       );
   };
@@ -182,14 +122,14 @@ function ObjectTable(props: { seq: number; selected: string | null; onSelect: (k
 
 function ObjectPanel(props: { objectKey: string; seq: number; onSeq: (seq: number) => void }) {
   const [detail, setDetail] = useState<ObjectDetail | undefined>();
-  const [history, setHistory] = useState<HistoryChange[] | undefined>();
+  const [history, setHistory] = useState<History['changes'] | undefined>();
   useEffect(
     () => void get<ObjectDetail>('/api/object', { key: props.objectKey, seq: props.seq }).then(setDetail),
     [props.objectKey, props.seq],
   );
   useEffect(() => {
     setHistory(undefined);
-    void get<{ changes: HistoryChange[] }>('/api/history', { key: props.objectKey }).then((r) => setHistory(r.changes));
+    void get<History>('/api/history', { key: props.objectKey }).then((r) => setHistory(r.changes));
   }, [props.objectKey]);
   if (!detail) return html`<div>Loading ${props.objectKey}…</div>`;
   return html`<div data-testid="object-detail">

@@ -1,6 +1,7 @@
 // Flag values several commands share, parsed once with the same messages.
 import { parseHostPort } from '@turnpike/xds';
 import { MANIFEST_VALIDATIONS, type ManifestValidation } from '@turnpike/engine';
+import type { Command } from 'commander';
 import { CliError } from './errors.js';
 
 /** `--gateway NAMESPACE/NAME`. */
@@ -29,3 +30,22 @@ export function validationFlag(value: string): ManifestValidation {
 
 export const VALIDATE_HELP =
   'strict (leave out objects the API server would refuse), warn (keep them, with a warning) or ignore';
+
+/** `-o text|json|yaml` of the commands that also print for people. */
+export function textFormatFlag(value: string): 'text' | 'json' | 'yaml' {
+  if (value !== 'text' && value !== 'json' && value !== 'yaml')
+    throw new CliError(`-o ${value}: unknown format (text, json, yaml)`);
+  return value;
+}
+
+/** The file input options of the offline commands: `-f` (repeatable) and `--validate`. */
+export function fileInputOptions(command: Command): Command {
+  return command
+    .requiredOption(
+      '-f, --file <path>',
+      'manifest file or directory (repeatable)',
+      (value: string, earlier: string[]) => [...earlier, value],
+      [] as string[],
+    )
+    .option('--validate <mode>', VALIDATE_HELP, 'strict');
+}

@@ -7,6 +7,7 @@ import type { KubeObject } from '@turnpike/api';
 import { GATEWAY_NAME_LABEL, type InfraIR } from '@turnpike/translator';
 import { KubeApiError, type KubeClient } from './client.js';
 import { InfraInputPending, infraObjects, MANAGED_SELECTOR, type InfraContext } from './infra-objects.js';
+import { WorkTimer } from './work-timer.js';
 
 export const FIELD_MANAGER = 'turnpike';
 
@@ -38,13 +39,12 @@ export interface InfraApplierOptions extends InfraContext {
 export class InfraApplier {
   private applied = new Map<string, string>();
   private desired = new Map<string, KubeObject>();
-  private timer?: NodeJS.Timeout;
+  private readonly timer = new WorkTimer(() => this.run());
   private running = false;
   private dirty = false;
   private failures = 0;
   private pendingInfra?: InfraIR;
   private lastInfra?: InfraIR;
-  private stopped = false;
   readonly stats = { applies: 0, prunes: 0, errors: 0 };
 
   constructor(private readonly o: InfraApplierOptions) {}
@@ -77,37 +77,28 @@ export class InfraApplier {
     }
     this.desired = next;
     this.dirty = true;
-    this.kick(0);
+    this.timer.schedule(0);
   }
 
   /** Derive the objects again from the last infra IR (credentials were issued or renewed). */
   refresh(): void {
-    if (this.lastInfra && !this.stopped) this.update(this.lastInfra);
+    if (this.lastInfra && !this.timer.stopped) this.update(this.lastInfra);
   }
 
   /** Forget what was applied (e.g. on becoming leader) so everything is applied again. */
   resync(): void {
     this.applied.clear();
     this.dirty = true;
-    this.kick(0);
+    this.timer.schedule(0);
   }
 
   stop(): void {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-  }
-
-  private kick(ms: number): void {
-    if (this.stopped || this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.run();
-    }, ms);
+    this.timer.stop();
   }
 
   private async run(): Promise<void> {
     if (this.running) {
-      this.kick(100);
+      this.timer.schedule(100);
       return;
     }
     this.running = true;
@@ -142,10 +133,10 @@ export class InfraApplier {
     }
     if (!ok) {
       this.failures++;
-      this.kick(Math.min(30_000, 500 * 2 ** Math.min(this.failures, 6)));
+      this.timer.schedule(Math.min(30_000, 500 * 2 ** Math.min(this.failures, 6)));
     } else {
       this.failures = 0;
-      if (this.dirty) this.kick(0);
+      if (this.dirty) this.timer.schedule(0);
     }
   }
 

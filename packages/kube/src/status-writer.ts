@@ -7,6 +7,7 @@ import { mergeStatus, withoutTransitionTimes, type Snapshot, type TranslateResul
 import { deepEqual } from '@turnpike/engine';
 import { KubeApiError, type KubeClient } from './client.js';
 import { objectPath, resourceInfo } from './resources.js';
+import { WorkTimer } from './work-timer.js';
 
 type AnyStatus = Record<string, unknown>;
 
@@ -50,9 +51,8 @@ export class StatusWriter {
   private readonly attempts = new Map<string, number>();
   /** When a failed object may be tried again: one failing object never delays the others. */
   private readonly notBefore = new Map<string, number>();
-  private timer?: NodeJS.Timeout;
+  private readonly timer = new WorkTimer(() => this.drain());
   private draining = false;
-  private stopped = false;
   readonly stats = { writes: 0, conflicts: 0, failures: 0, skipped: 0 };
   private readonly controller: string;
 
@@ -127,33 +127,24 @@ export class StatusWriter {
         status: w.ours,
       });
     }
-    this.schedule(0);
+    this.timer.schedule(0);
   }
 
   stop(): void {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.timer.stop();
   }
 
   get pending(): number {
     return this.desired.size;
   }
 
-  private schedule(ms: number): void {
-    if (this.stopped || this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.drain();
-    }, ms);
-  }
-
   private async drain(): Promise<void> {
-    if (this.draining || this.stopped) return;
+    if (this.draining || this.timer.stopped) return;
     this.draining = true;
     const interval = 1000 / (this.o.ratePerSecond ?? 50);
     try {
       for (const [key, d] of [...this.desired]) {
-        if (this.stopped) break;
+        if (this.timer.stopped) break;
         if (this.desired.get(key) !== d) continue;
         if ((this.notBefore.get(key) ?? 0) > Date.now()) continue;
         const ok = await this.write(key, d);
@@ -172,7 +163,7 @@ export class StatusWriter {
     }
     if (this.desired.size) {
       const next = Math.min(...[...this.desired.keys()].map((k) => this.notBefore.get(k) ?? 0));
-      this.schedule(Math.max(0, next - Date.now()));
+      this.timer.schedule(Math.max(0, next - Date.now()));
     }
   }
 

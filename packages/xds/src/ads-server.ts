@@ -288,144 +288,156 @@ export class AdsServer {
     return node;
   }
 
+  /**
+   * One ADS stream, either protocol: the first request names the Gateway (or the stream is refused);
+   * after that every request goes to `receive`, and every cache update for that Gateway to `send`.
+   */
+  private serve<Req extends { node?: Node }>(
+    call: grpc.ServerDuplexStream<Req, unknown>,
+    protocol: ProxyStream['protocol'],
+    protocolHandlers: (record: ProxyStream) => {
+      send: (typeUrl: string, force: boolean) => void;
+      receive: (req: Req) => void;
+    },
+  ): void {
+    const record = newStreamRecord(protocol);
+    const { send, receive } = protocolHandlers(record);
+    const pushAll = () => {
+      for (const typeUrl of SEND_ORDER) send(typeUrl, false);
+    };
+    call.on('data', (req: Req) => {
+      if (!record.node && !this.identify(req.node, record, pushAll, call)) return;
+      receive(req);
+    });
+  }
+
   private sotw(call: grpc.ServerDuplexStream<DiscoveryRequest, unknown>): void {
-    const record = newStreamRecord('sotw');
-    const types = new Map<string, SotwTypeState>();
-    let node = '';
-    const send = (typeUrl: string, force: boolean) => {
-      const st = types.get(typeUrl);
-      const snap: NodeSnapshot | undefined = this.opts.cache.get(node);
-      if (!st) return;
-      const ts = snap?.get(typeUrl as TypeUrl);
-      const version = ts?.version ?? 'empty';
-      const names = st.wildcard ? '*' : [...st.names].sort().join(',');
-      if (!force && version === st.sentVersion && names === st.sentNames) return;
-      // The version the client rejected is not sent again; a newer one will be.
-      if (version === st.nackedVersion && names === st.sentNames) return;
-      // LDS and CDS responses hold the whole state; RDS and EDS responses only what changed, since
-      // the client keeps the resources a response leaves out (one endpoint change, one resource sent).
-      const incremental = !st.wildcard && !WILDCARD_TYPES.has(typeUrl);
-      const resources: EncodedResource[] = [];
-      for (const r of ts?.resources.values() ?? []) {
-        if (!st.wildcard && !st.names.has(r.name)) continue;
-        if (incremental && !force && st.sent.get(r.name) === r.version) continue;
-        resources.push(r);
-      }
-      if (incremental && !force && resources.length === 0) {
+    this.serve(call, 'sotw', (record) => {
+      const types = new Map<string, SotwTypeState>();
+      const send = (typeUrl: string, force: boolean) => {
+        const st = types.get(typeUrl);
+        const snap: NodeSnapshot | undefined = this.opts.cache.get(record.node);
+        if (!st) return;
+        const ts = snap?.get(typeUrl as TypeUrl);
+        const version = ts?.version ?? 'empty';
+        const names = st.wildcard ? '*' : [...st.names].sort().join(',');
+        if (!force && version === st.sentVersion && names === st.sentNames) return;
+        // The version the client rejected is not sent again; a newer one will be.
+        if (version === st.nackedVersion && names === st.sentNames) return;
+        // LDS and CDS responses hold the whole state; RDS and EDS responses only what changed, since
+        // the client keeps the resources a response leaves out (one endpoint change, one resource sent).
+        const incremental = !st.wildcard && !WILDCARD_TYPES.has(typeUrl);
+        const resources: EncodedResource[] = [];
+        for (const r of ts?.resources.values() ?? []) {
+          if (!st.wildcard && !st.names.has(r.name)) continue;
+          if (incremental && !force && st.sent.get(r.name) === r.version) continue;
+          resources.push(r);
+        }
+        if (incremental && !force && resources.length === 0) {
+          st.sentVersion = version;
+          st.sentNames = names;
+          return;
+        }
+        for (const r of resources) st.sent.set(r.name, r.version);
+        const nonce = randomUUID();
+        st.lastNonce = nonce;
         st.sentVersion = version;
         st.sentNames = names;
-        return;
-      }
-      for (const r of resources) st.sent.set(r.name, r.version);
-      const nonce = randomUUID();
-      st.lastNonce = nonce;
-      st.sentVersion = version;
-      st.sentNames = names;
-      call.write({ version_info: version, resources: resources.map((r) => r.any), type_url: typeUrl, nonce });
-      this.sent(record, typeUrl, version);
-    };
-    const pushAll = () => {
-      for (const t of SEND_ORDER) send(t, false);
-    };
-    call.on('data', (req: DiscoveryRequest) => {
-      if (!node) {
-        node = this.identify(req.node, record, pushAll, call);
-        if (!node) return;
-      }
-      const typeUrl = req.type_url ?? '';
-      let st = types.get(typeUrl);
-      if (!st) {
-        st = { names: new Set(), wildcard: false, sent: new Map() };
-        types.set(typeUrl, st);
-      }
-      if (req.response_nonce) {
-        if (req.response_nonce !== st.lastNonce) return; // stale: a newer response is in flight
-        if (req.error_detail) {
-          st.nackedVersion = st.sentVersion;
-          this.rejected(record, typeUrl, st.sentVersion ?? '', req.error_detail.message ?? '');
-        } else {
-          st.ackedVersion = req.version_info ?? '';
-          st.nackedVersion = undefined;
-          this.acknowledged(record, typeUrl, st.ackedVersion);
+        call.write({ version_info: version, resources: resources.map((r) => r.any), type_url: typeUrl, nonce });
+        this.sent(record, typeUrl, version);
+      };
+      const receive = (req: DiscoveryRequest) => {
+        const typeUrl = req.type_url ?? '';
+        let st = types.get(typeUrl);
+        if (!st) {
+          st = { names: new Set(), wildcard: false, sent: new Map() };
+          types.set(typeUrl, st);
         }
-      }
-      const names = req.resource_names ?? [];
-      st.wildcard = (names.length === 0 && WILDCARD_TYPES.has(typeUrl)) || names.includes('*');
-      st.names = new Set(names.filter((n) => n !== '*'));
-      // A resource the client no longer asks for is forgotten: asked for again, it is sent again.
-      for (const n of [...st.sent.keys()]) if (!st.names.has(n)) st.sent.delete(n);
-      send(typeUrl, !req.response_nonce);
+        if (req.response_nonce) {
+          if (req.response_nonce !== st.lastNonce) return; // stale: a newer response is in flight
+          if (req.error_detail) {
+            st.nackedVersion = st.sentVersion;
+            this.rejected(record, typeUrl, st.sentVersion ?? '', req.error_detail.message ?? '');
+          } else {
+            st.ackedVersion = req.version_info ?? '';
+            st.nackedVersion = undefined;
+            this.acknowledged(record, typeUrl, st.ackedVersion);
+          }
+        }
+        const names = req.resource_names ?? [];
+        st.wildcard = (names.length === 0 && WILDCARD_TYPES.has(typeUrl)) || names.includes('*');
+        st.names = new Set(names.filter((n) => n !== '*'));
+        // A resource the client no longer asks for is forgotten: asked for again, it is sent again.
+        for (const n of [...st.sent.keys()]) if (!st.names.has(n)) st.sent.delete(n);
+        send(typeUrl, !req.response_nonce);
+      };
+      return { send, receive };
     });
   }
 
   private delta(call: grpc.ServerDuplexStream<DeltaRequest, unknown>): void {
-    const record = newStreamRecord('delta');
-    const types = new Map<string, DeltaTypeState>();
-    let node = '';
-    const send = (typeUrl: string, force: boolean) => {
-      const st = types.get(typeUrl);
-      if (!st) return;
-      const ts = this.opts.cache.get(node)?.get(typeUrl as TypeUrl);
-      const resources: { name: string; version: string; resource: { type_url: string; value: Buffer } }[] = [];
-      const removed: string[] = [];
-      const current = new Map<string, EncodedResource>();
-      for (const r of ts?.resources.values() ?? []) if (st.wildcard || st.names.has(r.name)) current.set(r.name, r);
-      for (const [name, r] of current) {
-        if (st.known.get(name) === r.version) continue;
-        if (st.nackedVersions.get(name) === r.version) continue;
-        resources.push({ name, version: r.version, resource: r.any });
-      }
-      for (const name of st.known.keys()) if (!current.has(name)) removed.push(name);
-      if (!resources.length && !removed.length && !force) return;
-      for (const r of resources) st.known.set(r.name, r.version);
-      for (const n of removed) st.known.delete(n);
-      const nonce = randomUUID();
-      st.lastNonce = nonce;
-      const version = ts?.version ?? 'empty';
-      call.write({ system_version_info: version, resources, removed_resources: removed, type_url: typeUrl, nonce });
-      this.sent(record, typeUrl, version);
-    };
-    const pushAll = () => {
-      for (const t of SEND_ORDER) send(t, false);
-    };
-    call.on('data', (req: DeltaRequest) => {
-      if (!node) {
-        node = this.identify(req.node, record, pushAll, call);
-        if (!node) return;
-      }
-      const typeUrl = req.type_url ?? '';
-      let st = types.get(typeUrl);
-      const first = !st;
-      if (!st) {
-        st = {
-          names: new Set(),
-          wildcard: false,
-          known: new Map(Object.entries(req.initial_resource_versions ?? {})),
-          nackedVersions: new Map(),
-        };
-        types.set(typeUrl, st);
-      }
-      if (req.response_nonce && req.response_nonce === st.lastNonce && req.error_detail) {
-        // What we just sent was rejected: remember those versions so they are not resent.
-        const ts = this.opts.cache.get(node)?.get(typeUrl as TypeUrl);
-        for (const [name, v] of st.known) if (ts?.resources.get(name)?.version === v) st.nackedVersions.set(name, v);
-        this.rejected(record, typeUrl, ts?.version ?? '', req.error_detail.message ?? '');
-      } else if (req.response_nonce && req.response_nonce === st.lastNonce) {
-        // Delta ACKs carry no version: the one acknowledged is the one last sent.
-        const version = record.pending[typeUrl] ?? this.opts.cache.get(node)?.get(typeUrl as TypeUrl)?.version ?? '';
-        this.acknowledged(record, typeUrl, version);
-      }
-      const sub = req.resource_names_subscribe ?? [];
-      if (first && sub.length === 0 && WILDCARD_TYPES.has(typeUrl)) st.wildcard = true;
-      for (const n of sub)
-        if (n === '*') st.wildcard = true;
-        else st.names.add(n);
-      for (const n of req.resource_names_unsubscribe ?? []) {
-        if (n === '*') st.wildcard = false;
-        st.names.delete(n);
-        st.known.delete(n);
-      }
-      send(typeUrl, first);
+    this.serve(call, 'delta', (record) => {
+      const types = new Map<string, DeltaTypeState>();
+      const send = (typeUrl: string, force: boolean) => {
+        const st = types.get(typeUrl);
+        if (!st) return;
+        const ts = this.opts.cache.get(record.node)?.get(typeUrl as TypeUrl);
+        const resources: { name: string; version: string; resource: { type_url: string; value: Buffer } }[] = [];
+        const removed: string[] = [];
+        const current = new Map<string, EncodedResource>();
+        for (const r of ts?.resources.values() ?? []) if (st.wildcard || st.names.has(r.name)) current.set(r.name, r);
+        for (const [name, r] of current) {
+          if (st.known.get(name) === r.version) continue;
+          if (st.nackedVersions.get(name) === r.version) continue;
+          resources.push({ name, version: r.version, resource: r.any });
+        }
+        for (const name of st.known.keys()) if (!current.has(name)) removed.push(name);
+        if (!resources.length && !removed.length && !force) return;
+        for (const r of resources) st.known.set(r.name, r.version);
+        for (const n of removed) st.known.delete(n);
+        const nonce = randomUUID();
+        st.lastNonce = nonce;
+        const version = ts?.version ?? 'empty';
+        call.write({ system_version_info: version, resources, removed_resources: removed, type_url: typeUrl, nonce });
+        this.sent(record, typeUrl, version);
+      };
+      const receive = (req: DeltaRequest) => {
+        const node = record.node;
+        const typeUrl = req.type_url ?? '';
+        let st = types.get(typeUrl);
+        const first = !st;
+        if (!st) {
+          st = {
+            names: new Set(),
+            wildcard: false,
+            known: new Map(Object.entries(req.initial_resource_versions ?? {})),
+            nackedVersions: new Map(),
+          };
+          types.set(typeUrl, st);
+        }
+        if (req.response_nonce && req.response_nonce === st.lastNonce && req.error_detail) {
+          // What we just sent was rejected: remember those versions so they are not resent.
+          const ts = this.opts.cache.get(node)?.get(typeUrl as TypeUrl);
+          for (const [name, v] of st.known) if (ts?.resources.get(name)?.version === v) st.nackedVersions.set(name, v);
+          this.rejected(record, typeUrl, ts?.version ?? '', req.error_detail.message ?? '');
+        } else if (req.response_nonce && req.response_nonce === st.lastNonce) {
+          // Delta ACKs carry no version: the one acknowledged is the one last sent.
+          const version = record.pending[typeUrl] ?? this.opts.cache.get(node)?.get(typeUrl as TypeUrl)?.version ?? '';
+          this.acknowledged(record, typeUrl, version);
+        }
+        const sub = req.resource_names_subscribe ?? [];
+        if (first && sub.length === 0 && WILDCARD_TYPES.has(typeUrl)) st.wildcard = true;
+        for (const n of sub)
+          if (n === '*') st.wildcard = true;
+          else st.names.add(n);
+        for (const n of req.resource_names_unsubscribe ?? []) {
+          if (n === '*') st.wildcard = false;
+          st.names.delete(n);
+          st.known.delete(n);
+        }
+        send(typeUrl, first);
+      };
+      return { send, receive };
     });
   }
 }

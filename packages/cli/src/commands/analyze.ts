@@ -3,8 +3,7 @@
 // the object, where in it, the condition and why. Exits 1 when there is any, 0 when there is none.
 import type { Command } from 'commander';
 import type { Condition } from '@turnpike/api';
-import { CliError } from '../errors.js';
-import { VALIDATE_HELP, validationFlag } from '../flags.js';
+import { fileInputOptions, textFormatFlag, validationFlag } from '../flags.js';
 import { translatePaths } from '../offline.js';
 import { format } from '../output.js';
 import { isTrouble } from '../status-lines.js';
@@ -56,21 +55,15 @@ export function findings(statuses: Iterable<[string, unknown]>, withEndpoints: b
 }
 
 export function registerAnalyze(program: Command): void {
-  program
-    .command('analyze')
-    .description('list every problem the statuses of these manifests would report; exit 1 if there is any (for CI)')
-    .requiredOption(
-      '-f, --file <path>',
-      'manifest file or directory (repeatable)',
-      (v: string, prev: string[]) => [...prev, v],
-      [] as string[],
-    )
+  fileInputOptions(
+    program
+      .command('analyze')
+      .description('list every problem the statuses of these manifests would report; exit 1 if there is any (for CI)'),
+  )
     .option('--endpoints', 'also report backends without ready endpoints (when the manifests include EndpointSlices)')
     .option('-o, --output <format>', 'text, json or yaml', 'text')
-    .option('--validate <mode>', VALIDATE_HELP, 'strict')
     .action((opts: { file: string[]; endpoints?: boolean; output: string; validate: string }) => {
-      if (!['text', 'json', 'yaml'].includes(opts.output))
-        throw new CliError(`-o ${opts.output}: unknown format (text, json, yaml)`);
+      textFormatFlag(opts.output);
       const r = translatePaths(opts.file, new Date().toISOString(), validationFlag(opts.validate));
       const found = findings(
         [...r.result.statuses.sortedKeys()].map((k) => [k, r.result.statuses.get(k)]),

@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { objectKey } from '@turnpike/api';
 import { readEventLog, type ParsedLog, type WatchEvent } from '@turnpike/engine';
 import { Translator, type TranslateResult } from '@turnpike/translator';
+import { textFormatFlag } from '../flags.js';
 import { CliError } from '../errors.js';
 import { LogCheckpoints } from '../log-checkpoints.js';
 import { format } from '../output.js';
@@ -103,8 +104,7 @@ export function registerBisect(program: Command): void {
     .option('--color', 'force colour')
     .option('--no-color', 'no colour')
     .action((path: string, opts: { object: string; condition: string; output: string; color?: boolean }) => {
-      if (!['text', 'json', 'yaml'].includes(opts.output))
-        throw new CliError(`-o ${opts.output}: unknown format (text, json, yaml)`);
+      textFormatFlag(opts.output);
       const ref = parseObjectRef(opts.object);
       const { type, status } = parseCondition(opts.condition);
       const log = readEventLog(path);

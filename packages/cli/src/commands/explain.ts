@@ -4,7 +4,7 @@ import { CLUSTER_SCOPED, isWatchedKind } from '@turnpike/api';
 import { loadManifests } from '@turnpike/engine';
 import { explain, snapshotFromObjects } from '@turnpike/translator';
 import { CliError } from '../errors.js';
-import { VALIDATE_HELP, validationFlag } from '../flags.js';
+import { fileInputOptions, textFormatFlag, validationFlag } from '../flags.js';
 import { format } from '../output.js';
 
 export function parseObjectRef(ref: string): { kind: string; namespace?: string; name: string } {
@@ -21,21 +21,15 @@ export function parseObjectRef(ref: string): { kind: string; namespace?: string;
 }
 
 export function registerExplain(program: Command): void {
-  program
-    .command('explain')
-    .description('explain why an object has its status: listeners considered, backends resolved')
-    .argument('<object>', 'KIND/NAMESPACE/NAME (or KIND/NAME for cluster-scoped kinds)')
-    .requiredOption(
-      '-f, --file <path>',
-      'manifest file or directory (repeatable)',
-      (v: string, prev: string[]) => [...prev, v],
-      [] as string[],
-    )
+  fileInputOptions(
+    program
+      .command('explain')
+      .description('explain why an object has its status: listeners considered, backends resolved')
+      .argument('<object>', 'KIND/NAMESPACE/NAME (or KIND/NAME for cluster-scoped kinds)'),
+  )
     .option('-o, --output <format>', 'text, json or yaml', 'text')
-    .option('--validate <mode>', VALIDATE_HELP, 'strict')
     .action((ref: string, opts: { file: string[]; output: string; validate: string }) => {
-      if (!['text', 'json', 'yaml'].includes(opts.output))
-        throw new CliError(`-o ${opts.output}: unknown format (text, json, yaml)`);
+      textFormatFlag(opts.output);
       const { kind, namespace, name } = parseObjectRef(ref);
       const validation = validationFlag(opts.validate);
       const loaded = loadManifests(opts.file, { validation });

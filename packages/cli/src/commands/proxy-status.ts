@@ -5,6 +5,7 @@
 import type { Command } from 'commander';
 import type { ProxyStream } from '@turnpike/xds';
 import { TYPE } from '@turnpike/xds';
+import { textFormatFlag } from '../flags.js';
 import { CliError } from '../errors.js';
 import { format } from '../output.js';
 
@@ -53,8 +54,7 @@ export function registerProxyStatus(program: Command): void {
     .option('--gateway <ns/name>', "only this Gateway's proxies")
     .option('-o, --output <format>', 'text, json or yaml', 'text')
     .action(async (opts: { controller: string; gateway?: string; output: string }) => {
-      if (!['text', 'json', 'yaml'].includes(opts.output))
-        throw new CliError(`-o ${opts.output}: unknown format (text, json, yaml)`);
+      textFormatFlag(opts.output);
       const url = `${opts.controller.replace(/\/$/, '')}/debug/proxies`;
       let proxies: ProxyStream[];
       try {

@@ -1,7 +1,7 @@
 // `turnpike translate -f FILE|DIR`: offline translation of manifests.
 import type { Command } from 'commander';
 import { CliError } from '../errors.js';
-import { VALIDATE_HELP, validationFlag } from '../flags.js';
+import { fileInputOptions, validationFlag } from '../flags.js';
 import { translatePaths } from '../offline.js';
 import { format, parseFormat } from '../output.js';
 import { envoyResourcesFor } from '@turnpike/xds';
@@ -33,19 +33,14 @@ function envoyResourcesByGateway(r: OfflineResult): Record<string, unknown> {
 }
 
 export function registerTranslate(program: Command): void {
-  program
-    .command('translate')
-    .description('translate manifests offline and print statuses, the xDS IR and the infra IR')
-    .requiredOption(
-      '-f, --file <path>',
-      'manifest file or directory (repeatable)',
-      (v: string, prev: string[]) => [...prev, v],
-      [] as string[],
-    )
+  fileInputOptions(
+    program
+      .command('translate')
+      .description('translate manifests offline and print statuses, the xDS IR and the infra IR'),
+  )
     .option('-o, --output <format>', 'json or yaml', 'json')
     .option('--to <what>', 'resources, ir (xDS and infra IR), xds (Envoy resources) or all', 'all')
     .option('--now <time>', 'timestamp for lastTransitionTime (RFC 3339); default: now')
-    .option('--validate <mode>', VALIDATE_HELP, 'strict')
     .action((opts: { file: string[]; output: string; to: string; now?: string; validate: string }) => {
       const fmt = parseFormat(opts.output);
       const now = opts.now ?? new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');

@@ -8,34 +8,20 @@ import { explain, Translator, type Snapshot, type TranslateResult } from '@turnp
 import { LogCheckpoints } from '../log-checkpoints.js';
 import { semanticDiff, type SemanticDiff } from '../semantic-diff.js';
 import { conditionRows, type ConditionRow } from '../status-conditions.js';
+import type {
+  Density,
+  EventSummary,
+  History,
+  HistoryChange,
+  LogSummary,
+  ObjectDetail,
+  ObjectSummary,
+  Page,
+} from './console-api.js';
+
+export type { EventSummary, HistoryChange, ObjectSummary } from './console-api.js';
 
 const KEPT_RESULTS = 24;
-
-export interface EventSummary {
-  index: number;
-  seq: number;
-  at: string;
-  source: string;
-  type: string;
-  kind: string;
-  object: string;
-  /** The log recorded a translation right after this event. */
-  translated: boolean;
-}
-
-export interface ObjectSummary {
-  key: string;
-  conditions: Omit<ConditionRow, 'message'>[];
-  trouble: boolean;
-}
-
-export interface HistoryChange {
-  seq: number;
-  at: string;
-  event: string;
-  before: string[];
-  after: string[];
-}
 
 const compact = (rows: readonly ConditionRow[]) =>
   rows.map((r) => `${r.where ? `${r.where} ` : ''}${r.type}=${r.status}/${r.reason}`);
@@ -103,16 +89,7 @@ export class ConsoleData {
     return r;
   }
 
-  summary(): {
-    source?: string;
-    createdAt: string;
-    events: number;
-    translations: number;
-    first?: string;
-    last?: string;
-    firstSeq?: number;
-    lastSeq?: number;
-  } {
+  summary(): LogSummary {
     const { log } = this.current();
     const first = log.events[0];
     const last = log.events.at(-1);
@@ -135,7 +112,7 @@ export class ConsoleData {
   }
 
   /** Events in order, a page at a time. */
-  events(offset: number, limit: number): { total: number; items: EventSummary[] } {
+  events(offset: number, limit: number): Page<EventSummary> {
     const { log } = this.current();
     const outputs = new Set(log.outputs.map((o) => o.seq));
     const items = log.events
@@ -145,13 +122,7 @@ export class ConsoleData {
   }
 
   /** The log's clock in `buckets` equal slices: events and translations in each, for the timeline bar. */
-  density(buckets: number): {
-    from: string;
-    to: string;
-    events: number[];
-    translations: number[];
-    firstIndex: number[];
-  } {
+  density(buckets: number): Density {
     const { log } = this.current();
     const times = log.events.map((e) => Date.parse(e.at));
     const from = times[0] ?? 0;
@@ -189,7 +160,7 @@ export class ConsoleData {
   objects(
     seq: number,
     opts: { filter?: string; trouble?: boolean; offset?: number; limit?: number } = {},
-  ): { total: number; items: ObjectSummary[] } {
+  ): Page<ObjectSummary> {
     const result = this.resultAt(this.indexOf(seq));
     const needle = opts.filter?.toLowerCase();
     const all: ObjectSummary[] = [];
@@ -209,10 +180,7 @@ export class ConsoleData {
   }
 
   /** One object after event `seq`: its conditions, the explain trace, and the xDS it takes part in. */
-  object(
-    key: string,
-    seq: number,
-  ): { key: string; found: boolean; conditions: ConditionRow[]; explain: string[]; xds: unknown } {
+  object(key: string, seq: number): ObjectDetail {
     const index = this.indexOf(seq);
     const result = this.resultAt(index);
     const [kind = '', namespace = '', name = ''] = key.split('/');
@@ -230,7 +198,7 @@ export class ConsoleData {
    * An object's conditions over the whole log: the value at `samples` evenly spread events, and each
    * change between two samples located by bisection (one change per stretch is assumed, as bisect does).
    */
-  history(key: string, samples = 16): { changes: HistoryChange[]; probes: number } {
+  history(key: string, samples = 16): History {
     const { log } = this.current();
     const n = log.events.length;
     if (!n) return { changes: [], probes: 0 };

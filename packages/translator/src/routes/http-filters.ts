@@ -33,6 +33,13 @@ const FILTER_FIELDS: Record<string, string> = {
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection']);
 const REDIRECT_CODES = new Set([301, 302, 303, 307, 308]);
 
+/** The route a filter list belongs to: its references resolve from the route's namespace. */
+interface FilterOwner {
+  ctx: TranslationContext;
+  route: KubeObject;
+  routeKind: string;
+}
+
 export interface CompiledFilters {
   filters: HTTPFiltersIR;
   redirect?: RedirectIR;
@@ -197,9 +204,7 @@ function compileRewrite(filter: HTTPRouteFilter, field: string, out: CompiledFil
 
 /** A mirror's backend must resolve like any backendRef; an unresolved one makes the rule answer 500. */
 function compileMirror(
-  ctx: TranslationContext,
-  route: KubeObject,
-  routeKind: string,
+  owner: FilterOwner,
   filter: HTTPRouteFilter,
   field: string,
   out: CompiledFilters,
@@ -208,9 +213,9 @@ function compileMirror(
   if (!mirror?.backendRef)
     return { reason: 'UnsupportedValue', message: `${field}.requestMirror.backendRef must be set` };
   const resolved = resolveBackend(
-    ctx,
-    route,
-    routeKind,
+    owner.ctx,
+    owner.route,
+    owner.routeKind,
     mirror.backendRef,
     `${field}.requestMirror.backendRef`,
     'http',
@@ -241,14 +246,7 @@ function compileCORS(filter: HTTPRouteFilter, out: CompiledFilters): undefined {
 }
 
 /** ExtensionRef names one of our PluginInstallations; anything else does not resolve. */
-function compilePluginRef(
-  ctx: TranslationContext,
-  route: KubeObject,
-  routeKind: string,
-  filter: HTTPRouteFilter,
-  field: string,
-  out: CompiledFilters,
-): undefined {
+function compilePluginRef(owner: FilterOwner, filter: HTTPRouteFilter, field: string, out: CompiledFilters): undefined {
   const ref = filter.extensionRef;
   if (!ref || ref.group !== TURNPIKE_GROUP || ref.kind !== 'PluginInstallation') {
     out.unresolved ??= {
@@ -260,8 +258,8 @@ function compilePluginRef(
     return undefined;
   }
   const resolved = resolvePluginRef(
-    ctx.inputs,
-    { kind: routeKind, group: GATEWAY_GROUP, namespace: route.metadata.namespace ?? '' },
+    owner.ctx.inputs,
+    { kind: owner.routeKind, group: GATEWAY_GROUP, namespace: owner.route.metadata.namespace ?? '' },
     { name: ref.name },
     `${field}.extensionRef`,
   );
@@ -312,7 +310,7 @@ export function compileFilters(
     const filterField = `${field}[${index}]`;
     const problem =
       filterListProblem(filter, filterField, seenTypes) ??
-      compileFilter(ctx, route, routeKind, filter, filterField, out);
+      compileFilter({ ctx, route, routeKind }, filter, filterField, out);
     // The first invalid filter names the rule's problem.
     if (problem) out.invalid ??= problem;
   }
@@ -325,9 +323,7 @@ export function compileFilters(
 }
 
 function compileFilter(
-  ctx: TranslationContext,
-  route: KubeObject,
-  routeKind: string,
+  owner: FilterOwner,
   filter: HTTPRouteFilter,
   field: string,
   out: CompiledFilters,
@@ -350,11 +346,11 @@ function compileFilter(
     case 'URLRewrite':
       return compileRewrite(filter, field, out);
     case 'RequestMirror':
-      return compileMirror(ctx, route, routeKind, filter, field, out);
+      return compileMirror(owner, filter, field, out);
     case 'CORS':
       return compileCORS(filter, out);
     case 'ExtensionRef':
-      return compilePluginRef(ctx, route, routeKind, filter, field, out);
+      return compilePluginRef(owner, filter, field, out);
     default:
       return { reason: 'UnsupportedValue', message: `${field}.type: filter type "${filter.type}" is not supported` };
   }

@@ -37,6 +37,24 @@ function isProblem(x: unknown): x is Problem {
   return typeof x === 'object' && x !== null && 'reason' in x;
 }
 
+/** Header and query parameter matches: a valid name, and an Exact or RE2 value. */
+function namedMatches(
+  matches: readonly { name: string; type?: string; value: string }[] | undefined,
+  field: string,
+  what: string,
+): (StringMatchIR & { name: string })[] | Problem {
+  const compiled: (StringMatchIR & { name: string })[] = [];
+  for (const [index, match] of (matches ?? []).entries()) {
+    const matchField = `${field}[${index}]`;
+    const badName = nameProblem(match.name, matchField, what);
+    if (badName) return badName;
+    const value = stringMatch(match.type, match.value, matchField);
+    if (isProblem(value)) return value;
+    compiled.push({ name: match.name, ...value });
+  }
+  return compiled;
+}
+
 export function compileHTTPMatch(m: HTTPRouteMatch, field: string): HTTPMatchIR | Problem {
   const pathType = m.path?.type ?? 'PathPrefix';
   const pathValue = m.path?.value ?? '/';
@@ -53,20 +71,12 @@ export function compileHTTPMatch(m: HTTPRouteMatch, field: string): HTTPMatchIR 
     return { reason: 'UnsupportedValue', message: `${field}.path.value: "${pathValue}" must start with "/"` };
   }
   const ir: HTTPMatchIR = { path: { type: pathType, value: pathValue }, headers: [], queryParams: [] };
-  for (const [i, h] of (m.headers ?? []).entries()) {
-    const bad = nameProblem(h.name, `${field}.headers[${i}]`, 'HTTP header');
-    if (bad) return bad;
-    const s = stringMatch(h.type, h.value, `${field}.headers[${i}]`);
-    if (isProblem(s)) return s;
-    ir.headers.push({ name: h.name, ...s });
-  }
-  for (const [i, q] of (m.queryParams ?? []).entries()) {
-    const bad = nameProblem(q.name, `${field}.queryParams[${i}]`, 'query parameter');
-    if (bad) return bad;
-    const s = stringMatch(q.type, q.value, `${field}.queryParams[${i}]`);
-    if (isProblem(s)) return s;
-    ir.queryParams.push({ name: q.name, ...s });
-  }
+  const headers = namedMatches(m.headers, `${field}.headers`, 'HTTP header');
+  if (isProblem(headers)) return headers;
+  const queryParams = namedMatches(m.queryParams, `${field}.queryParams`, 'query parameter');
+  if (isProblem(queryParams)) return queryParams;
+  ir.headers = headers;
+  ir.queryParams = queryParams;
   if (m.method !== undefined) {
     if (!METHODS.has(m.method))
       return { reason: 'UnsupportedValue', message: `${field}.method: "${m.method}" is not an HTTP method` };

@@ -6,6 +6,18 @@ type Provider = experimental.CertificateProvider;
 type CaListener = Parameters<Provider['addCaCertificateListener']>[0];
 type IdentityListener = Parameters<Provider['addIdentityCertificateListener']>[0];
 
+/**
+ * Adds a listener; the current value reaches it on the next tick: grpc-js registers its watcher
+ * only after adding the listener, and would miss an update delivered synchronously.
+ */
+function addLater<T>(listeners: Set<(value: T) => void>, listener: (value: T) => void, current: () => T | null): void {
+  listeners.add(listener);
+  queueMicrotask(() => {
+    const value = current();
+    if (value && listeners.has(listener)) listener(value);
+  });
+}
+
 export class MemoryCertificateProvider implements Provider {
   private ca: { caCertificate: Buffer } | null = null;
   private identity: { certificate: Buffer; privateKey: Buffer } | null = null;
@@ -46,13 +58,8 @@ export class MemoryCertificateProvider implements Provider {
     return !!this.ca && !!this.identity;
   }
 
-  // Current values reach a new listener on the next tick: grpc-js registers its watcher only
-  // after adding the listener, and would miss an update delivered synchronously.
   addCaCertificateListener(l: CaListener): void {
-    this.caListeners.add(l);
-    queueMicrotask(() => {
-      if (this.ca && this.caListeners.has(l)) l(this.ca);
-    });
+    addLater(this.caListeners, l, () => this.ca);
   }
 
   removeCaCertificateListener(l: CaListener): void {
@@ -60,10 +67,7 @@ export class MemoryCertificateProvider implements Provider {
   }
 
   addIdentityCertificateListener(l: IdentityListener): void {
-    this.identityListeners.add(l);
-    queueMicrotask(() => {
-      if (this.identity && this.identityListeners.has(l)) l(this.identity);
-    });
+    addLater(this.identityListeners, l, () => this.identity);
   }
 
   removeIdentityCertificateListener(l: IdentityListener): void {
