@@ -6,3 +6,4 @@ export * from './kinds.js';
 export * from './xds-ir.js';
 export * from './image-reference.js';
 export * from './proxy-ports.js';
+export * from './secret-data.js';

@@ -4,7 +4,7 @@
 // Gateway's namespace, named from the IR, labelled with the Gateway's name and its
 // spec.infrastructure labels, and owned by the Gateway. Pure: no I/O.
 import { createHash } from 'node:crypto';
-import type { KubeObject } from '@turnpike/api';
+import { encodeSecretData, type KubeObject } from '@turnpike/api';
 import type { GatewayInfraIR } from '@turnpike/translator';
 
 export const CONFIG_HASH_ANNOTATION = 'turnpike.dev/config-hash';
@@ -93,7 +93,7 @@ function xdsClientSecret(
     throw new InfraInputPending(
       `the xDS client certificate of Gateway ${ir.gateway.namespace}/${ir.gateway.name} is being issued`,
     );
-  const data = Object.fromEntries(Object.entries(creds).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
+  const data = encodeSecretData(creds);
   return {
     objects: [
       {

@@ -2,7 +2,7 @@
 // controller's namespace: created by whichever replica starts first, read by the others. A key
 // in the manifests would be public; a key per process would give replicas different URLs.
 import { randomBytes } from 'node:crypto';
-import type { Secret } from '@turnpike/api';
+import { encodeSecretData, secretBytes, type Secret } from '@turnpike/api';
 import { KubeApiError, type KubeClient } from './client.js';
 
 export const PLUGIN_URL_KEY_SECRET = 'turnpike-plugin-url-key';
@@ -16,7 +16,7 @@ export async function ensurePluginUrlKey(
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const s = await client.must<Secret>('GET', `${path}/${name}`);
-      const key = Buffer.from(s.data?.key ?? '', 'base64');
+      const key = secretBytes(s, 'key') ?? Buffer.alloc(0);
       if (key.length >= 16) return key;
       throw new Error(`Secret ${namespace}/${name} has no "key" of at least 16 bytes`);
     } catch (e) {
@@ -29,7 +29,7 @@ export async function ensurePluginUrlKey(
         kind: 'Secret',
         metadata: { name, namespace, labels: { 'app.kubernetes.io/managed-by': 'turnpike' } },
         type: 'Opaque',
-        data: { key: key.toString('base64') },
+        data: encodeSecretData({ key }),
       });
       return key;
     } catch (e) {

@@ -6,7 +6,7 @@
 // with a certificate of its own for the controller's Service names. The leader also issues each
 // Gateway's proxies a client certificate naming that Gateway (SPIFFE URI), adopting the one in
 // the cluster when it is still good, and renewing it two thirds into its life.
-import type { Secret } from '@turnpike/api';
+import { encodeSecretData, secretText, type Secret } from '@turnpike/api';
 import {
   createAuthority,
   gatewayIdentity,
@@ -46,9 +46,6 @@ interface CAState extends KeyedCertificate {
   bundle: string;
   resourceVersion?: string;
 }
-
-const b64 = (s: string) => Buffer.from(s).toString('base64');
-const unb64 = (s: string | undefined) => (s === undefined ? '' : Buffer.from(s, 'base64').toString('utf8'));
 
 export class XdsAuthority {
   /** What the gRPC and HTTPS servers present and trust; updated in place on rotation. */
@@ -121,9 +118,9 @@ export class XdsAuthority {
   }
 
   private parse(s: Secret): CAState | undefined {
-    const certPem = unb64(s.data?.['tls.crt']),
-      keyPem = unb64(s.data?.['tls.key']),
-      bundle = unb64(s.data?.['ca.crt']);
+    const certPem = secretText(s, 'tls.crt'),
+      keyPem = secretText(s, 'tls.key'),
+      bundle = secretText(s, 'ca.crt');
     if (!certPem || !keyPem || !bundle) {
       this.o.log?.('warn', `Secret ${this.o.namespace}/${XDS_CA_SECRET} lacks tls.crt, tls.key or ca.crt; ignoring it`);
       return undefined;
@@ -147,7 +144,7 @@ export class XdsAuthority {
         labels: { 'app.kubernetes.io/managed-by': 'turnpike' },
         ...(resourceVersion ? { resourceVersion } : {}),
       },
-      data: { 'tls.crt': b64(state.certPem), 'tls.key': b64(state.keyPem), 'ca.crt': b64(state.bundle) },
+      data: encodeSecretData({ 'tls.crt': state.certPem, 'tls.key': state.keyPem, 'ca.crt': state.bundle }),
     } as Secret;
   }
 
@@ -269,8 +266,8 @@ export class XdsAuthority {
       if (e instanceof KubeApiError && e.status === 404) return undefined;
       throw e;
     }
-    const crt = unb64(s.data?.['tls.crt']),
-      keyPem = unb64(s.data?.['tls.key']);
+    const crt = secretText(s, 'tls.crt'),
+      keyPem = secretText(s, 'tls.key');
     if (!crt || !keyPem || !signedByBundle(crt, ca.certPem, this.now())) return undefined;
     const renewAt = renewalTime(crt).getTime();
     if (this.now().getTime() >= renewAt) return undefined;

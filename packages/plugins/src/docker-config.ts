@@ -1,6 +1,6 @@
 // Credentials from a `kubernetes.io/dockerconfigjson` Secret: `{"auths": {"<host>": {auth |
 // username+password | identitytoken}}}`. Keys may be bare hosts or URLs (`https://host/v1/`).
-import type { Secret } from '@turnpike/api';
+import { secretText, type Secret } from '@turnpike/api';
 
 export interface RegistryCredentials {
   username: string;
@@ -47,7 +47,7 @@ export function credentialsFor(dockerConfigJson: string, registry: string): Regi
 
 /** The credentials a pull Secret holds for a registry host (undefined: pull anonymously). */
 export function secretCredentials(secret: Secret | undefined, registry: string): RegistryCredentials | undefined {
-  const raw = secret?.data?.['.dockerconfigjson'];
-  if (!raw) return undefined;
-  return credentialsFor(Buffer.from(raw, 'base64').toString('utf8'), registry);
+  const config = secret && secretText(secret, '.dockerconfigjson');
+  if (!config) return undefined;
+  return credentialsFor(config, registry);
 }

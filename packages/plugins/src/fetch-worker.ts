@@ -11,7 +11,7 @@
 // - Once a plugin has content, a failed re-resolve keeps it (logged); a registry down at start
 //   falls back to content stored before (the ConfigMap) for the same image.
 import { createHash } from 'node:crypto';
-import { parseImageReference, type PluginFetch, type PluginInstallation, type Secret } from '@turnpike/api';
+import { secretText, parseImageReference, type PluginFetch, type PluginInstallation, type Secret } from '@turnpike/api';
 import {
   COSIGN_SIGNATURE_ANNOTATION,
   parsePublicKey,
@@ -499,9 +499,9 @@ function verifyKey(snapshot: Snapshot, pi: PluginInstallation): { pem?: string; 
     ?.get(pi.metadata.namespace ?? '')
     ?.get(ref.name) as { data?: Record<string, string> } | undefined;
   if (!obj) return { problem: `${where} not found` };
-  const raw = obj.data?.[key];
-  if (raw === undefined) return { problem: `${where} has no key ${key}` };
-  return { pem: kind === 'Secret' ? Buffer.from(raw, 'base64').toString('utf8') : raw };
+  const pem = kind === 'Secret' ? secretText(obj, key) : obj.data?.[key];
+  if (pem === undefined) return { problem: `${where} has no key ${key}` };
+  return { pem };
 }
 
 function fingerprint(secret: Secret): string {

@@ -1,7 +1,8 @@
 // BackendTLSPolicy: upstream TLS for a Service (or one of its ports, by sectionName). The CA
 // references must be usable ConfigMaps (ca.crt); a policy that loses a conflict (same target,
 // newer) is not accepted. Status is written per ancestor: the route parents that use the Service.
-import type { BackendTLSPolicy, ClusterTrustBundle, ConfigMap, Secret } from '@turnpike/api';
+import type { BackendTLSPolicy, ClusterTrustBundle } from '@turnpike/api';
+import { caBundleInObject } from './ca-certificate-refs.js';
 import { checkCABundle } from './certificates.js';
 import { compareAge } from './compare.js';
 import type { Problem } from './conditions.js';
@@ -115,16 +116,6 @@ function caBundleOf(
       reason: 'InvalidKind',
     };
   }
-  const obj = inputs.get<ConfigMap | Secret>(ref.kind, namespace, ref.name);
-  const pem = obj
-    ? ref.kind === 'ConfigMap'
-      ? (obj as ConfigMap).data?.['ca.crt']
-      : decodeBase64((obj as Secret).data?.['ca.crt'])
-    : undefined;
-  const err = obj ? checkCABundle(pem) : `${ref.kind} ${namespace}/${ref.name} not found`;
-  return err ? { problem: err, reason: 'InvalidCACertificateRef' } : { pem: pem! };
-}
-
-function decodeBase64(v: string | undefined): string | undefined {
-  return v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8');
+  const bundle = caBundleInObject(inputs, ref.kind, namespace, ref.name);
+  return 'problem' in bundle ? { problem: bundle.problem, reason: 'InvalidCACertificateRef' } : bundle;
 }

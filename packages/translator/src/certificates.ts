@@ -1,7 +1,7 @@
 // TLS material checks done without I/O: PEM certificates and keys are parsed with node:crypto
 // (pure computation), and a key must belong to its certificate.
 import { X509Certificate, createHash, createPrivateKey, createPublicKey } from 'node:crypto';
-import type { Secret } from '@turnpike/api';
+import { secretText, type Secret } from '@turnpike/api';
 
 export interface ParsedCertificate {
   fingerprint: string;
@@ -11,19 +11,13 @@ export interface ParsedCertificate {
   notAfter: string;
 }
 
-function decode(secret: Secret, key: string): string | undefined {
-  const d = secret.data?.[key];
-  if (d !== undefined) return Buffer.from(d, 'base64').toString('utf8');
-  return secret.stringData?.[key];
-}
-
 /** Returns an error message, or the parsed certificate when the Secret holds a usable TLS pair. */
 export function checkTLSSecret(secret: Secret): { error: string } | { cert: ParsedCertificate } {
   if (secret.type !== undefined && secret.type !== 'kubernetes.io/tls') {
     return { error: `type is ${secret.type}, want kubernetes.io/tls` };
   }
-  const crt = decode(secret, 'tls.crt');
-  const key = decode(secret, 'tls.key');
+  const crt = secretText(secret, 'tls.crt');
+  const key = secretText(secret, 'tls.key');
   if (!crt) return { error: 'data["tls.crt"] is missing' };
   if (!key) return { error: 'data["tls.key"] is missing' };
   let cert: X509Certificate;

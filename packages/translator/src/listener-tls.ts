@@ -3,14 +3,14 @@
 // declaring kind (Gateway or ListenerSet — grants are not shared between them).
 import {
   GATEWAY_GROUP,
-  type ConfigMap,
   type Gateway,
   type Listener,
   type ListenerSet,
   type Secret,
   type SecretObjectReference,
 } from '@turnpike/api';
-import { checkCABundle, checkTLSSecret } from './certificates.js';
+import { caBundleInObject } from './ca-certificate-refs.js';
+import { checkTLSSecret } from './certificates.js';
 import type { Problem } from './conditions.js';
 import type { CertificateModel } from './model.js';
 import type { Inputs } from './incremental/inputs.js';
@@ -170,15 +170,9 @@ export function checkListenerTLS(
         };
         return;
       }
-      const obj = inputs.get<ConfigMap | Secret>(kind, refNs, ref.name);
-      const pem = obj
-        ? kind === 'ConfigMap'
-          ? (obj as ConfigMap).data?.['ca.crt']
-          : decodeB64((obj as Secret).data?.['ca.crt'])
-        : undefined;
-      const err = obj ? checkCABundle(pem) : `${kind} ${refNs}/${ref.name} not found`;
-      if (err) first ??= { reason: 'InvalidCACertificateRef', message: `${f}: ${err}` };
-      else bundles.push(pem as string);
+      const bundle = caBundleInObject(inputs, kind, refNs, ref.name);
+      if ('problem' in bundle) first ??= { reason: 'InvalidCACertificateRef', message: `${f}: ${bundle.problem}` };
+      else bundles.push(bundle.pem);
     });
     if (first) out.refsProblem ??= first;
     if (bundles.length) out.clientCA = bundles.join('\n');
@@ -197,10 +191,6 @@ export function checkListenerTLS(
       };
   }
   return out;
-}
-
-function decodeB64(v: string | undefined): string | undefined {
-  return v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8');
 }
 
 function frontendValidationFor(gateway: Gateway, l: Listener) {

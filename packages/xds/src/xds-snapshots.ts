@@ -2,7 +2,15 @@
 // its listeners, routes, clusters and secrets built and encoded again; a cluster whose endpoints
 // changed gets its one EDS resource encoded again and swapped into the snapshots of the Gateways
 // that use it. Nothing else is rebuilt.
-import type { ClusterIR, EndpointIR, GatewayIR, KubeObject, Secret, XdsIR } from '@turnpike/api';
+import {
+  secretText,
+  type ClusterIR,
+  type EndpointIR,
+  type GatewayIR,
+  type KubeObject,
+  type Secret,
+  type XdsIR,
+} from '@turnpike/api';
 import type { Cluster } from './envoy-types.js';
 import {
   buildEndpoints,
@@ -26,10 +34,6 @@ import { SEND_ORDER, TYPE, type TypeUrl } from './type-urls.js';
 
 export type ObjectLookup = (kind: string, namespace: string, name: string) => KubeObject | undefined;
 
-function decode(v: string | undefined): string {
-  return v === undefined ? '' : Buffer.from(v, 'base64').toString('utf8');
-}
-
 /** Every Envoy resource of a Gateway, endpoints included (for printing and validation). */
 export function envoyResourcesFor(
   gw: GatewayIR,
@@ -47,8 +51,8 @@ function secretLookup(lookup: ObjectLookup) {
     const s = lookup('Secret', ns, name) as Secret | undefined;
     if (!s) return undefined;
     return {
-      certificateChain: decode(s.data?.['tls.crt']) || (s.stringData?.['tls.crt'] ?? ''),
-      privateKey: decode(s.data?.['tls.key']) || (s.stringData?.['tls.key'] ?? ''),
+      certificateChain: secretText(s, 'tls.crt') ?? '',
+      privateKey: secretText(s, 'tls.key') ?? '',
     };
   };
 }
