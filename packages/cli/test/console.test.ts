@@ -68,7 +68,7 @@ describe('turnpike console in a browser', () => {
       async () => (await text('condition-row')).includes('ResolvedRefsFalseRefNotPermitted'),
       'ResolvedRefs=False',
     );
-    expect(await text('condition-row')).toContain('no ReferenceGrant allows it');
+    expect(await text('condition-row')).toContain('no ReferenceGrant in backends allows HTTPRoute from apps');
     await page.getByTestId('history-change').first().waitFor();
     const history = await text('history-change');
     expect(history).toContain(`#${DELETED_AT}`);

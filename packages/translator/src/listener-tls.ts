@@ -15,6 +15,7 @@ import type { Problem } from './conditions.js';
 import type { CertificateModel } from './model.js';
 import type { Inputs } from './incremental/inputs.js';
 import type { Reason } from './reasons.js';
+import { referenceNotPermitted } from './reference-grants.js';
 
 export interface SecretCheck {
   problem?: Problem;
@@ -40,19 +41,13 @@ export function checkSecretRef(
     };
   }
   const ns = ref.namespace ?? from.namespace;
-  if (
-    !inputs.allows(
-      { group: GATEWAY_GROUP, kind: from.kind, namespace: from.namespace },
-      { group: '', kind: 'Secret', namespace: ns, name: ref.name },
-    )
-  ) {
-    return {
-      problem: {
-        reason: 'RefNotPermitted',
-        message: `${field}: Secret ${ns}/${ref.name} is in another namespace and no ReferenceGrant allows it`,
-      },
-    };
-  }
+  const notPermitted = referenceNotPermitted(
+    inputs,
+    { group: GATEWAY_GROUP, kind: from.kind, namespace: from.namespace },
+    { group: '', kind: 'Secret', namespace: ns, name: ref.name },
+    field,
+  );
+  if (notPermitted) return { problem: notPermitted };
   const secret = inputs.get<Secret>('Secret', ns, ref.name);
   if (!secret) return { problem: { reason: reasons.invalid, message: `${field}: Secret ${ns}/${ref.name} not found` } };
   const r = checkTLSSecret(secret);
@@ -158,16 +153,14 @@ export function checkListenerTLS(
         return;
       }
       const refNs = ref.namespace ?? gateway.metadata.namespace ?? '';
-      if (
-        !inputs.allows(
-          { group: GATEWAY_GROUP, kind: 'Gateway', namespace: gateway.metadata.namespace ?? '' },
-          { group: '', kind, namespace: refNs, name: ref.name },
-        )
-      ) {
-        first ??= {
-          reason: 'RefNotPermitted',
-          message: `${f}: ${kind} ${refNs}/${ref.name} is in another namespace and no ReferenceGrant allows it`,
-        };
+      const notPermitted = referenceNotPermitted(
+        inputs,
+        { group: GATEWAY_GROUP, kind: 'Gateway', namespace: gateway.metadata.namespace ?? '' },
+        { group: '', kind, namespace: refNs, name: ref.name },
+        f,
+      );
+      if (notPermitted) {
+        first ??= notPermitted;
         return;
       }
       const bundle = caBundleInObject(inputs, kind, refNs, ref.name);

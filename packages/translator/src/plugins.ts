@@ -18,6 +18,7 @@ import {
 } from '@turnpike/api';
 import { condition, sortConditions, type Problem } from './conditions.js';
 import type { Inputs } from './incremental/inputs.js';
+import { referenceNotPermitted } from './reference-grants.js';
 
 export const DOCKER_CONFIG_SECRET_TYPE = 'kubernetes.io/dockerconfigjson';
 /** Where an installed plugin's file is mounted in the proxy container. */
@@ -34,21 +35,13 @@ export function pullSecretAccess(inputs: Inputs, pi: PluginInstallation): PullAc
   if (!ref) return {};
   const ns = ref.namespace || pi.metadata.namespace || '';
   const target = `Secret ${ns}/${ref.name}`;
-  if (
-    !inputs.allows(
-      { group: TURNPIKE_GROUP, kind: 'PluginInstallation', namespace: pi.metadata.namespace ?? '' },
-      { group: '', kind: 'Secret', namespace: ns, name: ref.name },
-    )
-  ) {
-    return {
-      problem: {
-        reason: 'RefNotPermitted',
-        message:
-          `spec.pullSecretRef: ${target} is in another namespace and no ReferenceGrant there allows ` +
-          `PluginInstallation from ${pi.metadata.namespace}`,
-      },
-    };
-  }
+  const notPermitted = referenceNotPermitted(
+    inputs,
+    { group: TURNPIKE_GROUP, kind: 'PluginInstallation', namespace: pi.metadata.namespace ?? '' },
+    { group: '', kind: 'Secret', namespace: ns, name: ref.name },
+    'spec.pullSecretRef',
+  );
+  if (notPermitted) return { problem: notPermitted };
   const secret = inputs.get<Secret>('Secret', ns, ref.name);
   if (!secret) return { problem: { reason: 'InvalidPullSecret', message: `spec.pullSecretRef: ${target} not found` } };
   if (secret.type !== DOCKER_CONFIG_SECRET_TYPE || !secret.data?.['.dockerconfigjson']) {
@@ -146,21 +139,13 @@ export function resolvePluginRef(
 ): { resolved?: ResolvedPlugin; problem?: Problem } {
   const ns = ref.namespace || from.namespace;
   const key = `${ns}/${ref.name}`;
-  if (
-    !inputs.allows(
-      { group: from.group, kind: from.kind, namespace: from.namespace },
-      { group: TURNPIKE_GROUP, kind: 'PluginInstallation', namespace: ns, name: ref.name },
-    )
-  ) {
-    return {
-      problem: {
-        reason: 'RefNotPermitted',
-        message:
-          `${field}: PluginInstallation ${key} is in another namespace and no ReferenceGrant there ` +
-          `allows ${from.kind} from ${from.namespace}`,
-      },
-    };
-  }
+  const notPermitted = referenceNotPermitted(
+    inputs,
+    { group: from.group, kind: from.kind, namespace: from.namespace },
+    { group: TURNPIKE_GROUP, kind: 'PluginInstallation', namespace: ns, name: ref.name },
+    field,
+  );
+  if (notPermitted) return { problem: notPermitted };
   const plugin = inputs.get<PluginInstallation>('PluginInstallation', ns, ref.name);
   if (!plugin)
     return { problem: { reason: 'PluginNotFound', message: `${field}: PluginInstallation ${key} not found` } };

@@ -3,6 +3,7 @@
 // in the target's namespace whose `from` names the referrer's kind and namespace and whose `to`
 // names the target's kind (and, optionally, its name). Grants are additive; removing one revokes.
 import type { ReferenceGrant } from '@turnpike/api';
+import type { Problem } from './conditions.js';
 import { listObjects, type Snapshot } from './snapshot.js';
 
 export interface Referrer {
@@ -45,4 +46,23 @@ export class ReferenceGrantIndex {
     }
     return false;
   }
+}
+
+/**
+ * The rule as the routes, listeners and plugins apply it: RefNotPermitted naming the target, the
+ * namespace a grant must be in and what it must allow; undefined when the reference is allowed.
+ */
+export function referenceNotPermitted(
+  grants: { allows(from: Referrer, to: Target): boolean },
+  from: Referrer,
+  to: Target,
+  field: string,
+): Problem | undefined {
+  if (grants.allows(from, to)) return undefined;
+  return {
+    reason: 'RefNotPermitted',
+    message:
+      `${field}: ${to.kind} ${to.namespace}/${to.name} is in another namespace and no ReferenceGrant in ` +
+      `${to.namespace} allows ${from.kind} from ${from.namespace}`,
+  };
 }

@@ -5,6 +5,7 @@ import { GATEWAY_GROUP, type BackendRef, type KubeObject, type Service } from '@
 import type { Problem } from '../conditions.js';
 import type { ClusterIR } from '@turnpike/api';
 import type { TranslationContext } from '../context.js';
+import { referenceNotPermitted } from '../reference-grants.js';
 
 export interface ResolvedBackend {
   cluster: ClusterIR;
@@ -33,19 +34,13 @@ export function resolveBackend(
   }
   const routeNs = route.metadata.namespace ?? '';
   const ns = ref.namespace ?? routeNs;
-  if (
-    !ctx.inputs.allows(
-      { group: GATEWAY_GROUP, kind: routeKind, namespace: routeNs },
-      { group: '', kind: 'Service', namespace: ns, name: ref.name },
-    )
-  ) {
-    return {
-      problem: {
-        reason: 'RefNotPermitted',
-        message: `${field}: Service ${ns}/${ref.name} is in another namespace and no ReferenceGrant allows it`,
-      },
-    };
-  }
+  const notPermitted = referenceNotPermitted(
+    ctx.inputs,
+    { group: GATEWAY_GROUP, kind: routeKind, namespace: routeNs },
+    { group: '', kind: 'Service', namespace: ns, name: ref.name },
+    field,
+  );
+  if (notPermitted) return { problem: notPermitted };
   const svc = ctx.inputs.get<Service>('Service', ns, ref.name);
   if (!svc) return { problem: { reason: 'BackendNotFound', message: `${field}: Service ${ns}/${ref.name} not found` } };
   if (ref.port === undefined)
