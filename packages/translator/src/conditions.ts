@@ -29,3 +29,28 @@ export interface Problem {
   reason: Reason;
   message: string;
 }
+
+/** What a positive-polarity condition says when nothing is wrong. */
+export interface Outcome {
+  reason: Reason;
+  message: string;
+}
+
+/** A positive-polarity condition: False with the first problem found, True with `ok` when there is none. */
+export function conditionOf(
+  type: string,
+  problem: Problem | undefined,
+  ok: Outcome,
+  generation: number | undefined,
+): Condition {
+  return problem
+    ? condition(type, false, problem.reason, problem.message, generation)
+    : condition(type, true, ok.reason, ok.message, generation);
+}
+
+export const REFS_RESOLVED: Outcome = { reason: 'ResolvedRefs', message: 'All references are resolved' };
+
+/** ResolvedRefs: False with the first reference that does not resolve. */
+export function resolvedRefsCondition(problem: Problem | undefined, generation: number | undefined): Condition {
+  return conditionOf('ResolvedRefs', problem, REFS_RESOLVED, generation);
+}

@@ -16,7 +16,7 @@ import {
   type ProxyConfig,
   type Secret,
 } from '@turnpike/api';
-import { condition, sortConditions, type Problem } from './conditions.js';
+import { type Problem, condition, conditionOf, sortConditions } from './conditions.js';
 import type { Inputs } from './incremental/inputs.js';
 import { referenceNotPermitted } from './reference-grants.js';
 
@@ -101,9 +101,12 @@ export function pluginInstallationStatus(inputs: Inputs, pi: PluginInstallation)
   const gen = pi.metadata.generation;
   const problem = pluginSpecProblem(inputs, pi);
   const conds: Condition[] = [
-    problem
-      ? condition('Accepted', false, problem.reason, problem.message, gen)
-      : condition('Accepted', true, 'Accepted', 'The spec is valid and its references are permitted', gen),
+    conditionOf(
+      'Accepted',
+      problem,
+      { reason: 'Accepted', message: 'The spec is valid and its references are permitted' },
+      gen,
+    ),
   ];
   const f = fetchFor(inputs, pi);
   const status: Record<string, unknown> = { observedGeneration: gen };

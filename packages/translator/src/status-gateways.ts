@@ -2,7 +2,7 @@
 import type { Condition, Gateway, GatewayAddress, GatewayStatus, ListenerStatus, Service } from '@turnpike/api';
 
 export type ServiceLookup = (namespace: string, name: string) => Service | undefined;
-import { condition, sortConditions } from './conditions.js';
+import { condition, conditionOf, resolvedRefsCondition, sortConditions } from './conditions.js';
 import type { ClassResult } from './gateway-classes.js';
 import { SUPPORTED_FEATURES } from './gateway-classes.js';
 import { mergedListeners } from './gateways.js';
@@ -18,9 +18,12 @@ export const PROXIES_IN_SYNC = 'turnpike.dev/ProxiesInSync';
 
 export function gatewayClassStatus(c: ClassResult): Record<string, unknown> {
   const gen = c.model.object.metadata.generation;
-  const accepted = c.problem
-    ? condition('Accepted', false, c.problem.reason, c.problem.message, gen)
-    : condition('Accepted', true, 'Accepted', 'GatewayClass is accepted by turnpike.dev/gateway-controller', gen);
+  const accepted = conditionOf(
+    'Accepted',
+    c.problem,
+    { reason: 'Accepted', message: 'GatewayClass is accepted by turnpike.dev/gateway-controller' },
+    gen,
+  );
   const status: Record<string, unknown> = { conditions: [accepted] };
   if (!c.problem) status.supportedFeatures = SUPPORTED_FEATURES.map((name) => ({ name }));
   return status;
@@ -34,19 +37,11 @@ export function listenerStatus(l: ListenerModel, attachedRoutes: number, notServ
   const gen = l.owner.metadata.generation;
   const conds: Condition[] = [];
   const bad = l.notAccepted ?? l.conflicted;
-  conds.push(
-    bad
-      ? condition('Accepted', false, bad.reason, bad.message, gen)
-      : condition('Accepted', true, 'Accepted', 'Listener is accepted', gen),
-  );
+  conds.push(conditionOf('Accepted', bad, { reason: 'Accepted', message: 'Listener is accepted' }, gen));
   if (l.conflicted) conds.push(condition('Conflicted', true, l.conflicted.reason, l.conflicted.message, gen));
   else if (l.ownerKind === 'ListenerSet')
     conds.push(condition('Conflicted', false, 'NoConflicts', 'No conflict with other listeners', gen));
-  conds.push(
-    l.refsProblem
-      ? condition('ResolvedRefs', false, l.refsProblem.reason, l.refsProblem.message, gen)
-      : condition('ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved', gen),
-  );
+  conds.push(resolvedRefsCondition(l.refsProblem, gen));
   if (notServed) {
     conds.push(
       condition('Programmed', false, notServed.reason, `Listener is not programmed: ${notServed.message}`, gen),
@@ -123,8 +118,7 @@ export function gatewayStatus(
 
   const refs = g.refsProblem;
   // Listener references are reported on each listener; this one covers the Gateway's own.
-  if (refs) conds.push(condition('ResolvedRefs', false, refs.reason, refs.message, gen));
-  else conds.push(condition('ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved', gen));
+  conds.push(resolvedRefsCondition(refs, gen));
 
   // What the proxies said about the last configuration (our own condition type).
   if (g.proxyRejected) conds.push(condition(CONFIG_REJECTED, true, 'Rejected', g.proxyRejected, gen));

@@ -1,7 +1,7 @@
 // Route status: one entry per parentRef that names a parent of ours (controllerName ours),
 // with Accepted, ResolvedRefs and, when some rules are invalid, PartiallyInvalid.
 import { CONTROLLER_NAME, type Condition, type RouteParentStatus } from '@turnpike/api';
-import { condition, sortConditions } from './conditions.js';
+import { condition, resolvedRefsCondition, sortConditions, type Problem } from './conditions.js';
 import { ROUTE_RULES_OVERLAP } from './route-overlaps.js';
 import { MAX_ANCESTORS } from './backend-tls-policies.js';
 import { BACKENDS_AVAILABLE } from './routes/backend-availability.js';
@@ -53,20 +53,15 @@ export function routeStatus(
         conds.push(condition(ROUTE_RULES_OVERLAP, true, ROUTE_RULES_OVERLAP, overlapMessage(overlap), gen));
     }
     const blocked = blockedPolicies?.get(gateway);
-    conds.push(
-      r.unresolved
-        ? condition('ResolvedRefs', false, r.unresolved.reason, r.unresolved.message, gen)
-        : blocked?.length
-          ? condition(
-              'ResolvedRefs',
-              false,
-              'InvalidBackendTLSPolicy',
-              `BackendTLSPolicy ${blocked.join(', ')} already lists ${MAX_ANCESTORS} Gateways in ` +
-                `status.ancestors; Gateway ${gateway} may not use its Service (those backends answer 500)`,
-              gen,
-            )
-          : condition('ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved', gen),
-    );
+    const policyBlocked: Problem | undefined = blocked?.length
+      ? {
+          reason: 'InvalidBackendTLSPolicy',
+          message:
+            `BackendTLSPolicy ${blocked.join(', ')} already lists ${MAX_ANCESTORS} Gateways in ` +
+            `status.ancestors; Gateway ${gateway} may not use its Service (those backends answer 500)`,
+        }
+      : undefined;
+    conds.push(resolvedRefsCondition(r.unresolved ?? policyBlocked, gen));
     parents.push({ parentRef: p.ref, controllerName, conditions: sortConditions(conds) });
   }
   return { parents };

@@ -1,7 +1,7 @@
 // Stage 9: BackendTLSPolicy status. Its ancestors are the route parents (Gateways) whose routes
 // use the policy's Service; derived again only when a policy or a route using one changed.
 import { type BackendTLSPolicy, type Condition } from '@turnpike/api';
-import { condition, sortConditions } from '../conditions.js';
+import { condition, conditionOf, resolvedRefsCondition, sortConditions } from '../conditions.js';
 import type { TranslationRun } from '../incremental/run.js';
 import { MAX_ANCESTORS } from '../backend-tls-policies.js';
 import type { PolicyAncestorsStage } from './policy-ancestors-stage.js';
@@ -26,12 +26,8 @@ export class BackendTLSStatusStage {
       if (!refs) continue;
       const gen = p.metadata.generation;
       const conds: Condition[] = [
-        model.notAccepted
-          ? condition('Accepted', false, model.notAccepted.reason, model.notAccepted.message, gen)
-          : condition('Accepted', true, 'Accepted', 'Policy is accepted', gen),
-        model.refsProblem
-          ? condition('ResolvedRefs', false, model.refsProblem.reason, model.refsProblem.message, gen)
-          : condition('ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved', gen),
+        conditionOf('Accepted', model.notAccepted, { reason: 'Accepted', message: 'Policy is accepted' }, gen),
+        resolvedRefsCondition(model.refsProblem, gen),
       ];
       // Keep the first 16 ancestors in a stable order; the last one listed says how many are not.
       const all = [...refs.keys()];
