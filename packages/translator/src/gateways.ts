@@ -23,7 +23,7 @@ import {
 } from './listener-conflicts.js';
 import { kindsForProtocol, routeGroupKind, SUPPORTED_PROTOCOLS } from './listener-protocols.js';
 import { checkListenerTLS, checkSecretRef } from './listener-tls.js';
-import { listenerConfigInvalid, refsBlockTraffic } from './listener-validity.js';
+import { listenerClaimsPort, listenerConfigInvalid } from './listener-validity.js';
 import type { GatewayModel, ListenerModel, ListenerSetModel } from './model.js';
 import type { Inputs } from './incremental/inputs.js';
 import { matchesSelector, selectorProblem } from './selectors.js';
@@ -226,19 +226,18 @@ export function buildGatewayGroup(
       setModel.notAccepted = denied;
     } else {
       // Earlier listeners keep their port and hostname even when they conflict inside their own object.
-      const accepted = mergedListeners(model).filter(
-        (l) => !l.lostPrecedence && !l.notAccepted && !refsBlockTraffic(l) && l.attachable,
-      );
+      const claimed = mergedListeners(model).filter(listenerClaimsPort);
       // Precedence first: a listener that loses to an earlier one no longer claims its port, so
       // it does not take its own set's other listeners down with it.
-      for (const l of setModel.listeners) markConflictsAgainst(accepted, l);
+      for (const l of setModel.listeners) markConflictsAgainst(claimed, l);
       markConflictsWithin(setModel.listeners.filter((l) => !l.lostPrecedence));
       model.listenerSets.push(setModel);
     }
     listenerSets.push(setModel);
   }
-  markOverlappingHostnames(mergedListeners(model));
-  markOverlappingCertificates(mergedListeners(model));
+  const merged = mergedListeners(model);
+  markOverlappingHostnames(merged);
+  markOverlappingCertificates(merged);
   return { gateway: model, listenerSets };
 }
 

@@ -8,7 +8,7 @@
 import type { Problem } from './conditions.js';
 import { portFamily, transport } from './listener-protocols.js';
 import type { ListenerModel } from './model.js';
-import { refsBlockTraffic } from './listener-validity.js';
+import { listenerClaimsPort, listenerStands } from './listener-validity.js';
 
 export function conflictBetween(a: ListenerModel, b: ListenerModel): Problem | undefined {
   const la = a.spec,
@@ -31,10 +31,6 @@ export function conflictBetween(a: ListenerModel, b: ListenerModel): Problem | u
   return undefined;
 }
 
-function claimsPort(l: ListenerModel): boolean {
-  return l.attachable && !l.notAccepted && !refsBlockTraffic(l);
-}
-
 /** Marks conflicts among one object's own listeners: all parties lose. */
 export function markConflictsWithin(listeners: ListenerModel[]): void {
   for (let i = 0; i < listeners.length; i++) {
@@ -42,7 +38,7 @@ export function markConflictsWithin(listeners: ListenerModel[]): void {
       const a = listeners[i] as ListenerModel,
         b = listeners[j] as ListenerModel;
       // A listener that cannot be programmed anyway does not claim its port and hostname.
-      if (!claimsPort(a) || !claimsPort(b)) continue;
+      if (!listenerClaimsPort(a) || !listenerClaimsPort(b)) continue;
       const c = conflictBetween(a, b);
       if (!c) continue;
       a.conflicted ??= c;
@@ -53,7 +49,7 @@ export function markConflictsWithin(listeners: ListenerModel[]): void {
 
 /** A ListenerSet listener loses to any earlier accepted listener it conflicts with. */
 export function markConflictsAgainst(accepted: readonly ListenerModel[], candidate: ListenerModel): void {
-  if (candidate.conflicted || !claimsPort(candidate)) return;
+  if (candidate.conflicted || !listenerClaimsPort(candidate)) return;
   for (const a of accepted) {
     const c = conflictBetween(a, candidate);
     if (c) {
@@ -70,13 +66,7 @@ export function markConflictsAgainst(accepted: readonly ListenerModel[], candida
  * for the other. Equal hostnames are a HostnameConflict instead.
  */
 export function markOverlappingHostnames(listeners: ListenerModel[]): void {
-  const tls = listeners.filter(
-    (l) =>
-      (l.spec.protocol === 'HTTPS' || l.spec.protocol === 'TLS') &&
-      !l.conflicted &&
-      !l.notAccepted &&
-      !l.lostPrecedence,
-  );
+  const tls = listeners.filter((l) => (l.spec.protocol === 'HTTPS' || l.spec.protocol === 'TLS') && listenerStands(l));
   for (let i = 0; i < tls.length; i++) {
     for (let j = i + 1; j < tls.length; j++) {
       const a = tls[i] as ListenerModel,
@@ -105,7 +95,7 @@ function hostnamesOverlap(a: string | undefined, b: string | undefined): boolean
  * hostname, so SNI cannot pick one certificate deterministically.
  */
 export function markOverlappingCertificates(listeners: ListenerModel[]): void {
-  const terminating = listeners.filter((l) => l.certificates.length && !l.conflicted && !l.notAccepted);
+  const terminating = listeners.filter((l) => l.certificates.length > 0 && listenerStands(l));
   for (let i = 0; i < terminating.length; i++) {
     for (let j = i + 1; j < terminating.length; j++) {
       const a = terminating[i] as ListenerModel,

@@ -1,5 +1,5 @@
 // Whether a listener may serve traffic, in one place: the xDS assembly, the infra IR, the status
-// (Programmed) and the conflict rules all ask the same questions.
+// (Programmed, ListenersNotValid) and the conflict and overlap rules all ask these questions.
 import type { ListenerModel } from './model.js';
 
 /** The listener's references keep it from serving (some invalid certificates do not: the others serve). */
@@ -25,4 +25,17 @@ export function listenerConfigInvalid(l: ListenerModel): boolean {
     l.refsProblem?.reason === 'InvalidRouteKinds' ||
     l.refsProblem?.reason === 'RefNotPermitted'
   );
+}
+
+/** Accepted and not in conflict: the listener takes part in the overlap checks (OverlappingTLSConfig). */
+export function listenerStands(l: ListenerModel): boolean {
+  return !l.notAccepted && !l.conflicted;
+}
+
+/**
+ * A listener that keeps its port and hostname against a ListenerSet merged after it: one that can
+ * serve, even if it conflicts inside its own object, unless it already lost to an earlier listener.
+ */
+export function listenerClaimsPort(l: ListenerModel): boolean {
+  return l.attachable && !l.notAccepted && !l.lostPrecedence && !refsBlockTraffic(l);
 }
