@@ -48,7 +48,8 @@ function withoutClusters<
 /**
  * GatewayHTTPListenerIsolation, per port of HTTP listeners: hosts a more specific listener owns
  * are dropped from the wider ones, and every listener with a hostname has its virtual host, so
- * the proxy never routes a request with another listener's routes.
+ * the proxy never routes a request with another listener's routes. Afterwards no two listeners of
+ * a port share a host: the proxy's one route configuration per port needs no ordering of its own.
  */
 function isolateHttpListeners(accs: ListenerAccumulator[]): void {
   const byPort = new Map<number, ListenerAccumulator[]>();

@@ -1,4 +1,5 @@
-// Properties: malformed objects never make translate throw; output never depends on input order.
+// Properties: malformed objects never make translate throw; output never depends on input order;
+// listener isolation leaves each host of a port to one listener.
 import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
 import fc from 'fast-check';
@@ -118,6 +119,50 @@ describe('translator properties', () => {
           );
         },
       ),
+      { numRuns: Math.min(RUNS, 300) },
+    );
+  });
+  it('GatewayHTTPListenerIsolation: no two listeners of a port serve the same host', () => {
+    const hostname = fc.option(fc.constantFrom('a.test', '*.test', 'b.a.test', '*.a.test', 'c.test'), {
+      nil: undefined,
+    });
+    const listeners = fc.uniqueArray(fc.record({ name: fc.constantFrom('l1', 'l2', 'l3', 'l4'), hostname }), {
+      minLength: 2,
+      maxLength: 4,
+      selector: (l) => l.name,
+    });
+    const routeHostnames = fc.array(fc.constantFrom('a.test', 'b.a.test', 'x.a.test', 'c.test', '*.test', '*.a.test'), {
+      maxLength: 3,
+    });
+    fc.assert(
+      fc.property(listeners, fc.array(routeHostnames, { minLength: 1, maxLength: 4 }), (specs, routes) => {
+        const objects = [
+          gatewayClass(),
+          service('svc'),
+          gateway(
+            'gw',
+            specs.map((l) => ({ ...http(l.name, 80), ...(l.hostname ? { hostname: l.hostname } : {}) })),
+          ),
+          ...routes.map((hostnames, i) =>
+            httpRoute(`r${i}`, {
+              parentRefs: [{ name: 'gw', namespace: 'infra' }],
+              hostnames,
+              rules: [{ backendRefs: [{ name: 'svc', port: 8080 }] }],
+            }),
+          ),
+        ];
+        const ir = translate(snapshotFromObjects(objects)).xdsIR.gateways.get('infra/gw');
+        expect(ir).toBeDefined();
+        for (const port of ir!.ports) {
+          const servedBy = new Map<string, string>();
+          for (const listener of port.listeners)
+            for (const virtualHost of listener.virtualHosts ?? [])
+              for (const domain of virtualHost.domains) {
+                expect([domain, servedBy.get(domain)]).toEqual([domain, undefined]);
+                servedBy.set(domain, listener.name);
+              }
+        }
+      }),
       { numRuns: Math.min(RUNS, 300) },
     );
   });

@@ -300,25 +300,26 @@ function withMisdirectedHost(l: GatewayListenerIR, vhosts: VirtualHost[]): Virtu
   ];
 }
 
-/** Merges the virtual hosts of several Gateway listeners sharing a port; domains stay unique. */
-function mergeVirtualHosts(listeners: GatewayListenerIR[]): VirtualHost[] {
-  const byDomain = new Map<string, { name: string; routes: Route[] }>();
-  // More specific listener hostnames first, so their routes win inside a merged host.
-  const ordered = [...listeners].sort(
-    (a, b) => (b.hostname ?? '').length - (a.hostname ?? '').length || (a.name < b.name ? -1 : 1),
-  );
-  for (const l of ordered) {
-    for (const vh of l.virtualHosts ?? []) {
-      for (const d of vh.domains) {
-        const entry = byDomain.get(d) ?? { name: `${d}`, routes: [] };
-        entry.routes.push(...vh.routes.map((r) => builtRoute(r)));
-        byDomain.set(d, entry);
+/**
+ * The virtual hosts of the HTTP listeners sharing a port, one per domain. Which listener serves a
+ * host is the translator's decision (GatewayHTTPListenerIsolation leaves each host to one listener);
+ * should two still name one domain, their routes are kept in the IR's order, since Envoy refuses
+ * a route configuration with a domain twice.
+ */
+function portVirtualHosts(listeners: GatewayListenerIR[]): VirtualHost[] {
+  const routesByDomain = new Map<string, Route[]>();
+  for (const listener of listeners) {
+    for (const virtualHost of listener.virtualHosts ?? []) {
+      for (const domain of virtualHost.domains) {
+        const routes = routesByDomain.get(domain) ?? [];
+        routes.push(...virtualHost.routes.map((r) => builtRoute(r)));
+        routesByDomain.set(domain, routes);
       }
     }
   }
-  return [...byDomain.keys()]
+  return [...routesByDomain.keys()]
     .sort()
-    .map((d) => ({ name: byDomain.get(d)!.name, domains: [d], routes: byDomain.get(d)!.routes }));
+    .map((domain) => ({ name: domain, domains: [domain], routes: routesByDomain.get(domain)! }));
 }
 
 function httpConnectionManager(
@@ -456,7 +457,7 @@ function buildPort(port: PortIR, out: EnvoyResources, plugins: PluginContext): v
         ],
       },
     ];
-    out.routes.push({ name: routeName, virtual_hosts: mergeVirtualHosts(port.listeners) });
+    out.routes.push({ name: routeName, virtual_hosts: portVirtualHosts(port.listeners) });
   } else if (family === 'TCP') {
     listener.filter_chains = [{ filters: [tcpProxy(port.name, first.routes?.[0])] }];
   } else {
@@ -487,7 +488,7 @@ function buildPort(port: PortIR, out: EnvoyResources, plugins: PluginContext): v
             },
           ],
         });
-        out.routes.push({ name: routeName, virtual_hosts: withMisdirectedHost(l, mergeVirtualHosts([l])) });
+        out.routes.push({ name: routeName, virtual_hosts: withMisdirectedHost(l, portVirtualHosts([l])) });
       } else {
         for (const r of l.routes ?? []) {
           const names = (r.hostnames ?? []).filter((h) => h !== '*');
