@@ -1,7 +1,7 @@
 // The composition root. Every way of running Turnpike is the same pipeline: sources → one engine
 // (store, holdoff, translator) → sinks, with the event log recording both ends. `run --dir`,
 // `run --kubeconfig` and `replay` differ only in the sources and sinks they pass here.
-import { runEngine, type EngineOutput, type SourceEvent, type WatchEvent } from '@turnpike/engine';
+import { everyKeyOf, runEngine, type EngineOutput, type SourceEvent, type WatchEvent } from '@turnpike/engine';
 import type { EventRecorder } from './console/live-log.js';
 import type { Observable, SchedulerLike } from 'rxjs';
 
@@ -14,19 +14,27 @@ export interface Sink {
    */
   accept(out: EngineOutput): void;
   close?(): Promise<void> | void;
+  /**
+   * Also takes the translations made before the `completeAfter` sources synced (the plugin fetch
+   * worker, which those translations feed). Other sinks start at the first complete one, told
+   * every key of it as changed.
+   */
+  beforeComplete?: boolean;
 }
 
 export interface ControllerOptions {
   sources: Observable<SourceEvent | WatchEvent>[];
   /** Sources that must have listed everything before the first translation. */
   sourceNames: string[];
+  /** Sources fed by the translations (plugins) that must be synced before most sinks act on one. */
+  completeAfter?: string[];
   sinks: Sink[];
   quietMs: number;
   maxDelayMs: number;
   scheduler?: SchedulerLike;
   /** The event log file, the console's in-memory log, or both (teeRecorder). */
   recorder?: EventRecorder;
-  /** Also told of every event (the plugin worker's view, metrics). */
+  /** Also told of every event (metrics). */
   onEvent?: (e: WatchEvent) => void;
   /** Also told of every translation, changed or not (metrics, readiness). */
   onTranslation?: (out: EngineOutput) => void;
@@ -39,14 +47,15 @@ export interface Controller {
 }
 
 function changedAnything(out: EngineOutput): boolean {
-  const c = out.changes;
-  return out.changed || c.statuses.length > 0 || c.gateways.length > 0 || c.endpoints.length > 0 || c.infra.length > 0;
+  return out.changed || Object.values(out.changes).some((keys) => keys.length > 0);
 }
 
 export function startController(o: ControllerOptions): Controller {
+  const started = new Set<Sink>();
   const sub = runEngine({
     sources: o.sources,
     sourceNames: o.sourceNames,
+    ...(o.completeAfter ? { completeAfter: o.completeAfter } : {}),
     quietMs: o.quietMs,
     maxDelayMs: o.maxDelayMs,
     ...(o.scheduler ? { scheduler: o.scheduler } : {}),
@@ -58,10 +67,15 @@ export function startController(o: ControllerOptions): Controller {
   }).subscribe((out) => {
     o.recorder?.output(out.seq, out.hash);
     o.onTranslation?.(out);
-    if (!changedAnything(out)) return;
+    const changed = changedAnything(out);
     for (const sink of o.sinks) {
       try {
-        sink.accept(out);
+        if (sink.beforeComplete || started.has(sink)) {
+          if (changed) sink.accept(out);
+        } else if (out.complete) {
+          started.add(sink);
+          sink.accept({ ...out, changes: everyKeyOf(out.result) });
+        }
       } catch (e) {
         // One failing sink must not keep the others (or the next translation) from running.
         o.onError(`sink ${sink.name}`, e as Error);

@@ -2,7 +2,7 @@
 // engine's own events), the in-memory content store the xDS builder and the infra applier read,
 // and the HTTP server that hands large Wasm to the proxies.
 import { readFileSync } from 'node:fs';
-import type { WatchEvent } from '@turnpike/engine';
+import type { Sink } from './controller.js';
 import {
   MemoryStorage,
   OciClient,
@@ -28,11 +28,11 @@ export interface PluginOptions {
 
 export const PLUGIN_DEFAULTS = { maxBytes: String(32 * 1024 * 1024), resolveIntervalS: '600' };
 
-export interface PluginServing {
+/** The worker is a sink of every translation, the incomplete ones too (they tell it what to fetch). */
+export interface PluginServing extends Sink {
   worker: PluginFetchWorker;
   content: PluginContentStore;
   server: PluginContentServer;
-  observe(e: WatchEvent): void;
   close(): Promise<void>;
 }
 
@@ -43,13 +43,12 @@ function positive(v: string, flag: string): number {
 }
 
 /**
- * Starts the content server and the worker; `storage` defaults to memory (off-cluster). The
- * worker reports `synced` once the `after` sources are listed and every plugin has a first
- * result, so the engine's first translation has them.
+ * Starts the content server and the worker; `storage` defaults to memory (off-cluster). After the
+ * first translation the worker reports `synced` once every plugin has a first result: the
+ * translations before that are kept from the other sinks (completeAfter).
  */
 export async function startPlugins(
   o: PluginOptions,
-  after: string[],
   log: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void,
   storage?: (urlFor: (sha: string, type: string) => string) => PluginStorage,
   onAttempt?: (result: string) => void,
@@ -88,14 +87,15 @@ export async function startPlugins(
     maxBytes,
     resolveEveryMs,
     log,
-    after,
     ...(onAttempt ? { onAttempt } : {}),
   });
   return {
     worker,
     content,
     server,
-    observe: (e) => worker.observe(e),
+    name: 'plugins',
+    beforeComplete: true,
+    accept: (out) => worker.accept(out),
     async close() {
       worker.stop();
       await server.close();

@@ -27,7 +27,10 @@ export function flatten(status: AnyStatus | undefined): Map<string, Map<string, 
 
 function refText(r: unknown): string {
   const ref = r as Record<string, unknown>;
-  return `${ref.kind ?? 'Gateway'} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}${ref.sectionName ? `/${ref.sectionName}` : ''}${ref.port ? `:${ref.port}` : ''}`;
+  const namespace = ref.namespace ? `${ref.namespace}/` : '';
+  const section = ref.sectionName ? `/${ref.sectionName}` : '';
+  const port = ref.port ? `:${ref.port}` : '';
+  return `${ref.kind ?? 'Gateway'} ${namespace}${ref.name}${section}${port}`;
 }
 
 /** One condition, where it is, and whether it is trouble (the same notion as `run` and `analyze`). */

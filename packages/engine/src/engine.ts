@@ -13,6 +13,12 @@ export interface EngineOptions {
   sources: Observable<SourceEvent | WatchEvent>[];
   /** Names of the sources that must be synced before the first translation. */
   sourceNames: string[];
+  /**
+   * Sources fed by the translations themselves (the plugin fetch worker): outputs before these
+   * are synced too are marked incomplete, for the sinks that must not act on them (the proxies
+   * would be served routes without their plugins). Becoming complete translates again.
+   */
+  completeAfter?: string[];
   quietMs?: number;
   maxDelayMs?: number;
   scheduler?: SchedulerLike;
@@ -37,6 +43,8 @@ export interface EngineOutput {
   durationMs: number;
   /** When the earliest event this translation is the first to see arrived (`at`): where config latency starts. */
   since: string;
+  /** Every `completeAfter` source was synced before this translation. */
+  complete: boolean;
 }
 
 interface State {
@@ -46,6 +54,8 @@ interface State {
   synced: Set<string>;
   ready: boolean;
   becameReady: boolean;
+  complete: boolean;
+  becameComplete: boolean;
   /** The `at` of the first relevant event no translation has seen yet. */
   pendingSince?: string;
 }
@@ -63,6 +73,8 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
   const clock = opts.clock ?? (() => isoNow(scheduler));
   const translator = opts.translator ?? new Translator();
   const required = new Set(opts.sourceNames);
+  const completing = new Set(opts.completeAfter ?? []);
+  const isComplete = (synced: ReadonlySet<string>) => [...completing].every((s) => synced.has(s));
   let seq = 0;
 
   const events$ = merge(...opts.sources).pipe(
@@ -83,6 +95,8 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
     synced: new Set(),
     ready: required.size === 0,
     becameReady: false,
+    complete: completing.size === 0,
+    becameComplete: false,
   };
   // Connected only after every consumer subscribed, so synchronous sources lose nothing.
   const state$ = connectable(
@@ -93,6 +107,7 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
         const synced = state.synced;
         if (e.type === 'synced' && e.kind === '*') synced.add(e.source);
         const ready = [...required].every((s) => synced.has(s));
+        const complete = isComplete(synced);
         const pendingSince = state.pendingSince ?? (relevant ? e.at : undefined);
         state = {
           snapshot,
@@ -101,6 +116,8 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
           synced,
           ready,
           becameReady: ready && !state.ready,
+          complete,
+          becameComplete: complete && !state.complete,
           ...(pendingSince ? { pendingSince } : {}),
         };
         return state;
@@ -120,7 +137,7 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
   // every key of the last output too, so sinks drop what is gone.
   let restarted = false;
   const outputs$ = state$.pipe(
-    filter((s) => s.changed || s.becameReady),
+    filter((s) => s.changed || s.becameReady || (s.ready && s.becameComplete)),
     holdoff<State>({
       quietMs: opts.quietMs ?? DEFAULT_QUIET_MS,
       maxDelayMs: opts.maxDelayMs ?? DEFAULT_MAX_DELAY_MS,
@@ -158,6 +175,7 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
         snapshot: current.snapshot,
         durationMs,
         since,
+        complete: current.complete,
       } satisfies EngineOutput;
     }),
     filter((o): o is EngineOutput => o !== undefined),
@@ -172,6 +190,11 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
   });
 }
 
+/** Every key of one output, as changes: what a sink that saw none of the outputs before needs. */
+export function everyKeyOf(result: TranslateResult): OutputChanges {
+  return everyKey(result, result);
+}
+
 /** Every key of either output, as changes (what a sink needs to resynchronise). */
 function everyKey(a: TranslateResult, b: TranslateResult): OutputChanges {
   const keys = (x: ReadonlyMap<string, unknown>, y: ReadonlyMap<string, unknown>) =>
@@ -181,5 +204,6 @@ function everyKey(a: TranslateResult, b: TranslateResult): OutputChanges {
     gateways: keys(a.xdsIR.gateways, b.xdsIR.gateways),
     endpoints: keys(a.xdsIR.endpoints, b.xdsIR.endpoints),
     infra: keys(a.infraIR.gateways, b.infraIR.gateways),
+    pluginFetches: keys(a.pluginFetches, b.pluginFetches),
   };
 }

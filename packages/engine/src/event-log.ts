@@ -14,6 +14,11 @@ export interface LogHeader {
   quietMs: number;
   maxDelayMs: number;
   source?: string;
+  /**
+   * Sources whose synced made the controller's translations complete (EngineOptions.completeAfter).
+   * Absent in logs written before: every synced source then gated the first translation.
+   */
+  completeAfter?: string[];
 }
 export interface OutputRecord {
   type: 'output';

@@ -1,17 +1,29 @@
-// The plugin fetch worker. It lives outside the translator: it watches the same events as the
-// engine (PluginInstallations, Secrets, ReferenceGrants), fetches each plugin from its registry,
-// stores the content, and feeds its results back into the stream as PluginFetch events, so the
-// translator stays pure and a replayed log reproduces what happened.
+// The plugin fetch worker. It lives outside the translator, as a sink of its translations: each
+// translation says, per PluginInstallation, what to fetch (the image and type, the credentials of
+// the pull Secret it may use, the key its signature must verify with: PluginFetchRequest). The
+// worker fetches each plugin from its registry, stores the content, and feeds its results back into
+// the stream as PluginFetch events, so the translator stays pure and a replayed log reproduces what
+// happened.
 //
 // - A change to what a fetch depends on (image, type, generation, the pull Secret's content,
-//   whether the reference is permitted) fetches again at once.
+//   whether the reference is permitted, the public key) fetches again at once.
 // - Failures are retried with exponential backoff and jitter (1 s doubling to 5 min by default).
 // - Tags are re-resolved periodically (default 10 min) and a moved tag is fetched again;
 //   digests are never re-resolved.
 // - Once a plugin has content, a failed re-resolve keeps it (logged); a registry down at start
 //   falls back to content stored before (the ConfigMap) for the same image.
+// - After its first translation, it reports `synced` (source `plugins`) once every plugin has a
+//   first result; until then the controller keeps those translations from the proxies.
 import { createHash } from 'node:crypto';
-import { secretText, parseImageReference, type PluginFetch, type PluginInstallation, type Secret } from '@turnpike/api';
+import { parseImageReference, type PluginFetch, type PluginInstallation } from '@turnpike/api';
+import { deepEqual, remove, synced, upsert, type SourceEvent } from '@turnpike/engine';
+import type { PersistentMap, PluginFetchRequest } from '@turnpike/translator';
+import { Subject } from 'rxjs';
+import { extractPlugin, pluginLayer, type PluginType } from './artifact.js';
+import type { PluginContentStore } from './content-store.js';
+import { credentialsFor } from './docker-config.js';
+import { PluginFetchError } from './errors.js';
+import type { OciClient } from './oci-client.js';
 import {
   COSIGN_SIGNATURE_ANNOTATION,
   parsePublicKey,
@@ -19,39 +31,14 @@ import {
   signatureProblem,
   signatureTag,
 } from './signature.js';
-import {
-  applyEvents,
-  deepEqual,
-  EMPTY_SNAPSHOT,
-  remove,
-  synced,
-  upsert,
-  type SourceEvent,
-  type WatchEvent,
-} from '@turnpike/engine';
-import {
-  DOCKER_CONFIG_SECRET_TYPE,
-  Inputs,
-  pluginSpecProblem,
-  pullSecretAccess,
-  type Snapshot,
-} from '@turnpike/translator';
-import { Subject } from 'rxjs';
-import { extractPlugin, pluginLayer, type PluginType } from './artifact.js';
-import type { PluginContentStore } from './content-store.js';
-import { secretCredentials } from './docker-config.js';
-import { PluginFetchError } from './errors.js';
-import type { OciClient } from './oci-client.js';
 import { CONFIGMAP_CONTENT_LIMIT, type PluginStorage } from './storage.js';
 
 export const PLUGINS_SOURCE = 'plugins';
-const WATCHED = new Set(['PluginInstallation', 'Secret', 'ReferenceGrant', 'ConfigMap']);
 
-/** A Secret or ConfigMap the worker keeps: a pull Secret, or one holding a public key (`*.pub`). */
-function kept(e: WatchEvent): boolean {
-  const o = e.object as (Secret & { data?: Record<string, string> }) | undefined;
-  if (e.kind === 'Secret' && o?.type === DOCKER_CONFIG_SECRET_TYPE) return true;
-  return Object.keys(o?.data ?? {}).some((k) => k.endsWith('.pub'));
+/** What the worker reads of a translation: the requests, and which of them changed. */
+export interface PluginFetchPlan {
+  result: { pluginFetches: PersistentMap<PluginFetchRequest> };
+  changes: { pluginFetches: readonly string[] };
 }
 
 export interface FetchWorkerOptions {
@@ -69,12 +56,10 @@ export interface FetchWorkerOptions {
   /** Fetches in flight at most (a controller starting with many plugins does not flood a registry). */
   concurrency?: number;
   /**
-   * Sources whose first full list the worker waits for; then it reports `synced` (source
-   * `plugins`) once every plugin listed has a first result (stored content or a fetch attempt),
-   * or after `syncTimeoutMs`. The engine gates its first translation on it, so a restarted
-   * controller never serves routes without their plugins in the meantime.
+   * After its first translation the worker reports `synced` (source `plugins`) once every plugin
+   * has a first result (stored content or a fetch attempt), or after `syncTimeoutMs`: a restarted
+   * controller then never serves routes without their plugins in the meantime.
    */
-  after?: string[];
   syncTimeoutMs?: number;
 }
 
@@ -97,12 +82,12 @@ interface Job {
   triedStored?: boolean;
   /** The spec cannot be fetched as it is (the translator says why). */
   blocked?: boolean;
+  request: PluginFetchRequest;
 }
 
 export class PluginFetchWorker {
   /** PluginFetch upserts and deletes, for the engine. */
   readonly events = new Subject<SourceEvent>();
-  private snapshot: Snapshot = EMPTY_SNAPSHOT;
   private readonly jobs = new Map<string, Job>();
   private scheduled?: NodeJS.Timeout;
   private stopped = false;
@@ -110,8 +95,8 @@ export class PluginFetchWorker {
   private readonly backoff: { initialMs: number; maxMs: number };
   private active = 0;
   private readonly queue: (() => void)[] = [];
-  private readonly listed = new Set<string>();
-  /** Plugins still without a first result, once the sources are listed; undefined before. */
+  private translated = false;
+  /** Plugins still without a first result, after the first translation; undefined before. */
   private awaiting?: Set<string>;
   private reported = false;
 
@@ -120,40 +105,21 @@ export class PluginFetchWorker {
     this.backoff = opts.backoff ?? { initialMs: 1000, maxMs: 300_000 };
   }
 
-  /** Feed every engine event here; the worker keeps the kinds it needs. */
-  observe(e: WatchEvent): void {
+  /** A translation (a sink's accept): fetch what its requests ask for, stop what they no longer do. */
+  accept(plan: PluginFetchPlan): void {
     if (this.stopped) return;
-    if (e.type === 'synced' && e.kind === '*') this.sourceListed(e.source);
-    if (!WATCHED.has(e.kind)) return;
-    // Only pull Secrets and public keys matter; anything else is dropped (a change that makes
-    // an object irrelevant counts as a delete).
-    if ((e.kind === 'Secret' || e.kind === 'ConfigMap') && e.type === 'upsert' && !kept(e)) {
-      if (
-        !this.snapshot
-          .get(e.kind)
-          ?.get(e.namespace ?? '')
-          ?.has(e.name ?? '')
-      )
-        return;
-      e = { ...e, type: 'delete' };
+    const requests = plan.result.pluginFetches;
+    const keys = this.translated ? plan.changes.pluginFetches : [...requests.keys()];
+    for (const key of keys) {
+      const request = requests.get(key);
+      if (request) this.requested(key, request);
+      else this.dropped(key);
     }
-    this.snapshot = applyEvents(this.snapshot, [e]).snapshot;
-    // Coalesce a burst (an initial list) into one pass.
-    this.scheduled ??= setTimeout(() => {
-      this.scheduled = undefined;
-      this.reconcile();
-    }, 20);
-  }
-
-  private sourceListed(source: string): void {
-    this.listed.add(source);
-    if (this.awaiting || this.reported || !(this.opts.after ?? []).every((s) => this.listed.has(s))) return;
-    if (this.scheduled) clearTimeout(this.scheduled);
-    this.scheduled = undefined;
-    this.reconcile();
+    if (this.translated) return;
+    this.translated = true;
     this.awaiting = new Set([...this.jobs.values()].filter((j) => !j.emitted && !j.blocked).map((j) => j.key));
-    const t = setTimeout(() => this.reportSynced(), this.opts.syncTimeoutMs ?? 10_000);
-    t.unref?.();
+    const timer = setTimeout(() => this.reportSynced(), this.opts.syncTimeoutMs ?? 10_000);
+    timer.unref?.();
     this.settle();
   }
 
@@ -182,54 +148,40 @@ export class PluginFetchWorker {
     this.events.complete();
   }
 
-  private plugin(key: string): PluginInstallation | undefined {
-    const [ns, name] = key.split('/') as [string, string];
-    return this.snapshot.get('PluginInstallation')?.get(ns)?.get(name) as PluginInstallation | undefined;
+  private requested(key: string, request: PluginFetchRequest): void {
+    // What the fetch depends on; the pull Secret by a digest, so its content is not kept twice.
+    const inputs = JSON.stringify([
+      request.image,
+      request.type,
+      request.generation,
+      request.blocked ?? '',
+      request.dockerConfig ? createHash('sha256').update(request.dockerConfig).digest('hex').slice(0, 16) : '',
+      request.verify?.publicKeyPem ?? request.verify?.problem ?? '',
+    ]);
+    let job = this.jobs.get(key);
+    if (job) job.request = request;
+    if (job && job.inputs === inputs) return;
+    if (!job) this.jobs.set(key, (job = { key, inputs, attempt: 0, running: false, rerun: false, request }));
+    job.inputs = inputs;
+    job.attempt = 0;
+    if (job.timer) clearTimeout(job.timer);
+    job.timer = undefined;
+    // A spec that cannot be fetched waits for a change; the translator reports why.
+    job.blocked = request.blocked !== undefined;
+    if (job.blocked) return;
+    this.awaiting?.add(key);
+    void this.run(job);
   }
 
-  private reconcile(): void {
-    if (this.stopped) return;
-    const view = new Inputs(this.snapshot);
-    const seen = new Set<string>();
-    for (const byNs of this.snapshot.get('PluginInstallation')?.values() ?? []) {
-      for (const obj of byNs.values()) {
-        const pi = obj as PluginInstallation;
-        const key = `${pi.metadata.namespace}/${pi.metadata.name}`;
-        seen.add(key);
-        const problem = pluginSpecProblem(view, pi);
-        const secret = problem ? undefined : pullSecretAccess(view, pi).secret;
-        const publicKey = verifyKey(this.snapshot, pi);
-        const inputs = JSON.stringify([
-          pi.spec?.image,
-          pi.spec?.type,
-          pi.metadata.generation ?? 0,
-          problem?.message ?? '',
-          secret ? fingerprint(secret) : '',
-          publicKey.pem ?? publicKey.problem ?? '',
-        ]);
-        let job = this.jobs.get(key);
-        if (job && job.inputs === inputs) continue;
-        if (!job) this.jobs.set(key, (job = { key, inputs, attempt: 0, running: false, rerun: false }));
-        job.inputs = inputs;
-        job.attempt = 0;
-        if (job.timer) clearTimeout(job.timer);
-        job.timer = undefined;
-        // A spec that cannot be fetched waits for a change; the translator reports why.
-        job.blocked = !!problem;
-        if (problem) continue;
-        this.awaiting?.add(key);
-        void this.run(job);
-      }
-    }
-    for (const [key, job] of this.jobs) {
-      if (seen.has(key)) continue;
-      if (job.timer) clearTimeout(job.timer);
-      this.jobs.delete(key);
-      const [ns, name] = key.split('/') as [string, string];
-      this.opts.storage.forget?.(ns, name);
-      this.settle(key);
-      if (job.emitted) this.events.next(remove(PLUGINS_SOURCE, 'PluginFetch', ns, name));
-    }
+  private dropped(key: string): void {
+    const job = this.jobs.get(key);
+    if (!job) return;
+    if (job.timer) clearTimeout(job.timer);
+    this.jobs.delete(key);
+    const { namespace, name } = job.request;
+    this.opts.storage.forget?.(namespace, name);
+    this.settle(key);
+    if (job.emitted) this.events.next(remove(PLUGINS_SOURCE, 'PluginFetch', namespace, name));
     this.retainContent();
   }
 
@@ -293,8 +245,8 @@ export class PluginFetchWorker {
       job.rerun = true;
       return;
     }
-    const pi = this.plugin(job.key);
-    if (!pi || this.stopped) return;
+    if (this.stopped || this.jobs.get(job.key) !== job) return;
+    const pi = installationOf(job.request);
     job.running = true;
     const inputs = job.inputs;
     const gen = pi.metadata.generation ?? 0;
@@ -373,15 +325,16 @@ export class PluginFetchWorker {
   /** Checks the cosign signature of `digest` (tag `sha256-<hex>.sig` in the same repository). */
   private async verifySignature(
     pi: PluginInstallation,
+    verify: NonNullable<PluginFetchRequest['verify']>,
     ref: ReturnType<typeof parseImageReference>,
     digest: string,
     creds: Parameters<OciClient['resolve']>[1],
   ): Promise<void> {
-    const key = verifyKey(this.snapshot, pi);
-    if (!key.pem) throw new PluginFetchError('SignatureInvalid', key.problem ?? 'spec.verify: no public key');
+    const key = verify;
+    if (!key.publicKeyPem) throw new PluginFetchError('SignatureInvalid', key.problem ?? 'spec.verify: no public key');
     let publicKey;
     try {
-      publicKey = parsePublicKey(key.pem);
+      publicKey = parsePublicKey(key.publicKeyPem);
     } catch (e) {
       throw new PluginFetchError(
         'SignatureInvalid',
@@ -425,15 +378,15 @@ export class PluginFetchWorker {
     const ref = parseImageReference(pi.spec.image);
     const type = pi.spec.type as PluginType;
     const where = `${pi.spec.image}`;
-    const access = pullSecretAccess(new Inputs(this.snapshot), pi);
+    const { dockerConfig, verify } = job.request;
     let creds;
     try {
-      creds = secretCredentials(access.secret as Secret | undefined, ref.registry);
+      creds = dockerConfig === undefined ? undefined : credentialsFor(dockerConfig, ref.registry);
     } catch (e) {
       throw new PluginFetchError('Unauthorized', `spec.pullSecretRef: ${(e as Error).message}`);
     }
     const resolved = await this.opts.client.resolve(ref, creds);
-    if (pi.spec.verify) await this.verifySignature(pi, ref, resolved.digest, creds);
+    if (verify) await this.verifySignature(pi, verify, ref, resolved.digest, creds);
     const base = { observedGeneration: pi.metadata.generation ?? 0, image: pi.spec.image };
     const fetched = (digest: string, sha256: string, size: number, storage: Result['storage']): Result => ({
       ...base,
@@ -484,29 +437,17 @@ export class PluginFetchWorker {
   }
 }
 
-/** The PEM public key spec.verify names (same namespace), or why there is none. */
-function verifyKey(snapshot: Snapshot, pi: PluginInstallation): { pem?: string; problem?: string } {
-  const ref = pi.spec?.verify?.publicKeyRef;
-  if (!ref) return {};
-  const kind = ref.kind ?? 'Secret';
-  const key = ref.key ?? 'cosign.pub';
-  const where = `spec.verify.publicKeyRef: ${kind} ${pi.metadata.namespace}/${ref.name}`;
-  if (kind !== 'Secret' && kind !== 'ConfigMap')
-    return { problem: `spec.verify.publicKeyRef.kind: ${String(kind)} is not supported (Secret, ConfigMap)` };
-  if (!key.endsWith('.pub')) return { problem: `spec.verify.publicKeyRef.key: "${key}" must end in .pub` };
-  const obj = snapshot
-    .get(kind)
-    ?.get(pi.metadata.namespace ?? '')
-    ?.get(ref.name) as { data?: Record<string, string> } | undefined;
-  if (!obj) return { problem: `${where} not found` };
-  const pem = kind === 'Secret' ? secretText(obj, key) : obj.data?.[key];
-  if (pem === undefined) return { problem: `${where} has no key ${key}` };
-  return { pem };
-}
-
-function fingerprint(secret: Secret): string {
-  return createHash('sha256')
-    .update(JSON.stringify(secret.data ?? {}))
-    .digest('hex')
-    .slice(0, 16);
+/** The PluginInstallation a request is for, as the storage (its ConfigMap's owner) needs it. */
+function installationOf(request: PluginFetchRequest): PluginInstallation {
+  return {
+    apiVersion: 'turnpike.dev/v1alpha1',
+    kind: 'PluginInstallation',
+    metadata: {
+      namespace: request.namespace,
+      name: request.name,
+      generation: request.generation,
+      ...(request.uid ? { uid: request.uid } : {}),
+    },
+    spec: { image: request.image, type: request.type as PluginType },
+  };
 }

@@ -69,18 +69,21 @@ function start(
     content,
     maxBytes: 4 << 20,
     ...(opts.concurrency ? { concurrency: opts.concurrency } : {}),
-    ...(opts.gate ? { after: ['test'] } : {}),
     backoff: { initialMs: 200, maxMs: 1000 },
     resolveEveryMs: opts.resolveEveryMs ?? 600_000,
   });
   const outputs: EngineOutput[] = [];
   const sub = runEngine({
     sources: [input, worker.events],
-    sourceNames: opts.gate ? ['test', PLUGINS_SOURCE] : ['test'],
+    sourceNames: ['test'],
+    ...(opts.gate ? { completeAfter: [PLUGINS_SOURCE] } : {}),
     quietMs: 10,
     maxDelayMs: 50,
-    onEvent: (e) => worker.observe(e),
-  }).subscribe((o) => outputs.push(o));
+  }).subscribe((o) => {
+    outputs.push(o);
+    // The worker is a sink of every translation, as in the controller.
+    worker.accept(o);
+  });
   // Gated: the caller says when the test source has listed everything.
   if (!opts.gate) input.next(synced('test'));
   h = { input, worker, content, outputs, sub };
@@ -250,7 +253,7 @@ describe('plugin fetch worker', () => {
     expect(most).toBe(2);
   });
 
-  it('the engine waits for the plugins: after a restart with the registry down, the first translation already serves the stored content', async () => {
+  it('the sinks wait for the plugins: after a restart with the registry down, the first complete translation already serves the stored content', async () => {
     const lua = Buffer.from(`${LUA_V1}-- stored\n`);
     const sha256 = createHash('sha256').update(lua).digest('hex');
     const storage: PluginStorage = {
@@ -275,7 +278,11 @@ describe('plugin fetch worker', () => {
       hh.input.next(upsert('test', plugin('apps', 'never-stored', `${reg.host}/w/never:v1`)));
       hh.input.next(synced('test'));
       await until(hh, 'apps/restart', (f) => f?.status === 'True');
-      const first = hh.outputs[0]!;
+      // The translation the worker learnt its requests from came first, and was not complete.
+      expect(hh.outputs[0]!.complete).toBe(false);
+      expect(fetchedOf(hh.outputs[0], 'apps/restart')).toMatchObject({ status: 'False', reason: 'Pending' });
+      const complete = hh.outputs.filter((o) => o.complete);
+      const first = complete[0]!;
       expect(fetchedOf(first, 'apps/restart')).toMatchObject({
         status: 'True',
         message: expect.stringMatching(/^Serving the content stored before in ConfigMap turnpike-plugin-restart/),
@@ -287,7 +294,7 @@ describe('plugin fetch worker', () => {
         reason: 'Pending',
         message: expect.stringMatching(/unreachable/),
       });
-      expect(hh.outputs.filter((o) => fetchedOf(o, 'apps/restart')?.status !== 'True')).toEqual([]);
+      expect(complete.filter((o) => fetchedOf(o, 'apps/restart')?.status !== 'True')).toEqual([]);
       const refreshed = await until(hh, 'apps/restart', (f) =>
         /refreshing it failed \(Pending\)/.test(f?.message ?? ''),
       );

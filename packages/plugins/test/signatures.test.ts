@@ -38,8 +38,10 @@ function start(): Harness {
     sourceNames: ['test'],
     quietMs: 10,
     maxDelayMs: 50,
-    onEvent: (e) => worker.observe(e),
-  }).subscribe((o) => outputs.push(o));
+  }).subscribe((o) => {
+    outputs.push(o);
+    worker.accept(o);
+  });
   input.next(synced('test'));
   return (h = { input, worker, content, outputs, sub });
 }

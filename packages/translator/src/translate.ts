@@ -19,6 +19,7 @@ import {
 import type { PersistentMap } from './incremental/persistent-map.js';
 import { TranslationRun, type Diagnostic } from './incremental/run.js';
 import type { GatewayInfraIR } from './infra-ir.js';
+import type { PluginFetchRequest } from './plugin-fetch-requests.js';
 import type { RouteResult } from './routes/route-result.js';
 import type { Snapshot } from './snapshot.js';
 import { AssemblyStage } from './stages/assembly-stage.js';
@@ -40,6 +41,8 @@ export interface TranslateResult {
   statuses: PersistentMap<Status>;
   xdsIR: { gateways: PersistentMap<GatewayIR>; endpoints: PersistentMap<EndpointIR[]> };
   infraIR: { gateways: PersistentMap<GatewayInfraIR> };
+  /** Per PluginInstallation (`namespace/name`), what the fetch worker is to fetch. */
+  pluginFetches: PersistentMap<PluginFetchRequest>;
   diagnostics: Diagnostic[];
 }
 
@@ -141,6 +144,7 @@ export class Translator {
       statuses: outputs.statuses,
       xdsIR: { gateways: outputs.gateways, endpoints: outputs.endpoints },
       infraIR: { gateways: outputs.infra },
+      pluginFetches: outputs.pluginFetches,
       diagnostics: this.diagnostics,
     };
     return { result, changes };

@@ -308,12 +308,60 @@ export const anyObject: fc.Arbitrary<KubeObject> = fc.oneof(
     metadata: meta('pc', 'infra', { generation: 1 }),
     spec: { replicas, ...(plugin ? { plugins: [{ name: 'p1', namespace: 'apps' }] } : {}) },
   })),
-  fc.record({ image: pick('registry.test/p1:1', 'not an image') }).map(({ image }) => ({
-    apiVersion: 'turnpike.dev/v1alpha1',
-    kind: 'PluginInstallation',
-    metadata: meta('p1', 'apps', { generation: 1 }),
-    spec: { image, type: 'lua' },
-  })),
+  fc
+    .record({
+      image: pick('registry.test/p1:1', 'not an image'),
+      pullFrom: maybe(pick('apps', 'infra')),
+      verifyWith: maybe(pick('Secret' as const, 'ConfigMap' as const)),
+    })
+    .map(({ image, pullFrom, verifyWith }) => ({
+      apiVersion: 'turnpike.dev/v1alpha1',
+      kind: 'PluginInstallation',
+      metadata: meta('p1', 'apps', { generation: 1 }),
+      spec: {
+        image,
+        type: 'lua',
+        ...(pullFrom
+          ? { pullSecretRef: { name: 'pull', ...(pullFrom === 'apps' ? {} : { namespace: pullFrom }) } }
+          : {}),
+        ...(verifyWith ? { verify: { publicKeyRef: { kind: verifyWith, name: 'keys' } } } : {}),
+      },
+    })),
+  // What a plugin fetch is asked to use: pull Secrets, public keys, and the grant to pull across namespaces.
+  fc
+    .record({ namespace: pick('apps', 'infra'), which: pick(0, 1), docker: fc.boolean() })
+    .map(({ namespace, which, docker }) => ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: meta('pull', namespace),
+      type: docker ? 'kubernetes.io/dockerconfigjson' : 'Opaque',
+      data: {
+        '.dockerconfigjson': Buffer.from(
+          JSON.stringify({ auths: { 'registry.test': { auth: `dTo${which}` } } }),
+        ).toString('base64'),
+      },
+    })),
+  fc.record({ kind: pick('Secret', 'ConfigMap'), which: pick(0, 1, 2) }).map(({ kind, which }) => {
+    const pem = `-----BEGIN PUBLIC KEY-----\nkey${which}\n-----END PUBLIC KEY-----\n`;
+    const values = which === 2 ? { 'other.pub': pem } : { 'cosign.pub': pem };
+    return kind === 'Secret'
+      ? {
+          apiVersion: 'v1',
+          kind,
+          metadata: meta('keys', 'apps'),
+          data: Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+        }
+      : { apiVersion: 'v1', kind, metadata: meta('keys', 'apps'), data: values };
+  }),
+  fc.constant({
+    apiVersion: 'gateway.networking.k8s.io/v1beta1',
+    kind: 'ReferenceGrant',
+    metadata: meta('plugins-may-pull', 'infra'),
+    spec: {
+      from: [{ group: 'turnpike.dev', kind: 'PluginInstallation', namespace: 'apps' }],
+      to: [{ group: '', kind: 'Secret' }],
+    },
+  }),
   fc.record({ ok: fc.boolean() }).map(({ ok }) => ({
     apiVersion: 'turnpike.dev/internal',
     kind: 'PluginFetch',

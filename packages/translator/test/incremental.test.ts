@@ -14,6 +14,7 @@ type Printed = {
   statuses: Record<string, unknown>;
   xdsIR: Record<string, Record<string, unknown>>;
   infraIR: Record<string, Record<string, unknown>>;
+  pluginFetches: Record<string, unknown>;
   diagnostics: unknown[];
 };
 
@@ -30,6 +31,7 @@ function differences(live: Printed, fresh: Printed): string[] {
   compare('xds', live.xdsIR.gateways!, fresh.xdsIR.gateways!);
   compare('endpoints', live.xdsIR.endpoints!, fresh.xdsIR.endpoints!);
   compare('infra', live.infraIR.gateways!, fresh.infraIR.gateways!);
+  compare('plugin fetch', live.pluginFetches, fresh.pluginFetches);
   if (JSON.stringify(live.diagnostics) !== JSON.stringify(fresh.diagnostics))
     out.push(`diagnostics: live ${JSON.stringify(live.diagnostics)} fresh ${JSON.stringify(fresh.diagnostics)}`);
   return out;
@@ -61,6 +63,7 @@ describe('incremental translation', () => {
           expect(changes.gateways).toEqual(changedKeys(previous.xdsIR.gateways, result.xdsIR.gateways));
           expect(changes.endpoints).toEqual(changedKeys(previous.xdsIR.endpoints, result.xdsIR.endpoints));
           expect(changes.infra).toEqual(changedKeys(previous.infraIR.gateways, result.infraIR.gateways));
+          expect(changes.pluginFetches).toEqual(changedKeys(previous.pluginFetches, result.pluginFetches));
           previous = result;
         }
       }),
@@ -111,7 +114,13 @@ describe('incremental translation', () => {
     const { result, changes } = t.translateWithChanges(
       apply(snapshot, { type: 'upsert', object: slice(['10.1.0.1', '10.1.0.2']) }),
     );
-    expect(changes).toEqual({ statuses: [], gateways: [], endpoints: ['apps/svc1/8080'], infra: [] });
+    expect(changes).toEqual({
+      statuses: [],
+      gateways: [],
+      endpoints: ['apps/svc1/8080'],
+      infra: [],
+      pluginFetches: [],
+    });
     expect(result.xdsIR.gateways.get('infra/gw1')).toBe(first.xdsIR.gateways.get('infra/gw1'));
     expect(result.statuses).toBe(first.statuses);
     expect(result.xdsIR.endpoints.get('apps/svc1/8080')!.map((e) => e.address)).toEqual(['10.1.0.1', '10.1.0.2']);

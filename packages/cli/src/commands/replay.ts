@@ -107,13 +107,17 @@ export function engineTimeline(
   const position = new Map(events.map((e, i) => [e.seq, i + 1]));
   const scheduler = new VirtualTimeScheduler();
   const start = Date.parse(events[0]!.at);
-  const sources = [...new Set(events.filter((e) => e.type === 'synced' && e.kind === '*').map((e) => e.source))];
+  const synced = [...new Set(events.filter((e) => e.type === 'synced' && e.kind === '*').map((e) => e.source))];
+  // The gate the controller ran with: its completing sources (plugins) do not gate translation.
+  const completeAfter = log.header.completeAfter ?? [];
+  const sources = synced.filter((s) => !completeAfter.includes(s));
   const outputs: TimelineEntry[] = [];
   let failure: string | undefined;
   // The same composition root as run: the log is the source, and there are no sinks (only the timeline).
   const controller = startController({
     sources: [replaySource(events, scheduler, start)],
     sourceNames: sources,
+    completeAfter,
     sinks: [],
     quietMs: log.header.quietMs,
     maxDelayMs: log.header.maxDelayMs,

@@ -155,7 +155,6 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
   });
   const plugins = await startPlugins(
     { ...o, ...(authority ? { tls: servingTls() } : {}) },
-    [KUBE_SOURCE],
     say,
     (urlFor) => (storage = new ConfigMapPluginStorage(client, urlFor, say)),
     (result) => metrics.pluginFetches.inc({ result }),
@@ -203,7 +202,13 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
         ...(authority ? { tls: xdsTlsFromAuthority(authority.provider, trustDomain), controlPlaneTls: tls! } : {}),
       })
     : undefined;
-  const header = { createdAt: new Date().toISOString(), quietMs: o.quietMs, maxDelayMs: o.maxDelayMs, source: 'kube' };
+  const header = {
+    createdAt: new Date().toISOString(),
+    quietMs: o.quietMs,
+    maxDelayMs: o.maxDelayMs,
+    source: 'kube',
+    completeAfter: [PLUGINS_SOURCE],
+  };
   const live = o.consoleAddress && o.consoleAddress !== 'off' ? new LiveLog(header) : undefined;
   const recorder = teeRecorder(o.record ? openRecording(o.record, header) : undefined, live);
   const consoleServer = live
@@ -271,23 +276,22 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
         log.info({ seq: out.seq, gateways: out.result.xdsIR.gateways.size, hash: out.hash.slice(0, 12) }, 'translated');
       },
     },
-    { name: 'plugins', accept: () => undefined, close: () => plugins.close() },
+    plugins,
   ];
   const controller = startController({
     sources,
-    sourceNames: [KUBE_SOURCE, PLUGINS_SOURCE],
+    sourceNames: [KUBE_SOURCE],
+    completeAfter: [PLUGINS_SOURCE],
     sinks,
     quietMs: o.quietMs,
     maxDelayMs: o.maxDelayMs,
     ...(recorder ? { recorder } : {}),
-    onEvent: (e) => {
-      plugins.observe(e);
-      metrics.events.inc({ kind: e.kind, type: e.type });
-    },
+    onEvent: (e) => metrics.events.inc({ kind: e.kind, type: e.type }),
     onTranslation: (out) => {
       metrics.translations.inc();
       metrics.translationSeconds.observe(out.durationMs / 1000);
-      ready = true;
+      // Ready once the proxies may be served: the first translation with the plugins' results.
+      if (out.complete) ready = true;
     },
     onError: (where, e) => log.error({ err: e.message }, `${where} failed`),
   });

@@ -155,7 +155,13 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
   const json = opts.output === 'json';
   // A missing or mistyped directory is a mistake, not an empty configuration.
   if (!existsSync(opts.dir!)) throw new CliError(`--dir ${opts.dir}: no such file or directory`);
-  const header = { createdAt: new Date().toISOString(), quietMs, maxDelayMs, source: `dir:${opts.dir}` };
+  const header = {
+    createdAt: new Date().toISOString(),
+    quietMs,
+    maxDelayMs,
+    source: `dir:${opts.dir}`,
+    completeAfter: [PLUGINS_SOURCE],
+  };
   const live = (opts.consoleAddress ?? '127.0.0.1:0') === 'off' ? undefined : new LiveLog(header);
   const file = opts.record ? openRecording(opts.record, header) : undefined;
   const recorder = teeRecorder(file, live);
@@ -167,7 +173,7 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
   });
   if (opts.xdsPlaintext)
     throw new CliError('--xds-plaintext is for a cluster; with --dir xDS is plaintext unless --xds-tls-cert is given');
-  const plugins = await startPlugins(opts, [DIRECTORY_SOURCE], (level, msg, fields) => {
+  const plugins = await startPlugins(opts, (level, msg, fields) => {
     if (level !== 'info' || !json)
       process.stderr.write(
         `turnpike: ${level === 'info' ? '' : `${level}: `}${msg}${fields ? ` ${JSON.stringify(fields)}` : ''}\n`,
@@ -206,16 +212,12 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
   }
   const controller = startController({
     sources: xds ? [plugins.worker.events, xds.events, source] : [plugins.worker.events, source],
-    sourceNames: [DIRECTORY_SOURCE, PLUGINS_SOURCE],
-    sinks: [
-      ...(xds ? [xds] : []),
-      statusPrinter(json),
-      { name: 'plugins', accept: () => undefined, close: () => plugins.close() },
-    ],
+    sourceNames: [DIRECTORY_SOURCE],
+    completeAfter: [PLUGINS_SOURCE],
+    sinks: [plugins, ...(xds ? [xds] : []), statusPrinter(json)],
     quietMs,
     maxDelayMs,
     ...(recorder ? { recorder } : {}),
-    onEvent: (e) => plugins.observe(e),
     onError: (where, e) => process.stderr.write(`turnpike: error: ${where} failed: ${e.message}\n`),
   });
   return new Promise<void>((resolve) => {

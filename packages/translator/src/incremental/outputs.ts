@@ -3,6 +3,7 @@
 // sees a change), and the keys that really changed are collected for the sinks.
 import type { EndpointIR, GatewayIR } from '@turnpike/api';
 import type { GatewayInfraIR } from '../infra-ir.js';
+import type { PluginFetchRequest } from '../plugin-fetch-requests.js';
 import { deepEqual } from './deep-equal.js';
 import { PersistentMap, type PersistentMapEditor } from './persistent-map.js';
 
@@ -13,6 +14,7 @@ export interface KeyedOutputs {
   gateways: PersistentMap<GatewayIR>;
   endpoints: PersistentMap<EndpointIR[]>;
   infra: PersistentMap<GatewayInfraIR>;
+  pluginFetches: PersistentMap<PluginFetchRequest>;
 }
 
 /** Keys whose entry was set to a different value or removed, per output. */
@@ -21,6 +23,7 @@ export interface OutputChanges {
   gateways: string[];
   endpoints: string[];
   infra: string[];
+  pluginFetches: string[];
 }
 
 export const EMPTY_OUTPUTS: KeyedOutputs = {
@@ -28,6 +31,7 @@ export const EMPTY_OUTPUTS: KeyedOutputs = {
   gateways: PersistentMap.empty(),
   endpoints: PersistentMap.empty(),
   infra: PersistentMap.empty(),
+  pluginFetches: PersistentMap.empty(),
 };
 
 export class OutputEditor<V> {
@@ -65,12 +69,14 @@ export class OutputEditors {
   readonly gateways: OutputEditor<GatewayIR>;
   readonly endpoints: OutputEditor<EndpointIR[]>;
   readonly infra: OutputEditor<GatewayInfraIR>;
+  readonly pluginFetches: OutputEditor<PluginFetchRequest>;
 
   constructor(base: KeyedOutputs) {
     this.statuses = new OutputEditor(base.statuses);
     this.gateways = new OutputEditor(base.gateways);
     this.endpoints = new OutputEditor(base.endpoints);
     this.infra = new OutputEditor(base.infra);
+    this.pluginFetches = new OutputEditor(base.pluginFetches);
   }
 
   finish(): { outputs: KeyedOutputs; changes: OutputChanges } {
@@ -78,9 +84,16 @@ export class OutputEditors {
     const g = this.gateways.finish();
     const e = this.endpoints.finish();
     const i = this.infra.finish();
+    const p = this.pluginFetches.finish();
     return {
-      outputs: { statuses: s.map, gateways: g.map, endpoints: e.map, infra: i.map },
-      changes: { statuses: s.changed, gateways: g.changed, endpoints: e.changed, infra: i.changed },
+      outputs: { statuses: s.map, gateways: g.map, endpoints: e.map, infra: i.map, pluginFetches: p.map },
+      changes: {
+        statuses: s.changed,
+        gateways: g.changed,
+        endpoints: e.changed,
+        infra: i.changed,
+        pluginFetches: p.changed,
+      },
     };
   }
 }

@@ -60,7 +60,9 @@ export function resolveBackend(
       policy: `${tls.policy.metadata.namespace}/${tls.policy.metadata.name}`,
       problem: {
         reason: 'InvalidBackendTLSPolicy',
-        message: `${field}: BackendTLSPolicy ${tls.policy.metadata.namespace}/${tls.policy.metadata.name} for Service ${ns}/${ref.name} is not valid: ${(tls.notAccepted ?? tls.refsProblem)?.message}`,
+        message:
+          `${field}: BackendTLSPolicy ${tls.policy.metadata.namespace}/${tls.policy.metadata.name} for ` +
+          `Service ${ns}/${ref.name} is not valid: ${(tls.notAccepted ?? tls.refsProblem)?.message}`,
       },
     };
   }

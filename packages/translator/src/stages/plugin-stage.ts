@@ -1,9 +1,11 @@
 // Stage 3: plugins. Per ProxyConfig, the plugins it installs and its status; per
-// PluginInstallation, its status. Publishes `@installs:<namespace>/<name>` when what a
-// ProxyConfig installs changes, which re-derives the proxies of the Gateways that use it.
+// PluginInstallation, its status and what the fetch worker is to fetch. Publishes
+// `@installs:<namespace>/<name>` when what a ProxyConfig installs changes, which re-derives the
+// proxies of the Gateways that use it.
 import { objectKey, type PluginInstallation, type ProxyConfig } from '@turnpike/api';
 import { deepEqual } from '../incremental/deep-equal.js';
 import type { TranslationRun } from '../incremental/run.js';
+import { pluginFetchRequest } from '../plugin-fetch-requests.js';
 import { pluginInstallationStatus, proxyConfigPlugins, type InstalledPlugin } from '../plugins.js';
 
 const PROXY_CONFIG = 'proxyconfig:';
@@ -46,12 +48,15 @@ export class PluginStage {
       if (!pi) {
         run.forget(PLUGIN, key);
         run.out.statuses.delete(statusKey);
+        run.out.pluginFetches.delete(key);
         continue;
       }
-      run.out.statuses.set(
-        statusKey,
-        run.compute(PLUGIN, key, () => pluginInstallationStatus(run.inputs, pi)),
-      );
+      const derived = run.compute(PLUGIN, key, () => ({
+        status: pluginInstallationStatus(run.inputs, pi),
+        fetch: pluginFetchRequest(run.inputs, pi),
+      }));
+      run.out.statuses.set(statusKey, derived.status);
+      run.out.pluginFetches.set(key, derived.fetch);
     }
   }
 }
