@@ -50,6 +50,86 @@ function routeNamespaceAllowed(inputs: Inputs, l: ListenerModel, routeNs: string
   }
 }
 
+/** The Gateway a parentRef names (directly, or through a ListenerSet of it) and the listeners it offers. */
+interface ResolvedParent {
+  refKind: string;
+  key: string;
+  gateway: GatewayModel;
+  candidates: ListenerModel[];
+  problem?: Problem;
+}
+
+function resolveParent(
+  parents: ParentIndex,
+  ref: ParentReference,
+  index: number,
+  routeNs: string,
+): ResolvedParent | undefined {
+  if ((ref.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP) return undefined;
+  const refKind = ref.kind ?? 'Gateway';
+  const key = `${ref.namespace ?? routeNs}/${ref.name}`;
+  if (refKind === 'Gateway') {
+    const gateway = parents.gateway(key);
+    return gateway && { refKind, key, gateway, candidates: gateway.listeners };
+  }
+  if (refKind !== 'ListenerSet') return undefined;
+  const set = parents.listenerSet(key);
+  if (!set || !set.gateway) return undefined;
+  const gateway = parents.gateway(`${set.gateway.metadata.namespace}/${set.gateway.metadata.name}`);
+  if (!gateway) return undefined;
+  const parent: ResolvedParent = { refKind, key, gateway, candidates: set.listeners };
+  if (set.notAccepted)
+    parent.problem = {
+      reason: 'NotAllowedByListeners',
+      message: `parentRefs[${index}]: ListenerSet ${key} is not accepted by its Gateway`,
+    };
+  return parent;
+}
+
+/** Whether a listener the parentRef selected takes the route, and on which hostnames. */
+function listenerVerdict(
+  inputs: Inputs,
+  listener: ListenerModel,
+  kind: string,
+  routeNs: string,
+  routeHostnames: readonly string[] | undefined,
+): ListenerVerdict {
+  const refused = (reason: ListenerVerdict['reason']): ListenerVerdict => ({
+    listener,
+    accepted: false,
+    reason,
+    hostnames: [],
+  });
+  if (!listener.attachable) return refused('unusable');
+  if (!listener.supportedKinds.some((k) => k.kind === kind)) return refused('kind');
+  if (!routeNamespaceAllowed(inputs, listener, routeNs)) return refused('namespace');
+  const hostnames =
+    kind === 'TCPRoute' || kind === 'UDPRoute'
+      ? ['*']
+      : routeHostnamesOnListener(listener.spec.hostname, routeHostnames);
+  if (hostnames.length === 0) return refused('hostname');
+  return { listener, accepted: true, hostnames };
+}
+
+/** Why no listener took the route: only hostnames, or something the listeners do not allow. */
+function refusalProblem(attachment: ParentAttachment, parent: ResolvedParent, kind: string, routeNs: string): Problem {
+  const { verdicts, index } = attachment;
+  const hostnameOnly =
+    verdicts.some((v) => v.reason === 'hostname') &&
+    !verdicts.some((v) => v.reason === 'kind' || v.reason === 'namespace');
+  if (hostnameOnly)
+    return {
+      reason: 'NoMatchingListenerHostname',
+      message:
+        `parentRefs[${index}]: no hostname of the route intersects the hostnames of ${parent.refKind} ` +
+        `${parent.key}'s listeners`,
+    };
+  return {
+    reason: 'NotAllowedByListeners',
+    message: `parentRefs[${index}]: ${describeRefusals(verdicts, kind, routeNs)}`,
+  };
+}
+
 /**
  * Resolves every parentRef of a route. Parents that are not ours (unknown Gateway, other
  * controller's class) yield nothing: their status entries belong to someone else.
@@ -65,44 +145,22 @@ export function attachRoute(
   const routeNs = route.metadata.namespace ?? '';
   const out: ParentAttachment[] = [];
   parentRefs.forEach((ref, index) => {
-    const group = ref.group ?? GATEWAY_GROUP;
-    const refKind = ref.kind ?? 'Gateway';
-    if (group !== GATEWAY_GROUP) return;
-    const key = `${ref.namespace ?? routeNs}/${ref.name}`;
-    let gateway: GatewayModel | undefined;
-    let candidates: ListenerModel[];
-    let setProblem: Problem | undefined;
-    if (refKind === 'Gateway') {
-      gateway = parents.gateway(key);
-      if (!gateway) return;
-      candidates = gateway.listeners;
-    } else if (refKind === 'ListenerSet') {
-      const set = parents.listenerSet(key);
-      if (!set || !set.gateway) return;
-      gateway = parents.gateway(`${set.gateway.metadata.namespace}/${set.gateway.metadata.name}`);
-      if (!gateway) return;
-      candidates = set.listeners;
-      if (set.notAccepted)
-        setProblem = {
-          reason: 'NotAllowedByListeners',
-          message: `parentRefs[${index}]: ListenerSet ${key} is not accepted by its Gateway`,
-        };
-    } else {
+    const parent = resolveParent(parents, ref, index, routeNs);
+    if (!parent) return;
+    const attachment: ParentAttachment = { ref, index, gateway: parent.gateway, attached: [], verdicts: [] };
+    out.push(attachment);
+    if (parent.problem) {
+      attachment.problem = parent.problem;
       return;
     }
-    const a: ParentAttachment = { ref, index, gateway, attached: [], verdicts: [] };
-    out.push(a);
-    if (setProblem) {
-      a.problem = setProblem;
-      return;
-    }
+    // sectionName and port select listeners; a listener they leave out is not a refusal.
     const selected: ListenerModel[] = [];
-    for (const l of candidates) {
-      if (ref.sectionName !== undefined && l.spec.name !== ref.sectionName)
-        a.verdicts.push({ listener: l, accepted: false, reason: 'sectionName', hostnames: [] });
-      else if (ref.port !== undefined && l.spec.port !== ref.port)
-        a.verdicts.push({ listener: l, accepted: false, reason: 'port', hostnames: [] });
-      else selected.push(l);
+    for (const listener of parent.candidates) {
+      if (ref.sectionName !== undefined && listener.spec.name !== ref.sectionName)
+        attachment.verdicts.push({ listener, accepted: false, reason: 'sectionName', hostnames: [] });
+      else if (ref.port !== undefined && listener.spec.port !== ref.port)
+        attachment.verdicts.push({ listener, accepted: false, reason: 'port', hostnames: [] });
+      else selected.push(listener);
     }
     if (selected.length === 0) {
       const what = [
@@ -111,53 +169,18 @@ export function attachRoute(
       ]
         .filter(Boolean)
         .join(' and ');
-      a.problem = {
+      attachment.problem = {
         reason: 'NoMatchingParent',
-        message: `parentRefs[${index}]: ${refKind} ${key} has no listener with ${what}`,
+        message: `parentRefs[${index}]: ${parent.refKind} ${parent.key} has no listener with ${what}`,
       };
       return;
     }
-    for (const l of selected) {
-      const v: ListenerVerdict = { listener: l, accepted: false, hostnames: [] };
-      a.verdicts.push(v);
-      if (!l.attachable) {
-        v.reason = 'unusable';
-        continue;
-      }
-      if (!l.supportedKinds.some((k) => k.kind === kind)) {
-        v.reason = 'kind';
-        continue;
-      }
-      if (!routeNamespaceAllowed(inputs, l, routeNs)) {
-        v.reason = 'namespace';
-        continue;
-      }
-      const hostnames =
-        kind === 'TCPRoute' || kind === 'UDPRoute' ? ['*'] : routeHostnamesOnListener(l.spec.hostname, routeHostnames);
-      if (hostnames.length === 0) {
-        v.reason = 'hostname';
-        continue;
-      }
-      v.accepted = true;
-      v.hostnames = hostnames;
-      a.attached.push({ listener: l, hostnames });
+    for (const listener of selected) {
+      const verdict = listenerVerdict(inputs, listener, kind, routeNs, routeHostnames);
+      attachment.verdicts.push(verdict);
+      if (verdict.accepted) attachment.attached.push({ listener, hostnames: verdict.hostnames });
     }
-    if (a.attached.length === 0) {
-      const hostnameOnly =
-        a.verdicts.some((v) => v.reason === 'hostname') &&
-        !a.verdicts.some((v) => v.reason === 'kind' || v.reason === 'namespace');
-      a.problem = hostnameOnly
-        ? {
-            reason: 'NoMatchingListenerHostname',
-            message:
-              `parentRefs[${index}]: no hostname of the route intersects the hostnames of ${refKind} ` +
-              `${key}'s listeners`,
-          }
-        : {
-            reason: 'NotAllowedByListeners',
-            message: `parentRefs[${index}]: ${describeRefusals(a.verdicts, kind, routeNs)}`,
-          };
-    }
+    if (attachment.attached.length === 0) attachment.problem = refusalProblem(attachment, parent, kind, routeNs);
   });
   return out;
 }

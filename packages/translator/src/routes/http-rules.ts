@@ -8,7 +8,7 @@ import { validateHostname } from '../hostnames.js';
 import { attachRoute, type ParentIndex } from './attachment.js';
 import type { ClusterIR, HTTPMatchIR, HTTPRouteIR, WeightedCluster } from '@turnpike/api';
 import { resolveBackend } from './backends.js';
-import { compileFilters } from './http-filters.js';
+import { compileFilters, type CompiledFilters } from './http-filters.js';
 import { noteBackend, notePolicy, verdictOf, type RouteResult } from './route-result.js';
 
 const BACKEND_FILTERS = new Set(['RequestHeaderModifier', 'ResponseHeaderModifier']);
@@ -23,6 +23,16 @@ export interface RuleInput {
   retry?: HTTPRouteRule['retry'];
 }
 
+/** The route a rule belongs to, and what its rules collect: the clusters they use. */
+interface RuleOwner {
+  ctx: TranslationContext;
+  route: KubeObject;
+  kind: string;
+  protocol: 'h2' | 'http';
+  result: RouteResult;
+  clusters: Map<string, ClusterIR>;
+}
+
 export function translateRules(
   ctx: TranslationContext,
   route: KubeObject,
@@ -30,121 +40,184 @@ export function translateRules(
   rules: RuleInput[],
   result: RouteResult,
 ): void {
-  const protocol = kind === 'GRPCRoute' ? 'h2' : 'http';
+  const owner: RuleOwner = {
+    ctx,
+    route,
+    kind,
+    protocol: kind === 'GRPCRoute' ? 'h2' : 'http',
+    result,
+    clusters: new Map(),
+  };
   const irRoutes: HTTPRouteIR[] = [];
   let invalidRules = 0;
-  const clusters = new Map<string, ClusterIR>();
-  rules.forEach((rule, ri) => {
-    const field = `spec.rules[${ri}]`;
-    let invalid: Problem | undefined = rule.matches.find((m): m is Problem => 'reason' in m);
-    const compiled = compileFilters(ctx, route, kind, rule.filters, `${field}.filters`);
-    invalid ??= compiled.invalid;
-    for (const c of compiled.clusters) clusters.set(c.name, c);
-    if (compiled.unresolved) result.unresolved ??= compiled.unresolved;
-    const t = rule.timeouts;
-    invalid ??= retryProblem(rule.retry, `${field}.retry`);
-    if (rule.name !== undefined && rules.findIndex((o) => o.name === rule.name) !== ri) {
-      invalid ??= {
-        reason: 'UnsupportedValue',
-        message: `${field}.name: "${rule.name}" is already the name of spec.rules[${rules.findIndex((o) => o.name === rule.name)}]; rule names must be unique`,
-      };
-    }
-    for (const k of ['request', 'backendRequest'] as const) {
-      if (t?.[k] !== undefined && !DURATION.test(t[k] as string))
-        invalid ??= {
-          reason: 'UnsupportedValue',
-          message: `${field}.timeouts.${k}: "${t[k]}" is not a Gateway API duration`,
-        };
-    }
-    const backends: WeightedCluster[] = [];
-    let invalidWeight = 0;
-    (rule.backendRefs ?? []).forEach((ref, bi) => {
-      const r = resolveBackend(ctx, route, kind, ref, `${field}.backendRefs[${bi}]`, protocol);
-      notePolicy(result, r.policy);
-      // Per-backend filters the proxy applies per weighted cluster: header changes and a host rewrite.
-      const unsupported = (ref.filters ?? []).findIndex(
-        (f) =>
-          !BACKEND_FILTERS.has(f.type) && !(f.type === 'URLRewrite' && f.urlRewrite?.hostname && !f.urlRewrite.path),
-      );
-      if (!r.problem && unsupported >= 0) {
-        r.problem = {
-          reason: 'UnsupportedValue',
-          message: `${field}.backendRefs[${bi}].filters[${unsupported}]: ${ref.filters![unsupported]!.type} is not supported on a backendRef (RequestHeaderModifier, ResponseHeaderModifier, URLRewrite of the hostname)`,
-        };
-        delete r.backend;
-      }
-      noteBackend(result, verdictOf(`${field}.backendRefs[${bi}]`, ref, route, r));
-      if (r.problem) {
-        result.unresolved ??= r.problem;
-        invalidWeight += ref.weight ?? 1;
-        return;
-      }
-      const b = r.backend!;
-      clusters.set(b.cluster.name, b.cluster);
-      if (b.weight <= 0) return;
-      const wc: WeightedCluster = { cluster: b.cluster.name, weight: b.weight };
-      if (ref.filters?.length) {
-        const bf = compileFilters(ctx, route, kind, ref.filters, `${field}.backendRefs[${bi}].filters`);
-        invalid ??= bf.invalid;
-        if (bf.unresolved) result.unresolved ??= bf.unresolved;
-        for (const c of bf.clusters) clusters.set(c.name, c);
-        wc.filters = bf.filters;
-      }
-      backends.push(wc);
-    });
+  rules.forEach((rule, ruleIndex) => {
+    const field = `spec.rules[${ruleIndex}]`;
+    const filters = compileFilters(ctx, route, kind, rule.filters, `${field}.filters`);
+    for (const cluster of filters.clusters) owner.clusters.set(cluster.name, cluster);
+    if (filters.unresolved) result.unresolved ??= filters.unresolved;
+    const backends = ruleBackends(owner, rule, field);
+    // The first problem in the order the fields are written names the rule's.
+    const invalid =
+      rule.matches.find((m): m is Problem => 'reason' in m) ??
+      filters.invalid ??
+      ruleFieldProblem(rule, rules, ruleIndex, field) ??
+      backends.invalid;
     if (invalid) invalidRules++;
-    rule.matches.forEach((m, mi) => {
+    rule.matches.forEach((match, matchIndex) => {
       // A match that cannot be compiled serves nothing: answering it as `PathPrefix /` would
       // shadow every other route's `/` on the host. The rule's valid matches answer 500.
-      if ('reason' in m) return;
-      const match: HTTPMatchIR = m;
-      const ir: HTTPRouteIR = {
-        name: `${kind.toLowerCase()}/${route.metadata.namespace}/${route.metadata.name}/rule/${ri}/match/${mi}`,
-        source: {
-          kind,
-          namespace: route.metadata.namespace ?? '',
-          name: route.metadata.name,
-          rule: ri,
-          match: mi,
-          ...(rule.name ? { ruleName: rule.name } : {}),
-        },
-        match,
-      };
-      if (invalid || compiled.unresolved) {
-        ir.directResponse = { status: 500 };
-      } else if (compiled.redirect) {
-        ir.redirect = compiled.redirect;
-      } else if (backends.length === 0) {
-        ir.directResponse = { status: 500 };
-      } else if (invalidWeight === 0 && backends.every((b) => !ctx.clusterReady(clusters.get(b.cluster)!))) {
-        // Valid backends, none with a ready endpoint: 503, as the spec suggests.
-        ir.directResponse = { status: 503 };
-      } else {
-        ir.backends = backends;
-        if (invalidWeight > 0) ir.invalidWeight = invalidWeight;
-      }
-      if (!invalid && Object.keys(compiled.filters).length) ir.filters = compiled.filters;
-      if (t && (t.request || t.backendRequest)) ir.timeouts = { ...t };
-      if (rule.retry)
-        ir.retry = {
-          codes: rule.retry.codes ?? [],
-          attempts: rule.retry.attempts ?? 1,
-          ...(rule.retry.backoff ? { backoff: rule.retry.backoff } : {}),
-        };
-      irRoutes.push(ir);
+      if ('reason' in match) return;
+      irRoutes.push(matchRoute(owner, rule, ruleIndex, match, matchIndex, filters, backends, invalid));
     });
-    // Every invalid rule is named (the first one's reason stands for all).
-    if (invalid)
-      result.partiallyInvalid = result.partiallyInvalid
-        ? { reason: result.partiallyInvalid.reason, message: `${result.partiallyInvalid.message}; ${invalid.message}` }
-        : invalid;
+    if (invalid) noteInvalidRule(result, invalid);
   });
   if (rules.length > 0 && invalidRules === rules.length) {
     result.invalid = result.partiallyInvalid;
     delete result.partiallyInvalid;
   }
   result.http = irRoutes;
-  result.clusters = [...clusters.values()];
+  result.clusters = [...owner.clusters.values()];
+}
+
+/** Every invalid rule is named (the first one's reason stands for all). */
+function noteInvalidRule(result: RouteResult, invalid: Problem): void {
+  result.partiallyInvalid = result.partiallyInvalid
+    ? { reason: result.partiallyInvalid.reason, message: `${result.partiallyInvalid.message}; ${invalid.message}` }
+    : invalid;
+}
+
+/** A rule's own fields: retry, a unique name, Gateway API durations as timeouts. */
+function ruleFieldProblem(
+  rule: RuleInput,
+  rules: readonly RuleInput[],
+  ruleIndex: number,
+  field: string,
+): Problem | undefined {
+  const retry = retryProblem(rule.retry, `${field}.retry`);
+  if (retry) return retry;
+  const firstWithName = rule.name === undefined ? ruleIndex : rules.findIndex((other) => other.name === rule.name);
+  if (firstWithName !== ruleIndex) {
+    return {
+      reason: 'UnsupportedValue',
+      message: `${field}.name: "${rule.name}" is already the name of spec.rules[${firstWithName}]; rule names must be unique`,
+    };
+  }
+  for (const timeout of ['request', 'backendRequest'] as const) {
+    const value = rule.timeouts?.[timeout];
+    if (value !== undefined && !DURATION.test(value as string))
+      return {
+        reason: 'UnsupportedValue',
+        message: `${field}.timeouts.${timeout}: "${value}" is not a Gateway API duration`,
+      };
+  }
+  return undefined;
+}
+
+/** Per-backend filters the proxy applies per weighted cluster: header changes and a host rewrite. */
+function backendFilterProblem(ref: BackendRef, field: string): Problem | undefined {
+  const unsupported = (ref.filters ?? []).findIndex(
+    (filter) =>
+      !BACKEND_FILTERS.has(filter.type) &&
+      !(filter.type === 'URLRewrite' && filter.urlRewrite?.hostname && !filter.urlRewrite.path),
+  );
+  if (unsupported < 0) return undefined;
+  return {
+    reason: 'UnsupportedValue',
+    message:
+      `${field}.filters[${unsupported}]: ${ref.filters![unsupported]!.type} is not supported on a backendRef ` +
+      `(RequestHeaderModifier, ResponseHeaderModifier, URLRewrite of the hostname)`,
+  };
+}
+
+interface RuleBackends {
+  backends: WeightedCluster[];
+  /** The weight of backends that do not resolve: their share of requests answers 500. */
+  invalidWeight: number;
+  /** A backendRef filter with an invalid value. */
+  invalid?: Problem;
+}
+
+function ruleBackends(owner: RuleOwner, rule: RuleInput, field: string): RuleBackends {
+  const { ctx, route, kind, result, clusters } = owner;
+  const out: RuleBackends = { backends: [], invalidWeight: 0 };
+  (rule.backendRefs ?? []).forEach((ref, backendIndex) => {
+    const refField = `${field}.backendRefs[${backendIndex}]`;
+    const resolved = resolveBackend(ctx, route, kind, ref, refField, owner.protocol);
+    notePolicy(result, resolved.policy);
+    const filterProblem = resolved.problem ? undefined : backendFilterProblem(ref, refField);
+    if (filterProblem) {
+      resolved.problem = filterProblem;
+      delete resolved.backend;
+    }
+    noteBackend(result, verdictOf(refField, ref, route, resolved));
+    if (resolved.problem) {
+      result.unresolved ??= resolved.problem;
+      out.invalidWeight += ref.weight ?? 1;
+      return;
+    }
+    const backend = resolved.backend!;
+    clusters.set(backend.cluster.name, backend.cluster);
+    if (backend.weight <= 0) return;
+    const weighted: WeightedCluster = { cluster: backend.cluster.name, weight: backend.weight };
+    if (ref.filters?.length) {
+      const filters = compileFilters(ctx, route, kind, ref.filters, `${refField}.filters`);
+      out.invalid ??= filters.invalid;
+      if (filters.unresolved) result.unresolved ??= filters.unresolved;
+      for (const cluster of filters.clusters) clusters.set(cluster.name, cluster);
+      weighted.filters = filters.filters;
+    }
+    out.backends.push(weighted);
+  });
+  return out;
+}
+
+/** One match of a rule as the proxy serves it: 500 when the rule is invalid, else its redirect or backends. */
+function matchRoute(
+  owner: RuleOwner,
+  rule: RuleInput,
+  ruleIndex: number,
+  match: HTTPMatchIR,
+  matchIndex: number,
+  filters: CompiledFilters,
+  { backends, invalidWeight }: RuleBackends,
+  invalid: Problem | undefined,
+): HTTPRouteIR {
+  const { route, kind, ctx, clusters } = owner;
+  const ir: HTTPRouteIR = {
+    name: `${kind.toLowerCase()}/${route.metadata.namespace}/${route.metadata.name}/rule/${ruleIndex}/match/${matchIndex}`,
+    source: {
+      kind,
+      namespace: route.metadata.namespace ?? '',
+      name: route.metadata.name,
+      rule: ruleIndex,
+      match: matchIndex,
+      ...(rule.name ? { ruleName: rule.name } : {}),
+    },
+    match,
+  };
+  if (invalid || filters.unresolved) {
+    ir.directResponse = { status: 500 };
+  } else if (filters.redirect) {
+    ir.redirect = filters.redirect;
+  } else if (backends.length === 0) {
+    ir.directResponse = { status: 500 };
+  } else if (invalidWeight === 0 && backends.every((b) => !ctx.clusterReady(clusters.get(b.cluster)!))) {
+    // Valid backends, none with a ready endpoint: 503, as the spec suggests.
+    ir.directResponse = { status: 503 };
+  } else {
+    ir.backends = backends;
+    if (invalidWeight > 0) ir.invalidWeight = invalidWeight;
+  }
+  if (!invalid && Object.keys(filters.filters).length) ir.filters = filters.filters;
+  const timeouts = rule.timeouts;
+  if (timeouts && (timeouts.request || timeouts.backendRequest)) ir.timeouts = { ...timeouts };
+  if (rule.retry)
+    ir.retry = {
+      codes: rule.retry.codes ?? [],
+      attempts: rule.retry.attempts ?? 1,
+      ...(rule.retry.backoff ? { backoff: rule.retry.backoff } : {}),
+    };
+  return ir;
 }
 
 /** A retry stanza the proxy can apply: codes 400-599, at least one attempt, a Gateway API duration as backoff. */
