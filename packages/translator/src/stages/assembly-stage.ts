@@ -19,18 +19,15 @@ import type { RouteStage } from './route-stage.js';
 const PIECE = 'assembly:';
 const KIND_ORDER = new Map<string, number>(ROUTE_KINDS.map((k, i) => [k, i]));
 
-function ageOf(r: RouteResult): number {
-  const t = Date.parse(r.object.metadata.creationTimestamp ?? '');
-  return Number.isNaN(t) ? Number.MAX_SAFE_INTEGER : t;
+function ageOf(route: RouteResult): number {
+  const created = Date.parse(route.object.metadata.creationTimestamp ?? '');
+  return Number.isNaN(created) ? Number.MAX_SAFE_INTEGER : created;
 }
 
 /** Routes in one canonical order (kind, namespace, name), whatever order they were translated in. */
 function canonicalOrder(keys: Iterable<string>): string[] {
-  return [...keys].sort((a, b) => {
-    const ka = KIND_ORDER.get(a.slice(0, a.indexOf('/'))) ?? 99;
-    const kb = KIND_ORDER.get(b.slice(0, b.indexOf('/'))) ?? 99;
-    return ka - kb || (a < b ? -1 : a > b ? 1 : 0);
-  });
+  const kindRank = (key: string) => KIND_ORDER.get(key.slice(0, key.indexOf('/'))) ?? 99;
+  return [...keys].sort((a, b) => kindRank(a) - kindRank(b) || (a < b ? -1 : a > b ? 1 : 0));
 }
 
 export class AssemblyStage {
@@ -56,13 +53,13 @@ export class AssemblyStage {
   ): void {
     const dirty = run.dirtyPieces(PIECE);
     this.overlapTouched = new Set();
-    for (const k of gateways.changed) dirty.add(k);
-    for (const k of ancestors.changedGateways) dirty.add(k);
-    for (const k of routes.touchedGateways) dirty.add(k);
+    for (const gatewayKey of gateways.changed) dirty.add(gatewayKey);
+    for (const gatewayKey of ancestors.changedGateways) dirty.add(gatewayKey);
+    for (const gatewayKey of routes.touchedGateways) dirty.add(gatewayKey);
     const orphans = new Set<string>();
     for (const key of [...dirty].sort())
       this.assemble(run, key, gateways, routes, plugins, endpoints, orphans, ancestors);
-    for (const k of orphans) if (!this.listenerSetOwner.has(k)) run.out.statuses.delete(k);
+    for (const setKey of orphans) if (!this.listenerSetOwner.has(setKey)) run.out.statuses.delete(setKey);
     for (const name of endpointsChanged) {
       const cluster = this.servedBy.get(name)?.cluster;
       if (cluster) run.out.endpoints.set(name, endpoints.endpoints(run.inputs, cluster).endpoints);
@@ -79,17 +76,17 @@ export class AssemblyStage {
     orphans: Set<string>,
     ancestors: PolicyAncestorsStage,
   ): void {
-    const [ns, name] = key.split('/') as [string, string];
-    const gatewayKey = objectKey('Gateway', ns, name);
+    const [namespace, name] = key.split('/') as [string, string];
+    const gatewayKey = objectKey('Gateway', namespace, name);
     const group = gateways.groups.get(key);
     const previousSets = this.listenerSetsOf.get(key) ?? [];
-    const setKeys = (group?.listenerSets ?? []).map((s) =>
-      objectKey('ListenerSet', s.object.metadata.namespace, s.object.metadata.name),
+    const setKeys = (group?.listenerSets ?? []).map((set) =>
+      objectKey('ListenerSet', set.object.metadata.namespace, set.object.metadata.name),
     );
-    for (const k of previousSets) {
-      if (setKeys.includes(k) || this.listenerSetOwner.get(k) !== key) continue;
-      this.listenerSetOwner.delete(k);
-      orphans.add(k);
+    for (const setKey of previousSets) {
+      if (setKeys.includes(setKey) || this.listenerSetOwner.get(setKey) !== key) continue;
+      this.listenerSetOwner.delete(setKey);
+      orphans.add(setKey);
     }
     if (!group) {
       run.forget(PIECE, key);
@@ -100,47 +97,49 @@ export class AssemblyStage {
       return;
     }
     this.listenerSetsOf.set(key, setKeys);
-    const g = group.gateway;
+    const model = group.gateway;
     const results: RouteResult[] = [];
-    for (const rk of canonicalOrder(routes.routesOfGateway.get(key) ?? [])) {
-      const r = routes.entries.get(rk)?.result;
-      if (r && r.parents.length) results.push(r);
+    for (const routeKey of canonicalOrder(routes.routesOfGateway.get(key) ?? [])) {
+      const result = routes.entries.get(routeKey)?.result;
+      if (result && result.parents.length) results.push(result);
     }
-    const attached = attachedRoutes(g, results);
+    const attached = attachedRoutes(model, results);
     run.compute(PIECE, key, () => {
-      const services = (sns: string, sname: string) => run.inputs.get<Service>('Service', sns, sname);
-      run.out.statuses.set(gatewayKey, gatewayStatus(g, attached, services) as Record<string, unknown>);
-      group.listenerSets.forEach((s, i) => {
-        this.listenerSetOwner.set(setKeys[i]!, key);
-        run.out.statuses.set(setKeys[i]!, listenerSetStatus(s, attached, !g.parametersProblem && !g.addressProblem));
+      const services = (serviceNamespace: string, serviceName: string) =>
+        run.inputs.get<Service>('Service', serviceNamespace, serviceName);
+      run.out.statuses.set(gatewayKey, gatewayStatus(model, attached, services) as Record<string, unknown>);
+      const gatewayServes = !model.parametersProblem && !model.addressProblem;
+      group.listenerSets.forEach((set, index) => {
+        this.listenerSetOwner.set(setKeys[index]!, key);
+        run.out.statuses.set(setKeys[index]!, listenerSetStatus(set, attached, gatewayServes));
       });
-      const installed = g.proxyConfig ? plugins.installed(run, g.proxyConfig) : [];
-      if (g.parametersProblem || g.addressProblem) {
+      const installed = model.proxyConfig ? plugins.installed(run, model.proxyConfig) : [];
+      if (!gatewayServes) {
         this.serve(run, key, undefined, endpoints);
         this.setOverlaps(key, new Map());
         return;
       }
       const overlaps: RouteOverlaps = new Map();
-      const ir = assembleGateway(g, results, ageOf, overlaps, ancestors.blockedOn(key));
+      const ir = assembleGateway(model, results, ageOf, overlaps, ancestors.blockedOn(key));
       this.setOverlaps(key, overlaps);
-      const mounted = installed.filter((p) => p.mountPath);
+      const mounted = installed.filter((plugin) => plugin.mountPath);
       if (mounted.length)
-        ir.installedPlugins = mounted.map((p) => ({
-          name: `${p.namespace}/${p.name}`,
-          sha256: p.sha256,
-          mountPath: p.mountPath!,
+        ir.installedPlugins = mounted.map((plugin) => ({
+          name: `${plugin.namespace}/${plugin.name}`,
+          sha256: plugin.sha256,
+          mountPath: plugin.mountPath!,
         }));
       this.serve(run, key, ir, endpoints);
-      run.out.infra.set(key, buildGatewayInfra(g, installed));
+      run.out.infra.set(key, buildGatewayInfra(model, installed));
     });
   }
 
   /** The overlaps of one route, per Gateway it attaches to (`namespace/name`). */
   overlapsOfRoute(routeKey: string, gatewayKeys: readonly string[]): Map<string, string[]> {
     const out = new Map<string, string[]>();
-    for (const g of gatewayKeys) {
-      const lines = this.overlapsOf.get(g)?.get(routeKey);
-      if (lines) out.set(g, lines);
+    for (const gatewayKey of gatewayKeys) {
+      const lines = this.overlapsOf.get(gatewayKey)?.get(routeKey);
+      if (lines) out.set(gatewayKey, lines);
     }
     return out;
   }
@@ -156,7 +155,7 @@ export class AssemblyStage {
   /** Sets (or removes) a Gateway's IR and keeps the served endpoints in step with its clusters. */
   private serve(run: TranslationRun, key: string, ir: GatewayIR | undefined, endpoints: EndpointStage): void {
     const before = this.clustersOf.get(key) ?? new Map<string, ClusterIR>();
-    const after = new Map((ir?.clusters ?? []).map((c) => [c.name, c] as const));
+    const after = new Map((ir?.clusters ?? []).map((cluster) => [cluster.name, cluster] as const));
     if (ir) {
       run.out.gateways.set(key, ir);
       this.clustersOf.set(key, after);
@@ -165,13 +164,13 @@ export class AssemblyStage {
       run.out.infra.delete(key);
       this.clustersOf.delete(key);
     }
-    for (const [name, c] of after) {
+    for (const [name, cluster] of after) {
       if (before.has(name)) continue;
       const served = this.servedBy.get(name);
       if (served) served.gateways++;
       else {
-        this.servedBy.set(name, { gateways: 1, cluster: c });
-        run.out.endpoints.set(name, endpoints.endpoints(run.inputs, c).endpoints);
+        this.servedBy.set(name, { gateways: 1, cluster });
+        run.out.endpoints.set(name, endpoints.endpoints(run.inputs, cluster).endpoints);
       }
     }
     for (const name of before.keys()) {
@@ -186,20 +185,20 @@ export class AssemblyStage {
   }
 }
 
-function sameLines(a: readonly string[] | undefined, b: readonly string[]): boolean {
-  return !!a && a.length === b.length && a.every((x, i) => x === b[i]);
+function sameLines(before: readonly string[] | undefined, after: readonly string[]): boolean {
+  return !!before && before.length === after.length && before.every((line, index) => line === after[index]);
 }
 
 /** attachedRoutes: routes accepted by each listener of this Gateway (a route counts once per listener). */
-function attachedRoutes(g: GatewayModel, routes: readonly RouteResult[]): Map<ListenerModel, number> {
-  const out = new Map<ListenerModel, number>();
-  for (const r of routes) {
-    const seen = new Set<ListenerModel>();
-    for (const p of r.parents) {
-      if (p.problem || p.gateway !== g) continue;
-      for (const a of p.attached) seen.add(a.listener);
+function attachedRoutes(gateway: GatewayModel, routes: readonly RouteResult[]): Map<ListenerModel, number> {
+  const counts = new Map<ListenerModel, number>();
+  for (const route of routes) {
+    const listeners = new Set<ListenerModel>();
+    for (const parent of route.parents) {
+      if (parent.problem || parent.gateway !== gateway) continue;
+      for (const attachment of parent.attached) listeners.add(attachment.listener);
     }
-    for (const l of seen) out.set(l, (out.get(l) ?? 0) + 1);
+    for (const listener of listeners) counts.set(listener, (counts.get(listener) ?? 0) + 1);
   }
-  return out;
+  return counts;
 }
