@@ -22,11 +22,11 @@ import type {
 } from '@turnpike/api';
 
 /** Clusters of a route whose BackendTLSPolicy this Gateway may not use (it is beyond the policy's 16th ancestor). */
-function blockedClusters(r: RouteResult, policies: ReadonlySet<string>): Set<string> {
-  const out = new Set<string>();
-  if (!policies.size) return out;
-  for (const c of r.clusters) if (c.tls && policies.has(c.tls.policy)) out.add(c.name);
-  return out;
+function blockedClusters(route: RouteResult, policies: ReadonlySet<string>): Set<string> {
+  const blocked = new Set<string>();
+  if (!policies.size) return blocked;
+  for (const cluster of route.clusters) if (cluster.tls && policies.has(cluster.tls.policy)) blocked.add(cluster.name);
+  return blocked;
 }
 
 /** The route with the blocked clusters' weight moved to the invalid share (answered 500, or refused on L4). */
@@ -34,12 +34,12 @@ function withoutClusters<
   T extends { backends?: WeightedCluster[]; invalidWeight?: number; directResponse?: { status: number } },
 >(route: T, blocked: Set<string>): T {
   const backends = route.backends ?? [];
-  const lost = backends.filter((b) => blocked.has(b.cluster)).reduce((n, b) => n + b.weight, 0);
+  const lost = backends.filter((b) => blocked.has(b.cluster)).reduce((sum, b) => sum + b.weight, 0);
   if (!lost) return route;
   const kept = backends.filter((b) => !blocked.has(b.cluster));
   // An HTTP rule left with no backend at all answers 500 directly.
   if (!kept.length && 'match' in route) {
-    const { backends: _b, invalidWeight: _w, ...rest } = route;
+    const { backends: _backends, invalidWeight: _invalidWeight, ...rest } = route;
     return { ...rest, directResponse: { status: 500 } } as T;
   }
   return { ...route, backends: kept, invalidWeight: (route.invalidWeight ?? 0) + lost };
@@ -51,30 +51,102 @@ function withoutClusters<
  * the proxy never routes a request with another listener's routes. Afterwards no two listeners of
  * a port share a host: the proxy's one route configuration per port needs no ordering of its own.
  */
-function isolateHttpListeners(accs: ListenerAccumulator[]): void {
+function isolateHttpListeners(listeners: ListenerAccumulator[]): void {
   const byPort = new Map<number, ListenerAccumulator[]>();
-  for (const a of accs)
-    if (a.model.spec.protocol === 'HTTP') byPort.set(a.model.spec.port, [...(byPort.get(a.model.spec.port) ?? []), a]);
-  for (const group of byPort.values()) {
-    if (group.length < 2) continue;
-    for (const a of group) {
-      const others = group.filter((o) => o !== a).map((o) => o.model.spec.hostname);
-      for (const h of [...a.hosts.keys()])
-        if (claimedByMoreSpecific(a.model.spec.hostname, h, others)) a.hosts.delete(h);
-      const own = a.model.spec.hostname;
-      if (own && !a.hosts.has(own)) a.hosts.set(own, []);
+  for (const listener of listeners) {
+    const { protocol, port } = listener.model.spec;
+    if (protocol === 'HTTP') byPort.set(port, [...(byPort.get(port) ?? []), listener]);
+  }
+  for (const samePort of byPort.values()) {
+    if (samePort.length < 2) continue;
+    for (const listener of samePort) {
+      const own = listener.model.spec.hostname;
+      const others = samePort.filter((other) => other !== listener).map((other) => other.model.spec.hostname);
+      for (const host of [...listener.hosts.keys()])
+        if (claimedByMoreSpecific(own, host, others)) listener.hosts.delete(host);
+      if (own && !listener.hosts.has(own)) listener.hosts.set(own, []);
     }
   }
 }
 
-export function listenerIRName(l: ListenerModel): string {
-  return `${l.ownerKind}/${l.owner.metadata.namespace}/${l.owner.metadata.name}/${l.spec.name}`;
+export function listenerIRName(listener: ListenerModel): string {
+  const owner = listener.owner.metadata;
+  return `${listener.ownerKind}/${owner.namespace}/${owner.name}/${listener.spec.name}`;
 }
 
+/** What one programmable listener collects: its HTTP routes by host, or its L4 routes. */
 interface ListenerAccumulator {
   model: ListenerModel;
   hosts: Map<string, RankedRoute[]>;
   l4: { route: L4RouteIR; result: RouteResult }[];
+}
+
+/** Puts each route's rules on the listeners (and hosts) it attached to on this Gateway. */
+function collectRoutes(
+  gateway: GatewayModel,
+  routes: readonly RouteResult[],
+  ageOf: (r: RouteResult) => number,
+  listeners: ReadonlyMap<ListenerModel, ListenerAccumulator>,
+  clusters: Map<string, ClusterIR>,
+  blockedPolicies: ReadonlySet<string>,
+): void {
+  for (const route of routes) {
+    for (const parent of route.parents) {
+      if (parent.gateway !== gateway || !parentCarriesTraffic(route, parent)) continue;
+      for (const { listener, hostnames } of parent.attached) {
+        const accumulator = listeners.get(listener);
+        if (!accumulator) continue;
+        const blocked = blockedClusters(route, blockedPolicies);
+        for (const cluster of route.clusters) if (!blocked.has(cluster.name)) clusters.set(cluster.name, cluster);
+        if (route.http) {
+          const order = `${route.object.metadata.namespace}/${route.object.metadata.name}`;
+          const age = ageOf(route);
+          const rules = blocked.size ? route.http.map((rule) => withoutClusters(rule, blocked)) : route.http;
+          for (const host of hostnames) {
+            const ranked = accumulator.hosts.get(host) ?? [];
+            for (const rule of rules) ranked.push({ route: rule, age, order });
+            accumulator.hosts.set(host, ranked);
+          }
+        } else if (route.l4 && !route.invalid) {
+          // A refused L4 route serves nothing (it must not take the listener from a valid one).
+          const l4 = blocked.size ? withoutClusters(route.l4, blocked) : route.l4;
+          accumulator.l4.push({ route: route.kind === 'TLSRoute' ? { ...l4, hostnames } : l4, result: route });
+        }
+      }
+    }
+  }
+}
+
+/** One listener of the IR: its TLS, and its virtual hosts (routes in precedence order) or its L4 routes. */
+function listenerIR(accumulator: ListenerAccumulator, overlaps: RouteOverlaps | undefined): GatewayListenerIR {
+  const model = accumulator.model;
+  const spec = model.spec;
+  const ir: GatewayListenerIR = { name: listenerIRName(model), protocol: spec.protocol };
+  if (spec.hostname) ir.hostname = spec.hostname;
+  if (spec.protocol === 'HTTPS' || spec.protocol === 'TLS') {
+    ir.tls = {
+      mode: spec.protocol === 'HTTPS' ? 'Terminate' : tlsMode(spec),
+      certificates: model.certificates.map((certificate) => certificate.secret),
+    };
+    if (model.clientCA) ir.tls.clientCA = model.clientCA;
+    if (model.clientCA && model.clientCAOptional) ir.tls.clientCAOptional = true;
+  }
+  if (spec.protocol === 'HTTP' || spec.protocol === 'HTTPS') {
+    const virtualHosts: VirtualHostIR[] = [];
+    for (const host of [...accumulator.hosts.keys()].sort()) {
+      const ranked = accumulator.hosts.get(host)!.sort(compareRoutePrecedence);
+      if (overlaps) recordOverlaps(ranked, ir.name, host, overlaps);
+      virtualHosts.push({ name: `${ir.name}/${host}`, domains: [host], routes: ranked.map((r) => r.route) });
+    }
+    ir.virtualHosts = virtualHosts;
+  } else {
+    const byAge = accumulator.l4.sort(
+      (x, y) => compareAge(x.result.object, y.result.object) || compareNames(x.result.object, y.result.object),
+    );
+    // TLS listeners route by SNI; TCP and UDP ones carry the oldest route.
+    ir.routes = spec.protocol === 'TLS' ? byAge.map((x) => x.route) : byAge.slice(0, 1).map((x) => x.route);
+  }
+  return ir;
 }
 
 /**
@@ -82,90 +154,48 @@ interface ListenerAccumulator {
  * route on the same host already claims (RouteRulesOverlap).
  */
 export function assembleGateway(
-  g: GatewayModel,
+  gateway: GatewayModel,
   routes: readonly RouteResult[],
   ageOf: (r: RouteResult) => number,
   overlaps?: RouteOverlaps,
   blockedPolicies: ReadonlySet<string> = new Set(),
 ): GatewayIR {
-  const acc = new Map<ListenerModel, ListenerAccumulator>();
-  const listeners = mergedListeners(g).filter(listenerProgrammable);
-  for (const l of listeners) acc.set(l, { model: l, hosts: new Map(), l4: [] });
+  const programmable = mergedListeners(gateway).filter(listenerProgrammable);
+  const accumulators = new Map<ListenerModel, ListenerAccumulator>();
+  for (const listener of programmable) accumulators.set(listener, { model: listener, hosts: new Map(), l4: [] });
   const clusters = new Map<string, ClusterIR>();
-  for (const r of routes) {
-    for (const p of r.parents) {
-      if (p.gateway !== g || !parentCarriesTraffic(r, p)) continue;
-      for (const { listener, hostnames } of p.attached) {
-        const a = acc.get(listener);
-        if (!a) continue;
-        const blocked = blockedClusters(r, blockedPolicies);
-        for (const c of r.clusters) if (!blocked.has(c.name)) clusters.set(c.name, c);
-        if (r.http) {
-          const order = `${r.object.metadata.namespace}/${r.object.metadata.name}`;
-          const age = ageOf(r);
-          const http = blocked.size ? r.http.map((x) => withoutClusters(x, blocked)) : r.http;
-          for (const h of hostnames) {
-            const list = a.hosts.get(h) ?? [];
-            for (const route of http) list.push({ route, age, order });
-            a.hosts.set(h, list);
-          }
-        } else if (r.l4 && !r.invalid) {
-          // A refused L4 route serves nothing (it must not take the listener from a valid one).
-          const l4 = blocked.size ? withoutClusters(r.l4, blocked) : r.l4;
-          a.l4.push({ route: r.kind === 'TLSRoute' ? { ...l4, hostnames } : l4, result: r });
-        }
-      }
-    }
-  }
-  isolateHttpListeners([...acc.values()]);
+  collectRoutes(gateway, routes, ageOf, accumulators, clusters, blockedPolicies);
+  isolateHttpListeners([...accumulators.values()]);
   const ports = new Map<string, PortIR>();
-  for (const a of acc.values()) {
-    const l = a.model.spec;
-    const t = transport(l.protocol);
-    const key = `${t}/${l.port}`;
+  for (const accumulator of accumulators.values()) {
+    const { protocol, port: number } = accumulator.model.spec;
+    const portTransport = transport(protocol);
+    const key = `${portTransport}/${number}`;
     let port = ports.get(key);
-    if (!port) ports.set(key, (port = { name: `${t}-${l.port}`, port: l.port, transport: t, listeners: [] }));
-    const ir: GatewayListenerIR = { name: listenerIRName(a.model), protocol: l.protocol };
-    if (l.hostname) ir.hostname = l.hostname;
-    if (l.protocol === 'HTTPS' || l.protocol === 'TLS') {
-      ir.tls = {
-        mode: l.protocol === 'HTTPS' ? 'Terminate' : tlsMode(l),
-        certificates: a.model.certificates.map((c) => c.secret),
-      };
-      if (a.model.clientCA) ir.tls.clientCA = a.model.clientCA;
-      if (a.model.clientCA && a.model.clientCAOptional) ir.tls.clientCAOptional = true;
-    }
-    if (l.protocol === 'HTTP' || l.protocol === 'HTTPS') {
-      const vhosts: VirtualHostIR[] = [];
-      for (const h of [...a.hosts.keys()].sort()) {
-        const ranked = (a.hosts.get(h) as RankedRoute[]).sort(compareRoutePrecedence);
-        if (overlaps) recordOverlaps(ranked, ir.name, h, overlaps);
-        vhosts.push({ name: `${ir.name}/${h}`, domains: [h], routes: ranked.map((r) => r.route) });
-      }
-      ir.virtualHosts = vhosts;
-    } else {
-      const sorted = a.l4.sort(
-        (x, y) => compareAge(x.result.object, y.result.object) || compareNames(x.result.object, y.result.object),
+    if (!port)
+      ports.set(
+        key,
+        (port = { name: `${portTransport}-${number}`, port: number, transport: portTransport, listeners: [] }),
       );
-      ir.routes = l.protocol === 'TLS' ? sorted.map((x) => x.route) : sorted.slice(0, 1).map((x) => x.route);
-    }
-    port.listeners.push(ir);
+    port.listeners.push(listenerIR(accumulator, overlaps));
   }
   const secrets = new Map<string, string>();
-  for (const l of listeners) for (const c of l.certificates) secrets.set(c.secret, c.sha256);
-  if (g.backendClientCertificate) secrets.set(g.backendClientCertificate.secret, g.backendClientCertificate.sha256);
-  const gw = g.object;
+  for (const listener of programmable)
+    for (const certificate of listener.certificates) secrets.set(certificate.secret, certificate.sha256);
+  const backendCertificate = gateway.backendClientCertificate;
+  if (backendCertificate) secrets.set(backendCertificate.secret, backendCertificate.sha256);
+  const object = gateway.object;
   const out: GatewayIR = {
-    name: gw.metadata.name,
-    namespace: gw.metadata.namespace ?? '',
+    name: object.metadata.name,
+    namespace: object.metadata.namespace ?? '',
     ports: [...ports.values()].sort((a, b) => a.port - b.port || (a.transport < b.transport ? -1 : 1)),
     clusters: [...clusters.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
     secrets: [...secrets.keys()].sort().map((name) => ({ name, sha256: secrets.get(name)! })),
   };
-  for (const p of out.ports) p.listeners.sort((a, b) => (a.name < b.name ? -1 : 1));
-  if (g.proxyConfig?.spec?.proxylessGRPC) out.proxyless = true;
+  for (const port of out.ports) port.listeners.sort((a, b) => (a.name < b.name ? -1 : 1));
+  if (gateway.proxyConfig?.spec?.proxylessGRPC) out.proxyless = true;
   // Only worth sending when some backend speaks TLS (GatewayBackendClientCertificate).
-  if (g.backendClientCertificate && out.clusters.some((c) => c.tls))
-    out.backendClientCertificate = g.backendClientCertificate.secret;
+  if (backendCertificate && out.clusters.some((cluster) => cluster.tls))
+    out.backendClientCertificate = backendCertificate.secret;
   return out;
 }

@@ -57,14 +57,14 @@ export class RouteStage {
   update(run: TranslationRun, gateways: GatewayStage, policies: PolicyStage, endpoints: EndpointStage): void {
     const dirty = run.dirtyPieces(PIECE);
     for (const kind of ROUTE_KINDS)
-      for (const c of run.changedObjects(kind)) dirty.add(objectKey(kind, c.namespace, c.name));
+      for (const changed of run.changedObjects(kind)) dirty.add(objectKey(kind, changed.namespace, changed.name));
     this.touchedGateways = new Set();
     this.statusDirty = new Set();
     this.policiesTouched = false;
     this.diagnosticsChanged = false;
     const ctx: TranslationContext = {
       inputs: run.inputs,
-      backendTLS: (ns, svc, port) => policies.forBackend(run, ns, svc, port),
+      backendTLS: (namespace, service, port) => policies.forBackend(run, namespace, service, port),
       clusterReady: (cluster: ClusterIR) => {
         run.inputs.depend(readyDependency(cluster.name));
         return endpoints.endpoints(run.inputs, cluster).ready;
@@ -72,9 +72,9 @@ export class RouteStage {
     };
     const parents = gateways.parents(run);
     for (const key of [...dirty].sort()) {
-      const [kind, ns, name] = key.split('/') as [string, string, string];
+      const [kind, namespace, name] = key.split('/') as [string, string, string];
       const before = this.entries.get(key);
-      const route = getObject<KubeObject>(run.inputs.snapshot, kind, ns, name);
+      const route = getObject<KubeObject>(run.inputs.snapshot, kind, namespace, name);
       if (!route) {
         if (before) this.unlink(key, before, endpoints);
         run.forget(PIECE, key);
@@ -105,14 +105,17 @@ export class RouteStage {
       const result = translateRoute(ctx, parents, kind, route);
       const unavailable = unavailableBackends(ctx, result);
       if (unavailable) result.unavailable = unavailable;
-      const gws = new Set(
-        result.parents.map((p) => `${p.gateway.object.metadata.namespace}/${p.gateway.object.metadata.name}`),
+      const gateways = new Set(
+        result.parents.map(
+          (parent) => `${parent.gateway.object.metadata.namespace}/${parent.gateway.object.metadata.name}`,
+        ),
       );
-      return { result, gateways: [...gws].sort(), clusters: [...new Set(result.clusters.map((c) => c.name))] };
-    } catch (e) {
+      const clusters = new Set(result.clusters.map((cluster) => cluster.name));
+      return { result, gateways: [...gateways].sort(), clusters: [...clusters] };
+    } catch (error) {
       // A malformed object must never stall the others: report it and move on.
       return {
-        diagnostic: { level: 'error', object: key, message: `translation failed: ${(e as Error).message}` },
+        diagnostic: { level: 'error', object: key, message: `translation failed: ${(error as Error).message}` },
         gateways: [],
         clusters: [],
       };
@@ -120,13 +123,13 @@ export class RouteStage {
   }
 
   private link(key: string, entry: RouteEntry): void {
-    for (const g of entry.gateways) {
-      let s = this.routesOfGateway.get(g);
-      if (!s) this.routesOfGateway.set(g, (s = new Set()));
-      s.add(key);
-      this.touchedGateways.add(g);
+    for (const gateway of entry.gateways) {
+      let routes = this.routesOfGateway.get(gateway);
+      if (!routes) this.routesOfGateway.set(gateway, (routes = new Set()));
+      routes.add(key);
+      this.touchedGateways.add(gateway);
     }
-    for (const c of entry.clusters) this.clusterUsers.set(c, (this.clusterUsers.get(c) ?? 0) + 1);
+    for (const cluster of entry.clusters) this.clusterUsers.set(cluster, (this.clusterUsers.get(cluster) ?? 0) + 1);
     if (entry.result?.backendTLSPolicies?.length) {
       this.routesWithPolicies.add(key);
       this.policiesTouched = true;
@@ -134,19 +137,19 @@ export class RouteStage {
   }
 
   private unlink(key: string, entry: RouteEntry, endpoints: EndpointStage, keep?: RouteEntry): void {
-    for (const g of entry.gateways) {
-      this.touchedGateways.add(g);
-      if (keep?.gateways.includes(g)) continue;
-      const s = this.routesOfGateway.get(g);
-      s?.delete(key);
-      if (s?.size === 0) this.routesOfGateway.delete(g);
+    for (const gateway of entry.gateways) {
+      this.touchedGateways.add(gateway);
+      if (keep?.gateways.includes(gateway)) continue;
+      const routes = this.routesOfGateway.get(gateway);
+      routes?.delete(key);
+      if (routes?.size === 0) this.routesOfGateway.delete(gateway);
     }
-    for (const c of entry.clusters) {
-      const n = (this.clusterUsers.get(c) ?? 0) - 1;
-      if (n > 0) this.clusterUsers.set(c, n);
+    for (const cluster of entry.clusters) {
+      const users = (this.clusterUsers.get(cluster) ?? 0) - 1;
+      if (users > 0) this.clusterUsers.set(cluster, users);
       else {
-        this.clusterUsers.delete(c);
-        endpoints.forget(c);
+        this.clusterUsers.delete(cluster);
+        endpoints.forget(cluster);
       }
     }
     if (entry.result?.backendTLSPolicies?.length) this.policiesTouched = true;
@@ -155,7 +158,7 @@ export class RouteStage {
 
   diagnostics(): Diagnostic[] {
     const out: Diagnostic[] = [];
-    for (const e of this.entries.values()) if (e.diagnostic) out.push(e.diagnostic);
+    for (const entry of this.entries.values()) if (entry.diagnostic) out.push(entry.diagnostic);
     return out.sort((a, b) => (a.object < b.object ? -1 : a.object > b.object ? 1 : 0));
   }
 }
