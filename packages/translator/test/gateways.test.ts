@@ -1,8 +1,6 @@
+// Gateway listeners (gateways.ts, listener-validity.ts, listener-conflicts.ts, listener-protocols.ts): validity, conflicts, attachedRoutes.
 import { describe, expect, it } from '@jest/globals';
-import { TURNPIKE_API_VERSION } from '@turnpike/api';
-import { SUPPORTED_FEATURES } from '../src/index.js';
 import {
-  cond,
   gateway,
   gatewayClass,
   http,
@@ -25,63 +23,6 @@ const https = (name: string, certName: string, ns?: string, hostname?: string) =
   ...(hostname ? { hostname } : {}),
   allowedRoutes: { namespaces: { from: 'All' } },
   tls: { mode: 'Terminate', certificateRefs: [{ name: certName, ...(ns ? { namespace: ns } : {}) }] },
-});
-
-describe('GatewayClass', () => {
-  it('a class with our controllerName is Accepted and lists its supported features, sorted', () => {
-    const r = run([gatewayClass()]);
-    const s = statusOf(r, 'GatewayClass', undefined, 'turnpike');
-    expect(sr(s.conditions, 'Accepted')).toBe('True/Accepted');
-    expect(s.conditions[0].observedGeneration).toBe(1);
-    const names = s.supportedFeatures.map((f: { name: string }) => f.name);
-    expect(names).toEqual([...names].sort());
-    expect(names).toEqual(SUPPORTED_FEATURES);
-  });
-  it('a class of another controller gets no status from us', () => {
-    const r = run([{ ...gatewayClass('other'), spec: { controllerName: 'example.com/other' } }]);
-    expect(r.statuses.get('GatewayClass//other')).toBeUndefined();
-  });
-  it('parametersRef to a missing ProxyConfig is InvalidParameters', () => {
-    const r = run([
-      gatewayClass('turnpike', {
-        parametersRef: { group: 'turnpike.dev', kind: 'ProxyConfig', name: 'nope', namespace: 'infra' },
-      }),
-    ]);
-    const c = statusOf(r, 'GatewayClass', undefined, 'turnpike').conditions;
-    expect(sr(c, 'Accepted')).toBe('False/InvalidParameters');
-    expect(c[0].message).toContain('ProxyConfig infra/nope not found');
-  });
-  it('parametersRef of the wrong kind or without namespace is InvalidParameters', () => {
-    const wrongKind = run([
-      gatewayClass('turnpike', { parametersRef: { group: '', kind: 'ConfigMap', name: 'x', namespace: 'infra' } }),
-    ]);
-    expect(sr(statusOf(wrongKind, 'GatewayClass', undefined, 'turnpike').conditions, 'Accepted')).toBe(
-      'False/InvalidParameters',
-    );
-    const noNs = run([
-      gatewayClass('turnpike', { parametersRef: { group: 'turnpike.dev', kind: 'ProxyConfig', name: 'x' } }),
-    ]);
-    expect(statusOf(noNs, 'GatewayClass', undefined, 'turnpike').conditions[0].message).toMatch(
-      /namespace must be set/,
-    );
-  });
-  it('parametersRef to an existing ProxyConfig is accepted and feeds the infra IR', () => {
-    const pc = {
-      apiVersion: TURNPIKE_API_VERSION,
-      kind: 'ProxyConfig',
-      metadata: { name: 'pc', namespace: 'infra' },
-      spec: { replicas: 3 },
-    };
-    const r = run([
-      gatewayClass('turnpike', {
-        parametersRef: { group: 'turnpike.dev', kind: 'ProxyConfig', name: 'pc', namespace: 'infra' },
-      }),
-      pc,
-      gateway('gw', [http()]),
-    ]);
-    expect(sr(statusOf(r, 'GatewayClass', undefined, 'turnpike').conditions, 'Accepted')).toBe('True/Accepted');
-    expect(r.infraIR.gateways.get('infra/gw')?.replicas).toBe(3);
-  });
 });
 
 describe('Gateway listeners', () => {
@@ -314,57 +255,3 @@ describe('Gateway listeners', () => {
 function cMessage(list: unknown, type: string): string {
   return (list as { type: string; message: string }[]).find((c) => c.type === type)?.message ?? '';
 }
-
-describe('proxy feedback', () => {
-  it('a configuration the proxies rejected shows on the Gateway as turnpike.dev/ConfigRejected', () => {
-    const ps = {
-      apiVersion: 'turnpike.dev/internal',
-      kind: 'ProxyStatus',
-      metadata: { name: 'gw', namespace: 'infra' },
-      status: {
-        rejected: {
-          typeUrl: 'type.googleapis.com/envoy.config.cluster.v3.Cluster',
-          version: 'abc',
-          message: 'unsupported lb_policy',
-          node: 'infra/gw',
-        },
-      },
-    };
-    const r = run([gatewayClass(), gateway('gw', [http()]), ps]);
-    const c = statusOf(r, 'Gateway', 'infra', 'gw').conditions.find(
-      (x: { type: string }) => x.type === 'turnpike.dev/ConfigRejected',
-    );
-    expect(c).toMatchObject({ status: 'True', reason: 'Rejected' });
-    expect(c.message).toContain('rejected Cluster version abc: unsupported lb_policy');
-    const clean = run([gatewayClass(), gateway('gw', [http()])]);
-    expect(statusOf(clean, 'Gateway', 'infra', 'gw').conditions.map((x: { type: string }) => x.type)).not.toContain(
-      'turnpike.dev/ConfigRejected',
-    );
-  });
-});
-
-describe('HTTPS listener with no certificateRefs', () => {
-  it('is not accepted (UnsupportedValue) nor Programmed, references are resolved, and the message says what is missing', () => {
-    for (const [tls, missing] of [
-      [undefined, 'spec.listeners[0].tls is not set'],
-      [{ mode: 'Terminate' }, 'spec.listeners[0].tls.certificateRefs is empty'],
-    ] as const) {
-      const r = run([
-        gatewayClass(),
-        gateway('gw', [{ name: 'https', port: 443, protocol: 'HTTPS', ...(tls ? { tls } : {}) }, http()]),
-      ]);
-      const l = listener(r, 'infra', 'gw', 'https').conditions;
-      expect(cond(l, 'Accepted')).toMatchObject({ status: 'False', reason: 'UnsupportedValue' });
-      expect(cond(l, 'Accepted')!.message).toContain(missing);
-      expect(cond(l, 'Accepted')!.message).toContain('needs at least one certificate');
-      expect(cond(l, 'ResolvedRefs')?.status).toBe('True');
-      expect(cond(l, 'Programmed')).toMatchObject({ status: 'False', reason: 'Invalid' });
-      // The other listener still serves; the Gateway is accepted with ListenersNotValid.
-      expect(cond(statusOf(r, 'Gateway', 'infra', 'gw').conditions, 'Accepted')).toMatchObject({
-        status: 'True',
-        reason: 'ListenersNotValid',
-      });
-      expect(r.xdsIR.gateways.get('infra/gw')!.ports.map((p) => p.port)).toEqual([80]);
-    }
-  });
-});

@@ -1,0 +1,62 @@
+// GatewayClass (gateway-classes.ts): acceptance, parametersRef, supported features.
+import { describe, expect, it } from '@jest/globals';
+import { TURNPIKE_API_VERSION } from '@turnpike/api';
+import { SUPPORTED_FEATURES } from '../src/index.js';
+import { gateway, gatewayClass, http, run, sr, statusOf } from './builders.js';
+
+describe('GatewayClass', () => {
+  it('a class with our controllerName is Accepted and lists its supported features, sorted', () => {
+    const r = run([gatewayClass()]);
+    const s = statusOf(r, 'GatewayClass', undefined, 'turnpike');
+    expect(sr(s.conditions, 'Accepted')).toBe('True/Accepted');
+    expect(s.conditions[0].observedGeneration).toBe(1);
+    const names = s.supportedFeatures.map((f: { name: string }) => f.name);
+    expect(names).toEqual([...names].sort());
+    expect(names).toEqual(SUPPORTED_FEATURES);
+  });
+  it('a class of another controller gets no status from us', () => {
+    const r = run([{ ...gatewayClass('other'), spec: { controllerName: 'example.com/other' } }]);
+    expect(r.statuses.get('GatewayClass//other')).toBeUndefined();
+  });
+  it('parametersRef to a missing ProxyConfig is InvalidParameters', () => {
+    const r = run([
+      gatewayClass('turnpike', {
+        parametersRef: { group: 'turnpike.dev', kind: 'ProxyConfig', name: 'nope', namespace: 'infra' },
+      }),
+    ]);
+    const c = statusOf(r, 'GatewayClass', undefined, 'turnpike').conditions;
+    expect(sr(c, 'Accepted')).toBe('False/InvalidParameters');
+    expect(c[0].message).toContain('ProxyConfig infra/nope not found');
+  });
+  it('parametersRef of the wrong kind or without namespace is InvalidParameters', () => {
+    const wrongKind = run([
+      gatewayClass('turnpike', { parametersRef: { group: '', kind: 'ConfigMap', name: 'x', namespace: 'infra' } }),
+    ]);
+    expect(sr(statusOf(wrongKind, 'GatewayClass', undefined, 'turnpike').conditions, 'Accepted')).toBe(
+      'False/InvalidParameters',
+    );
+    const noNs = run([
+      gatewayClass('turnpike', { parametersRef: { group: 'turnpike.dev', kind: 'ProxyConfig', name: 'x' } }),
+    ]);
+    expect(statusOf(noNs, 'GatewayClass', undefined, 'turnpike').conditions[0].message).toMatch(
+      /namespace must be set/,
+    );
+  });
+  it('parametersRef to an existing ProxyConfig is accepted and feeds the infra IR', () => {
+    const pc = {
+      apiVersion: TURNPIKE_API_VERSION,
+      kind: 'ProxyConfig',
+      metadata: { name: 'pc', namespace: 'infra' },
+      spec: { replicas: 3 },
+    };
+    const r = run([
+      gatewayClass('turnpike', {
+        parametersRef: { group: 'turnpike.dev', kind: 'ProxyConfig', name: 'pc', namespace: 'infra' },
+      }),
+      pc,
+      gateway('gw', [http()]),
+    ]);
+    expect(sr(statusOf(r, 'GatewayClass', undefined, 'turnpike').conditions, 'Accepted')).toBe('True/Accepted');
+    expect(r.infraIR.gateways.get('infra/gw')?.replicas).toBe(3);
+  });
+});
