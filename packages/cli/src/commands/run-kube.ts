@@ -4,9 +4,9 @@
 import { ConsoleData } from '../console/console-data.js';
 import { LiveLog, teeRecorder } from '../console/live-log.js';
 import { serveConsole } from './console.js';
-import type { EngineOutput } from '@turnpike/engine';
 import { openRecording } from '../record.js';
 import { startController, type Sink } from '../controller.js';
+import { LeaderWrites } from '../sinks/leader-writes.js';
 import {
   BOOTSTRAP_DIR,
   ConfigMapPluginStorage,
@@ -28,8 +28,8 @@ import { xdsTlsFromAuthority } from '../xds-tls.js';
 import pino from 'pino';
 import { CliError } from '../errors.js';
 import { hostPortFlag } from '../flags.js';
-import { startXds } from '../xds-serving.js';
-import { startPlugins, type PluginOptions } from '../plugin-serving.js';
+import { startXds, type XdsServing } from '../xds-serving.js';
+import { startPlugins, type PluginOptions, type PluginServing } from '../plugin-serving.js';
 import { PLUGINS_SOURCE } from '@turnpike/plugins';
 
 export interface KubeRunOptions extends PluginOptions {
@@ -60,28 +60,83 @@ function controlPlaneTls(serverName: string): BootstrapTls {
   return { certDir: XDS_CERT_DIR, sdsDir: BOOTSTRAP_DIR, serverName };
 }
 
+function kubeClient(o: KubeRunOptions): KubeClient {
+  try {
+    return o.inCluster ? KubeClient.inCluster() : KubeClient.fromKubeconfig(o.kubeconfig!);
+  } catch (e) {
+    const what = o.inCluster ? 'in-cluster configuration' : `kubeconfig ${o.kubeconfig}`;
+    throw new CliError(`cannot load ${what}: ${(e as Error).message}`);
+  }
+}
+
+/** Applies each Gateway's proxy objects; with mTLS, their bootstrap mounts the xDS client credentials. */
+function infraApplier(
+  client: KubeClient,
+  log: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void,
+  metrics: ReturnType<typeof createMetrics>,
+  plugins: PluginServing,
+  xdsPublic: { host: string; port: number },
+  mtls: { tls: BootstrapTls; authority: XdsAuthority } | undefined,
+): InfraApplier {
+  return new InfraApplier({
+    client,
+    log,
+    onError: () => metrics.applyErrors.inc(),
+    pluginContent: (sha) => plugins.content.get(sha),
+    bootstrap: (namespace, name) =>
+      JSON.stringify(
+        buildBootstrap({
+          namespace,
+          name,
+          xdsHost: xdsPublic.host,
+          xdsPort: xdsPublic.port,
+          ...(mtls ? { tls: mtls.tls } : {}),
+        }),
+      ),
+    ...(mtls
+      ? {
+          bootstrapFiles: bootstrapSdsFiles(mtls.tls),
+          xdsCredentials: (namespace: string, name: string, secret: string) =>
+            mtls.authority.clientCredentials(namespace, name, secret),
+        }
+      : {}),
+  });
+}
+
+/** /healthz, /readyz (ready once a complete translation went out), /metrics and /debug/proxies. */
+async function serveHealth(
+  address: string,
+  isReady: () => boolean,
+  metrics: ReturnType<typeof createMetrics>,
+  xds: XdsServing | undefined,
+  log: pino.Logger,
+): Promise<{ port: number; close(): Promise<void> }> {
+  const hostPort = hostPortFlag('--health-address', address);
+  const health = await startHealthServer(
+    hostPort.host,
+    hostPort.port,
+    isReady,
+    metrics.registry,
+    () => {
+      if (!xds) return;
+      metrics.xdsPushes.set(xds.server.stats.pushes);
+      metrics.connectedProxies.set(xds.server.connectedProxies);
+    },
+    { '/debug/proxies': () => xds?.server.proxies() ?? [] },
+  );
+  log.info({ address: `${hostPort.host}:${health.port}` }, 'serving /healthz, /readyz and /metrics');
+  return health;
+}
+
 export async function runInCluster(o: KubeRunOptions): Promise<void> {
   const log = pino({ level: o.logLevel, base: { component: 'turnpike' } });
-  let client: KubeClient;
-  try {
-    client = o.inCluster ? KubeClient.inCluster() : KubeClient.fromKubeconfig(o.kubeconfig!);
-  } catch (e) {
-    throw new CliError(
-      `cannot load ${o.inCluster ? 'in-cluster configuration' : `kubeconfig ${o.kubeconfig}`}: ${(e as Error).message}`,
-    );
-  }
+  const client = kubeClient(o);
   const metrics = createMetrics();
   const say = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) =>
     log[level](fields ?? {}, msg);
   const xdsPublic = hostPortFlag('--xds-public-address', o.xdsPublicAddress ?? 'turnpike.turnpike-system.svc:18000');
   const namespace = o.leaderElectionNamespace ?? 'turnpike-system';
   const trustDomain = o.xdsTrustDomain ?? DEFAULT_TRUST_DOMAIN;
-  // Only the leader writes; every replica serves xDS. On gaining the lease, write everything.
-  let last: EngineOutput | undefined;
-  let leading = o.leaderElect === false;
-  // Whether the writer has been given every status since it last started writing: until then it
-  // gets whole outputs (which also clears entries a previous run left on objects no longer ours).
-  let writtenAll = false;
   let storage: ConfigMapPluginStorage | undefined;
   // Created once the plugin server is up; the CA and the elector call into it before that.
   const infraRef: { applier?: InfraApplier } = {};
@@ -97,7 +152,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
         serverNames,
         caValidityMs: o.caValidityMs ?? 365 * 24 * 3_600_000,
         certValidityMs: o.certValidityMs ?? 30 * 24 * 3_600_000,
-        isLeader: () => leading,
+        isLeader: () => leader.isLeading,
         log: say,
         onCredentialsChanged: () => infraRef.applier?.refresh(),
       });
@@ -110,7 +165,9 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     log: say,
     onWrite: (_k, ok) => metrics.statusWrites.inc({ result: ok ? 'ok' : 'error' }),
   });
-  metrics.leader.set(leading ? 1 : 0);
+  // Only the leader writes; every replica serves xDS. On gaining the lease, write everything.
+  const leader = new LeaderWrites(writer, () => infraRef.applier, o.leaderElect === false);
+  metrics.leader.set(leader.isLeading ? 1 : 0);
   const elector =
     o.leaderElect === false
       ? undefined
@@ -120,21 +177,15 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
           name: 'turnpike',
           log: say,
           onStartedLeading: () => {
-            leading = true;
             metrics.leader.set(1);
             infraRef.applier?.resync();
             void storage?.setLeading(true);
             // The CA is created (or rotated) by the leader: look at it now rather than at the next tick.
             void authority?.check();
-            if (last) {
-              writer.update(last.result, last.snapshot);
-              infraRef.applier?.update(last.result.infraIR);
-              writtenAll = true;
-            }
+            leader.startedLeading();
           },
           onStoppedLeading: () => {
-            leading = false;
-            writtenAll = false;
+            leader.stoppedLeading();
             metrics.leader.set(0);
             void storage?.setLeading(false);
           },
@@ -166,31 +217,17 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
       }
     },
   );
-  if (leading) void storage?.setLeading(true);
+  if (leader.isLeading) void storage?.setLeading(true);
   authority?.provider.onChange(() => plugins.server.setTls(servingTls()));
   const tls = authority ? controlPlaneTls(serverNames[0]!) : undefined;
-  const infra = new InfraApplier({
+  const infra = infraApplier(
     client,
-    log: say,
-    onError: () => metrics.applyErrors.inc(),
-    pluginContent: (sha) => plugins.content.get(sha),
-    bootstrap: (ns, name) =>
-      JSON.stringify(
-        buildBootstrap({
-          namespace: ns,
-          name,
-          xdsHost: xdsPublic.host,
-          xdsPort: xdsPublic.port,
-          ...(tls ? { tls } : {}),
-        }),
-      ),
-    ...(tls && authority
-      ? {
-          bootstrapFiles: bootstrapSdsFiles(tls),
-          xdsCredentials: (ns: string, name: string, secret: string) => authority.clientCredentials(ns, name, secret),
-        }
-      : {}),
-  });
+    say,
+    metrics,
+    plugins,
+    xdsPublic,
+    tls && authority ? { tls, authority } : undefined,
+  );
   const xds = o.xds
     ? await startXds({
         address: o.xdsAddress,
@@ -223,52 +260,14 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
       )
     : undefined;
   let ready = false;
-  const hp = hostPortFlag('--health-address', o.healthAddress);
-  const health = await startHealthServer(
-    hp.host,
-    hp.port,
-    () => ready,
-    metrics.registry,
-    () => {
-      if (!xds) return;
-      metrics.xdsPushes.set(xds.server.stats.pushes);
-      metrics.connectedProxies.set(xds.server.connectedProxies);
-    },
-    { '/debug/proxies': () => xds?.server.proxies() ?? [] },
-  );
-  log.info({ address: `${hp.host}:${health.port}` }, 'serving /healthz, /readyz and /metrics');
+  const health = await serveHealth(o.healthAddress, () => ready, metrics, xds, log);
 
   const sources = [plugins.worker.events, ...(xds ? [xds.events] : []), kubeSource({ client, log: say })];
   infraRef.applier = infra;
 
   const sinks: Sink[] = [
     ...(xds ? [xds] : []),
-    {
-      name: 'last',
-      accept: (out) => {
-        last = out;
-      },
-    },
-    // The status writer applies only the statuses an output changed, once it has written them all.
-    {
-      name: 'status-writer',
-      accept: (out) => {
-        if (!leading) return;
-        writer.update(out.result, out.snapshot, writtenAll ? out.changes.statuses : undefined);
-        writtenAll = true;
-      },
-      close: () => writer.stop(),
-    },
-    {
-      name: 'infra-applier',
-      accept: (out) => {
-        if (leading && out.changes.infra.length) infra.update(out.result.infraIR);
-      },
-      close: () => {
-        infra.stop();
-        authority?.stop();
-      },
-    },
+    ...leader.sinks(() => authority?.stop()),
     {
       name: 'log',
       accept: (out) => {
