@@ -76,113 +76,135 @@ export interface ListenerTLSResult {
   clientCAOptional?: boolean;
 }
 
+/** TLS settings that cannot work as written: Passthrough on HTTPS, a TLS listener without mode. */
+function tlsModeProblem(listener: Listener, field: string): Problem | undefined {
+  if (listener.protocol === 'HTTPS' && listener.tls?.mode === 'Passthrough')
+    return {
+      reason: 'UnsupportedValue',
+      message: `${field}.tls.mode: HTTPS listeners terminate TLS; use protocol TLS for Passthrough`,
+    };
+  if (listener.protocol === 'TLS' && !listener.tls?.mode)
+    return {
+      reason: 'UnsupportedValue',
+      message: `${field}.tls.mode must be set on a TLS listener (Terminate or Passthrough)`,
+    };
+  if (listener.protocol === 'TLS' && listener.tls?.mode === 'Passthrough' && listener.tls.certificateRefs?.length)
+    return {
+      reason: 'UnsupportedValue',
+      message: `${field}.tls.certificateRefs must be empty with mode Passthrough: the proxy does not terminate TLS`,
+    };
+  return undefined;
+}
+
+/** The serving certificates: every invalid reference is named, the valid ones still serve. */
+function checkCertificates(
+  inputs: Inputs,
+  owner: Gateway | ListenerSet,
+  ownerKind: 'Gateway' | 'ListenerSet',
+  listener: Listener,
+  field: string,
+  out: ListenerTLSResult,
+): void {
+  const refs = listener.tls?.certificateRefs ?? [];
+  if (refs.length === 0) {
+    // Nothing to resolve, so not a reference problem: the listener is malformed, like the other
+    // TLS listeners that cannot work as written (mode missing, Passthrough on HTTPS).
+    const missing = listener.tls ? `${field}.tls.certificateRefs is empty` : `${field}.tls is not set`;
+    out.notAccepted = {
+      reason: 'UnsupportedValue',
+      message:
+        `${missing}: ${listener.protocol === 'HTTPS' ? 'an' : 'a'} ${listener.protocol} listener that terminates ` +
+        `TLS needs at least one certificate (tls.certificateRefs)`,
+    };
+    return;
+  }
+  const from = { kind: ownerKind, namespace: owner.metadata.namespace ?? '' };
+  const problems: Problem[] = [];
+  refs.forEach((ref, index) => {
+    const checked = checkSecretRef(inputs, from, ref, `${field}.tls.certificateRefs[${index}]`, {
+      invalid: 'InvalidCertificateRef',
+    });
+    if (checked.problem) problems.push(checked.problem);
+    if (checked.certificate) out.certificates.push(checked.certificate);
+  });
+  if (!problems.length) return;
+  const served = out.certificates.length ? `; serving the other ${out.certificates.length} certificate(s)` : '';
+  out.refsProblem = {
+    reason: problems[0]!.reason,
+    message: `${problems.map((problem) => problem.message).join('; ')}${served}`,
+  };
+  if (out.certificates.length) out.someCertificatesInvalid = true;
+}
+
+/** Client certificate validation (spec.tls.frontend): the CA bundles its refs name, and the mode. */
+function checkFrontendValidation(inputs: Inputs, gateway: Gateway, listener: Listener, out: ListenerTLSResult): void {
+  const validation = frontendValidationFor(gateway, listener);
+  if (!validation?.caCertificateRefs?.length) return;
+  const gatewayNamespace = gateway.metadata.namespace ?? '';
+  const bundles: string[] = [];
+  let first: Problem | undefined;
+  validation.caCertificateRefs.forEach((ref, index) => {
+    const field = `spec.tls.frontend.caCertificateRefs[${index}]`;
+    const kind = ref.kind ?? 'ConfigMap';
+    if ((ref.group ?? '') !== '' || (kind !== 'ConfigMap' && kind !== 'Secret')) {
+      first ??= {
+        reason: 'InvalidCACertificateKind',
+        message: `${field}: ${kind} is not supported, use ConfigMap or Secret`,
+      };
+      return;
+    }
+    const namespace = ref.namespace ?? gatewayNamespace;
+    const notPermitted = referenceNotPermitted(
+      inputs,
+      { group: GATEWAY_GROUP, kind: 'Gateway', namespace: gatewayNamespace },
+      { group: '', kind, namespace, name: ref.name },
+      field,
+    );
+    if (notPermitted) {
+      first ??= notPermitted;
+      return;
+    }
+    const bundle = caBundleInObject(inputs, kind, namespace, ref.name);
+    if ('problem' in bundle) first ??= { reason: 'InvalidCACertificateRef', message: `${field}: ${bundle.problem}` };
+    else bundles.push(bundle.pem);
+  });
+  if (first) out.refsProblem ??= first;
+  if (bundles.length) out.clientCA = bundles.join('\n');
+  else
+    out.notAccepted = {
+      reason: 'NoValidCACertificate',
+      message: 'spec.tls.frontend: none of the CA certificate references is usable',
+    };
+  if (validation.mode === 'AllowInsecureFallback') out.clientCAOptional = true;
+  else if (validation.mode !== undefined && validation.mode !== 'AllowValidOnly')
+    out.notAccepted ??= {
+      reason: 'UnsupportedValue',
+      message:
+        `spec.tls.frontend validation mode: "${validation.mode}" is not supported (AllowValidOnly, ` +
+        `AllowInsecureFallback)`,
+    };
+}
+
 export function checkListenerTLS(
   inputs: Inputs,
   owner: Gateway | ListenerSet,
   ownerKind: 'Gateway' | 'ListenerSet',
   gateway: Gateway,
-  l: Listener,
+  listener: Listener,
   field: string,
 ): ListenerTLSResult {
   const out: ListenerTLSResult = { certificates: [] };
-  const refs = l.tls?.certificateRefs ?? [];
-  if (l.protocol === 'HTTP' || l.protocol === 'TCP' || l.protocol === 'UDP') return out;
-  if (l.protocol === 'HTTPS' && l.tls?.mode === 'Passthrough') {
-    out.notAccepted = {
-      reason: 'UnsupportedValue',
-      message: `${field}.tls.mode: HTTPS listeners terminate TLS; use protocol TLS for Passthrough`,
-    };
+  if (listener.protocol === 'HTTP' || listener.protocol === 'TCP' || listener.protocol === 'UDP') return out;
+  const modeProblem = tlsModeProblem(listener, field);
+  if (modeProblem) {
+    out.notAccepted = modeProblem;
     return out;
   }
-  if (l.protocol === 'TLS') {
-    if (!l.tls?.mode) {
-      out.notAccepted = {
-        reason: 'UnsupportedValue',
-        message: `${field}.tls.mode must be set on a TLS listener (Terminate or Passthrough)`,
-      };
-      return out;
-    }
-    if (l.tls.mode === 'Passthrough') {
-      if (refs.length)
-        out.notAccepted = {
-          reason: 'UnsupportedValue',
-          message: `${field}.tls.certificateRefs must be empty with mode Passthrough: the proxy does not terminate TLS`,
-        };
-      return out;
-    }
-  }
-  if (refs.length === 0) {
-    // Nothing to resolve, so not a reference problem: the listener is malformed, like the other
-    // TLS listeners that cannot work as written (mode missing, Passthrough on HTTPS).
-    const missing = l.tls ? `${field}.tls.certificateRefs is empty` : `${field}.tls is not set`;
-    out.notAccepted = {
-      reason: 'UnsupportedValue',
-      message:
-        `${missing}: ${l.protocol === 'HTTPS' ? 'an' : 'a'} ${l.protocol} listener that terminates TLS ` +
-        `needs at least one certificate (tls.certificateRefs)`,
-    };
-    return out;
-  }
-  const ns = owner.metadata.namespace ?? '';
-  const problems: Problem[] = [];
-  refs.forEach((ref, i) => {
-    const r = checkSecretRef(inputs, { kind: ownerKind, namespace: ns }, ref, `${field}.tls.certificateRefs[${i}]`, {
-      invalid: 'InvalidCertificateRef',
-    });
-    if (r.problem) problems.push(r.problem);
-    if (r.certificate) out.certificates.push(r.certificate);
-  });
-  if (problems.length) {
-    // Every invalid reference is named; the valid ones still serve.
-    const served = out.certificates.length ? `; serving the other ${out.certificates.length} certificate(s)` : '';
-    out.refsProblem = { reason: problems[0]!.reason, message: `${problems.map((p) => p.message).join('; ')}${served}` };
-    if (out.certificates.length) out.someCertificatesInvalid = true;
-  }
-  const fv = frontendValidationFor(gateway, l);
-  if (fv?.caCertificateRefs?.length) {
-    const bundles: string[] = [];
-    let first: Problem | undefined;
-    fv.caCertificateRefs.forEach((ref, i) => {
-      const f = `spec.tls.frontend.caCertificateRefs[${i}]`;
-      const kind = ref.kind ?? 'ConfigMap';
-      if ((ref.group ?? '') !== '' || (kind !== 'ConfigMap' && kind !== 'Secret')) {
-        first ??= {
-          reason: 'InvalidCACertificateKind',
-          message: `${f}: ${kind} is not supported, use ConfigMap or Secret`,
-        };
-        return;
-      }
-      const refNs = ref.namespace ?? gateway.metadata.namespace ?? '';
-      const notPermitted = referenceNotPermitted(
-        inputs,
-        { group: GATEWAY_GROUP, kind: 'Gateway', namespace: gateway.metadata.namespace ?? '' },
-        { group: '', kind, namespace: refNs, name: ref.name },
-        f,
-      );
-      if (notPermitted) {
-        first ??= notPermitted;
-        return;
-      }
-      const bundle = caBundleInObject(inputs, kind, refNs, ref.name);
-      if ('problem' in bundle) first ??= { reason: 'InvalidCACertificateRef', message: `${f}: ${bundle.problem}` };
-      else bundles.push(bundle.pem);
-    });
-    if (first) out.refsProblem ??= first;
-    if (bundles.length) out.clientCA = bundles.join('\n');
-    else
-      out.notAccepted = {
-        reason: 'NoValidCACertificate',
-        message: 'spec.tls.frontend: none of the CA certificate references is usable',
-      };
-    if (fv.mode === 'AllowInsecureFallback') out.clientCAOptional = true;
-    else if (fv.mode !== undefined && fv.mode !== 'AllowValidOnly')
-      out.notAccepted ??= {
-        reason: 'UnsupportedValue',
-        message:
-          `spec.tls.frontend validation mode: "${fv.mode}" is not supported (AllowValidOnly, ` +
-          `AllowInsecureFallback)`,
-      };
-  }
+  // Passthrough: the proxy holds no certificate for it.
+  if (listener.protocol === 'TLS' && listener.tls?.mode === 'Passthrough') return out;
+  checkCertificates(inputs, owner, ownerKind, listener, field, out);
+  if (out.notAccepted) return out;
+  checkFrontendValidation(inputs, gateway, listener, out);
   return out;
 }
 
