@@ -120,6 +120,11 @@ export interface GatewayListenerIR {
   tls?: ListenerTLSIR;
   virtualHosts?: VirtualHostIR[];
   routes?: L4RouteIR[];
+  /**
+   * The status answering a request for a host no virtual host of this listener serves, on a
+   * connection negotiated for it (GatewayHTTPSListenerDetectMisdirectedRequests: 421).
+   */
+  misdirectedStatus?: number;
 }
 
 export interface PortIR {

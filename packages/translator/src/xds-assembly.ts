@@ -139,6 +139,10 @@ function listenerIR(accumulator: ListenerAccumulator, overlaps: RouteOverlaps | 
       virtualHosts.push({ name: `${ir.name}/${host}`, domains: [host], routes: ranked.map((r) => r.route) });
     }
     ir.virtualHosts = virtualHosts;
+    // GatewayHTTPSListenerDetectMisdirectedRequests: a connection made for this listener's certificate
+    // (by SNI) that asks for a host it does not serve, e.g. an HTTP/2 connection reused across
+    // certificates, is answered 421 so the client reconnects, instead of 404.
+    if (spec.protocol === 'HTTPS') ir.misdirectedStatus = 421;
   } else {
     const byAge = accumulator.l4.sort(
       (x, y) => compareAge(x.result.object, y.result.object) || compareNames(x.result.object, y.result.object),

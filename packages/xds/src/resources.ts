@@ -283,19 +283,17 @@ function builtRoute(r: HTTPRouteIR): Route {
   return route;
 }
 
-/**
- * GatewayHTTPSListenerDetectMisdirectedRequests: a connection negotiated for one HTTPS listener
- * (by SNI) that asks for a host none of its routes serve, e.g. an HTTP/2 connection reused across
- * certificates, is answered 421 Misdirected Request instead of 404, so the client reconnects.
- */
+/** The catch-all host answering the listener's misdirectedStatus, unless a virtual host already catches all. */
 function withMisdirectedHost(l: GatewayListenerIR, vhosts: VirtualHost[]): VirtualHost[] {
-  if (vhosts.some((v) => v.domains?.includes('*'))) return vhosts;
+  if (l.misdirectedStatus === undefined || vhosts.some((v) => v.domains?.includes('*'))) return vhosts;
   return [
     ...vhosts,
     {
       name: `${l.name}/misdirected`,
       domains: ['*'],
-      routes: [{ name: `${l.name}/misdirected`, match: { prefix: '/' }, direct_response: { status: 421 } }],
+      routes: [
+        { name: `${l.name}/misdirected`, match: { prefix: '/' }, direct_response: { status: l.misdirectedStatus } },
+      ],
     },
   ];
 }
