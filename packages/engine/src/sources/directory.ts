@@ -4,8 +4,9 @@
 // emitted, so an idle controller does (almost) nothing and one edit costs one file.
 // A file that fails to parse keeps its previous objects and is reported, so one typo never deletes
 // a Gateway. An object the API server would refuse is refused the same way (an update keeps the
-// previous version), unless validation says otherwise. An object defined twice keeps the copy seen first. Objects get what an API server
-// would give them: a creationTimestamp when first seen and a generation bumped on spec changes.
+// previous version), unless validation says otherwise. An object defined twice keeps the copy seen
+// first. Objects get what an API server would give them: a creationTimestamp when first seen and a
+// generation bumped on spec changes.
 import { readFileSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { CLUSTER_SCOPED, isWatchedKind, objectKey, type KubeObject } from '@turnpike/api';
@@ -45,138 +46,155 @@ interface FileState {
 
 export const DIRECTORY_SOURCE = 'dir';
 
+/**
+ * What a directory holds, file by file, and what was emitted for each object: a scan reads the
+ * files that changed and emits, in key order, the upserts and deletes that follow.
+ */
+class ManifestDirectory {
+  private readonly files = new Map<string, FileState>();
+  /** Object key → the files defining it, in the order they were first seen defining it. */
+  private readonly definers = new Map<string, string[]>();
+  private readonly emitted = new Map<string, Emitted>();
+  /** Problems already reported (by file, or file and object), so each is said once. */
+  private readonly reported = new Set<string>();
+  private readonly unknownKinds = new Set<string>();
+  private readonly now: () => string;
+
+  constructor(
+    private readonly dir: string,
+    private readonly opts: DirectorySourceOptions,
+    private readonly emit: (event: SourceEvent) => void,
+  ) {
+    this.now = opts.now ?? (() => new Date().toISOString());
+  }
+
+  private report(message: string, key = message): void {
+    if (this.reported.has(key)) return;
+    this.reported.add(key);
+    this.opts.onError?.(message);
+  }
+
+  /** Stats every file; reads those that changed (or that an fs event named); emits what follows. */
+  scan(named: ReadonlySet<string> = new Set()): void {
+    let tree: Map<string, FileStamp>;
+    try {
+      tree = listManifestTree(this.dir, (m) => this.report(`${m}; skipped`));
+    } catch (e) {
+      this.report((e as Error).message);
+      return;
+    }
+    const affected = new Set<string>();
+    for (const [file, stamp] of tree) {
+      const known = this.files.get(file);
+      if (known && !named.has(file) && known.stamp.mtimeMs === stamp.mtimeMs && known.stamp.size === stamp.size)
+        continue;
+      const before = new Set(known?.objects.keys() ?? []);
+      const after = this.read(file, stamp);
+      for (const key of new Set([...before, ...after.keys()])) {
+        const owners = (this.definers.get(key) ?? []).filter((f) => f !== file || after.has(key));
+        if (after.has(key) && !owners.includes(file)) owners.push(file);
+        this.setDefiners(key, owners);
+        affected.add(key);
+      }
+    }
+    for (const file of [...this.files.keys()]) {
+      if (tree.has(file)) continue;
+      for (const key of this.files.get(file)!.objects.keys()) {
+        this.setDefiners(
+          key,
+          (this.definers.get(key) ?? []).filter((f) => f !== file),
+        );
+        affected.add(key);
+      }
+      this.files.delete(file);
+      this.reported.delete(file);
+    }
+    for (const key of [...affected].sort()) this.settle(key);
+  }
+
+  private setDefiners(key: string, owners: string[]): void {
+    if (owners.length) this.definers.set(key, owners);
+    else this.definers.delete(key);
+  }
+
+  /** Reads one file; on a parse error keeps what it had. Returns the objects it defines now. */
+  private read(file: string, stamp: FileStamp): Map<string, KubeObject> {
+    const before = this.files.get(file)?.objects;
+    let parsed: KubeObject[];
+    try {
+      parsed = parseManifests(readFileSync(file, 'utf8'), file);
+      this.reported.delete(file);
+    } catch (e) {
+      this.report(`${(e as Error).message} (keeping this file's previous objects)`, file);
+      this.files.set(file, { stamp, objects: before ?? new Map() });
+      return before ?? new Map();
+    }
+    const objects = new Map<string, KubeObject>();
+    for (const object of parsed) {
+      if (!isWatchedKind(object.kind)) {
+        if (!this.unknownKinds.has(object.kind))
+          this.opts.onWarning?.(`ignoring kind ${object.kind} (first seen in ${file}): not a kind turnpike reads`);
+        this.unknownKinds.add(object.kind);
+        continue;
+      }
+      normalizeNamespace(object, this.opts.defaultNamespace ?? 'default');
+      const key = objectKey(object.kind, object.metadata.namespace, object.metadata.name);
+      if (objects.has(key)) {
+        this.report(`${file}: ${key} is defined twice in this file; ignoring the later copy`, `${file}#${key}`);
+        continue;
+      }
+      const problem = manifestProblem(object, file, this.opts.validation ?? 'strict');
+      if (problem && this.opts.validation !== 'warn') {
+        // As the API server refuses an update: the version accepted before stays.
+        const previous = before?.get(key);
+        this.report(`${problem} (${previous ? 'keeping its previous version' : 'not loaded'})`);
+        if (previous) objects.set(key, previous);
+        continue;
+      }
+      if (problem) this.opts.onWarning?.(problem);
+      objects.set(key, object);
+    }
+    this.files.set(file, { stamp, objects });
+    return objects;
+  }
+
+  /** Emits what changed for one object key, given who defines it now (the first file to). */
+  private settle(key: string): void {
+    const owners = this.definers.get(key) ?? [];
+    const owner = owners[0];
+    for (const other of owners.slice(1))
+      this.report(`${other}: ${key} is defined twice (first in ${owner}); ignoring this copy`, `${other}#${key}`);
+    const object = owner ? this.files.get(owner)?.objects.get(key) : undefined;
+    const previous = this.emitted.get(key);
+    if (!object) {
+      if (!previous) return;
+      this.emitted.delete(key);
+      const gone = previous.object;
+      const namespace = CLUSTER_SCOPED.has(gone.kind) ? undefined : gone.metadata.namespace;
+      this.emit(remove(DIRECTORY_SOURCE, gone.kind, namespace, gone.metadata.name));
+      return;
+    }
+    // What the API server adds: a creationTimestamp when first seen, a generation bumped on spec changes.
+    const copy = structuredClone(object);
+    const meta = copy.metadata;
+    const specJson = JSON.stringify(copy.spec ?? null);
+    meta.creationTimestamp ??= previous?.object.metadata.creationTimestamp ?? this.now();
+    meta.generation = previous
+      ? previous.specJson === specJson
+        ? previous.object.metadata.generation
+        : (previous.object.metadata.generation ?? 1) + 1
+      : 1;
+    const json = JSON.stringify(copy);
+    if (previous && previous.json === json) return;
+    this.emitted.set(key, { json, specJson, object: copy });
+    this.emit(upsert(DIRECTORY_SOURCE, copy));
+  }
+}
+
 export function directorySource(dir: string, opts: DirectorySourceOptions = {}): Observable<SourceEvent> {
   return new Observable<SourceEvent>((subscriber) => {
-    const files = new Map<string, FileState>();
-    /** Object key → the files defining it, in the order they were first seen defining it. */
-    const definers = new Map<string, string[]>();
-    const emitted = new Map<string, Emitted>();
-    const reported = new Set<string>();
-    const unknownKinds = new Set<string>();
-    const now = opts.now ?? (() => new Date().toISOString());
-    const report = (message: string, key = message) => {
-      if (reported.has(key)) return;
-      reported.add(key);
-      opts.onError?.(message);
-    };
-
-    /** Reads one file; on a parse error keeps what it had. Returns the object keys it defines now. */
-    const read = (file: string, stamp: FileStamp): Map<string, KubeObject> => {
-      const before = files.get(file)?.objects;
-      let parsed: KubeObject[];
-      try {
-        parsed = parseManifests(readFileSync(file, 'utf8'), file);
-        reported.delete(file);
-      } catch (e) {
-        report(`${(e as Error).message} (keeping this file's previous objects)`, file);
-        files.set(file, { stamp, objects: before ?? new Map() });
-        return before ?? new Map();
-      }
-      const objects = new Map<string, KubeObject>();
-      for (const o of parsed) {
-        if (!isWatchedKind(o.kind)) {
-          if (!unknownKinds.has(o.kind))
-            opts.onWarning?.(`ignoring kind ${o.kind} (first seen in ${file}): not a kind turnpike reads`);
-          unknownKinds.add(o.kind);
-          continue;
-        }
-        normalizeNamespace(o, opts.defaultNamespace ?? 'default');
-        const key = objectKey(o.kind, o.metadata.namespace, o.metadata.name);
-        if (objects.has(key)) {
-          report(`${file}: ${key} is defined twice in this file; ignoring the later copy`, `${file}#${key}`);
-          continue;
-        }
-        const problem = manifestProblem(o, file, opts.validation ?? 'strict');
-        if (problem && opts.validation !== 'warn') {
-          // As the API server refuses an update: the version accepted before stays.
-          const previous = before?.get(key);
-          report(`${problem} (${previous ? 'keeping its previous version' : 'not loaded'})`);
-          if (previous) objects.set(key, previous);
-          continue;
-        }
-        if (problem) opts.onWarning?.(problem);
-        objects.set(key, o);
-      }
-      files.set(file, { stamp, objects });
-      return objects;
-    };
-
-    /** Emits what changed for one object key, given who defines it now. */
-    const settle = (key: string) => {
-      const owners = definers.get(key) ?? [];
-      const owner = owners[0];
-      for (const other of owners.slice(1))
-        report(`${other}: ${key} is defined twice (first in ${owner}); ignoring this copy`, `${other}#${key}`);
-      const object = owner ? files.get(owner)?.objects.get(key) : undefined;
-      const prev = emitted.get(key);
-      if (!object) {
-        if (!prev) return;
-        emitted.delete(key);
-        const o = prev.object;
-        subscriber.next(
-          remove(
-            DIRECTORY_SOURCE,
-            o.kind,
-            CLUSTER_SCOPED.has(o.kind) ? undefined : o.metadata.namespace,
-            o.metadata.name,
-          ),
-        );
-        return;
-      }
-      const copy = structuredClone(object);
-      const meta = copy.metadata;
-      const specJson = JSON.stringify(copy.spec ?? null);
-      meta.creationTimestamp ??= prev?.object.metadata.creationTimestamp ?? now();
-      meta.generation = prev
-        ? prev.specJson === specJson
-          ? prev.object.metadata.generation
-          : (prev.object.metadata.generation ?? 1) + 1
-        : 1;
-      const json = JSON.stringify(copy);
-      if (prev && prev.json === json) return;
-      emitted.set(key, { json, specJson, object: copy });
-      subscriber.next(upsert(DIRECTORY_SOURCE, copy));
-    };
-
-    /** Stats every file; reads those that changed (or that an fs event named); emits what follows. */
-    const scan = (named: ReadonlySet<string> = new Set()) => {
-      let tree: Map<string, FileStamp>;
-      try {
-        tree = listManifestTree(dir, (m) => report(`${m}; skipped`));
-      } catch (e) {
-        report((e as Error).message);
-        return;
-      }
-      const affected = new Set<string>();
-      for (const [file, stamp] of tree) {
-        const known = files.get(file);
-        if (known && !named.has(file) && known.stamp.mtimeMs === stamp.mtimeMs && known.stamp.size === stamp.size)
-          continue;
-        const before = new Set(known?.objects.keys() ?? []);
-        const after = read(file, stamp);
-        for (const key of new Set([...before, ...after.keys()])) {
-          const owners = (definers.get(key) ?? []).filter((f) => f !== file || after.has(key));
-          if (after.has(key) && !owners.includes(file)) owners.push(file);
-          if (owners.length) definers.set(key, owners);
-          else definers.delete(key);
-          affected.add(key);
-        }
-      }
-      for (const file of [...files.keys()]) {
-        if (tree.has(file)) continue;
-        for (const key of files.get(file)!.objects.keys()) {
-          const owners = (definers.get(key) ?? []).filter((f) => f !== file);
-          if (owners.length) definers.set(key, owners);
-          else definers.delete(key);
-          affected.add(key);
-        }
-        files.delete(file);
-        reported.delete(file);
-      }
-      for (const key of [...affected].sort()) settle(key);
-    };
-
-    scan();
+    const directory = new ManifestDirectory(dir, opts, (event) => subscriber.next(event));
+    directory.scan();
     subscriber.next(synced(DIRECTORY_SOURCE));
 
     // fs events say which files to read again, even when an edit keeps the mtime and size.
@@ -189,7 +207,7 @@ export function directorySource(dir: string, opts: DirectorySourceOptions = {}):
         pending = undefined;
         const batch = new Set(named);
         named.clear();
-        scan(batch);
+        directory.scan(batch);
       }, 20);
     };
     let watcher: FSWatcher | undefined;
@@ -199,7 +217,7 @@ export function directorySource(dir: string, opts: DirectorySourceOptions = {}):
     } catch {
       watcher = undefined;
     }
-    const poll = setInterval(() => scan(), opts.pollMs ?? 1000);
+    const poll = setInterval(() => directory.scan(), opts.pollMs ?? 1000);
     return () => {
       clearInterval(poll);
       if (pending) clearTimeout(pending);
