@@ -411,95 +411,102 @@ function pluginFilters(listeners: GatewayListenerIR[], pc: PluginContext): HttpF
   return pluginHttpFilters(used, pc.gw, pc.lookup);
 }
 
-function buildPort(port: PortIR, out: EnvoyResources, plugins: PluginContext): void {
-  const address = {
-    socket_address: {
-      address: '0.0.0.0',
-      port_value: proxyListenPort(port.port),
-      protocol: port.transport === 'udp' ? ('UDP' as const) : ('TCP' as const),
-    },
+/** An HTTP connection manager filter chain whose routes come over RDS as `routeName`. */
+function httpFilterChain(
+  routeName: string,
+  listeners: GatewayListenerIR[],
+  plugins: PluginContext,
+): Pick<FilterChain, 'filters'> {
+  return {
+    filters: [
+      {
+        name: 'envoy.filters.network.http_connection_manager',
+        typed_config: httpConnectionManager(
+          routeName,
+          routeName,
+          usesFilter(listeners, (f) => f.cors),
+          pluginFilters(listeners, plugins),
+        ),
+      },
+    ],
   };
-  const listener: Listener = { name: port.name, address };
+}
+
+/** UDP: Envoy's udp_proxy sends to one cluster, so the heaviest backend of the route takes it all. */
+function udpListenerFilters(port: PortIR, first: GatewayListenerIR): Listener['listener_filters'] {
+  const route = first.routes?.[0];
+  const heaviest = [...(route?.backends ?? [])].sort((a, b) => b.weight - a.weight)[0];
+  return [
+    {
+      name: 'envoy.filters.udp_listener.udp_proxy',
+      typed_config: typed<UdpProxyConfig>('envoy.extensions.filters.udp.udp_proxy.v3.UdpProxyConfig', {
+        stat_prefix: port.name,
+        cluster: heaviest?.cluster ?? invalidBackend(),
+      }),
+    },
+  ];
+}
+
+/** HTTPS and TLS listeners share the port; the filter chain is chosen by SNI. */
+function sniFilterChains(port: PortIR, out: EnvoyResources, plugins: PluginContext): FilterChain[] {
+  const chains: FilterChain[] = [];
+  for (const listener of port.listeners) {
+    if (listener.protocol === 'HTTPS') {
+      const routeName = `${port.name}/${listener.name}`;
+      chains.push({
+        name: listener.name,
+        filter_chain_match: { server_names: serverNames(listener.hostname) },
+        transport_socket: downstreamTls(listener),
+        ...httpFilterChain(routeName, [listener], plugins),
+      });
+      out.routes.push({
+        name: routeName,
+        virtual_hosts: withMisdirectedHost(listener, portVirtualHosts([listener])),
+      });
+      continue;
+    }
+    // TLS: a chain per route, by the route's hostnames (or the listener's).
+    for (const route of listener.routes ?? []) {
+      const names = (route.hostnames ?? []).filter((h) => h !== '*');
+      chains.push({
+        name: `${listener.name}/${route.name}`,
+        filter_chain_match: { server_names: names.length ? names : serverNames(listener.hostname) },
+        ...(listener.tls?.mode === 'Terminate' ? { transport_socket: downstreamTls(listener) } : {}),
+        filters: [tcpProxy(`${port.name}/${route.name}`, route)],
+      });
+    }
+  }
+  return chains;
+}
+
+function buildPort(port: PortIR, out: EnvoyResources, plugins: PluginContext): void {
   const first = port.listeners[0];
   if (!first) return;
+  const listener: Listener = {
+    name: port.name,
+    address: {
+      socket_address: {
+        address: '0.0.0.0',
+        port_value: proxyListenPort(port.port),
+        protocol: port.transport === 'udp' ? ('UDP' as const) : ('TCP' as const),
+      },
+    },
+  };
   if (port.transport === 'udp') {
-    const route = first.routes?.[0];
-    const top = [...(route?.backends ?? [])].sort((a, b) => b.weight - a.weight)[0];
-    listener.listener_filters = [
-      {
-        name: 'envoy.filters.udp_listener.udp_proxy',
-        typed_config: typed<UdpProxyConfig>('envoy.extensions.filters.udp.udp_proxy.v3.UdpProxyConfig', {
-          stat_prefix: port.name,
-          cluster: top?.cluster ?? invalidBackend(),
-        }),
-      },
-    ];
-    out.listeners.push(listener);
-    return;
-  }
-  const family = first.protocol;
-  if (family === 'HTTP') {
-    const routeName = port.name;
-    listener.filter_chains = [
-      {
-        filters: [
-          {
-            name: 'envoy.filters.network.http_connection_manager',
-            typed_config: httpConnectionManager(
-              routeName,
-              routeName,
-              usesFilter(port.listeners, (f) => f.cors),
-              pluginFilters(port.listeners, plugins),
-            ),
-          },
-        ],
-      },
-    ];
-    out.routes.push({ name: routeName, virtual_hosts: portVirtualHosts(port.listeners) });
-  } else if (family === 'TCP') {
+    listener.listener_filters = udpListenerFilters(port, first);
+  } else if (first.protocol === 'HTTP') {
+    listener.filter_chains = [httpFilterChain(port.name, port.listeners, plugins)];
+    out.routes.push({ name: port.name, virtual_hosts: portVirtualHosts(port.listeners) });
+  } else if (first.protocol === 'TCP') {
     listener.filter_chains = [{ filters: [tcpProxy(port.name, first.routes?.[0])] }];
   } else {
-    // HTTPS and TLS share the port; filter chains are chosen by SNI.
     listener.listener_filters = [
       {
         name: 'envoy.filters.listener.tls_inspector',
         typed_config: typed<TlsInspector>('envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector', {}),
       },
     ];
-    const chains: FilterChain[] = [];
-    for (const l of port.listeners) {
-      if (l.protocol === 'HTTPS') {
-        const routeName = `${port.name}/${l.name}`;
-        chains.push({
-          name: l.name,
-          filter_chain_match: { server_names: serverNames(l.hostname) },
-          transport_socket: downstreamTls(l),
-          filters: [
-            {
-              name: 'envoy.filters.network.http_connection_manager',
-              typed_config: httpConnectionManager(
-                routeName,
-                routeName,
-                usesFilter([l], (f) => f.cors),
-                pluginFilters([l], plugins),
-              ),
-            },
-          ],
-        });
-        out.routes.push({ name: routeName, virtual_hosts: withMisdirectedHost(l, portVirtualHosts([l])) });
-      } else {
-        for (const r of l.routes ?? []) {
-          const names = (r.hostnames ?? []).filter((h) => h !== '*');
-          chains.push({
-            name: `${l.name}/${r.name}`,
-            filter_chain_match: { server_names: names.length ? names : serverNames(l.hostname) },
-            ...(l.tls?.mode === 'Terminate' ? { transport_socket: downstreamTls(l) } : {}),
-            filters: [tcpProxy(`${port.name}/${r.name}`, r)],
-          });
-        }
-      }
-    }
-    listener.filter_chains = chains;
+    listener.filter_chains = sniFilterChains(port, out, plugins);
   }
   out.listeners.push(listener);
 }
