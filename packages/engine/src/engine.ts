@@ -64,6 +64,32 @@ export function isoNow(scheduler: SchedulerLike): string {
   return new Date(scheduler.now()).toISOString();
 }
 
+/** The store and the sources' progress after one event. */
+function nextState(
+  state: State,
+  event: WatchEvent,
+  required: ReadonlySet<string>,
+  completing: ReadonlySet<string>,
+): State {
+  const { snapshot, relevant } = applyEvents(state.snapshot, [event]);
+  const synced = state.synced;
+  if (event.type === 'synced' && event.kind === '*') synced.add(event.source);
+  const ready = [...required].every((source) => synced.has(source));
+  const complete = [...completing].every((source) => synced.has(source));
+  const pendingSince = state.pendingSince ?? (relevant ? event.at : undefined);
+  return {
+    snapshot,
+    seq: event.seq,
+    changed: relevant,
+    synced,
+    ready,
+    becameReady: ready && !state.ready,
+    complete,
+    becameComplete: complete && !state.complete,
+    ...(pendingSince ? { pendingSince } : {}),
+  };
+}
+
 /**
  * Builds the engine's output stream. Subscribing starts the sources; every translation is
  * emitted (with `changed` telling whether it differs from the previous one).
@@ -74,7 +100,6 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
   const translator = opts.translator ?? new Translator();
   const required = new Set(opts.sourceNames);
   const completing = new Set(opts.completeAfter ?? []);
-  const isComplete = (synced: ReadonlySet<string>) => [...completing].every((s) => synced.has(s));
   let seq = 0;
 
   const events$ = merge(...opts.sources).pipe(
@@ -101,25 +126,9 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
   // Connected only after every consumer subscribed, so synchronous sources lose nothing.
   const state$ = connectable(
     events$.pipe(
-      map((e) => {
-        opts.onEvent?.(e);
-        const { snapshot, relevant } = applyEvents(state.snapshot, [e]);
-        const synced = state.synced;
-        if (e.type === 'synced' && e.kind === '*') synced.add(e.source);
-        const ready = [...required].every((s) => synced.has(s));
-        const complete = isComplete(synced);
-        const pendingSince = state.pendingSince ?? (relevant ? e.at : undefined);
-        state = {
-          snapshot,
-          seq: e.seq,
-          changed: relevant,
-          synced,
-          ready,
-          becameReady: ready && !state.ready,
-          complete,
-          becameComplete: complete && !state.complete,
-          ...(pendingSince ? { pendingSince } : {}),
-        };
+      map((event) => {
+        opts.onEvent?.(event);
+        state = nextState(state, event, required, completing);
         return state;
       }),
     ),
