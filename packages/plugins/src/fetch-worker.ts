@@ -249,31 +249,10 @@ export class PluginFetchWorker {
     const pi = installationOf(job.request);
     job.running = true;
     const inputs = job.inputs;
-    const gen = pi.metadata.generation ?? 0;
-    const base = { observedGeneration: gen, image: pi.spec.image };
     // Still the job of a live plugin, with the inputs this run started with?
     const live = () => !this.stopped && this.jobs.get(job.key) === job && job.inputs === inputs;
     try {
-      if (!job.good && !job.triedStored) {
-        // First run (e.g. after a restart): serve content stored before for this image at once,
-        // then check the registry as a refresh.
-        job.triedStored = true;
-        const stored = await this.opts.storage.load(pi).catch(() => undefined);
-        if (stored && stored.image === pi.spec.image && live()) {
-          job.inflight = this.opts.content.put(stored.content);
-          job.good = {
-            ...base,
-            fetched: true,
-            reason: 'Fetched',
-            message: `Serving the content stored before in ${stored.storage.configMap ? `ConfigMap ${stored.storage.configMap}` : 'storage'} (${stored.digest})`,
-            digest: stored.digest,
-            sha256: stored.sha256,
-            size: stored.content.length,
-            storage: stored.storage,
-          };
-          this.emit(job, pi, job.good);
-        }
-      }
+      if (!job.good && !job.triedStored) await this.serveStored(job, pi, live);
       await this.slot();
       let result: Result;
       try {
@@ -289,28 +268,11 @@ export class PluginFetchWorker {
       if (!parseImageReference(pi.spec.image).digest) this.schedule(job, this.resolveEveryMs);
     } catch (e) {
       if (!live()) return;
-      const err = e instanceof PluginFetchError ? e : new PluginFetchError('FetchFailed', (e as Error).message);
-      job.attempt++;
-      this.opts.onAttempt?.(err.reason);
-      const delay = this.retryDelay(job.attempt);
-      const retry = `retrying in ${Math.max(1, Math.round(delay / 1000))}s (attempt ${job.attempt})`;
-      const current = job.good && job.good.image === pi.spec.image && job.good.observedGeneration === gen;
-      if (current) {
-        // A re-resolve or re-fetch (a new pull Secret) failed: keep serving what we have, and say so.
-        this.opts.log?.('warn', 'plugin refresh failed; keeping the fetched content', {
-          plugin: job.key,
-          reason: err.reason,
-          err: err.message,
-        });
-        this.emit(job, pi, {
-          ...job.good!,
-          message: `${job.good!.message}; refreshing it failed (${err.reason}): ${err.message}; ${retry}`,
-        });
-      } else {
-        this.opts.log?.('warn', 'plugin fetch failed', { plugin: job.key, reason: err.reason, err: err.message });
-        this.emit(job, pi, { ...base, fetched: false, reason: err.reason, message: `${err.message}; ${retry}` });
-      }
-      this.schedule(job, delay);
+      this.failed(
+        job,
+        pi,
+        e instanceof PluginFetchError ? e : new PluginFetchError('FetchFailed', (e as Error).message),
+      );
     } finally {
       job.inflight = undefined;
       this.retainContent();
@@ -320,6 +282,62 @@ export class PluginFetchWorker {
         void this.run(job);
       }
     }
+  }
+
+  /**
+   * A job's first run (e.g. after a restart): content stored before for this image is served at
+   * once; the registry is checked after, as a refresh.
+   */
+  private async serveStored(job: Job, pi: PluginInstallation, live: () => boolean): Promise<void> {
+    job.triedStored = true;
+    const stored = await this.opts.storage.load(pi).catch(() => undefined);
+    if (!stored || stored.image !== pi.spec.image || !live()) return;
+    job.inflight = this.opts.content.put(stored.content);
+    const where = stored.storage.configMap ? `ConfigMap ${stored.storage.configMap}` : 'storage';
+    job.good = {
+      observedGeneration: pi.metadata.generation ?? 0,
+      image: pi.spec.image,
+      fetched: true,
+      reason: 'Fetched',
+      message: `Serving the content stored before in ${where} (${stored.digest})`,
+      digest: stored.digest,
+      sha256: stored.sha256,
+      size: stored.content.length,
+      storage: stored.storage,
+    };
+    this.emit(job, pi, job.good);
+  }
+
+  /** A failed attempt: retried with backoff; content of the current spec already fetched keeps serving. */
+  private failed(job: Job, pi: PluginInstallation, error: PluginFetchError): void {
+    const generation = pi.metadata.generation ?? 0;
+    job.attempt++;
+    this.opts.onAttempt?.(error.reason);
+    const delay = this.retryDelay(job.attempt);
+    const retry = `retrying in ${Math.max(1, Math.round(delay / 1000))}s (attempt ${job.attempt})`;
+    const good = job.good;
+    if (good && good.image === pi.spec.image && good.observedGeneration === generation) {
+      // A re-resolve or re-fetch (a new pull Secret) failed: keep serving what we have, and say so.
+      this.opts.log?.('warn', 'plugin refresh failed; keeping the fetched content', {
+        plugin: job.key,
+        reason: error.reason,
+        err: error.message,
+      });
+      this.emit(job, pi, {
+        ...good,
+        message: `${good.message}; refreshing it failed (${error.reason}): ${error.message}; ${retry}`,
+      });
+    } else {
+      this.opts.log?.('warn', 'plugin fetch failed', { plugin: job.key, reason: error.reason, err: error.message });
+      this.emit(job, pi, {
+        observedGeneration: generation,
+        image: pi.spec.image,
+        fetched: false,
+        reason: error.reason,
+        message: `${error.message}; ${retry}`,
+      });
+    }
+    this.schedule(job, delay);
   }
 
   /** Checks the cosign signature of `digest` (tag `sha256-<hex>.sig` in the same repository). */
