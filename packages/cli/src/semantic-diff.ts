@@ -45,112 +45,127 @@ export interface SemanticDiff {
   same: boolean;
 }
 
-function condText(c: Condition | undefined): string | undefined {
-  return c ? `${c.status}/${c.reason}` : undefined;
+function condText(condition: Condition | undefined): string | undefined {
+  return condition ? `${condition.status}/${condition.reason}` : undefined;
+}
+
+/** The keys of either side, sorted: what a diff walks. */
+function unionKeys(before: Iterable<string>, after: Iterable<string>): string[] {
+  return [...new Set([...before, ...after])].sort();
 }
 
 function attached(status: AnyStatus | undefined): Map<string, number> {
-  return new Map(
-    ((status?.listeners as AnyStatus[] | undefined) ?? []).map((l) => [String(l.name), Number(l.attachedRoutes ?? 0)]),
-  );
+  const listeners = (status?.listeners as AnyStatus[] | undefined) ?? [];
+  return new Map(listeners.map((listener) => [String(listener.name), Number(listener.attachedRoutes ?? 0)]));
 }
 
-function diffObject(key: string, a: AnyStatus | undefined, b: AnyStatus | undefined): ObjectChange | undefined {
-  const fa = flatten(a),
-    fb = flatten(b);
+function diffObject(
+  key: string,
+  before: AnyStatus | undefined,
+  after: AnyStatus | undefined,
+): ObjectChange | undefined {
+  const conditionsBefore = flatten(before);
+  const conditionsAfter = flatten(after);
   const conditions: ConditionChange[] = [];
-  for (const where of [...new Set([...fa.keys(), ...fb.keys()])].sort()) {
-    const ca = fa.get(where) ?? new Map(),
-      cb = fb.get(where) ?? new Map();
-    for (const type of [...new Set([...ca.keys(), ...cb.keys()])].sort()) {
-      const o = condText(ca.get(type)),
-        n = condText(cb.get(type));
-      if (o !== n) {
-        const ch: ConditionChange = { where, type };
-        if (o) ch.old = o;
-        if (n) ch.new = n;
-        conditions.push(ch);
-      }
+  for (const where of unionKeys(conditionsBefore.keys(), conditionsAfter.keys())) {
+    const typesBefore = conditionsBefore.get(where) ?? new Map();
+    const typesAfter = conditionsAfter.get(where) ?? new Map();
+    for (const type of unionKeys(typesBefore.keys(), typesAfter.keys())) {
+      const old = condText(typesBefore.get(type));
+      const now = condText(typesAfter.get(type));
+      if (old === now) continue;
+      const change: ConditionChange = { where, type };
+      if (old) change.old = old;
+      if (now) change.new = now;
+      conditions.push(change);
     }
   }
-  const aa = attached(a),
-    ab = attached(b);
+  const routesBefore = attached(before);
+  const routesAfter = attached(after);
   const routes: ObjectChange['attachedRoutes'] = [];
-  for (const l of [...new Set([...aa.keys(), ...ab.keys()])].sort()) {
-    if (aa.get(l) !== ab.get(l))
-      routes.push({ listener: l, ...(aa.has(l) ? { old: aa.get(l) } : {}), ...(ab.has(l) ? { new: ab.get(l) } : {}) });
+  for (const listener of unionKeys(routesBefore.keys(), routesAfter.keys())) {
+    if (routesBefore.get(listener) === routesAfter.get(listener)) continue;
+    routes.push({
+      listener,
+      ...(routesBefore.has(listener) ? { old: routesBefore.get(listener) } : {}),
+      ...(routesAfter.has(listener) ? { new: routesAfter.get(listener) } : {}),
+    });
   }
-  const change = !a ? 'added' : !b ? 'removed' : 'changed';
+  const change = !before ? 'added' : !after ? 'removed' : 'changed';
   if (change === 'changed' && !conditions.length && !routes.length) return undefined;
   return { object: key, change, conditions, attachedRoutes: routes };
 }
 
-function diffKeyed(a: Map<string, string>, b: Map<string, string>): SetChange {
+function diffKeyed(before: Map<string, string>, after: Map<string, string>): SetChange {
   const out: SetChange = { added: [], removed: [], changed: [] };
-  for (const k of [...new Set([...a.keys(), ...b.keys()])].sort()) {
-    if (!a.has(k)) out.added.push(k);
-    else if (!b.has(k)) out.removed.push(k);
-    else if (a.get(k) !== b.get(k)) out.changed.push(k);
+  for (const key of unionKeys(before.keys(), after.keys())) {
+    if (!before.has(key)) out.added.push(key);
+    else if (!after.has(key)) out.removed.push(key);
+    else if (before.get(key) !== after.get(key)) out.changed.push(key);
   }
   return out;
 }
 
+/** A Gateway's IR as three keyed sets of canonical JSON: listeners, routes and clusters (with endpoints). */
 function gatewayParts(
-  g: GatewayIR | undefined,
+  gateway: GatewayIR | undefined,
   endpoints: XdsIR['endpoints'],
 ): { listeners: Map<string, string>; routes: Map<string, string>; clusters: Map<string, string> } {
-  const listeners = new Map<string, string>(),
-    routes = new Map<string, string>(),
-    clusters = new Map<string, string>();
-  for (const p of g?.ports ?? []) {
-    for (const l of p.listeners) {
-      const { virtualHosts, routes: l4, ...rest } = l;
-      listeners.set(`${p.name} ${l.name}`, canonical(rest));
-      for (const vh of virtualHosts ?? [])
-        for (const r of vh.routes) routes.set(`${vh.domains.join(',')} ${r.name}`, canonical(r));
-      for (const r of l4 ?? []) routes.set(`${p.name} ${r.name}`, canonical(r));
+  const listeners = new Map<string, string>();
+  const routes = new Map<string, string>();
+  const clusters = new Map<string, string>();
+  for (const port of gateway?.ports ?? []) {
+    for (const listener of port.listeners) {
+      const { virtualHosts, routes: l4Routes, ...rest } = listener;
+      listeners.set(`${port.name} ${listener.name}`, canonical(rest));
+      for (const virtualHost of virtualHosts ?? [])
+        for (const route of virtualHost.routes)
+          routes.set(`${virtualHost.domains.join(',')} ${route.name}`, canonical(route));
+      for (const route of l4Routes ?? []) routes.set(`${port.name} ${route.name}`, canonical(route));
     }
   }
   // A cluster's endpoints are part of what changes about it.
-  for (const c of g?.clusters ?? []) clusters.set(c.name, canonical({ ...c, endpoints: endpoints.get(c.name) ?? [] }));
+  for (const cluster of gateway?.clusters ?? [])
+    clusters.set(cluster.name, canonical({ ...cluster, endpoints: endpoints.get(cluster.name) ?? [] }));
   return { listeners, routes, clusters };
 }
 
-const empty = (s: SetChange) => !s.added.length && !s.removed.length && !s.changed.length;
+const empty = (set: SetChange) => !set.added.length && !set.removed.length && !set.changed.length;
 
-export function semanticDiff(a: TranslateResult, b: TranslateResult): SemanticDiff {
+export function semanticDiff(before: TranslateResult, after: TranslateResult): SemanticDiff {
   const objects: ObjectChange[] = [];
-  for (const key of [...new Set([...a.statuses.keys(), ...b.statuses.keys()])].sort()) {
-    const d = diffObject(key, a.statuses.get(key), b.statuses.get(key));
-    if (d) objects.push(d);
+  for (const key of unionKeys(before.statuses.keys(), after.statuses.keys())) {
+    const change = diffObject(key, before.statuses.get(key), after.statuses.get(key));
+    if (change) objects.push(change);
   }
   const xds: GatewayXdsChange[] = [];
-  for (const gw of [...new Set([...a.xdsIR.gateways.keys(), ...b.xdsIR.gateways.keys()])].sort()) {
-    const ga = a.xdsIR.gateways.get(gw),
-      gb = b.xdsIR.gateways.get(gw);
-    const pa = gatewayParts(ga, a.xdsIR.endpoints),
-      pb = gatewayParts(gb, b.xdsIR.endpoints);
-    const d: GatewayXdsChange = {
-      gateway: gw,
-      change: !ga ? 'added' : !gb ? 'removed' : 'changed',
-      listeners: diffKeyed(pa.listeners, pb.listeners),
-      routes: diffKeyed(pa.routes, pb.routes),
-      clusters: diffKeyed(pa.clusters, pb.clusters),
+  for (const gateway of unionKeys(before.xdsIR.gateways.keys(), after.xdsIR.gateways.keys())) {
+    const irBefore = before.xdsIR.gateways.get(gateway);
+    const irAfter = after.xdsIR.gateways.get(gateway);
+    const partsBefore = gatewayParts(irBefore, before.xdsIR.endpoints);
+    const partsAfter = gatewayParts(irAfter, after.xdsIR.endpoints);
+    const change: GatewayXdsChange = {
+      gateway,
+      change: !irBefore ? 'added' : !irAfter ? 'removed' : 'changed',
+      listeners: diffKeyed(partsBefore.listeners, partsAfter.listeners),
+      routes: diffKeyed(partsBefore.routes, partsAfter.routes),
+      clusters: diffKeyed(partsBefore.clusters, partsAfter.clusters),
     };
-    if (d.change !== 'changed' || !empty(d.listeners) || !empty(d.routes) || !empty(d.clusters)) xds.push(d);
+    if (change.change !== 'changed' || !empty(change.listeners) || !empty(change.routes) || !empty(change.clusters))
+      xds.push(change);
   }
   const infra: InfraChange[] = [];
-  for (const gw of [...new Set([...a.infraIR.gateways.keys(), ...b.infraIR.gateways.keys()])].sort()) {
-    const ia = a.infraIR.gateways.get(gw) as unknown as AnyStatus | undefined,
-      ib = b.infraIR.gateways.get(gw) as unknown as AnyStatus | undefined;
-    if (!ia || !ib) {
-      infra.push({ gateway: gw, change: !ia ? 'added' : 'removed', fields: [] });
+  for (const gateway of unionKeys(before.infraIR.gateways.keys(), after.infraIR.gateways.keys())) {
+    const infraBefore = before.infraIR.gateways.get(gateway) as unknown as AnyStatus | undefined;
+    const infraAfter = after.infraIR.gateways.get(gateway) as unknown as AnyStatus | undefined;
+    if (!infraBefore || !infraAfter) {
+      infra.push({ gateway, change: !infraBefore ? 'added' : 'removed', fields: [] });
       continue;
     }
-    const fields = [...new Set([...Object.keys(ia), ...Object.keys(ib)])]
-      .sort()
-      .filter((k) => canonical(ia[k]) !== canonical(ib[k]));
-    if (fields.length) infra.push({ gateway: gw, change: 'changed', fields });
+    const fields = unionKeys(Object.keys(infraBefore), Object.keys(infraAfter)).filter(
+      (field) => canonical(infraBefore[field]) !== canonical(infraAfter[field]),
+    );
+    if (fields.length) infra.push({ gateway, change: 'changed', fields });
   }
   return { objects, xds, infra, same: !objects.length && !xds.length && !infra.length };
 }
