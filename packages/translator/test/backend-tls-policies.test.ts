@@ -3,13 +3,7 @@ import { describe, expect, it } from '@jest/globals';
 import { Translator, snapshotFromObjects } from '../src/index.js';
 import { cond, endpointSlice, gateway, gatewayClass, http, httpRoute, run, service, statusOf } from './builders.js';
 import { EXAMPLE_COM_CERT } from './tls-fixtures.js';
-
-const toGw = { name: 'gw', namespace: 'infra' };
-const rule = (svc: string, matches?: unknown[], extra: Record<string, unknown> = {}) => ({
-  ...(matches ? { matches } : {}),
-  backendRefs: [{ name: svc, port: 8080 }],
-  ...extra,
-});
+import { rule, toGw } from './route-fixtures.js';
 
 describe('BackendTLSPolicy ancestors beyond 16', () => {
   it('lists 16 ancestors and says on the last one how many more there are (Aggregated); the Gateways beyond may not use the Service', () => {
@@ -125,7 +119,7 @@ describe('BackendTLSPolicy CA from a ClusterTrustBundle', () => {
     gateway('gw', [http()]),
     service('a'),
     endpointSlice('a'),
-    httpRoute('r', { parentRefs: [toGw], rules: [rule('a')] }),
+    httpRoute('r', { parentRefs: [toGw()], rules: [rule('a')] }),
   ];
   const ctb = {
     apiVersion: 'certificates.k8s.io/v1beta1',

@@ -1,15 +1,7 @@
 // Match precedence (precedence.ts), as httproute_types.go orders matches.
 import { describe, expect, it } from '@jest/globals';
-import { endpointSlice, gateway, gatewayClass, http, httpRoute, irRoutes, run, service } from './builders.js';
-
-const base = () => [
-  gatewayClass(),
-  gateway('gw', [http('http', 80, { hostname: '*.example.com' }), http('other', 8080)]),
-  service('svc'),
-  endpointSlice('svc'),
-];
-const toGw = (extra: Record<string, unknown> = {}) => ({ name: 'gw', namespace: 'infra', ...extra });
-const backend = (name = 'svc', extra: Record<string, unknown> = {}) => ({ name, port: 8080, ...extra });
+import { httpRoute, irRoutes, run } from './builders.js';
+import { backend, base, toGw } from './route-fixtures.js';
 
 describe('match precedence (httproute_types.go Matches)', () => {
   it('orders Exact, then longest prefix, then method, headers, query params, then oldest route', () => {

@@ -2,14 +2,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Translator, snapshotFromObjects } from '../src/index.js';
 import { cond, endpointSlice, gateway, gatewayClass, http, httpRoute, parent, run, service } from './builders.js';
-
-const toGw = { name: 'gw', namespace: 'infra' };
-const exact = (value: string) => ({ path: { type: 'Exact', value } });
-const rule = (svc: string, matches?: unknown[], extra: Record<string, unknown> = {}) => ({
-  ...(matches ? { matches } : {}),
-  backendRefs: [{ name: svc, port: 8080 }],
-  ...extra,
-});
+import { exact, rule, toGw } from './route-fixtures.js';
 
 describe('RouteRulesOverlap', () => {
   const older = { creationTimestamp: '2026-01-01T00:00:00Z' };
@@ -23,11 +16,11 @@ describe('RouteRulesOverlap', () => {
     endpointSlice('b'),
     httpRoute(
       'first',
-      { parentRefs: [toGw], rules: [rule('a', [exact('/same'), exact('/only-first')])] },
+      { parentRefs: [toGw()], rules: [rule('a', [exact('/same'), exact('/only-first')])] },
       'apps',
       older,
     ),
-    httpRoute('second', { parentRefs: [toGw], rules: [rule('b', [exact('/same')])] }, 'apps', newer),
+    httpRoute('second', { parentRefs: [toGw()], rules: [rule('b', [exact('/same')])] }, 'apps', newer),
   ];
 
   it('is True on both routes that claim the same match on one host, naming the other and who wins', () => {
@@ -52,7 +45,7 @@ describe('RouteRulesOverlap', () => {
     t.translate(snapshotFromObjects(objects));
     const fixed = objects.map((o) =>
       o.metadata.name === 'second'
-        ? httpRoute('second', { parentRefs: [toGw], rules: [rule('b', [exact('/elsewhere')])] }, 'apps', newer)
+        ? httpRoute('second', { parentRefs: [toGw()], rules: [rule('b', [exact('/elsewhere')])] }, 'apps', newer)
         : o,
     );
     const { result, changes } = t.translateWithChanges(snapshotFromObjects(fixed));
@@ -72,7 +65,7 @@ describe('RouteRulesOverlap', () => {
       httpRoute(
         'x',
         {
-          parentRefs: [toGw],
+          parentRefs: [toGw()],
           hostnames: ['x.example.com'],
           rules: [rule('a', [exact('/p')]), rule('a', hdr(['h1', 'h2']))],
         },
@@ -81,13 +74,13 @@ describe('RouteRulesOverlap', () => {
       ),
       httpRoute(
         'y',
-        { parentRefs: [toGw], hostnames: ['y.example.com'], rules: [rule('a', [exact('/p')])] },
+        { parentRefs: [toGw()], hostnames: ['y.example.com'], rules: [rule('a', [exact('/p')])] },
         'apps',
         newer,
       ),
       httpRoute(
         'z',
-        { parentRefs: [toGw], hostnames: ['x.example.com'], rules: [rule('a', hdr(['h2', 'h1']))] },
+        { parentRefs: [toGw()], hostnames: ['x.example.com'], rules: [rule('a', hdr(['h2', 'h1']))] },
         'apps',
         newer,
       ),

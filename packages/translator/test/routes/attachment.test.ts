@@ -1,10 +1,8 @@
 // Route attachment (routes/attachment.ts): parentRefs, sectionName and port, hostnames, allowedRoutes.
 import { describe, expect, it } from '@jest/globals';
 import {
-  endpointSlice,
   gateway,
   gatewayClass,
-  http,
   httpRoute,
   irRoutes,
   listener,
@@ -15,15 +13,7 @@ import {
   sr,
   statusOf,
 } from '../builders.js';
-
-const base = () => [
-  gatewayClass(),
-  gateway('gw', [http('http', 80, { hostname: '*.example.com' }), http('other', 8080)]),
-  service('svc'),
-  endpointSlice('svc'),
-];
-const toGw = (extra: Record<string, unknown> = {}) => ({ name: 'gw', namespace: 'infra', ...extra });
-const backend = (name = 'svc', extra: Record<string, unknown> = {}) => ({ name, port: 8080, ...extra });
+import { backend, base, toGw } from '../route-fixtures.js';
 
 describe('route attachment', () => {
   it('a sectionName no listener has is NoMatchingParent', () => {

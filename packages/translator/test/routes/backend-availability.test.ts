@@ -2,14 +2,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Translator, snapshotFromObjects } from '../../src/index.js';
 import { cond, endpointSlice, gateway, gatewayClass, http, httpRoute, parent, run, service } from '../builders.js';
-
-const toGw = { name: 'gw', namespace: 'infra' };
-const exact = (value: string) => ({ path: { type: 'Exact', value } });
-const rule = (svc: string, matches?: unknown[], extra: Record<string, unknown> = {}) => ({
-  ...(matches ? { matches } : {}),
-  backendRefs: [{ name: svc, port: 8080 }],
-  ...extra,
-});
+import { exact, rule, toGw } from '../route-fixtures.js';
 
 describe('BackendsAvailable', () => {
   it('is False with EndpointsNotFound, naming the Service, when a backend has no ready endpoint', () => {
@@ -19,7 +12,7 @@ describe('BackendsAvailable', () => {
       service('up'),
       endpointSlice('up'),
       service('down'),
-      httpRoute('r', { parentRefs: [toGw], rules: [rule('up'), rule('down', [exact('/down')])] }),
+      httpRoute('r', { parentRefs: [toGw()], rules: [rule('up'), rule('down', [exact('/down')])] }),
     ]);
     const c = cond(parent(r, 'HTTPRoute', 'apps', 'r').conditions, 'BackendsAvailable');
     expect(c).toMatchObject({ status: 'False', reason: 'EndpointsNotFound' });
@@ -36,7 +29,7 @@ describe('BackendsAvailable', () => {
       endpointSlice('up'),
       service('shadow'),
       httpRoute('r', {
-        parentRefs: [toGw],
+        parentRefs: [toGw()],
         rules: [
           rule('up', undefined, {
             filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'shadow', port: 8080 } } }],
@@ -63,7 +56,7 @@ describe('BackendsAvailable', () => {
       gatewayClass(),
       gateway('gw', [http()]),
       httpRoute('r', {
-        parentRefs: [toGw],
+        parentRefs: [toGw()],
         rules: [{ filters: [{ type: 'RequestRedirect', requestRedirect: { scheme: 'https' } }] }],
       }),
     ]);

@@ -14,15 +14,7 @@ import {
   service,
   sr,
 } from '../builders.js';
-
-const base = () => [
-  gatewayClass(),
-  gateway('gw', [http('http', 80, { hostname: '*.example.com' }), http('other', 8080)]),
-  service('svc'),
-  endpointSlice('svc'),
-];
-const toGw = (extra: Record<string, unknown> = {}) => ({ name: 'gw', namespace: 'infra', ...extra });
-const backend = (name = 'svc', extra: Record<string, unknown> = {}) => ({ name, port: 8080, ...extra });
+import { backend, base, toGw } from '../route-fixtures.js';
 
 describe('backendRefs', () => {
   it('a missing Service is ResolvedRefs=False/BackendNotFound and the rule answers 500', () => {

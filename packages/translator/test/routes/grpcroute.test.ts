@@ -1,27 +1,7 @@
 // GRPCRoute (routes/grpcroute.ts): service and method matches, RE2 regular expressions.
 import { describe, expect, it } from '@jest/globals';
-import {
-  endpointSlice,
-  gateway,
-  gatewayClass,
-  http,
-  httpRoute,
-  irRoutes,
-  parent,
-  route,
-  run,
-  service,
-  sr,
-} from '../builders.js';
-
-const base = () => [
-  gatewayClass(),
-  gateway('gw', [http('http', 80, { hostname: '*.example.com' }), http('other', 8080)]),
-  service('svc'),
-  endpointSlice('svc'),
-];
-const toGw = (extra: Record<string, unknown> = {}) => ({ name: 'gw', namespace: 'infra', ...extra });
-const backend = (name = 'svc', extra: Record<string, unknown> = {}) => ({ name, port: 8080, ...extra });
+import { httpRoute, irRoutes, parent, route, run, sr } from '../builders.js';
+import { backend, base, toGw } from '../route-fixtures.js';
 
 describe('GRPCRoute', () => {
   it('service and method become an exact HTTP/2 path; header matches carry over', () => {

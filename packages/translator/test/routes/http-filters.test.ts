@@ -12,8 +12,8 @@ import {
   run,
   service,
 } from '../builders.js';
+import { toGw } from '../route-fixtures.js';
 
-const toGw = { name: 'gw', namespace: 'infra' };
 const withFilter = (filter: Record<string, unknown>) =>
   run([
     gatewayClass(),
@@ -21,7 +21,7 @@ const withFilter = (filter: Record<string, unknown>) =>
     service('svc'),
     endpointSlice('svc'),
     httpRoute('r', {
-      parentRefs: [toGw],
+      parentRefs: [toGw()],
       rules: [
         { filters: [filter], backendRefs: [{ name: 'svc', port: 8080 }] },
         { matches: [{ path: { value: '/ok' } }], backendRefs: [{ name: 'svc', port: 8080 }] },

@@ -12,8 +12,7 @@ import {
   run,
   service,
 } from '../builders.js';
-
-const toGw = { name: 'gw', namespace: 'infra' };
+import { toGw } from '../route-fixtures.js';
 
 describe('matches and path modifiers the proxy would refuse make their rule invalid (found by the fuzz test)', () => {
   const withRule = (rule: Record<string, unknown>) =>
@@ -22,7 +21,7 @@ describe('matches and path modifiers the proxy would refuse make their rule inva
       gateway('gw', [http()]),
       service('svc'),
       endpointSlice('svc'),
-      httpRoute('r', { parentRefs: [toGw], rules: [{ ...rule, backendRefs: [{ name: 'svc', port: 8080 }] }] }),
+      httpRoute('r', { parentRefs: [toGw()], rules: [{ ...rule, backendRefs: [{ name: 'svc', port: 8080 }] }] }),
     ]);
   const accepted = (r: ReturnType<typeof run>) => cond(parent(r, 'HTTPRoute', 'apps', 'r').conditions, 'Accepted')!;
   it('a header match or query parameter match without a valid name', () => {

@@ -1,26 +1,7 @@
 // HTTPRoute rules (routes/http-rules.ts): invalid rules, filters, timeouts, mirrors, redirects.
 import { describe, expect, it } from '@jest/globals';
-import {
-  endpointSlice,
-  gateway,
-  gatewayClass,
-  http,
-  httpRoute,
-  irRoutes,
-  parent,
-  run,
-  service,
-  sr,
-} from '../builders.js';
-
-const base = () => [
-  gatewayClass(),
-  gateway('gw', [http('http', 80, { hostname: '*.example.com' }), http('other', 8080)]),
-  service('svc'),
-  endpointSlice('svc'),
-];
-const toGw = (extra: Record<string, unknown> = {}) => ({ name: 'gw', namespace: 'infra', ...extra });
-const backend = (name = 'svc', extra: Record<string, unknown> = {}) => ({ name, port: 8080, ...extra });
+import { httpRoute, irRoutes, parent, run, service, sr } from '../builders.js';
+import { backend, base, toGw } from '../route-fixtures.js';
 
 describe('HTTPRoute rules', () => {
   it('an invalid regular expression makes its rule invalid: PartiallyInvalid when other rules are valid', () => {
