@@ -1,6 +1,5 @@
 // Credentials from a `kubernetes.io/dockerconfigjson` Secret: `{"auths": {"<host>": {auth |
 // username+password | identitytoken}}}`. Keys may be bare hosts or URLs (`https://host/v1/`).
-import { secretText, type Secret } from '@turnpike/api';
 
 export interface RegistryCredentials {
   username: string;
@@ -43,11 +42,4 @@ export function credentialsFor(dockerConfigJson: string, registry: string): Regi
     if (typeof entry.identitytoken === 'string') return { username: '<token>', password: entry.identitytoken };
   }
   return undefined;
-}
-
-/** The credentials a pull Secret holds for a registry host (undefined: pull anonymously). */
-export function secretCredentials(secret: Secret | undefined, registry: string): RegistryCredentials | undefined {
-  const config = secret && secretText(secret, '.dockerconfigjson');
-  if (!config) return undefined;
-  return credentialsFor(config, registry);
 }

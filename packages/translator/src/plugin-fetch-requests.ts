@@ -4,9 +4,7 @@
 // I/O) keeps no store of its own and cannot disagree with the translator about what is permitted.
 import { secretText, type ConfigMap, type PluginInstallation, type Secret } from '@turnpike/api';
 import type { Inputs } from './incremental/inputs.js';
-import { pluginSpecProblem, pullSecretAccess } from './plugins.js';
-
-export const DOCKER_CONFIG_KEY = '.dockerconfigjson';
+import { DOCKER_CONFIG_KEY, pluginSpecProblem, pullSecretAccess } from './plugins.js';
 
 export interface PluginFetchRequest {
   namespace: string;

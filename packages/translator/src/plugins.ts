@@ -10,6 +10,7 @@
 import {
   TURNPIKE_GROUP,
   parseImageReference,
+  secretText,
   type Condition,
   type PluginFetch,
   type PluginInstallation,
@@ -21,6 +22,8 @@ import type { Inputs } from './incremental/inputs.js';
 import { referenceNotPermitted } from './reference-grants.js';
 
 export const DOCKER_CONFIG_SECRET_TYPE = 'kubernetes.io/dockerconfigjson';
+/** The key of a pull Secret that holds the registry credentials. */
+export const DOCKER_CONFIG_KEY = '.dockerconfigjson';
 /** Where an installed plugin's file is mounted in the proxy container. */
 export const PLUGIN_MOUNT_ROOT = '/etc/turnpike/plugins';
 
@@ -44,7 +47,7 @@ export function pullSecretAccess(inputs: Inputs, pi: PluginInstallation): PullAc
   if (notPermitted) return { problem: notPermitted };
   const secret = inputs.get<Secret>('Secret', ns, ref.name);
   if (!secret) return { problem: { reason: 'InvalidPullSecret', message: `spec.pullSecretRef: ${target} not found` } };
-  if (secret.type !== DOCKER_CONFIG_SECRET_TYPE || !secret.data?.['.dockerconfigjson']) {
+  if (secret.type !== DOCKER_CONFIG_SECRET_TYPE || !secretText(secret, DOCKER_CONFIG_KEY)) {
     return {
       problem: {
         reason: 'InvalidPullSecret',
