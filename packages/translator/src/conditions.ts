@@ -30,11 +30,8 @@ export interface Problem {
   message: string;
 }
 
-/** What a positive-polarity condition says when nothing is wrong. */
-export interface Outcome {
-  reason: Reason;
-  message: string;
-}
+/** What a positive-polarity condition says when nothing is wrong: a reason and message, as a Problem has. */
+export type Outcome = Problem;
 
 /** A positive-polarity condition: False with the first problem found, True with `ok` when there is none. */
 export function conditionOf(
