@@ -168,6 +168,42 @@ describe('plugin installation status', () => {
     expect(routesOf(revoked)[0]!.directResponse).toEqual({ status: 500 });
   });
 
+  it('the fetch request carries the pull Secret it may use, from data or (file input) stringData, and says why not', () => {
+    const withPullSecret = {
+      ...pi('hello'),
+      spec: { image: 'registry.example.com/team/hello:v1', type: 'lua', pullSecretRef: { name: 'creds' } },
+    } as KubeObject;
+    const config = JSON.stringify({ auths: { 'registry.example.com': { username: 'u', password: 'p' } } });
+    const secret = (values: Record<string, unknown>): KubeObject =>
+      ({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'creds', namespace: 'apps' },
+        type: 'kubernetes.io/dockerconfigjson',
+        ...values,
+      }) as KubeObject;
+    for (const held of [
+      { data: { '.dockerconfigjson': Buffer.from(config).toString('base64') } },
+      { stringData: { '.dockerconfigjson': config } },
+    ]) {
+      const r = run([withPullSecret, secret(held)]);
+      expect(
+        sr((r.statuses.get('PluginInstallation/apps/hello') as { conditions: unknown }).conditions, 'Accepted'),
+      ).toBe('True/Accepted');
+      expect(r.pluginFetches.get('apps/hello')).toEqual({
+        namespace: 'apps',
+        name: 'hello',
+        generation: 1,
+        image: 'registry.example.com/team/hello:v1',
+        type: 'lua',
+        dockerConfig: config,
+      });
+    }
+    const without = run([withPullSecret, secret({ data: {} })]).pluginFetches.get('apps/hello');
+    expect(without?.blocked).toMatch(/spec.pullSecretRef/);
+    expect(without?.dockerConfig).toBeUndefined();
+  });
+
   it('invalid specs are not Accepted and say which field is wrong', () => {
     const bad = { ...pi('bad'), spec: { image: 'just-a-name', type: 'lua' } } as KubeObject;
     const wrongType = { ...pi('wt'), spec: { image: 'registry.example.com/x:v1', type: 'python' } } as KubeObject;
