@@ -125,6 +125,8 @@ export interface GatewayListenerIR {
    * connection negotiated for it (GatewayHTTPSListenerDetectMisdirectedRequests: 421).
    */
   misdirectedStatus?: number;
+  /** Hosts other listeners of the port serve, answered 421 on this listener's connections. */
+  misdirectedHosts?: string[];
 }
 
 export interface PortIR {

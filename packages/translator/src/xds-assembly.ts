@@ -1,6 +1,7 @@
 // Assembles the xDS IR of each Gateway from its listeners and the routes attached to them.
 // Only programmable listeners are served. TCP and UDP listeners carry the oldest attached
 // route (GEP-2644/2645: all are accepted, one gets traffic).
+import { markMisdirectedHosts } from './listener-misdirection.js';
 import { compareAge, compareNames } from './compare.js';
 import { mergedListeners } from './gateways.js';
 import { claimedByMoreSpecific } from './listener-isolation.js';
@@ -139,10 +140,6 @@ function listenerIR(accumulator: ListenerAccumulator, overlaps: RouteOverlaps | 
       virtualHosts.push({ name: `${ir.name}/${host}`, domains: [host], routes: ranked.map((r) => r.route) });
     }
     ir.virtualHosts = virtualHosts;
-    // GatewayHTTPSListenerDetectMisdirectedRequests: a connection made for this listener's certificate
-    // (by SNI) that asks for a host it does not serve, e.g. an HTTP/2 connection reused across
-    // certificates, is answered 421 so the client reconnects, instead of 404.
-    if (spec.protocol === 'HTTPS') ir.misdirectedStatus = 421;
   } else {
     const byAge = accumulator.l4.sort(
       (x, y) => compareAge(x.result.object, y.result.object) || compareNames(x.result.object, y.result.object),
@@ -196,7 +193,10 @@ export function assembleGateway(
     clusters: [...clusters.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
     secrets: [...secrets.keys()].sort().map((name) => ({ name, sha256: secrets.get(name)! })),
   };
-  for (const port of out.ports) port.listeners.sort((a, b) => (a.name < b.name ? -1 : 1));
+  for (const port of out.ports) {
+    port.listeners.sort((a, b) => (a.name < b.name ? -1 : 1));
+    markMisdirectedHosts(port);
+  }
   if (gateway.proxyConfig?.spec?.proxylessGRPC) out.proxyless = true;
   // Only worth sending when some backend speaks TLS (GatewayBackendClientCertificate).
   if (backendCertificate && out.clusters.some((cluster) => cluster.tls))

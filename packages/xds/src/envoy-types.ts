@@ -7,6 +7,7 @@ export type { VirtualHost } from './generated/envoy/config/route/v3/VirtualHost.
 export type { Route } from './generated/envoy/config/route/v3/Route.js';
 export type { RouteMatch } from './generated/envoy/config/route/v3/RouteMatch.js';
 export type { RouteAction } from './generated/envoy/config/route/v3/RouteAction.js';
+export type { RedirectAction } from './generated/envoy/config/route/v3/RedirectAction.js';
 export type { HeaderMatcher } from './generated/envoy/config/route/v3/HeaderMatcher.js';
 export type { Cluster } from './generated/envoy/config/cluster/v3/Cluster.js';
 export type { ClusterLoadAssignment } from './generated/envoy/config/endpoint/v3/ClusterLoadAssignment.js';

@@ -15,6 +15,7 @@ import type {
 } from '@turnpike/api';
 import { proxyListenPort } from '@turnpike/api';
 import type { BootstrapTls } from './bootstrap.js';
+import { pathPrefixOf, redirectTarget, replacePrefixMatch, type RedirectListener } from './http-rewrites.js';
 import {
   enablePlugin,
   pluginContentClusters,
@@ -147,7 +148,12 @@ const REDIRECT_CODES = {
   308: 'PERMANENT_REDIRECT',
 } as const;
 
-function applyFilters(route: Route, action: RouteAction | undefined, f: HTTPFiltersIR | undefined): void {
+function applyFilters(
+  route: Route,
+  action: RouteAction | undefined,
+  f: HTTPFiltersIR | undefined,
+  matchedPrefix: string,
+): void {
   if (!f) return;
   const req = headerOptions(f.requestHeaders);
   if (req.length) route.request_headers_to_add = req;
@@ -157,7 +163,8 @@ function applyFilters(route: Route, action: RouteAction | undefined, f: HTTPFilt
   if (f.responseHeaders?.remove.length) route.response_headers_to_remove = f.responseHeaders.remove;
   if (action && f.rewrite) {
     if (f.rewrite.hostname) action.host_rewrite_literal = f.rewrite.hostname;
-    if (f.rewrite.path?.type === 'ReplacePrefixMatch') action.prefix_rewrite = f.rewrite.path.value;
+    if (f.rewrite.path?.type === 'ReplacePrefixMatch')
+      action.regex_rewrite = replacePrefixMatch(matchedPrefix, f.rewrite.path.value);
     if (f.rewrite.path?.type === 'ReplaceFullPath')
       action.regex_rewrite = { pattern: { regex: '^.*$' }, substitution: f.rewrite.path.value };
   }
@@ -188,7 +195,10 @@ function applyFilters(route: Route, action: RouteAction | undefined, f: HTTPFilt
   if (Object.keys(perFilter).length) route.typed_per_filter_config = perFilter;
 }
 
-export function buildRoute(r: HTTPRouteIR): Route {
+/** The listener a route is served on, for what depends on it (a redirect's default port and scheme). */
+const DEFAULT_LISTENER: RedirectListener = { port: 80, protocol: 'HTTP' };
+
+export function buildRoute(r: HTTPRouteIR, listener: RedirectListener = DEFAULT_LISTENER): Route {
   const route: Route = { name: r.name, match: routeMatch(r) };
   // A named rule (HTTPRouteNamedRouteRule) keeps its name where access logs and admin dumps see it.
   if (r.source.ruleName)
@@ -211,13 +221,13 @@ export function buildRoute(r: HTTPRouteIR): Route {
     const red = r.redirect;
     route.redirect = {
       response_code: REDIRECT_CODES[red.statusCode as keyof typeof REDIRECT_CODES] ?? 'FOUND',
-      ...(red.scheme ? { scheme_redirect: red.scheme } : {}),
-      ...(red.hostname ? { host_redirect: red.hostname } : {}),
-      ...(red.port !== undefined ? { port_redirect: red.port } : {}),
+      ...redirectTarget(red, listener),
       ...(red.path?.type === 'ReplaceFullPath' ? { path_redirect: red.path.value } : {}),
-      ...(red.path?.type === 'ReplacePrefixMatch' ? { prefix_rewrite: red.path.value } : {}),
+      ...(red.path?.type === 'ReplacePrefixMatch'
+        ? { regex_rewrite: replacePrefixMatch(pathPrefixOf(r), red.path.value) }
+        : {}),
     };
-    applyFilters(route, undefined, r.filters);
+    applyFilters(route, undefined, r.filters, pathPrefixOf(r));
     return route;
   }
   const backends = r.backends ?? [];
@@ -245,7 +255,10 @@ export function buildRoute(r: HTTPRouteIR): Route {
     }
     action.weighted_clusters = { clusters };
   }
+  // RouteAction.timeout "defaults to 15s" and covers every try: a backendRequest timeout alone
+  // (the Gateway API's request timeout unset) must not be cut short by it, so it is disabled (0).
   if (r.timeouts?.request) action.timeout = duration(r.timeouts.request);
+  else if (r.timeouts?.backendRequest) action.timeout = { seconds: '0', nanos: 0 };
   if (r.retry || r.timeouts?.backendRequest) {
     // With a retry stanza, connection errors (reset, refused, connect failure, and a backend
     // request timeout, which Envoy counts as a reset) are retried besides the listed codes, as
@@ -256,20 +269,31 @@ export function buildRoute(r: HTTPRouteIR): Route {
         : '5xx',
       num_retries: { value: r.retry ? r.retry.attempts : 0 },
       ...(r.retry?.codes.length ? { retriable_status_codes: r.retry.codes } : {}),
-      ...(r.retry?.backoff ? { retry_back_off: { base_interval: duration(r.retry.backoff) } } : {}),
+      ...(r.retry?.backoff ? { retry_back_off: { base_interval: backoffInterval(r.retry.backoff) } } : {}),
       ...(r.timeouts?.backendRequest ? { per_try_timeout: duration(r.timeouts.backendRequest) } : {}),
     };
   }
   route.route = action;
-  applyFilters(route, action, r.filters);
+  applyFilters(route, action, r.filters, pathPrefixOf(r));
   return route;
+}
+
+/**
+ * RetryBackOff.base_interval "must be greater than zero. Values less than 1 ms are rounded up to
+ * 1 ms": a Gateway API backoff of 0s (retry at once) is the shortest interval Envoy takes, 1 ms.
+ */
+function backoffInterval(backoff: string): Duration {
+  const d = duration(backoff);
+  return d.seconds === '0' && d.nanos === 0 ? { seconds: '0', nanos: 1_000_000 } : d;
 }
 
 /** Built routes by the identity of their IR, with whether they name the invalid-backend cluster. */
 export type RouteMemo = WeakMap<HTTPRouteIR, { route: Route; invalid: boolean }>;
 let routeMemo: RouteMemo | undefined;
 
-function builtRoute(r: HTTPRouteIR): Route {
+function builtRoute(r: HTTPRouteIR, listener: RedirectListener): Route {
+  // A redirect's default port and scheme are its listener's: built per listener, not shared.
+  if (r.redirect) return buildRoute(r, listener);
   const known = routeMemo?.get(r);
   if (known) {
     if (known.invalid) invalidBackendUsed = true;
@@ -283,19 +307,22 @@ function builtRoute(r: HTTPRouteIR): Route {
   return route;
 }
 
-/** The catch-all host answering the listener's misdirectedStatus, unless a virtual host already catches all. */
+/**
+ * The hosts a listener answers with 421 (GatewayHTTPSListenerDetectMisdirectedRequests, decided by
+ * the translator): other listeners' hosts on the port, and every other host when it has a hostname.
+ */
 function withMisdirectedHost(l: GatewayListenerIR, vhosts: VirtualHost[]): VirtualHost[] {
-  if (l.misdirectedStatus === undefined || vhosts.some((v) => v.domains?.includes('*'))) return vhosts;
-  return [
-    ...vhosts,
-    {
-      name: `${l.name}/misdirected`,
-      domains: ['*'],
-      routes: [
-        { name: `${l.name}/misdirected`, match: { prefix: '/' }, direct_response: { status: l.misdirectedStatus } },
-      ],
-    },
-  ];
+  const misdirected = (name: string, domains: string[]): VirtualHost => ({
+    name,
+    domains,
+    routes: [{ name, match: { prefix: '/' }, direct_response: { status: 421 } }],
+  });
+  const taken = new Set(vhosts.flatMap((v) => v.domains ?? []));
+  const out = [...vhosts];
+  const hosts = (l.misdirectedHosts ?? []).filter((h) => !taken.has(h));
+  if (hosts.length) out.push(misdirected(`${l.name}/misdirected-hosts`, hosts));
+  if (l.misdirectedStatus !== undefined && !taken.has('*')) out.push(misdirected(`${l.name}/misdirected`, ['*']));
+  return out;
 }
 
 /**
@@ -304,13 +331,14 @@ function withMisdirectedHost(l: GatewayListenerIR, vhosts: VirtualHost[]): Virtu
  * should two still name one domain, their routes are kept in the IR's order, since Envoy refuses
  * a route configuration with a domain twice.
  */
-function portVirtualHosts(listeners: GatewayListenerIR[]): VirtualHost[] {
+function portVirtualHosts(listeners: GatewayListenerIR[], port: number): VirtualHost[] {
   const routesByDomain = new Map<string, Route[]>();
   for (const listener of listeners) {
     for (const virtualHost of listener.virtualHosts ?? []) {
       for (const domain of virtualHost.domains) {
         const routes = routesByDomain.get(domain) ?? [];
-        routes.push(...virtualHost.routes.map((r) => builtRoute(r)));
+        const served = { port, protocol: listener.protocol };
+        routes.push(...virtualHost.routes.map((r) => builtRoute(r, served)));
         routesByDomain.set(domain, routes);
       }
     }
@@ -345,8 +373,6 @@ function httpConnectionManager(
       http_filters: filters,
       // WebSocket upgrades pass through to backends (HTTPRouteBackendProtocolWebSocket).
       upgrade_configs: [{ upgrade_type: 'websocket' }],
-      // Host headers carry the port on non-default ports; routing is by hostname only.
-      strip_any_host_port: true,
     },
   );
 }
@@ -461,7 +487,8 @@ function sniFilterChains(port: PortIR, out: EnvoyResources, plugins: PluginConte
       });
       out.routes.push({
         name: routeName,
-        virtual_hosts: withMisdirectedHost(listener, portVirtualHosts([listener])),
+        virtual_hosts: withMisdirectedHost(listener, portVirtualHosts([listener], port.port)),
+        ignore_port_in_host_matching: true,
       });
       continue;
     }
@@ -496,7 +523,14 @@ function buildPort(port: PortIR, out: EnvoyResources, plugins: PluginContext): v
     listener.listener_filters = udpListenerFilters(port, first);
   } else if (first.protocol === 'HTTP') {
     listener.filter_chains = [httpFilterChain(port.name, port.listeners, plugins)];
-    out.routes.push({ name: port.name, virtual_hosts: portVirtualHosts(port.listeners) });
+    // Host headers carry the port on non-default ports: virtual hosts are chosen by hostname alone,
+    // and the Host header reaches the backend as the client sent it (strip_any_host_port would
+    // remove the port upstream too, and from redirects).
+    out.routes.push({
+      name: port.name,
+      virtual_hosts: portVirtualHosts(port.listeners, port.port),
+      ignore_port_in_host_matching: true,
+    });
   } else if (first.protocol === 'TCP') {
     listener.filter_chains = [{ filters: [tcpProxy(port.name, first.routes?.[0])] }];
   } else {

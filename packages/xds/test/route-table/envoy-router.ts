@@ -1,0 +1,491 @@
+// What Envoy does with one request, given the Listeners, RouteConfigurations and Clusters we
+// generate: the route-table check (in the spirit of Envoy's own router_check_tool). No Envoy can
+// run on these machines, so this follows Envoy's documented semantics field by field; the comments
+// quote the field documentation in envoy/config/{listener,route}/v3/*.proto where it is subtle.
+// Only the fields Turnpike emits are modelled; anything else is reported as unsupported rather
+// than guessed.
+import { proxyListenPort } from '@turnpike/api';
+import type {
+  Cluster,
+  CorsPolicy,
+  FilterChain,
+  HeaderMatcher,
+  HeaderValueOption,
+  HttpConnectionManager,
+  Listener,
+  Route,
+  RouteAction,
+  RouteConfiguration,
+  TcpProxy,
+  VirtualHost,
+} from '../../src/envoy-types.js';
+import type { EnvoyResources } from '../../src/index.js';
+import { re2FullMatch, re2Replacer } from './re2.js';
+
+export interface HttpRequestSpec {
+  /** The Gateway listener port the client dials (the proxy listens on its mapped port). */
+  port: number;
+  /** TLS server name; absent for a plain-text connection. */
+  sni?: string;
+  /** Host / :authority as sent (a port in it is kept, as a client sends it). */
+  authority: string;
+  method?: string;
+  /** :path with its query string. */
+  path: string;
+  headers?: Record<string, string>;
+}
+
+export interface UpstreamRequest {
+  host: string;
+  path: string;
+  method: string;
+  headers: Map<string, string[]>;
+}
+
+export interface WeightedTarget {
+  cluster: string;
+  weight: number;
+  /** The request this target receives (weighted-cluster header changes and host rewrites applied). */
+  request: UpstreamRequest;
+  responseHeaders: HeaderMutation;
+  /** Whether a Cluster of that name exists (Envoy answers cluster_not_found_response_code when not). */
+  exists: boolean;
+  /** Whether that cluster has a healthy endpoint (Envoy answers 503 "no healthy upstream" when not). */
+  healthy: boolean;
+}
+
+export interface HeaderMutation {
+  add: HeaderValueOption[];
+  remove: string[];
+}
+
+export interface CorsAnswer {
+  preflight: boolean;
+  allowed: boolean;
+  headers: Record<string, string>;
+}
+
+export type HttpOutcome =
+  | { kind: 'refused'; reason: string }
+  | {
+      kind: 'http';
+      filterChain: string;
+      virtualHost?: string;
+      route?: string;
+      /** 404 when no virtual host or route matches; the direct response's status; a redirect's code. */
+      status?: number;
+      location?: string;
+      cors?: CorsAnswer;
+      targets?: WeightedTarget[];
+      action?: RouteAction;
+      mirrors?: { cluster: string; percent: number }[];
+      responseHeaders?: HeaderMutation;
+    };
+
+export type TcpOutcome =
+  | { kind: 'refused'; reason: string }
+  | {
+      kind: 'tcp';
+      filterChain: string;
+      targets: { cluster: string; weight: number; exists: boolean; healthy: boolean }[];
+    };
+
+const lower = (s: string) => s.toLowerCase();
+
+/** The listener that accepts a connection on a Gateway port (the proxy listens on its mapped port). */
+export function listenerFor(res: EnvoyResources, port: number, transport: 'TCP' | 'UDP' = 'TCP'): Listener | undefined {
+  const wanted = proxyListenPort(port);
+  return res.listeners.find(
+    (l) =>
+      l.address?.socket_address?.port_value === wanted && (l.address.socket_address.protocol ?? 'TCP') === transport,
+  );
+}
+
+/**
+ * FilterChainMatch: "For criteria that allow ranges or wildcards, the most specific value in any of
+ * the configured filter chains that matches the incoming connection is going to be used (e.g. for
+ * SNI www.example.com the most specific match would be www.example.com, then *.example.com, then
+ * *.com, then any filter chain without server_names requirements)." A connection without SNI
+ * (plain text) can only match a chain without server_names.
+ */
+export function selectFilterChain(listener: Listener, sni: string | undefined): FilterChain | undefined {
+  const chains = listener.filter_chains ?? [];
+  const names = (c: FilterChain) => c.filter_chain_match?.server_names ?? [];
+  if (sni) {
+    const name = lower(sni);
+    const exact = chains.find((c) => names(c).some((n) => lower(n) === name));
+    if (exact) return exact;
+    const labels = name.split('.');
+    for (let i = 1; i < labels.length; i++) {
+      const wildcard = `*.${labels.slice(i).join('.')}`;
+      const chain = chains.find((c) => names(c).some((n) => lower(n) === wildcard));
+      if (chain) return chain;
+    }
+  }
+  return chains.find((c) => names(c).length === 0) ?? listener.default_filter_chain;
+}
+
+function typedConfig<T>(chain: FilterChain, filterName: string): T | undefined {
+  return chain.filters?.find((f) => f.name === filterName)?.typed_config as T | undefined;
+}
+
+/**
+ * VirtualHost.domains: "Domain search order: 1. Exact domain names: www.foo.com. 2. Suffix domain
+ * wildcards: *.foo.com or *-bar.foo.com. 3. Prefix domain wildcards: foo.* or foo-*. 4. Special
+ * wildcard * matching any domain. The wildcard will not match the empty string ... The longest
+ * wildcards match first." Host matching is case-insensitive.
+ */
+export function selectVirtualHost(rc: RouteConfiguration, host: string): VirtualHost | undefined {
+  const h = lower(host);
+  const vhosts = rc.virtual_hosts ?? [];
+  const withDomain = (pred: (d: string) => boolean) =>
+    vhosts
+      .flatMap((v) => (v.domains ?? []).filter((d) => pred(lower(d))).map((d) => ({ v, d })))
+      .sort((a, b) => b.d.length - a.d.length);
+  const exact = vhosts.find((v) => (v.domains ?? []).some((d) => lower(d) === h));
+  if (exact) return exact;
+  const suffix = withDomain(
+    (d) => d.startsWith('*') && d.length > 1 && h.endsWith(d.slice(1)) && h.length > d.length - 1,
+  );
+  if (suffix[0]) return suffix[0].v;
+  const prefix = withDomain(
+    (d) => d.endsWith('*') && d.length > 1 && h.startsWith(d.slice(0, -1)) && h.length > d.length - 1,
+  );
+  if (prefix[0]) return prefix[0].v;
+  return vhosts.find((v) => (v.domains ?? []).includes('*'));
+}
+
+function splitPath(path: string): { path: string; query: string } {
+  const i = path.indexOf('?');
+  return i < 0 ? { path, query: '' } : { path: path.slice(0, i), query: path.slice(i) };
+}
+
+const fullMatch = re2FullMatch;
+
+type StringMatcher = NonNullable<HeaderMatcher['string_match']>;
+
+function stringMatches(m: StringMatcher, value: string): boolean {
+  const ci = m.ignore_case ?? false;
+  const v = ci ? lower(value) : value;
+  const c = (s: string) => (ci ? lower(s) : s);
+  if (m.exact !== undefined) return v === c(m.exact);
+  if (m.prefix !== undefined) return v.startsWith(c(m.prefix));
+  if (m.suffix !== undefined) return v.endsWith(c(m.suffix));
+  if (m.contains !== undefined) return v.includes(c(m.contains));
+  // RegexMatcher: "The regex match string. The string must be supported by the configured engine.
+  // The regex is matched against the full string, not as a partial match."
+  if (m.safe_regex) return fullMatch(m.safe_regex.regex, value);
+  throw new Error(`unsupported string matcher ${JSON.stringify(m)}`);
+}
+
+/** Request headers as Envoy sees them: lowercased names, pseudo-headers included. */
+function headerValues(headers: Map<string, string[]>, name: string): string[] | undefined {
+  return headers.get(lower(name));
+}
+
+function routeMatches(route: Route, method: string, path: string, headers: Map<string, string[]>): boolean {
+  const m = route.match ?? {};
+  const { path: p, query } = splitPath(path);
+  const caseSensitive = m.case_sensitive?.value ?? true;
+  const eq = (a: string, b: string) => (caseSensitive ? a === b : lower(a) === lower(b));
+  if (m.prefix !== undefined) {
+    if (!(caseSensitive ? p.startsWith(m.prefix) : lower(p).startsWith(lower(m.prefix)))) return false;
+  } else if (m.path !== undefined) {
+    if (!eq(p, m.path)) return false;
+  } else if (m.safe_regex) {
+    // RouteMatch.safe_regex: "the entire path (without the query string) must match the regex".
+    if (!fullMatch(m.safe_regex.regex, p)) return false;
+  } else if (m.path_separated_prefix !== undefined) {
+    // "the :path header (without the query string) must either exactly match the
+    // path_separated_prefix or have it as a prefix, followed by /".
+    const prefix = m.path_separated_prefix;
+    if (!(eq(p, prefix) || (p.length > prefix.length && eq(p.slice(0, prefix.length + 1), `${prefix}/`)))) return false;
+  } else {
+    throw new Error(`route ${route.name}: unsupported path specifier`);
+  }
+  for (const h of m.headers ?? []) {
+    const values = h.name === ':method' ? [method] : headerValues(headers, h.name);
+    // HeaderMatcher: a header with several values is matched on the values joined with ",".
+    const matched = values !== undefined && (h.string_match ? stringMatches(h.string_match, values.join(',')) : true);
+    if (matched === (h.invert_match ?? false)) return false;
+  }
+  if (m.query_parameters?.length) {
+    const params = new URLSearchParams(query.slice(1));
+    for (const q of m.query_parameters) {
+      // QueryParameterMatcher: the first value of the parameter is matched.
+      const value = params.get(q.name);
+      if (value === null) return false;
+      if (q.string_match && !stringMatches(q.string_match as StringMatcher, value)) return false;
+    }
+  }
+  return true;
+}
+
+function applyHeaders(headers: Map<string, string[]>, add: HeaderValueOption[], remove: string[]): void {
+  for (const option of add) {
+    const key = lower(option.header!.key!);
+    const value = option.header!.value ?? '';
+    // HeaderValueOption.append_action: APPEND_IF_EXISTS_OR_ADD (the default) adds a value beside
+    // any present; OVERWRITE_IF_EXISTS_OR_ADD replaces them.
+    if (option.append_action === 'OVERWRITE_IF_EXISTS_OR_ADD') headers.set(key, [value]);
+    else if (option.append_action === 'ADD_IF_ABSENT') {
+      if (!headers.has(key)) headers.set(key, [value]);
+    } else headers.set(key, [...(headers.get(key) ?? []), value]);
+  }
+  for (const name of remove) headers.delete(lower(name));
+}
+
+/**
+ * The path after RouteAction's rewrite. prefix_rewrite: "the matched prefix (or path) should be
+ * swapped with this value" (for path_separated_prefix the matched part is the prefix itself, so a
+ * rewrite to "/" of "/strip/x" gives "//x": the reason we use regex_rewrite for ReplacePrefixMatch).
+ * regex_rewrite rewrites "portions of the path that match the pattern" (every match, as RE2's
+ * GlobalReplace does), on the path without its query string, which is kept.
+ */
+export function rewrittenPath(
+  route: Route,
+  action: { prefix_rewrite?: string; regex_rewrite?: RouteAction['regex_rewrite'] },
+  path: string,
+): string {
+  const { path: p, query } = splitPath(path);
+  if (action.prefix_rewrite !== undefined && action.prefix_rewrite !== '') {
+    const m = route.match ?? {};
+    const matched = m.prefix ?? m.path ?? m.path_separated_prefix;
+    if (matched === undefined) throw new Error(`route ${route.name}: prefix_rewrite needs a prefix or path match`);
+    return action.prefix_rewrite + p.slice(matched.length) + query;
+  }
+  if (action.regex_rewrite) {
+    const re = re2Replacer(action.regex_rewrite.pattern!.regex);
+    return substitute(p, re, action.regex_rewrite.substitution ?? '') + query;
+  }
+  return p + query;
+}
+
+/** RE2 substitution: \0-\9 name capture groups, \\ a backslash. */
+function substitute(subject: string, re: RegExp, substitution: string): string {
+  return subject.replace(re, (...groups: unknown[]) =>
+    substitution.replace(/\\(\d|\\)/g, (_, g: string) => (g === '\\' ? '\\' : String(groups[Number(g)] ?? ''))),
+  );
+}
+
+const REDIRECT_STATUS: Record<string, number> = {
+  MOVED_PERMANENTLY: 301,
+  FOUND: 302,
+  SEE_OTHER: 303,
+  TEMPORARY_REDIRECT: 307,
+  PERMANENT_REDIRECT: 308,
+};
+
+function splitHostPort(authority: string): { host: string; port?: string } {
+  const m = /^(\[[^\]]*\]|[^:]*)(?::(\d+))?$/.exec(authority);
+  return m ? { host: m[1]!, ...(m[2] ? { port: m[2] } : {}) } : { host: authority };
+}
+
+/**
+ * The Location of a RedirectAction. host_redirect: "The host portion of the URL will be swapped
+ * with this value"; port_redirect: "The port value of the URL will be swapped with this value".
+ * The rest is Envoy's (source/common/http/utility.cc, processRequestHost, and envoyproxy/envoy#17318):
+ * host_redirect replaces host and port, so the request's port is dropped unless port_redirect
+ * gives one; without host_redirect the request's Host is kept, its port removed when port_redirect
+ * is set (and replaced by it) or when the scheme changes and the port is the old scheme's default
+ * (proto: "If the source URI scheme is http and the port is explicitly set to :80, the port will be
+ * removed after the redirection").
+ */
+export function redirectLocation(route: Route, scheme: 'http' | 'https', host: string, path: string): string {
+  const r = route.redirect!;
+  const finalScheme = r.https_redirect ? 'https' : r.scheme_redirect || scheme;
+  const newPort = r.port_redirect ? `:${r.port_redirect}` : '';
+  let finalHost: string;
+  if (r.host_redirect) finalHost = r.host_redirect + newPort;
+  else {
+    const original = splitHostPort(host);
+    const defaultPort =
+      (scheme === 'http' && original.port === '80') || (scheme === 'https' && original.port === '443');
+    const removePort = newPort !== '' || (finalScheme !== scheme && defaultPort);
+    finalHost = (removePort || !original.port ? original.host : `${original.host}:${original.port}`) + newPort;
+  }
+  let finalPath: string;
+  if (r.path_redirect !== undefined)
+    finalPath = r.path_redirect + (r.path_redirect.includes('?') ? '' : splitPath(path).query);
+  else finalPath = rewrittenPath(route, r, path);
+  if (r.strip_query) finalPath = splitPath(finalPath).path;
+  return `${finalScheme}://${finalHost}${finalPath}`;
+}
+
+/**
+ * CorsPolicy on the route, run by the CORS filter: a preflight (OPTIONS with Origin and
+ * Access-Control-Request-Method) from an allowed origin is answered by the filter itself; any
+ * other request goes on, and an allowed origin gets the allow-origin (and credentials, expose)
+ * headers on the response. A preflight from an origin not allowed is passed upstream.
+ */
+function corsAnswer(policy: CorsPolicy, method: string, headers: Map<string, string[]>): CorsAnswer | undefined {
+  const origin = headerValues(headers, 'origin')?.[0];
+  if (!origin) return undefined;
+  const allowed = (policy.allow_origin_string_match ?? []).some((m) => stringMatches(m as StringMatcher, origin));
+  const preflight = method === 'OPTIONS' && headerValues(headers, 'access-control-request-method') !== undefined;
+  const out: Record<string, string> = {};
+  if (allowed) {
+    out['access-control-allow-origin'] = origin;
+    if (policy.allow_credentials?.value) out['access-control-allow-credentials'] = 'true';
+    if (preflight) {
+      if (policy.allow_methods) out['access-control-allow-methods'] = policy.allow_methods;
+      if (policy.allow_headers) out['access-control-allow-headers'] = policy.allow_headers;
+      if (policy.max_age) out['access-control-max-age'] = policy.max_age;
+    } else if (policy.expose_headers) out['access-control-expose-headers'] = policy.expose_headers;
+  }
+  return { preflight, allowed, headers: out };
+}
+
+function clusterExists(res: EnvoyResources, name: string): boolean {
+  return res.clusters.some((c: Cluster) => c.name === name);
+}
+
+/** A healthy endpoint in the cluster's EDS resource, or in its own load_assignment (STATIC). */
+function clusterHealthy(res: EnvoyResources, name: string): boolean {
+  const cluster = res.clusters.find((c: Cluster) => c.name === name);
+  if (!cluster) return false;
+  const assignment =
+    cluster.type === 'EDS' ? res.endpoints.find((e) => e.cluster_name === name) : cluster.load_assignment;
+  return (assignment?.endpoints ?? []).some((l) =>
+    (l.lb_endpoints ?? []).some((e) => (e.health_status ?? 'UNKNOWN') === 'HEALTHY' || e.health_status === 'UNKNOWN'),
+  );
+}
+
+/** What Envoy does with an HTTP request on a Gateway port. */
+export function routeHttp(res: EnvoyResources, req: HttpRequestSpec): HttpOutcome {
+  const listener = listenerFor(res, req.port);
+  if (!listener) return { kind: 'refused', reason: `no listener on port ${req.port}` };
+  const chain = selectFilterChain(listener, req.sni);
+  if (!chain) return { kind: 'refused', reason: `no filter chain for SNI ${req.sni ?? '(none)'}` };
+  const hcm = typedConfig<HttpConnectionManager>(chain, 'envoy.filters.network.http_connection_manager');
+  if (!hcm) return { kind: 'refused', reason: `filter chain ${chain.name ?? ''} is not HTTP` };
+  if (req.sni === undefined && chain.transport_socket) return { kind: 'refused', reason: 'TLS required' };
+  const rc = res.routes.find((r) => r.name === hcm.rds?.route_config_name);
+  if (!rc) return { kind: 'refused', reason: `no RouteConfiguration ${hcm.rds?.route_config_name}` };
+  const method = req.method ?? 'GET';
+  const headers = new Map<string, string[]>();
+  for (const [k, v] of Object.entries(req.headers ?? {})) headers.set(lower(k), [v]);
+  // HttpConnectionManager.strip_any_host_port: "the port part should be removed from host/authority
+  // header before any processing of request by HTTP filters or routing ... This affects the
+  // upstream host header". RouteConfiguration.ignore_port_in_host_matching: "Envoy will ignore the
+  // port number in the :authority header (if any) when picking VirtualHost" (the header is kept).
+  const authority = hcm.strip_any_host_port ? splitHostPort(req.authority).host : req.authority;
+  const base = { kind: 'http' as const, filterChain: chain.name ?? '' };
+  const vhost = selectVirtualHost(rc, rc.ignore_port_in_host_matching ? splitHostPort(authority).host : authority);
+  if (!vhost) return { ...base, status: 404 };
+  const route = (vhost.routes ?? []).find((r) => routeMatches(r, method, req.path, headers));
+  if (!route) return { ...base, virtualHost: vhost.name, status: 404 };
+  const found = { ...base, virtualHost: vhost.name, route: route.name ?? '' };
+  const corsPolicy = route.typed_per_filter_config?.['envoy.filters.http.cors'] as CorsPolicy | undefined;
+  const corsFilterRuns = (hcm.http_filters ?? []).some((f) => f.name === 'envoy.filters.http.cors');
+  const cors = corsPolicy && corsFilterRuns ? corsAnswer(corsPolicy, method, headers) : undefined;
+  if (cors?.preflight && cors.allowed) return { ...found, status: 200, cors };
+  const responseHeaders = { add: route.response_headers_to_add ?? [], remove: route.response_headers_to_remove ?? [] };
+  if (route.direct_response) return { ...found, status: route.direct_response.status, responseHeaders };
+  const scheme = req.sni !== undefined ? 'https' : 'http';
+  if (route.redirect) {
+    const status = REDIRECT_STATUS[route.redirect.response_code ?? 'MOVED_PERMANENTLY'] ?? 301;
+    return { ...found, status, location: redirectLocation(route, scheme, authority, req.path), responseHeaders };
+  }
+  const action = route.route;
+  if (!action) throw new Error(`route ${route.name}: no action`);
+  const upstream: UpstreamRequest = {
+    host: action.host_rewrite_literal ?? authority,
+    path: rewrittenPath(route, action, req.path),
+    method,
+    headers: new Map(headers),
+  };
+  const targetFor = (
+    cluster: string,
+    weight: number,
+    extra?: {
+      add?: HeaderValueOption[];
+      remove?: string[];
+      host?: string;
+      resAdd?: HeaderValueOption[];
+      resRemove?: string[];
+    },
+  ): WeightedTarget => {
+    const request: UpstreamRequest = { ...upstream, headers: new Map(upstream.headers) };
+    // Header mutations apply from the most specific level (weighted cluster) to the route; with
+    // most_specific_header_mutations_wins unset, the route's are applied last and so win.
+    applyHeaders(request.headers, extra?.add ?? [], extra?.remove ?? []);
+    applyHeaders(request.headers, route.request_headers_to_add ?? [], route.request_headers_to_remove ?? []);
+    if (extra?.host) request.host = extra.host;
+    return {
+      cluster,
+      weight,
+      request,
+      responseHeaders: {
+        add: [...(extra?.resAdd ?? []), ...responseHeaders.add],
+        remove: [...(extra?.resRemove ?? []), ...responseHeaders.remove],
+      },
+      exists: clusterExists(res, cluster),
+      healthy: clusterHealthy(res, cluster),
+    };
+  };
+  const targets = action.cluster
+    ? [targetFor(action.cluster, 1)]
+    : (action.weighted_clusters?.clusters ?? []).map((c) =>
+        targetFor(c.name!, c.weight?.value ?? 0, {
+          add: c.request_headers_to_add,
+          remove: c.request_headers_to_remove,
+          host: c.host_rewrite_literal,
+          resAdd: c.response_headers_to_add,
+          resRemove: c.response_headers_to_remove,
+        }),
+      );
+  const mirrors = (action.request_mirror_policies ?? []).map((m) => {
+    const f = m.runtime_fraction?.default_value;
+    const scale = { HUNDRED: 100, TEN_THOUSAND: 10_000, MILLION: 1_000_000 }[f?.denominator ?? 'HUNDRED'] ?? 100;
+    return { cluster: m.cluster!, percent: f ? ((f.numerator ?? 0) * 100) / scale : 100 };
+  });
+  return { ...found, targets, action, mirrors, responseHeaders, ...(cors ? { cors } : {}) };
+}
+
+/** What Envoy does with a TLS (or plain TCP) connection on a Gateway port. */
+export function routeTcp(res: EnvoyResources, port: number, sni?: string): TcpOutcome {
+  // A connection whose only cluster has no endpoint is closed by tcp_proxy: the client sees a reset.
+  const listener = listenerFor(res, port);
+  if (!listener) return { kind: 'refused', reason: `no listener on port ${port}` };
+  const chain = selectFilterChain(listener, sni);
+  if (!chain) return { kind: 'refused', reason: `no filter chain for SNI ${sni ?? '(none)'}` };
+  const proxy = typedConfig<TcpProxy>(chain, 'envoy.filters.network.tcp_proxy');
+  if (!proxy) return { kind: 'refused', reason: `filter chain ${chain.name ?? ''} is not a TCP proxy` };
+  const targets = proxy.cluster
+    ? [{ cluster: proxy.cluster, weight: 1 }]
+    : (proxy.weighted_clusters?.clusters ?? []).map((c) => ({ cluster: c.name!, weight: Number(c.weight ?? 0) }));
+  return {
+    kind: 'tcp',
+    filterChain: chain.name ?? '',
+    targets: targets.map((t) => ({
+      ...t,
+      exists: clusterExists(res, t.cluster),
+      healthy: clusterHealthy(res, t.cluster),
+    })),
+  };
+}
+
+/** The clusters a UDP listener's udp_proxy sends to, with their weights. */
+export function routeUdp(res: EnvoyResources, port: number): { cluster: string; weight: number }[] | undefined {
+  const listener = listenerFor(res, port, 'UDP');
+  const filter = listener?.listener_filters?.find((f) => f.name === 'envoy.filters.udp_listener.udp_proxy');
+  if (!filter) return undefined;
+  const config = filter.typed_config as unknown as {
+    cluster?: string;
+    matcher?: unknown;
+    // UdpProxyConfig.matcher's on_no_match action: Route {cluster}, or a weighted selection.
+  };
+  return udpTargets(config);
+}
+
+function udpTargets(config: Record<string, unknown>): { cluster: string; weight: number }[] | undefined {
+  if (typeof config.cluster === 'string') return [{ cluster: config.cluster, weight: 1 }];
+  const action = (config.matcher as { on_no_match?: { action?: { typed_config?: Record<string, unknown> } } })
+    ?.on_no_match?.action?.typed_config;
+  if (!action) return undefined;
+  if (typeof action.cluster === 'string') return [{ cluster: action.cluster, weight: 1 }];
+  const weighted = (action as { weighted_clusters?: { clusters?: { name: string; weight: number }[] } })
+    .weighted_clusters?.clusters;
+  return weighted?.map((c) => ({ cluster: c.name, weight: Number(c.weight) }));
+}

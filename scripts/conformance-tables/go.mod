@@ -1,0 +1,3 @@
+module turnpike.dev/scripts/conformance-tables
+
+go 1.26.0
