@@ -322,6 +322,23 @@ func call(x *ast.CallExpr, en *env) value {
 			}
 		}
 		return out
+	case name == "strings.Split" && len(x.Args) == 2:
+		if str, ok := eval(x.Args[0], en).(string); ok {
+			if sep, ok := eval(x.Args[1], en).(string); ok {
+				out := []value{}
+				for _, part := range strings.Split(str, sep) {
+					out = append(out, part)
+				}
+				return out
+			}
+		}
+	case name == "len" && len(x.Args) == 1:
+		switch v := eval(x.Args[0], en).(type) {
+		case []value:
+			return float64(len(v))
+		case string:
+			return float64(len(v))
+		}
 	case name == "net.SplitHostPort" && len(x.Args) == 1:
 		return eval(x.Args[0], en)
 	case name == "net.JoinHostPort" && len(x.Args) == 2:
@@ -543,9 +560,34 @@ func (w *walker) stmt(s ast.Stmt, en *env) {
 			w.stmt(x.Init, inner)
 		}
 		w.calls_(x.Cond, inner)
-		w.block(x.Body.List, child(inner))
-		if x.Else != nil {
+		// A condition on values the test built decides the branch; any other runs both.
+		taken, known := condition(x.Cond, inner)
+		if !known || taken {
+			w.block(x.Body.List, child(inner))
+		}
+		if x.Else != nil && (!known || !taken) {
 			w.stmt(x.Else, inner)
+		}
+	case *ast.SwitchStmt:
+		inner := child(en)
+		if x.Init != nil {
+			w.stmt(x.Init, inner)
+		}
+		tag := eval(x.Tag, inner)
+		var chosen *ast.CaseClause
+		for _, c := range x.Body.List {
+			clause := c.(*ast.CaseClause)
+			if clause.List == nil && chosen == nil {
+				chosen = clause
+			}
+			for _, e := range clause.List {
+				if v := eval(e, inner); !isUnresolved(v) && fmt.Sprint(v) == fmt.Sprint(tag) {
+					chosen = clause
+				}
+			}
+		}
+		if chosen != nil {
+			w.block(chosen.Body, child(inner))
 		}
 	case *ast.BlockStmt:
 		w.block(x.List, child(en))
@@ -556,6 +598,23 @@ func (w *walker) stmt(s ast.Stmt, en *env) {
 			w.calls_(r, en)
 		}
 	}
+}
+
+// condition evaluates `a == b` and `a != b` on known values.
+func condition(e ast.Expr, en *env) (taken bool, known bool) {
+	b, ok := e.(*ast.BinaryExpr)
+	if !ok || (b.Op != token.EQL && b.Op != token.NEQ) {
+		return false, false
+	}
+	l, r := eval(b.X, en), eval(b.Y, en)
+	if isUnresolved(l) || isUnresolved(r) {
+		return false, false
+	}
+	if _, ok := l.(map[string]value); ok {
+		return false, false
+	}
+	eq := fmt.Sprint(l) == fmt.Sprint(r)
+	return eq == (b.Op == token.EQL), true
 }
 
 // A loop variable bound by `tc := testCases[i]` is an each marker; make it name itself.

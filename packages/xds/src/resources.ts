@@ -181,7 +181,7 @@ function applyFilters(
         o === '*'
           ? { safe_regex: { regex: '.*' } }
           : o.includes('*')
-            ? { safe_regex: { regex: `^${o.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^.]+')}$` } }
+            ? { safe_regex: { regex: corsOriginPattern(o) } }
             : { exact: o },
       ),
       allow_methods: f.cors.allowMethods.join(','),
@@ -197,6 +197,14 @@ function applyFilters(
 
 /** The listener a route is served on, for what depends on it (a redirect's default port and scheme). */
 const DEFAULT_LISTENER: RedirectListener = { port: 80, protocol: 'HTTP' };
+
+/**
+ * HTTPCORSFilter allowOrigins: "A wildcard character `*` ... matches any characters (greedy)", so
+ * `https://*.bar.com` allows `https://a.b.bar.com` too.
+ */
+function corsOriginPattern(origin: string): string {
+  return `^${origin.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.+')}$`;
+}
 
 export function buildRoute(r: HTTPRouteIR, listener: RedirectListener = DEFAULT_LISTENER): Route {
   const route: Route = { name: r.name, match: routeMatch(r) };

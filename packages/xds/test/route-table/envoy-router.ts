@@ -313,25 +313,37 @@ export function redirectLocation(route: Route, scheme: 'http' | 'https', host: s
 }
 
 /**
- * CorsPolicy on the route, run by the CORS filter: a preflight (OPTIONS with Origin and
- * Access-Control-Request-Method) from an allowed origin is answered by the filter itself; any
- * other request goes on, and an allowed origin gets the allow-origin (and credentials, expose)
- * headers on the response. A preflight from an origin not allowed is passed upstream.
+ * CorsPolicy on the route, run by the CORS filter (source/extensions/filters/http/cors/cors_filter.cc):
+ * a preflight (OPTIONS with Origin and Access-Control-Request-Method) from an allowed origin is
+ * answered by the filter itself with allow-origin, allow-credentials, allow-methods and
+ * allow-headers (a `*` for either echoes what the request asked for) and max-age; a preflight from
+ * an origin not allowed is forwarded upstream (forward_not_matching_preflights defaults to true).
+ * Every response to a request from an allowed origin, the filter's own preflight answer included,
+ * passes the filter's encodeHeaders, which sets allow-origin, allow-credentials and expose-headers.
+ * An origin matcher that matches the literal `*` allows every origin.
  */
 function corsAnswer(policy: CorsPolicy, method: string, headers: Map<string, string[]>): CorsAnswer | undefined {
   const origin = headerValues(headers, 'origin')?.[0];
   if (!origin) return undefined;
-  const allowed = (policy.allow_origin_string_match ?? []).some((m) => stringMatches(m as StringMatcher, origin));
-  const preflight = method === 'OPTIONS' && headerValues(headers, 'access-control-request-method') !== undefined;
+  const matchers = (policy.allow_origin_string_match ?? []) as StringMatcher[];
+  const allowed = matchers.some((m) => stringMatches(m, '*') || stringMatches(m, origin));
+  const requestedMethod = headerValues(headers, 'access-control-request-method')?.[0];
+  const preflight = method === 'OPTIONS' && !!requestedMethod;
   const out: Record<string, string> = {};
   if (allowed) {
+    if (preflight) {
+      if (policy.allow_methods)
+        out['access-control-allow-methods'] = policy.allow_methods === '*' ? requestedMethod! : policy.allow_methods;
+      if (policy.allow_headers)
+        out['access-control-allow-headers'] =
+          policy.allow_headers === '*'
+            ? (headerValues(headers, 'access-control-request-headers')?.[0] ?? '')
+            : policy.allow_headers;
+      if (policy.max_age) out['access-control-max-age'] = policy.max_age;
+    }
     out['access-control-allow-origin'] = origin;
     if (policy.allow_credentials?.value) out['access-control-allow-credentials'] = 'true';
-    if (preflight) {
-      if (policy.allow_methods) out['access-control-allow-methods'] = policy.allow_methods;
-      if (policy.allow_headers) out['access-control-allow-headers'] = policy.allow_headers;
-      if (policy.max_age) out['access-control-max-age'] = policy.max_age;
-    } else if (policy.expose_headers) out['access-control-expose-headers'] = policy.expose_headers;
+    if (policy.expose_headers) out['access-control-expose-headers'] = policy.expose_headers;
   }
   return { preflight, allowed, headers: out };
 }
