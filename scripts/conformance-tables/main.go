@@ -163,6 +163,9 @@ func eval(e ast.Expr, en *env) value {
 		if v, ok := httpConsts[q]; ok {
 			return v
 		}
+		if strings.HasPrefix(q, "roundtripper.") {
+			return q // a protocol name (H2Protocol, H2CPriorKnowledgeProtocol): kept as named
+		}
 		if strings.HasPrefix(q, "codes.") {
 			return strings.TrimPrefix(q, "codes.")
 		}
@@ -218,11 +221,16 @@ func eval(e ast.Expr, en *env) value {
 		}
 	case *ast.CompositeLit:
 		return composite(x, en)
+	case *ast.FuncLit:
+		return closure{fn: x}
 	case *ast.CallExpr:
 		return call(x, en)
 	}
 	return unresolved(e)
 }
+
+// closure is a function literal bound to a variable; calling it walks its body.
+type closure struct{ fn *ast.FuncLit }
 
 var conversions = map[string]bool{
 	"int": true, "int32": true, "int64": true, "uint32": true, "float64": true, "[]byte": true,
@@ -466,6 +474,33 @@ func (w *walker) calls_(n ast.Node, en *env) {
 			if recorded[name] {
 				w.record(c, en)
 				return false
+			}
+			// A write the test makes between requests (a deleted ReferenceGrant) is a step of its own.
+			if sel, ok := c.Fun.(*ast.SelectorExpr); ok && src(sel.X) == "suite.Client" &&
+				(sel.Sel.Name == "Delete" || sel.Sel.Name == "Create" || sel.Sel.Name == "Update") {
+				w.record(c, en)
+				w.calls[len(w.calls)-1].Function = "client." + sel.Sel.Name
+				return false
+			}
+			if id, ok := c.Fun.(*ast.Ident); ok && w.depth < 4 {
+				if cl, ok := en.get(id.Name); ok {
+					if fn, ok := cl.(closure); ok {
+						inner := &env{vars: map[string]value{}, parent: en}
+						i := 0
+						for _, f := range fn.fn.Type.Params.List {
+							for _, n := range f.Names {
+								if i < len(c.Args) {
+									inner.vars[n.Name] = eval(c.Args[i], en)
+								}
+								i++
+							}
+						}
+						w.depth++
+						w.block(fn.fn.Body.List, inner)
+						w.depth--
+						return false
+					}
+				}
 			}
 			if fd, ok := w.funcs[name]; ok && w.depth < 4 {
 				inner := &env{vars: map[string]value{}, parent: en}

@@ -92,7 +92,8 @@ describe('extended features', () => {
     >;
     expect(policy.allow_origin_string_match).toEqual([
       { exact: 'https://app.example.com' },
-      { safe_regex: { regex: '^https://[^.]+\\.example\\.org$' } },
+      // A '*' is greedy: it matches any characters, dots included.
+      { safe_regex: { regex: '^https://.+\\.example\\.org$' } },
     ]);
     expect(policy).toMatchObject({
       allow_methods: 'GET,POST',

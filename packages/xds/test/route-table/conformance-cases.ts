@@ -66,6 +66,9 @@ function programmaticObjects(): KubeObject[] {
     secret(infra, 'tls-validity-checks-per-port-client-certificate'),
     secret(infra, 'tls-checks-certificate'),
     secret(infra, 'tls-checks-client-certificate'),
+    secret(infra, 'tls-passthrough-checks-certificate'),
+    secret(infra, 'tls-terminate-checks-certificate'),
+    caConfigMap(infra, 'mismatch-ca-certificate'),
     caConfigMap(web, 'web-backend-cm'),
     caConfigMap(infra, 'tls-validity-checks-ca-certificate'),
     caConfigMap(infra, 'tls-validity-checks-per-port-ca-certificate'),
@@ -103,12 +106,10 @@ function endpointSlices(objects: KubeObject[]): KubeObject[] {
 export interface ConformanceWorld {
   objects: KubeObject[];
   envoy(gateway: string): EnvoyResources | undefined;
-  problems: string[];
 }
 
-/** The test's manifests on top of the base ones, translated; Envoy resources per Gateway. */
-export function conformanceWorld(table: ConformanceTable): ConformanceWorld {
-  const problems: string[] = [];
+/** The objects of a test: its manifests on top of the base ones, and what the suite creates in code. */
+function conformanceObjects(table: ConformanceTable, problems: string[]): KubeObject[] {
   const objects: KubeObject[] = [];
   const seen = new Set<string>();
   for (const file of ['base.yaml', ...table.manifests]) {
@@ -124,6 +125,11 @@ export function conformanceWorld(table: ConformanceTable): ConformanceWorld {
     }
   }
   objects.push(...programmaticObjects(), ...endpointSlices(objects));
+  return objects;
+}
+
+/** These objects translated; Envoy resources per Gateway, built when asked for. */
+function conformanceWorld(objects: KubeObject[], problems: string[]): ConformanceWorld {
   const snapshot = snapshotFromObjects(objects);
   const result = new Translator().translate(snapshot);
   const lookup = (kind: string, ns: string, name: string) =>
@@ -131,7 +137,6 @@ export function conformanceWorld(table: ConformanceTable): ConformanceWorld {
   const built = new Map<string, EnvoyResources>();
   return {
     objects,
-    problems,
     envoy(gateway) {
       if (!built.has(gateway)) {
         const ir = result.xdsIR.gateways.get(gateway);
@@ -405,7 +410,9 @@ export function runConformanceTable(table: ConformanceTable): {
   unmodelled: string[];
   problems: string[];
 } {
-  const world = conformanceWorld(table);
+  const problems: string[] = [];
+  let objects = conformanceObjects(table, problems);
+  let world = conformanceWorld(objects, problems);
   const results: CaseResult[] = [];
   const unmodelled: string[] = [];
   table.calls.forEach((call, i) => {
@@ -415,6 +422,25 @@ export function runConformanceTable(table: ConformanceTable): {
       args.find((a) => a && typeof a === 'object' && 'gatewayAddress' in a) ??
       (call.gateway ? { gatewayAddress: call.gateway } : undefined);
     const last = args[args.length - 1];
+    if (call.function === 'client.Delete') {
+      const target = args[0] as Json;
+      const kind = String(target._type).split('.').pop();
+      const meta = target.ObjectMeta as Json;
+      objects = objects.filter(
+        (o) =>
+          !(
+            o.kind === kind &&
+            o.metadata.name === meta.Name &&
+            (o.metadata.namespace ?? '') === (meta.Namespace ?? '')
+          ),
+      );
+      world = conformanceWorld(objects, problems);
+      return;
+    }
+    if (JSON.stringify(last).includes('"unresolved"') && call.function !== 'weight.TestWeightedDistribution') {
+      unmodelled.push(`${name}: ${call.function} with values the extractor could not evaluate`);
+      return;
+    }
     let why: string | undefined;
     switch (call.function) {
       case 'http.MakeRequestAndExpectEventuallyConsistentResponse':
@@ -450,6 +476,16 @@ export function runConformanceTable(table: ConformanceTable): {
         if (live.length) why = `connection reaches ${live.map((t) => t.cluster).join(', ')}, expected rejection`;
         break;
       }
+      case 'udp.ExpectEchoResponse':
+      case 'udp.ExpectEchoResponseFromBackend': {
+        const { gateway, port } = gatewayPort(world, addressArg);
+        const targets = routeUdp(world.envoy(gateway)!, port) ?? [];
+        const expected = (call.function === 'udp.ExpectEchoResponse' ? {} : last) as Json;
+        if (!targets.length) why = 'no UDP listener';
+        else if (expected.Service && !targets.every((t) => serviceOf(t.cluster).name === expected.Service))
+          why = `UDP reaches ${targets.map((t) => t.cluster).join(', ')}, expected ${expected.Service}`;
+        break;
+      }
       case 'weight.TestWeightedDistribution':
         why = judgeWeights(world, table, addressArg, last);
         break;
@@ -459,5 +495,5 @@ export function runConformanceTable(table: ConformanceTable): {
     }
     results.push({ test: table.test, name, ok: why === undefined, ...(why ? { why } : {}) });
   });
-  return { results, unmodelled, problems: world.problems };
+  return { results, unmodelled, problems };
 }
