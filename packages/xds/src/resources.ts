@@ -484,6 +484,8 @@ function udpListenerFilters(port: PortIR, first: GatewayListenerIR): Listener['l
 /** HTTPS and TLS listeners share the port; the filter chain is chosen by SNI. */
 function sniFilterChains(port: PortIR, out: EnvoyResources, plugins: PluginContext): FilterChain[] {
   const chains: FilterChain[] = [];
+  /** Server names of the port's TLS route chains so far ('' for a chain without server_names). */
+  const claimedNames = new Set<string>();
   for (const listener of port.listeners) {
     if (listener.protocol === 'HTTPS') {
       const routeName = `${port.name}/${listener.name}`;
@@ -500,12 +502,19 @@ function sniFilterChains(port: PortIR, out: EnvoyResources, plugins: PluginConte
       });
       continue;
     }
-    // TLS: a chain per route, by the route's hostnames (or the listener's).
+    // TLS: a chain per route, by the route's hostnames (or the listener's). Envoy refuses a
+    // listener whose filter chains share a match ("multiple filter chains with the same matching
+    // rules are defined"), which would take every SNI of the port down: a server name already
+    // claimed by an older route (routes come oldest first) stays with it.
     for (const route of listener.routes ?? []) {
-      const names = (route.hostnames ?? []).filter((h) => h !== '*');
+      const wanted = (route.hostnames ?? []).filter((h) => h !== '*');
+      const names = (wanted.length ? wanted : serverNames(listener.hostname)).filter((n) => !claimedNames.has(n));
+      const catchAll = names.length === 0 && wanted.length === 0 && !listener.hostname;
+      if (names.length === 0 && !(catchAll && !claimedNames.has(''))) continue;
+      for (const n of catchAll ? [''] : names) claimedNames.add(n);
       chains.push({
         name: `${listener.name}/${route.name}`,
-        filter_chain_match: { server_names: names.length ? names : serverNames(listener.hostname) },
+        filter_chain_match: { server_names: names },
         ...(listener.tls?.mode === 'Terminate' ? { transport_socket: downstreamTls(listener) } : {}),
         filters: [tcpProxy(`${port.name}/${route.name}`, route)],
       });

@@ -110,3 +110,54 @@ describe('data-plane fixes found by the route-table check', () => {
     expect(route.route!.retry_policy!.per_try_timeout).toEqual({ seconds: '20', nanos: 0 });
   });
 });
+
+describe('TLS routes sharing a server name', () => {
+  it('the older TLSRoute keeps the name; the listener has no two chains with one match, so Envoy accepts it', async () => {
+    const { snapshotFromObjects, Translator } = await import('@turnpike/translator');
+    const { envoyResourcesFor } = await import('../../src/index.js');
+    const { gateway, gatewayClass, route, service, endpointSlice } =
+      await import('../../../translator/test/builders.js');
+    const { routeTcp } = await import('./envoy-router.js');
+    const tlsRoute = (name: string, backend: string, created: string) => {
+      const r = route('TLSRoute', name, {
+        parentRefs: [{ name: 'gw', namespace: 'infra' }],
+        hostnames: ['app.example.com'],
+        rules: [{ backendRefs: [{ name: backend, port: 8443 }] }],
+      });
+      r.metadata.creationTimestamp = created;
+      return r;
+    };
+    const older = tlsRoute('older', 'one', '2026-01-01T00:00:00Z');
+    const newer = tlsRoute('newer', 'two', '2026-02-01T00:00:00Z');
+    const objects = [
+      gatewayClass(),
+      gateway('gw', [
+        {
+          name: 'tls',
+          port: 443,
+          protocol: 'TLS',
+          tls: { mode: 'Passthrough' },
+          allowedRoutes: { namespaces: { from: 'All' } },
+        },
+      ]),
+      ...['one', 'two'].flatMap((s) => [
+        service(s, 'apps', [{ name: 'tls', port: 8443, protocol: 'TCP' }]),
+        endpointSlice(s),
+      ]),
+      newer,
+      older,
+    ];
+    const snapshot = snapshotFromObjects(objects);
+    const result = new Translator().translate(snapshot);
+    const res = envoyResourcesFor(
+      result.xdsIR.gateways.get('infra/gw')!,
+      () => undefined,
+      undefined,
+      result.xdsIR.endpoints,
+    );
+    const names = res.listeners[0]!.filter_chains!.map((c) => JSON.stringify(c.filter_chain_match?.server_names ?? []));
+    expect(new Set(names).size).toBe(names.length);
+    const outcome = routeTcp(res, 443, 'app.example.com');
+    expect(outcome.kind === 'tcp' && outcome.targets.map((t) => t.cluster)).toEqual(['apps/one/8443']);
+  });
+});
