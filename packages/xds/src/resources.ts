@@ -188,6 +188,9 @@ function applyFilters(
       allow_headers: f.cors.allowHeaders.join(','),
       expose_headers: f.cors.exposeHeaders.join(','),
       allow_credentials: { value: f.cors.allowCredentials },
+      // A preflight from an origin not allowed is answered here (200 without allow-origin), not
+      // passed to the backend, which would answer it as an ordinary OPTIONS request.
+      forward_not_matching_preflights: { value: false },
       ...(f.cors.maxAge !== undefined ? { max_age: String(f.cors.maxAge) } : {}),
     });
   }

@@ -237,7 +237,7 @@ export function judgeHttp(
   // A timeout is any 5xx timeout code for the suite (IsTimeoutError: 504 among them).
   if (!codes.includes(got.status)) return `status ${got.status}, expected ${codes.join('|')} ${where}`;
   if (got.status === 200 || got.status === 204) {
-    if (outcome.cors?.preflight && outcome.cors.allowed) {
+    if (outcome.cors?.preflight) {
       return compareHeaders(new Map(Object.entries(outcome.cors.headers).map(([k, v]) => [k, [v]])), expected);
     }
     const live = (outcome.targets ?? []).filter((t) => t.weight > 0);
@@ -246,15 +246,14 @@ export function judgeHttp(
       const svc = serviceOf(target.cluster);
       if (expected.Backend && !svc.name.startsWith(expected.Backend))
         return `reached ${target.cluster}, expected ${expected.Backend} ${where}`;
-      if ((expected.Namespace ?? '') !== svc.namespace && !(outcome.cors && !expected.Namespace))
+      if ((expected.Namespace ?? '') !== svc.namespace)
         return `reached namespace ${svc.namespace}, expected ${expected.Namespace} ${where}`;
       const upstream = target.request;
       if (exp.Host && exp.Host !== upstream.host)
         return `upstream host ${upstream.host}, expected ${exp.Host} ${where}`;
       const expPath = exp.Path ?? '';
       // The echo backend reports the request URI: the path with its query string.
-      if (!(outcome.cors && expPath === '') && expPath !== upstream.path)
-        return `upstream path ${upstream.path}, expected ${expPath} ${where}`;
+      if (expPath !== upstream.path) return `upstream path ${upstream.path}, expected ${expPath} ${where}`;
       if ((exp.Method || 'GET') !== upstream.method)
         return `upstream method ${upstream.method}, expected ${exp.Method}`;
       for (const [name, value] of Object.entries((expected.ExpectedRequest?.Request?.Headers ?? {}) as Json)) {

@@ -60,6 +60,7 @@ export interface HeaderMutation {
 }
 
 export interface CorsAnswer {
+  /** The filter answered the preflight itself (it was not forwarded upstream). */
   preflight: boolean;
   allowed: boolean;
   headers: Record<string, string>;
@@ -313,14 +314,15 @@ export function redirectLocation(route: Route, scheme: 'http' | 'https', host: s
 }
 
 /**
- * CorsPolicy on the route, run by the CORS filter (source/extensions/filters/http/cors/cors_filter.cc):
- * a preflight (OPTIONS with Origin and Access-Control-Request-Method) from an allowed origin is
- * answered by the filter itself with allow-origin, allow-credentials, allow-methods and
- * allow-headers (a `*` for either echoes what the request asked for) and max-age; a preflight from
- * an origin not allowed is forwarded upstream (forward_not_matching_preflights defaults to true).
- * Every response to a request from an allowed origin, the filter's own preflight answer included,
- * passes the filter's encodeHeaders, which sets allow-origin, allow-credentials and expose-headers.
- * An origin matcher that matches the literal `*` allows every origin.
+ * CorsPolicy on the route, run by the CORS filter (source/extensions/filters/http/cors/cors_filter.cc).
+ * A preflight (OPTIONS with Origin and Access-Control-Request-Method) is answered by the filter
+ * itself with 200 unless its origin is not allowed and forward_not_matching_preflights is true
+ * (the default), in which case it goes upstream. The answer carries allow-credentials,
+ * allow-methods and allow-headers (a `*` for either echoes what the request asked for) and
+ * max-age, and allow-origin only for an allowed origin. Every response to a request from an
+ * allowed origin, the filter's own preflight answer included, passes the filter's encodeHeaders,
+ * which sets allow-origin, allow-credentials and expose-headers. An origin matcher that matches
+ * the literal `*` allows every origin.
  */
 function corsAnswer(policy: CorsPolicy, method: string, headers: Map<string, string[]>): CorsAnswer | undefined {
   const origin = headerValues(headers, 'origin')?.[0];
@@ -328,19 +330,21 @@ function corsAnswer(policy: CorsPolicy, method: string, headers: Map<string, str
   const matchers = (policy.allow_origin_string_match ?? []) as StringMatcher[];
   const allowed = matchers.some((m) => stringMatches(m, '*') || stringMatches(m, origin));
   const requestedMethod = headerValues(headers, 'access-control-request-method')?.[0];
-  const preflight = method === 'OPTIONS' && !!requestedMethod;
+  const forwardNotMatching = policy.forward_not_matching_preflights?.value ?? true;
+  const preflight = method === 'OPTIONS' && !!requestedMethod && (allowed || !forwardNotMatching);
   const out: Record<string, string> = {};
+  if (preflight) {
+    if (policy.allow_credentials?.value) out['access-control-allow-credentials'] = 'true';
+    if (policy.allow_methods)
+      out['access-control-allow-methods'] = policy.allow_methods === '*' ? requestedMethod! : policy.allow_methods;
+    if (policy.allow_headers)
+      out['access-control-allow-headers'] =
+        policy.allow_headers === '*'
+          ? (headerValues(headers, 'access-control-request-headers')?.[0] ?? '')
+          : policy.allow_headers;
+    if (policy.max_age) out['access-control-max-age'] = policy.max_age;
+  }
   if (allowed) {
-    if (preflight) {
-      if (policy.allow_methods)
-        out['access-control-allow-methods'] = policy.allow_methods === '*' ? requestedMethod! : policy.allow_methods;
-      if (policy.allow_headers)
-        out['access-control-allow-headers'] =
-          policy.allow_headers === '*'
-            ? (headerValues(headers, 'access-control-request-headers')?.[0] ?? '')
-            : policy.allow_headers;
-      if (policy.max_age) out['access-control-max-age'] = policy.max_age;
-    }
     out['access-control-allow-origin'] = origin;
     if (policy.allow_credentials?.value) out['access-control-allow-credentials'] = 'true';
     if (policy.expose_headers) out['access-control-expose-headers'] = policy.expose_headers;
@@ -391,7 +395,7 @@ export function routeHttp(res: EnvoyResources, req: HttpRequestSpec): HttpOutcom
   const corsPolicy = route.typed_per_filter_config?.['envoy.filters.http.cors'] as CorsPolicy | undefined;
   const corsFilterRuns = (hcm.http_filters ?? []).some((f) => f.name === 'envoy.filters.http.cors');
   const cors = corsPolicy && corsFilterRuns ? corsAnswer(corsPolicy, method, headers) : undefined;
-  if (cors?.preflight && cors.allowed) return { ...found, status: 200, cors };
+  if (cors?.preflight) return { ...found, status: 200, cors };
   const responseHeaders = { add: route.response_headers_to_add ?? [], remove: route.response_headers_to_remove ?? [] };
   if (route.direct_response) return { ...found, status: route.direct_response.status, responseHeaders };
   const scheme = req.sni !== undefined ? 'https' : 'http';
