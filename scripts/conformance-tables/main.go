@@ -447,7 +447,20 @@ func (w *walker) assign(lhs []ast.Expr, rhs []ast.Expr, en *env, define bool) {
 				v = r
 			} else if m, ok := r.(map[string]value); ok && m["gatewayAddress"] != nil {
 				// GatewayAndTLSRoutesMustBeAccepted's second result: the routes' hostnames.
-				v = map[string]value{"routeHostnames": src(rhs[0])}
+				// The hostnames of the routes named after the Gateway reference, in order.
+				routes := []value{}
+				if c, ok := rhs[0].(*ast.CallExpr); ok {
+					afterRef := false
+					for _, a := range c.Args {
+						v := eval(a, en)
+						if m, ok := v.(map[string]value); ok && m["gatewayRef"] != nil {
+							afterRef = true
+						} else if afterRef {
+							routes = append(routes, v)
+						}
+					}
+				}
+				v = map[string]value{"routeHostnames": routes}
 			} else {
 				v = unresolved(rhs[0])
 			}

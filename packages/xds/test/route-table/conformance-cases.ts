@@ -234,7 +234,6 @@ export function judgeHttp(
   if (outcome.kind === 'refused') return `connection refused: ${outcome.reason}`;
   const got = answer(outcome, expected);
   const where = `[${outcome.filterChain} ${outcome.virtualHost ?? '-'} ${outcome.route ?? '-'}]`;
-  // A timeout is any 5xx timeout code for the suite (IsTimeoutError: 504 among them).
   if (!codes.includes(got.status)) return `status ${got.status}, expected ${codes.join('|')} ${where}`;
   if (got.status === 200 || got.status === 204) {
     if (outcome.cors?.preflight) {
@@ -256,7 +255,8 @@ export function judgeHttp(
       if (expPath !== upstream.path) return `upstream path ${upstream.path}, expected ${expPath} ${where}`;
       if ((exp.Method || 'GET') !== upstream.method)
         return `upstream method ${upstream.method}, expected ${exp.Method}`;
-      for (const [name, value] of Object.entries((expected.ExpectedRequest?.Request?.Headers ?? {}) as Json)) {
+      // Without an ExpectedRequest the suite expects the request as sent, its headers included.
+      for (const [name, value] of Object.entries((exp.Headers ?? {}) as Json)) {
         const actual = upstream.headers.get(name.toLowerCase());
         if (!actual) return `upstream header ${name} missing ${where}`;
         if (actual.join(',') !== value) return `upstream header ${name}: ${actual.join(',')}, expected ${value}`;
@@ -352,14 +352,16 @@ function judgeTcp(world: ConformanceWorld, address: Json, sni: string | undefine
   return undefined;
 }
 
+/**
+ * `hostnames[i]` from GatewayAndTLSRoutesMustBeAccepted: the spec.hostnames of the last TLSRoute it
+ * was given (it assigns, not appends, per route); the extractor lists the routes.
+ */
 function routeHostname(world: ConformanceWorld, ref: Json): string | undefined {
-  // `hostnames[i]` of GatewayAndTLSRoutesMustBeAccepted: the route's hostnames (routeNN is the last argument).
-  const source = String(ref.routeHostnames);
-  const routeVar = /(\w+)\)$/.exec(source)?.[1];
-  void routeVar;
-  const tlsRoutes = world.objects.filter((o) => o.kind === 'TLSRoute') as Json[];
-  const hostnames = tlsRoutes.flatMap((r) => (r.spec.hostnames ?? []) as string[]);
-  return hostnames[Number(ref.index ?? 0)];
+  const last = (ref.routeHostnames as Json[]).at(-1);
+  const route = world.objects.find(
+    (o) => o.kind === 'TLSRoute' && o.metadata.name === last?.Name && o.metadata.namespace === last?.Namespace,
+  ) as Json | undefined;
+  return ((route?.spec.hostnames ?? []) as string[])[Number(ref.index ?? 0)];
 }
 
 function sniOf(world: ConformanceWorld, value: unknown): string | undefined {
