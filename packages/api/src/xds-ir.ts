@@ -121,8 +121,9 @@ export interface GatewayListenerIR {
   virtualHosts?: VirtualHostIR[];
   routes?: L4RouteIR[];
   /**
-   * The status answering a request for a host no virtual host of this listener serves, on a
-   * connection negotiated for it (GatewayHTTPSListenerDetectMisdirectedRequests: 421).
+   * On an HTTPS listener with a hostname: the status answering a request for any host it does not
+   * serve, on a connection negotiated for it (GatewayHTTPSListenerDetectMisdirectedRequests: 421).
+   * A listener without a hostname has none (such a host is a 404), only `misdirectedHosts`.
    */
   misdirectedStatus?: number;
   /** Hosts other listeners of the port serve, answered 421 on this listener's connections. */

@@ -41,7 +41,7 @@ const WELL_KNOWN_PORTS: Record<string, number> = { http: 80, https: 443 };
  * http, 443 for https; the listener's for another scheme); else the listener's port. The Location
  * leaves out 80 for http and 443 for https.
  */
-export function httpRedirectPort(red: RedirectIR, listener: RedirectListener): { scheme: string; port?: number } {
+function httpRedirectPort(red: RedirectIR, listener: RedirectListener): { scheme: string; port?: number } {
   const listenerScheme = listener.protocol === 'HTTPS' ? 'https' : 'http';
   const scheme = red.scheme ?? listenerScheme;
   const port = red.port ?? (red.scheme ? (WELL_KNOWN_PORTS[red.scheme] ?? listener.port) : listener.port);

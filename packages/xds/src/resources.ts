@@ -323,16 +323,17 @@ function builtRoute(r: HTTPRouteIR, listener: RedirectListener): Route {
  * the translator): other listeners' hosts on the port, and every other host when it has a hostname.
  */
 function withMisdirectedHost(l: GatewayListenerIR, vhosts: VirtualHost[]): VirtualHost[] {
-  const misdirected = (name: string, domains: string[]): VirtualHost => ({
+  const answering = (name: string, domains: string[], status: number): VirtualHost => ({
     name,
     domains,
-    routes: [{ name, match: { prefix: '/' }, direct_response: { status: 421 } }],
+    routes: [{ name, match: { prefix: '/' }, direct_response: { status } }],
   });
   const taken = new Set(vhosts.flatMap((v) => v.domains ?? []));
   const out = [...vhosts];
   const hosts = (l.misdirectedHosts ?? []).filter((h) => !taken.has(h));
-  if (hosts.length) out.push(misdirected(`${l.name}/misdirected-hosts`, hosts));
-  if (l.misdirectedStatus !== undefined && !taken.has('*')) out.push(misdirected(`${l.name}/misdirected`, ['*']));
+  if (hosts.length) out.push(answering(`${l.name}/misdirected-hosts`, hosts, 421));
+  if (l.misdirectedStatus !== undefined && !taken.has('*'))
+    out.push(answering(`${l.name}/misdirected`, ['*'], l.misdirectedStatus));
   return out;
 }
 
@@ -511,13 +512,14 @@ function sniFilterChains(port: PortIR, out: EnvoyResources, plugins: PluginConte
     // claimed by an older route (routes come oldest first) stays with it.
     for (const route of listener.routes ?? []) {
       const wanted = (route.hostnames ?? []).filter((h) => h !== '*');
-      const names = (wanted.length ? wanted : serverNames(listener.hostname)).filter((n) => !claimedNames.has(n));
-      const catchAll = names.length === 0 && wanted.length === 0 && !listener.hostname;
-      if (names.length === 0 && !(catchAll && !claimedNames.has(''))) continue;
-      for (const n of catchAll ? [''] : names) claimedNames.add(n);
+      // '' stands for a chain without server_names (every SNI the others do not name).
+      const keys = wanted.length ? wanted : serverNames(listener.hostname);
+      const names = (keys.length ? keys : ['']).filter((n) => !claimedNames.has(n));
+      if (!names.length) continue;
+      for (const n of names) claimedNames.add(n);
       chains.push({
         name: `${listener.name}/${route.name}`,
-        filter_chain_match: { server_names: names },
+        filter_chain_match: { server_names: names.filter((n) => n !== '') },
         ...(listener.tls?.mode === 'Terminate' ? { transport_socket: downstreamTls(listener) } : {}),
         filters: [tcpProxy(`${port.name}/${route.name}`, route)],
       });

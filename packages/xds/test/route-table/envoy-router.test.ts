@@ -1,10 +1,12 @@
 // The route-table check's own Envoy semantics, on hand-written resources, and the data-plane fixes
 // it found, each on the smallest manifest that showed it.
 import { describe, expect, it } from '@jest/globals';
-import type { Route } from '../../src/envoy-types.js';
-import { buildRoute, validateResources } from '../../src/index.js';
 import type { HTTPRouteIR } from '@turnpike/api';
-import { redirectLocation, rewrittenPath, selectFilterChain, selectVirtualHost } from './envoy-router.js';
+import { snapshotFromObjects, Translator } from '@turnpike/translator';
+import type { Route } from '../../src/envoy-types.js';
+import { buildRoute, envoyResourcesFor, validateResources } from '../../src/index.js';
+import { endpointSlice, gateway, gatewayClass, route, service } from '../../../translator/test/builders.js';
+import { redirectLocation, routeTcp, rewrittenPath, selectFilterChain, selectVirtualHost } from './envoy-router.js';
 
 const ir = (over: Partial<HTTPRouteIR>): HTTPRouteIR => ({
   name: 'r',
@@ -112,12 +114,7 @@ describe('data-plane fixes found by the route-table check', () => {
 });
 
 describe('TLS routes sharing a server name', () => {
-  it('the older TLSRoute keeps the name; the listener has no two chains with one match, so Envoy accepts it', async () => {
-    const { snapshotFromObjects, Translator } = await import('@turnpike/translator');
-    const { envoyResourcesFor } = await import('../../src/index.js');
-    const { gateway, gatewayClass, route, service, endpointSlice } =
-      await import('../../../translator/test/builders.js');
-    const { routeTcp } = await import('./envoy-router.js');
+  it('the older TLSRoute keeps the name; the listener has no two chains with one match, so Envoy accepts it', () => {
     const tlsRoute = (name: string, backend: string, created: string) => {
       const r = route('TLSRoute', name, {
         parentRefs: [{ name: 'gw', namespace: 'infra' }],

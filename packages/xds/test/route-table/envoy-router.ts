@@ -461,7 +461,6 @@ export function routeHttp(res: EnvoyResources, req: HttpRequestSpec): HttpOutcom
 
 /** What Envoy does with a TLS (or plain TCP) connection on a Gateway port. */
 export function routeTcp(res: EnvoyResources, port: number, sni?: string): TcpOutcome {
-  // A connection whose only cluster has no endpoint is closed by tcp_proxy: the client sees a reset.
   const listener = listenerFor(res, port);
   if (!listener) return { kind: 'refused', reason: `no listener on port ${port}` };
   const chain = selectFilterChain(listener, sni);
@@ -474,6 +473,7 @@ export function routeTcp(res: EnvoyResources, port: number, sni?: string): TcpOu
   return {
     kind: 'tcp',
     filterChain: chain.name ?? '',
+    // A target without a healthy endpoint gets no connection: tcp_proxy closes it (a reset).
     targets: targets.map((t) => ({
       ...t,
       exists: clusterExists(res, t.cluster),
@@ -482,26 +482,12 @@ export function routeTcp(res: EnvoyResources, port: number, sni?: string): TcpOu
   };
 }
 
-/** The clusters a UDP listener's udp_proxy sends to, with their weights. */
+/** The cluster a UDP listener's udp_proxy sends every datagram to (the only form we emit). */
 export function routeUdp(res: EnvoyResources, port: number): { cluster: string; weight: number }[] | undefined {
   const listener = listenerFor(res, port, 'UDP');
   const filter = listener?.listener_filters?.find((f) => f.name === 'envoy.filters.udp_listener.udp_proxy');
   if (!filter) return undefined;
-  const config = filter.typed_config as unknown as {
-    cluster?: string;
-    matcher?: unknown;
-    // UdpProxyConfig.matcher's on_no_match action: Route {cluster}, or a weighted selection.
-  };
-  return udpTargets(config);
-}
-
-function udpTargets(config: Record<string, unknown>): { cluster: string; weight: number }[] | undefined {
-  if (typeof config.cluster === 'string') return [{ cluster: config.cluster, weight: 1 }];
-  const action = (config.matcher as { on_no_match?: { action?: { typed_config?: Record<string, unknown> } } })
-    ?.on_no_match?.action?.typed_config;
-  if (!action) return undefined;
-  if (typeof action.cluster === 'string') return [{ cluster: action.cluster, weight: 1 }];
-  const weighted = (action as { weighted_clusters?: { clusters?: { name: string; weight: number }[] } })
-    .weighted_clusters?.clusters;
-  return weighted?.map((c) => ({ cluster: c.name, weight: Number(c.weight) }));
+  const config = filter.typed_config as unknown as { cluster?: string };
+  if (config.cluster === undefined) throw new Error(`udp_proxy on port ${port}: only a single cluster is modelled`);
+  return [{ cluster: config.cluster, weight: 1 }];
 }
