@@ -476,7 +476,8 @@ func (w *walker) assign(lhs []ast.Expr, rhs []ast.Expr, en *env, define bool) {
 	}
 }
 
-func (w *walker) calls_(n ast.Node, en *env) {
+// visitCalls records the traffic-sending calls in n, and walks the helpers, closures and subtests it calls.
+func (w *walker) visitCalls(n ast.Node, en *env) {
 	ast.Inspect(n, func(m ast.Node) bool {
 		switch c := m.(type) {
 		case *ast.FuncLit:
@@ -559,7 +560,7 @@ func (w *walker) stmt(s ast.Stmt, en *env) {
 	case *ast.AssignStmt:
 		w.assign(x.Lhs, x.Rhs, en, x.Tok == token.DEFINE)
 		for _, r := range x.Rhs {
-			w.calls_(r, en)
+			w.visitCalls(r, en)
 		}
 	case *ast.DeclStmt:
 		if g, ok := x.Decl.(*ast.GenDecl); ok {
@@ -607,7 +608,7 @@ func (w *walker) stmt(s ast.Stmt, en *env) {
 		if x.Init != nil {
 			w.stmt(x.Init, inner)
 		}
-		w.calls_(x.Cond, inner)
+		w.visitCalls(x.Cond, inner)
 		// A condition on values the test built decides the branch; any other runs both.
 		taken, known := condition(x.Cond, inner)
 		if !known || taken {
@@ -640,10 +641,10 @@ func (w *walker) stmt(s ast.Stmt, en *env) {
 	case *ast.BlockStmt:
 		w.block(x.List, child(en))
 	case *ast.ExprStmt:
-		w.calls_(x.X, en)
+		w.visitCalls(x.X, en)
 	case *ast.ReturnStmt:
 		for _, r := range x.Results {
-			w.calls_(r, en)
+			w.visitCalls(r, en)
 		}
 	}
 }
@@ -664,9 +665,6 @@ func condition(e ast.Expr, en *env) (taken bool, known bool) {
 	eq := fmt.Sprint(l) == fmt.Sprint(r)
 	return eq == (b.Op == token.EQL), true
 }
-
-// A loop variable bound by `tc := testCases[i]` is an each marker; make it name itself.
-func init() {}
 
 type table struct {
 	Test        string         `json:"test"`
