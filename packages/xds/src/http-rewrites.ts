@@ -7,7 +7,8 @@ export function pathPrefixOf(r: HTTPRouteIR): string {
   return r.match.path.type === 'PathPrefix' ? r.match.path.value.replace(/\/+$/, '') : '';
 }
 
-function escapeRegex(s: string): string {
+/** `s` as an RE2 (and JavaScript) pattern that matches it literally. */
+export function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 

@@ -15,7 +15,13 @@ import type {
 } from '@turnpike/api';
 import { proxyListenPort } from '@turnpike/api';
 import type { BootstrapTls } from './bootstrap.js';
-import { pathPrefixOf, redirectTarget, replacePrefixMatch, type RedirectListener } from './http-rewrites.js';
+import {
+  escapeRegex,
+  pathPrefixOf,
+  redirectTarget,
+  replacePrefixMatch,
+  type RedirectListener,
+} from './http-rewrites.js';
 import {
   enablePlugin,
   pluginContentClusters,
@@ -206,7 +212,7 @@ const DEFAULT_LISTENER: RedirectListener = { port: 80, protocol: 'HTTP' };
  * `https://*.bar.com` allows `https://a.b.bar.com` too.
  */
 function corsOriginPattern(origin: string): string {
-  return `^${origin.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.+')}$`;
+  return `^${escapeRegex(origin).replaceAll('\\*', '.+')}$`;
 }
 
 export function buildRoute(r: HTTPRouteIR, listener: RedirectListener = DEFAULT_LISTENER): Route {

@@ -4,6 +4,7 @@
 // timeout ("defaults to 15s ... A value of 0 will disable the route's timeout") covers all tries;
 // per_try_timeout bounds each; retry_on decides which answers are tried again, num_retries how often.
 import type { RouteAction } from '../../src/envoy-types.js';
+import { duration } from '../../src/index.js';
 import type { WeightedTarget } from './envoy-router.js';
 
 export interface BackendAnswer {
@@ -15,14 +16,6 @@ const CLUSTER_NOT_FOUND: Record<string, number> = {
   NOT_FOUND: 404,
   INTERNAL_SERVER_ERROR: 500,
 };
-
-/** Milliseconds of a Go duration (`1s`, `500ms`, `1m30s`). */
-export function goDurationMs(d: string): number {
-  let ms = 0;
-  for (const [, n, unit] of d.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g))
-    ms += Number(n) * ({ ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as Record<string, number>)[unit!]!;
-  return ms;
-}
 
 function durationMs(d: { seconds?: string | number; nanos?: number } | undefined): number | undefined {
   return d === undefined ? undefined : Number(d.seconds ?? 0) * 1000 + (d.nanos ?? 0) / 1e6;
@@ -41,7 +34,7 @@ export function backendAnswer(action: RouteAction, target: WeightedTarget, path:
     return { status: CLUSTER_NOT_FOUND[action.cluster_not_found_response_code ?? 'SERVICE_UNAVAILABLE']! };
   if (!target.healthy) return { status: 503 };
   const query = new URLSearchParams(path.includes('?') ? path.slice(path.indexOf('?') + 1) : '');
-  const delay = query.get('delay') ? goDurationMs(query.get('delay')!) : 0;
+  const delay = query.get('delay') ? durationMs(duration(query.get('delay')!))! : 0;
   const failCode = query.get('responseCode') ? Number(query.get('responseCode')) : undefined;
   const succeedAfter = Number(query.get('succeedAfter') ?? 0);
   const policy = action.retry_policy;
