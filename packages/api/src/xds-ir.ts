@@ -22,7 +22,13 @@ export interface ClusterIR {
   name: string;
   service: { namespace: string; name: string; port: number };
   protocol: 'http' | 'h2' | 'tcp' | 'udp';
-  tls?: { sni: string; caBundle?: string; wellKnownCA?: string; subjectAltNames: string[]; policy: string };
+  tls?: { sni: string; caBundle?: string; wellKnownCA?: string; subjectAltNames: SubjectAltNameIR[]; policy: string };
+}
+
+/** A name the backend's certificate must carry, of the SAN type BackendTLSPolicy's `type` names. */
+export interface SubjectAltNameIR {
+  type: 'DNS' | 'URI';
+  value: string;
 }
 
 export interface WeightedCluster {

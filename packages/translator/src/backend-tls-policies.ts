@@ -1,7 +1,7 @@
 // BackendTLSPolicy: upstream TLS for a Service (or one of its ports, by sectionName). The CA
 // references must be usable ConfigMaps (ca.crt); a policy that loses a conflict (same target,
 // newer) is not accepted. Status is written per ancestor: the route parents that use the Service.
-import type { BackendTLSPolicy, ClusterTrustBundle } from '@turnpike/api';
+import type { BackendTLSPolicy, ClusterTrustBundle, SubjectAltNameIR } from '@turnpike/api';
 import { caBundleInObject } from './ca-certificate-refs.js';
 import { checkCABundle } from './certificates.js';
 import { compareAge } from './compare.js';
@@ -20,7 +20,7 @@ export interface BackendTLSModel {
   caBundle?: string;
   wellKnown?: string;
   hostname: string;
-  subjectAltNames: string[];
+  subjectAltNames: SubjectAltNameIR[];
   /** The older policy that won the target this one also names. */
   lostTo?: BackendTLSModel;
 }
@@ -61,13 +61,26 @@ export class BackendTLSIndex {
   }
 }
 
+/**
+ * BackendTLSPolicy subjectAltNames: `type` says which field holds the name (Hostname → a DNS SAN,
+ * URI → a URI SAN, e.g. a SPIFFE ID); the value is never guessed from its shape.
+ */
+function subjectAltNames(names: BackendTLSPolicy['spec']['validation']['subjectAltNames']): SubjectAltNameIR[] {
+  const out: SubjectAltNameIR[] = [];
+  for (const n of names ?? []) {
+    if (n.type === 'URI' && n.uri) out.push({ type: 'URI', value: n.uri });
+    else if (n.type === 'Hostname' && n.hostname) out.push({ type: 'DNS', value: n.hostname });
+  }
+  return out;
+}
+
 /** A policy's own verdict: its validation settings and CA references. */
 export function evaluateBackendTLSPolicy(inputs: Inputs, p: BackendTLSPolicy): BackendTLSModel {
   const v = p.spec?.validation ?? { hostname: '' };
   const m: BackendTLSModel = {
     policy: p,
     hostname: v.hostname ?? '',
-    subjectAltNames: (v.subjectAltNames ?? []).map((s) => s.hostname ?? s.uri ?? '').filter(Boolean),
+    subjectAltNames: subjectAltNames(v.subjectAltNames),
   };
   if (v.wellKnownCACertificates) {
     if (v.wellKnownCACertificates !== 'System') {

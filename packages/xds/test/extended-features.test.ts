@@ -282,6 +282,23 @@ describe('extended features', () => {
     ]);
   });
 
+  it('BackendTLSPolicy subjectAltNames: the SAN type is the one `type` names, not guessed from the value', () => {
+    const res = envoy([
+      ...base,
+      ca,
+      // A URN has no `://`, and a hostname-typed name could hold one: neither may change type.
+      policy([
+        { type: 'URI', uri: 'urn:example:backend' },
+        { type: 'Hostname', hostname: 'web.apps.svc' },
+      ]),
+      httpRoute('r', { parentRefs: [toGw], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] }),
+    ]);
+    expect(upstreamTls(res).common_tls_context.validation_context.match_typed_subject_alt_names).toEqual([
+      { san_type: 'URI', matcher: { exact: 'urn:example:backend' } },
+      { san_type: 'DNS', matcher: { exact: 'web.apps.svc' } },
+    ]);
+  });
+
   it("GatewayTLSBackendClientCertificate: the Gateway's client certificate is presented to TLS backends over SDS", () => {
     const gw = gateway('gw', [http()], { tls: { backend: { clientCertificateRef: { name: 'client' } } } });
     const res = envoy([

@@ -1,0 +1,59 @@
+// Clusters (CDS): one per backend Service port a route uses, EDS-fed, with the upstream TLS of its
+// BackendTLSPolicy; and the empty cluster that stands for invalid L4 backends.
+import type { ClusterIR } from '@turnpike/api';
+import { ADS, typed } from './envoy-values.js';
+import type { Cluster, UpstreamTlsContext } from './envoy-types.js';
+
+/** The cluster L4 routes name for the share of invalid backends: no endpoints, so the connection is refused. */
+export const INVALID_BACKEND_CLUSTER = 'turnpike/invalid-backend';
+
+export function invalidBackendCluster(): Cluster {
+  return {
+    name: INVALID_BACKEND_CLUSTER,
+    type: 'STATIC',
+    connect_timeout: { seconds: '1', nanos: 0 },
+    load_assignment: { cluster_name: INVALID_BACKEND_CLUSTER, endpoints: [] },
+  };
+}
+
+/**
+ * The names the backend's certificate must carry: BackendTLSPolicy's subjectAltNames, each with
+ * the SAN type its `type` field names, or else the SNI hostname as a DNS name.
+ */
+function subjectAltNameMatchers(tls: NonNullable<ClusterIR['tls']>) {
+  const names = tls.subjectAltNames.length ? tls.subjectAltNames : [{ type: 'DNS' as const, value: tls.sni }];
+  return names.map((n) => ({ san_type: n.type, matcher: { exact: n.value } }));
+}
+
+/** `clientCertificate`: the SDS Secret the proxy presents to a TLS backend (the Gateway's spec.tls.backend). */
+export function buildCluster(c: ClusterIR, clientCertificate?: string): Cluster {
+  const cluster: Cluster = {
+    name: c.name,
+    type: 'EDS',
+    eds_cluster_config: { eds_config: ADS, service_name: c.name },
+    connect_timeout: { seconds: '5', nanos: 0 },
+    lb_policy: 'ROUND_ROBIN',
+  };
+  if (c.protocol === 'h2') cluster.http2_protocol_options = {};
+  if (c.tls) {
+    const ctx: UpstreamTlsContext = {
+      sni: c.tls.sni,
+      common_tls_context: {
+        ...(clientCertificate
+          ? { tls_certificate_sds_secret_configs: [{ name: clientCertificate, sds_config: ADS }] }
+          : {}),
+        validation_context: {
+          ...(c.tls.caBundle
+            ? { trusted_ca: { inline_string: c.tls.caBundle } }
+            : { trusted_ca: { filename: '/etc/ssl/certs/ca-certificates.crt' } }),
+          match_typed_subject_alt_names: subjectAltNameMatchers(c.tls),
+        },
+      },
+    };
+    cluster.transport_socket = {
+      name: 'envoy.transport_sockets.tls',
+      typed_config: typed<UpstreamTlsContext>('envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext', ctx),
+    };
+  }
+  return cluster;
+}

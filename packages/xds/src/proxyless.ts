@@ -1,0 +1,43 @@
+// Proxyless gRPC: API listeners and route configurations for gRPC clients that read xDS themselves.
+import type { GatewayIR, HTTPRouteIR, VirtualHostIR } from '@turnpike/api';
+import { httpConnectionManager } from './http-connection-manager.js';
+import { buildRoute } from './http-routes.js';
+import type { EnvoyResources } from './resources.js';
+
+/**
+ * Proxyless gRPC: each hostname with GRPCRoutes becomes an API listener named after the
+ * hostname, so clients dialling `xds:///<hostname>` route per the GRPCRoute with no proxy.
+ */
+export function buildProxyless(gw: GatewayIR, out: EnvoyResources): void {
+  const byHost = new Map<string, HTTPRouteIR[]>();
+  for (const port of gw.ports)
+    for (const l of port.listeners)
+      for (const vh of l.virtualHosts ?? []) {
+        for (const r of vh.routes) {
+          if (r.source.kind !== 'GRPCRoute') continue;
+          for (const d of vh.domains) {
+            if (d === '*' || d.startsWith('*.')) continue;
+            const list = byHost.get(d) ?? [];
+            list.push(r);
+            byHost.set(d, list);
+          }
+        }
+      }
+  for (const host of [...byHost.keys()].sort()) {
+    const routeName = `proxyless/${host}`;
+    out.listeners.push({
+      name: host,
+      api_listener: { api_listener: httpConnectionManager(routeName, routeName, false) },
+    });
+    const vh: VirtualHostIR = { name: host, domains: [host], routes: byHost.get(host)! };
+    // Proxyless clients run no plugins (no Lua or Wasm in gRPC): their routes go without.
+    const withoutPlugins = (r: HTTPRouteIR): HTTPRouteIR =>
+      r.filters?.plugins ? { ...r, filters: { ...r.filters, plugins: undefined } } : r;
+    out.routes.push({
+      name: routeName,
+      virtual_hosts: [
+        { name: vh.name, domains: vh.domains, routes: vh.routes.map((r) => buildRoute(withoutPlugins(r))) },
+      ],
+    });
+  }
+}

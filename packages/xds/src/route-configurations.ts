@@ -1,0 +1,83 @@
+// RouteConfigurations (RDS): the virtual hosts of the HTTP listeners of one port, or of one HTTPS
+// listener, with the 421/404 answers the translator decided for misdirected hosts.
+import type { GatewayListenerIR, HTTPRouteIR } from '@turnpike/api';
+import type { Route, RouteConfiguration, VirtualHost } from './envoy-types.js';
+import type { RedirectListener } from './http-rewrites.js';
+import { buildRoute } from './http-routes.js';
+
+/** Built routes by the identity of their IR (route results keep theirs while unchanged). */
+export type RouteMemo = WeakMap<HTTPRouteIR, Route>;
+
+function builtRoute(r: HTTPRouteIR, listener: RedirectListener, memo: RouteMemo | undefined): Route {
+  // A redirect's default port and scheme are its listener's: built per listener, not shared.
+  if (r.redirect) return buildRoute(r, listener);
+  const known = memo?.get(r);
+  if (known) return known;
+  const route = buildRoute(r);
+  memo?.set(r, route);
+  return route;
+}
+
+/**
+ * The hosts a listener answers with 421 (GatewayHTTPSListenerDetectMisdirectedRequests, decided by
+ * the translator): other listeners' hosts on the port, and every other host when it has a hostname.
+ */
+function withMisdirectedHost(l: GatewayListenerIR, vhosts: VirtualHost[]): VirtualHost[] {
+  const answering = (name: string, domains: string[], status: number): VirtualHost => ({
+    name,
+    domains,
+    routes: [{ name, match: { prefix: '/' }, direct_response: { status } }],
+  });
+  const taken = new Set(vhosts.flatMap((v) => v.domains ?? []));
+  const out = [...vhosts];
+  const hosts = (l.misdirectedHosts ?? []).filter((h) => !taken.has(h));
+  if (hosts.length) out.push(answering(`${l.name}/misdirected-hosts`, hosts, 421));
+  if (l.misdirectedStatus !== undefined && !taken.has('*'))
+    out.push(answering(`${l.name}/misdirected`, ['*'], l.misdirectedStatus));
+  return out;
+}
+
+/**
+ * The virtual hosts of the HTTP listeners sharing a port, one per domain. Which listener serves a
+ * host is the translator's decision (GatewayHTTPListenerIsolation leaves each host to one listener);
+ * should two still name one domain, their routes are kept in the IR's order, since Envoy refuses
+ * a route configuration with a domain twice.
+ */
+function portVirtualHosts(listeners: GatewayListenerIR[], port: number, memo: RouteMemo | undefined): VirtualHost[] {
+  const routesByDomain = new Map<string, Route[]>();
+  for (const listener of listeners) {
+    for (const virtualHost of listener.virtualHosts ?? []) {
+      for (const domain of virtualHost.domains) {
+        const routes = routesByDomain.get(domain) ?? [];
+        const served = { port, protocol: listener.protocol };
+        routes.push(...virtualHost.routes.map((r) => builtRoute(r, served, memo)));
+        routesByDomain.set(domain, routes);
+      }
+    }
+  }
+  return [...routesByDomain.keys()]
+    .sort()
+    .map((domain) => ({ name: domain, domains: [domain], routes: routesByDomain.get(domain)! }));
+}
+
+/**
+ * The route configuration of a port's HTTP listeners, or (`tlsListener`) of one HTTPS listener,
+ * which also answers the hosts it must not serve. Host headers carry the port on non-default
+ * ports: virtual hosts are chosen by hostname alone (ignore_port_in_host_matching), and the Host
+ * header reaches the backend as the client sent it (strip_any_host_port would remove the port
+ * upstream too, and from redirects).
+ */
+export function httpRouteConfiguration(
+  name: string,
+  listeners: GatewayListenerIR[],
+  port: number,
+  memo: RouteMemo | undefined,
+  tlsListener?: GatewayListenerIR,
+): RouteConfiguration {
+  const virtualHosts = portVirtualHosts(listeners, port, memo);
+  return {
+    name,
+    virtual_hosts: tlsListener ? withMisdirectedHost(tlsListener, virtualHosts) : virtualHosts,
+    ignore_port_in_host_matching: true,
+  };
+}
