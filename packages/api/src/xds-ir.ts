@@ -18,7 +18,7 @@ export interface EndpointIR {
 }
 
 export interface ClusterIR {
-  /** `namespace/service/port` (`/udp` appended for a UDP port). Its endpoints are in XdsIR.endpoints. */
+  /** `namespace/service/port` (`/udp` for a UDP port, `/h2` for HTTP/2). Its endpoints are in XdsIR.endpoints. */
   name: string;
   service: { namespace: string; name: string; port: number };
   protocol: 'http' | 'h2' | 'tcp' | 'udp';
@@ -47,6 +47,8 @@ export interface HTTPMatchIR {
   headers: ({ name: string } & StringMatchIR)[];
   queryParams: ({ name: string } & StringMatchIR)[];
   method?: string;
+  /** A GRPCRoute's service and method match, as written (precedence counts their characters). */
+  grpc?: { service?: string; method?: string };
 }
 
 export interface HeaderChangesIR {

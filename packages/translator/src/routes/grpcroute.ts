@@ -17,6 +17,7 @@ export function compileGRPCMatch(m: GRPCRouteMatch, field: string): HTTPMatchIR 
     const type = mm.type ?? 'Exact';
     if (!mm.service && !mm.method)
       return { reason: 'UnsupportedValue', message: `${field}.method: service or method must be set` };
+    ir.grpc = { ...(mm.service ? { service: mm.service } : {}), ...(mm.method ? { method: mm.method } : {}) };
     if (type === 'Exact') {
       if (mm.service && mm.method) ir.path = { type: 'Exact', value: `/${mm.service}/${mm.method}` };
       else if (mm.service) ir.path = { type: 'PathPrefix', value: `/${mm.service}/` };
@@ -34,7 +35,11 @@ export function compileGRPCMatch(m: GRPCRouteMatch, field: string): HTTPMatchIR 
       };
     }
   }
+  const seen = new Set<string>();
   for (const [i, h] of (m.headers ?? []).entries()) {
+    // GRPCHeaderMatch: of entries with equivalent (case-insensitive) names, only the first counts.
+    if (seen.has(h.name.toLowerCase())) continue;
+    seen.add(h.name.toLowerCase());
     const t = h.type ?? 'Exact';
     if (t !== 'Exact' && t !== 'RegularExpression')
       return { reason: 'UnsupportedValue', message: `${field}.headers[${i}].type: "${t}" is not supported` };

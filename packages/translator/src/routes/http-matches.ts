@@ -37,17 +37,25 @@ function isProblem(x: unknown): x is Problem {
   return typeof x === 'object' && x !== null && 'reason' in x;
 }
 
-/** Header and query parameter matches: a valid name, and an Exact or RE2 value. */
+/**
+ * Header and query parameter matches: a valid name, and an Exact or RE2 value. Of entries with
+ * equivalent names only the first is considered (HTTPHeaderMatch, HTTPQueryParamMatch); header
+ * names are equivalent regardless of case, query parameter names only when equal.
+ */
 function namedMatches(
   matches: readonly { name: string; type?: string; value: string }[] | undefined,
   field: string,
   what: string,
+  nameKey: (name: string) => string,
 ): (StringMatchIR & { name: string })[] | Problem {
   const compiled: (StringMatchIR & { name: string })[] = [];
+  const seen = new Set<string>();
   for (const [index, match] of (matches ?? []).entries()) {
     const matchField = `${field}[${index}]`;
     const badName = nameProblem(match.name, matchField, what);
     if (badName) return badName;
+    if (seen.has(nameKey(match.name))) continue;
+    seen.add(nameKey(match.name));
     const value = stringMatch(match.type, match.value, matchField);
     if (isProblem(value)) return value;
     compiled.push({ name: match.name, ...value });
@@ -71,9 +79,9 @@ export function compileHTTPMatch(m: HTTPRouteMatch, field: string): HTTPMatchIR 
     return { reason: 'UnsupportedValue', message: `${field}.path.value: "${pathValue}" must start with "/"` };
   }
   const ir: HTTPMatchIR = { path: { type: pathType, value: pathValue }, headers: [], queryParams: [] };
-  const headers = namedMatches(m.headers, `${field}.headers`, 'HTTP header');
+  const headers = namedMatches(m.headers, `${field}.headers`, 'HTTP header', (n) => n.toLowerCase());
   if (isProblem(headers)) return headers;
-  const queryParams = namedMatches(m.queryParams, `${field}.queryParams`, 'query parameter');
+  const queryParams = namedMatches(m.queryParams, `${field}.queryParams`, 'query parameter', (n) => n);
   if (isProblem(queryParams)) return queryParams;
   ir.headers = headers;
   ir.queryParams = queryParams;
