@@ -12,6 +12,21 @@ function wildcardCovers(pattern: string, host: string): boolean {
 }
 
 /**
+ * Of `hosts`, the ones wider than `host` that also match its requests ("*", or a wildcard whose
+ * suffix it has), most specific first. A request to `host` matches the routes of those hosts too,
+ * after the routes of `host` itself: precedence goes to the most characters in a matching
+ * non-wildcard hostname, then in a matching hostname (HTTPRouteRule, GRPCRouteRule).
+ */
+export function widerMatchingHosts(host: string, hosts: Iterable<string>): string[] {
+  const out: string[] = [];
+  for (const other of hosts) {
+    if (other === host) continue;
+    if (other === '*' || (isWildcard(other) && wildcardCovers(other, host))) out.push(other);
+  }
+  return out.sort((a, b) => b.length - a.length);
+}
+
+/**
  * The intersection of a listener hostname and a route hostname, or undefined when they do not
  * intersect. An absent listener hostname matches anything.
  */

@@ -4,6 +4,7 @@
 import { markMisdirectedHosts } from './listener-misdirection.js';
 import { compareAge, compareNames } from './compare.js';
 import { mergedListeners } from './gateways.js';
+import { widerMatchingHosts } from './hostnames.js';
 import { claimedByMoreSpecific } from './listener-isolation.js';
 import { listenerProgrammable } from './listener-validity.js';
 import { tlsMode, transport } from './listener-protocols.js';
@@ -12,15 +13,7 @@ import { compareRoutePrecedence, type RankedRoute } from './precedence.js';
 import { recordOverlaps, type RouteOverlaps } from './route-overlaps.js';
 import type { RouteResult } from './routes/route-result.js';
 import { parentCarriesTraffic } from './status-routes.js';
-import type {
-  ClusterIR,
-  GatewayIR,
-  GatewayListenerIR,
-  L4RouteIR,
-  PortIR,
-  VirtualHostIR,
-  WeightedCluster,
-} from '@turnpike/api';
+import type { ClusterIR, GatewayIR, GatewayListenerIR, L4RouteIR, PortIR, WeightedCluster } from '@turnpike/api';
 
 /** Clusters of a route whose BackendTLSPolicy this Gateway may not use (it is beyond the policy's 16th ancestor). */
 function blockedClusters(route: RouteResult, policies: ReadonlySet<string>): Set<string> {
@@ -133,13 +126,20 @@ function listenerIR(accumulator: ListenerAccumulator, overlaps: RouteOverlaps | 
     if (model.clientCA && model.clientCAOptional) ir.tls.clientCAOptional = true;
   }
   if (spec.protocol === 'HTTP' || spec.protocol === 'HTTPS') {
-    const virtualHosts: VirtualHostIR[] = [];
-    for (const host of [...accumulator.hosts.keys()].sort()) {
-      const ranked = accumulator.hosts.get(host)!.sort(compareRoutePrecedence);
-      if (overlaps) recordOverlaps(ranked, ir.name, host, overlaps);
-      virtualHosts.push({ name: `${ir.name}/${host}`, domains: [host], routes: ranked.map((r) => r.route) });
+    const hosts = [...accumulator.hosts.keys()].sort();
+    const ranked = new Map<string, RankedRoute[]>();
+    for (const host of hosts) {
+      const own = accumulator.hosts.get(host)!.sort(compareRoutePrecedence);
+      if (overlaps) recordOverlaps(own, ir.name, host, overlaps);
+      ranked.set(host, own);
     }
-    ir.virtualHosts = virtualHosts;
+    // The proxy serves a request from one virtual host, the most specific: it also carries the
+    // routes of the wider hosts that match the same requests, after its own.
+    ir.virtualHosts = hosts.map((host) => ({
+      name: `${ir.name}/${host}`,
+      domains: [host],
+      routes: [host, ...widerMatchingHosts(host, hosts)].flatMap((h) => ranked.get(h)!.map((r) => r.route)),
+    }));
   } else {
     const byAge = accumulator.l4.sort(
       (x, y) => compareAge(x.result.object, y.result.object) || compareNames(x.result.object, y.result.object),
