@@ -47,6 +47,8 @@ export interface CompiledFilters {
   invalid?: Problem;
   /** A reference that does not resolve (ResolvedRefs=False); the rule answers 500. */
   unresolved?: Problem;
+  /** A mirror whose backend does not resolve (ResolvedRefs=False): the mirror is left out, the rule serves. */
+  droppedMirror?: Problem;
   clusters: ClusterIR[];
 }
 
@@ -202,7 +204,11 @@ function compileRewrite(filter: HTTPRouteFilter, field: string, out: CompiledFil
   return undefined;
 }
 
-/** A mirror's backend must resolve like any backendRef; an unresolved one makes the rule answer 500. */
+/**
+ * A mirror's backend must resolve like any backendRef. One that does not is dropped, and the rule
+ * serves without it (HTTPRequestMirrorFilter: "If the referent cannot be found, this BackendRef is
+ * invalid and must be dropped from the Gateway ... ResolvedRefs ... False").
+ */
 function compileMirror(
   owner: FilterOwner,
   filter: HTTPRouteFilter,
@@ -221,7 +227,7 @@ function compileMirror(
     'http',
   );
   if (resolved.problem) {
-    out.unresolved ??= resolved.problem;
+    out.droppedMirror ??= resolved.problem;
     return undefined;
   }
   const { cluster } = resolved.backend!;

@@ -55,6 +55,7 @@ export function translateRules(
     const filters = compileFilters(ctx, route, kind, rule.filters, `${field}.filters`);
     for (const cluster of filters.clusters) owner.clusters.set(cluster.name, cluster);
     if (filters.unresolved) result.unresolved ??= filters.unresolved;
+    if (filters.droppedMirror) result.unresolved ??= filters.droppedMirror;
     const backends = ruleBackends(owner, rule, field);
     // The first problem in the order the fields are written names the rule's.
     const invalid =
@@ -163,6 +164,7 @@ function ruleBackends(owner: RuleOwner, rule: RuleInput, field: string): RuleBac
       const filters = compileFilters(ctx, route, kind, ref.filters, `${refField}.filters`);
       out.invalid ??= filters.invalid;
       if (filters.unresolved) result.unresolved ??= filters.unresolved;
+      if (filters.droppedMirror) result.unresolved ??= filters.droppedMirror;
       for (const cluster of filters.clusters) clusters.set(cluster.name, cluster);
       weighted.filters = filters.filters;
     }
