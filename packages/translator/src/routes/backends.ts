@@ -66,13 +66,12 @@ export function resolveBackend(
       },
     };
   }
-  // A Service may serve one port number over TCP and UDP (DNS): their clusters must not collide.
-  const name = clusterName(ns, ref.name, ref.port, wantProtocol);
+  const clusterProtocol = appProtocol(sp.appProtocol, protocol);
   // Endpoints are not part of the cluster: they are the endpoint stage's, per cluster name.
   const cluster: ClusterIR = {
-    name,
+    name: clusterName(ns, ref.name, ref.port, clusterProtocol),
     service: { namespace: ns, name: ref.name, port: ref.port },
-    protocol: appProtocol(sp.appProtocol, protocol),
+    protocol: clusterProtocol,
   };
   if (tls) {
     cluster.tls = {
@@ -92,7 +91,13 @@ function appProtocol(ap: string | undefined, dflt: ClusterIR['protocol']): Clust
   return dflt;
 }
 
-/** `namespace/service/port`, with `/udp` for a UDP port. */
-export function clusterName(namespace: string, service: string, port: number, transport: 'TCP' | 'UDP'): string {
-  return `${namespace}/${service}/${port}${transport === 'UDP' ? '/udp' : ''}`;
+/**
+ * `namespace/service/port`, with `/udp` for a UDP port and `/h2` when the proxy speaks HTTP/2 to
+ * it. The name carries what the cluster's config depends on: a Service may serve one port number
+ * over TCP and UDP (DNS), and a GRPCRoute (HTTP/2) and an HTTPRoute (HTTP/1.1, unless the port's
+ * appProtocol says h2c) may send to the same port; one shared cluster would speak one of them.
+ */
+export function clusterName(namespace: string, service: string, port: number, protocol: ClusterIR['protocol']): string {
+  const suffix = protocol === 'udp' ? '/udp' : protocol === 'h2' ? '/h2' : '';
+  return `${namespace}/${service}/${port}${suffix}`;
 }
