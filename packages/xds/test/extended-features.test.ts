@@ -223,7 +223,7 @@ describe('extended features', () => {
       endpointSlice('web', 'apps', ['10.1.0.1'], 8080, 'h2c'),
       httpRoute('r', { parentRefs: [toGw], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] }),
     ]);
-    expect(res.clusters.find((c) => c.name === 'apps/web/8080')!.http2_protocol_options).toEqual({});
+    expect(res.clusters.find((c) => c.name === 'apps/web/8080/h2')!.http2_protocol_options).toEqual({});
   });
 
   it('HTTPRouteBackendProtocolWebSocket: the connection manager lets WebSocket upgrades through', () => {
@@ -407,7 +407,9 @@ describe('extended features', () => {
     expect(vhosts.get('abc.foo.example.com')).toEqual(['r-abc-foo']);
     expect(vhosts.get('*.foo.example.com')).toEqual(['r-wild-foo']);
     expect(vhosts.get('*.example.com')).toEqual(['r-wild']);
-    expect(vhosts.get('bar.example.com')).toEqual(['r-wild-greedy']);
+    // The same listener's wider host follows: a request to bar.example.com that no rule of
+    // r-wild-greedy matches is r-wild's.
+    expect(vhosts.get('bar.example.com')).toEqual(['r-wild-greedy', 'r-wild']);
     expect(vhosts.get('*')).toEqual(['r-empty']);
     // A listener with no route still owns its host: the proxy answers 404 rather than a wider listener's routes.
     expect(vhosts.get('quiet.example.com')).toEqual([]);

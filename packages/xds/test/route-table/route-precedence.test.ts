@@ -1,0 +1,175 @@
+// Which rule a request gets when several match: the data-plane fixes to match precedence and to
+// virtual host contents, each on the smallest manifest that showed it, checked request by request.
+import { describe, expect, it } from '@jest/globals';
+import type { KubeObject } from '@turnpike/api';
+import { snapshotFromObjects, Translator } from '@turnpike/translator';
+import { envoyResourcesFor, type EnvoyResources } from '../../src/index.js';
+import {
+  endpointSlice,
+  gateway,
+  gatewayClass,
+  http,
+  httpRoute,
+  route,
+  service,
+  sr,
+} from '../../../translator/test/builders.js';
+import { routeHttp, type HttpOutcome } from './envoy-router.js';
+
+const toGw = { name: 'gw', namespace: 'infra' };
+const backends = ['one', 'two'].flatMap((s) => [service(s), endpointSlice(s)]);
+
+function served(objects: KubeObject[]): { res: EnvoyResources; statuses: Map<string, unknown> } {
+  const result = new Translator().translate(snapshotFromObjects([gatewayClass(), gateway('gw', [http()]), ...objects]));
+  const res = envoyResourcesFor(
+    result.xdsIR.gateways.get('infra/gw')!,
+    () => undefined,
+    undefined,
+    result.xdsIR.endpoints,
+  );
+  return { res, statuses: new Map(result.statuses.sortedKeys().map((k) => [k, result.statuses.get(k)])) };
+}
+
+/** The clusters a request is sent to (an empty list when the proxy answers it itself). */
+function clustersOf(outcome: HttpOutcome): string[] | number | undefined {
+  if (outcome.kind !== 'http') return undefined;
+  return outcome.targets ? outcome.targets.map((t) => t.cluster) : outcome.status;
+}
+
+const get = (res: EnvoyResources, path: string, headers: Record<string, string> = {}, authority = 'example.com') =>
+  clustersOf(routeHttp(res, { port: 80, authority, path, headers }));
+
+describe('match precedence, request by request', () => {
+  it('header names differing only in case: the first entry is the match, the later one is ignored', () => {
+    const { res } = served([
+      ...backends,
+      httpRoute('r', {
+        parentRefs: [toGw],
+        rules: [
+          {
+            matches: [
+              {
+                headers: [
+                  { name: 'Version', value: 'one' },
+                  { name: 'version', value: 'two' },
+                ],
+              },
+            ],
+            backendRefs: [{ name: 'one', port: 8080 }],
+          },
+        ],
+      }),
+    ]);
+    expect(get(res, '/', { version: 'one' })).toEqual(['apps/one/8080']);
+    expect(get(res, '/', { version: 'two' })).toBe(404);
+  });
+
+  it('PathPrefix "/foo/" counts as "/foo": a tie on the path goes to the match with a header', () => {
+    const { res } = served([
+      ...backends,
+      httpRoute('slash', {
+        parentRefs: [toGw],
+        rules: [
+          { matches: [{ path: { type: 'PathPrefix', value: '/foo/' } }], backendRefs: [{ name: 'one', port: 8080 }] },
+        ],
+      }),
+      httpRoute('header', {
+        parentRefs: [toGw],
+        rules: [
+          {
+            matches: [{ path: { type: 'PathPrefix', value: '/foo' }, headers: [{ name: 'x', value: 'y' }] }],
+            backendRefs: [{ name: 'two', port: 8080 }],
+          },
+        ],
+      }),
+    ]);
+    expect(get(res, '/foo/bar', { x: 'y' })).toEqual(['apps/two/8080']);
+    expect(get(res, '/foo/bar')).toEqual(['apps/one/8080']);
+  });
+
+  it('GRPCRoute: the most characters in a matching service outrank a method-only match', () => {
+    const grpc = (name: string, method: Record<string, string>, backend: string) =>
+      route('GRPCRoute', name, {
+        parentRefs: [toGw],
+        rules: [{ matches: [{ method }], backendRefs: [{ name: backend, port: 8080 }] }],
+      });
+    // The method-only route is the older one: only the match decides.
+    const { res } = served([
+      ...backends,
+      grpc('a-method', { method: 'Get' }, 'one'),
+      grpc('b-service', { service: 'pkg.Svc' }, 'two'),
+    ]);
+    const call = (path: string) =>
+      clustersOf(
+        routeHttp(res, {
+          port: 80,
+          authority: 'example.com',
+          method: 'POST',
+          path,
+          headers: { 'content-type': 'application/grpc' },
+        }),
+      );
+    expect(call('/pkg.Svc/Get')).toEqual(['apps/two/8080/h2']);
+    expect(call('/other.Svc/Get')).toEqual(['apps/one/8080/h2']);
+  });
+
+  it('a route without hostnames serves the requests of a more specific host whose routes do not match them', () => {
+    const { res } = served([
+      ...backends,
+      httpRoute('specific', {
+        parentRefs: [toGw],
+        hostnames: ['a.example.com'],
+        rules: [
+          { matches: [{ path: { type: 'PathPrefix', value: '/a' } }], backendRefs: [{ name: 'one', port: 8080 }] },
+        ],
+      }),
+      httpRoute('any-host', { parentRefs: [toGw], rules: [{ backendRefs: [{ name: 'two', port: 8080 }] }] }),
+    ]);
+    expect(get(res, '/a/x', {}, 'a.example.com')).toEqual(['apps/one/8080']);
+    expect(get(res, '/b', {}, 'a.example.com')).toEqual(['apps/two/8080']);
+    expect(get(res, '/a/x', {}, 'b.example.com')).toEqual(['apps/two/8080']);
+  });
+});
+
+describe('backends a rule keeps', () => {
+  it('a mirror to a missing Service is dropped: the rule still serves its backend, ResolvedRefs says why', () => {
+    const { res, statuses } = served([
+      ...backends,
+      httpRoute('r', {
+        parentRefs: [toGw],
+        rules: [
+          {
+            filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'gone', port: 8080 } } }],
+            backendRefs: [{ name: 'one', port: 8080 }],
+          },
+        ],
+      }),
+    ]);
+    const outcome = routeHttp(res, { port: 80, authority: 'example.com', path: '/' });
+    expect(clustersOf(outcome)).toEqual(['apps/one/8080']);
+    expect(outcome.kind === 'http' && outcome.mirrors).toEqual([]);
+    const parents = (statuses.get('HTTPRoute/apps/r') as { parents: { conditions: unknown }[] }).parents;
+    expect(sr(parents[0]!.conditions, 'ResolvedRefs')).toBe('False/BackendNotFound');
+  });
+
+  it('an HTTPRoute and a GRPCRoute to one Service port get two clusters: HTTP/1.1 for one, HTTP/2 for the other', () => {
+    const { res } = served([
+      ...backends,
+      httpRoute('web', {
+        parentRefs: [toGw],
+        hostnames: ['web.example.com'],
+        rules: [{ backendRefs: [{ name: 'one', port: 8080 }] }],
+      }),
+      route('GRPCRoute', 'rpc', {
+        parentRefs: [toGw],
+        hostnames: ['rpc.example.com'],
+        rules: [{ backendRefs: [{ name: 'one', port: 8080 }] }],
+      }),
+    ]);
+    const webCluster = get(res, '/', {}, 'web.example.com') as string[];
+    const rpcCluster = get(res, '/pkg.Svc/Get', {}, 'rpc.example.com') as string[];
+    const cluster = (name: string) => res.clusters.find((c) => c.name === name)!;
+    expect(cluster(webCluster[0]!).http2_protocol_options).toBeUndefined();
+    expect(cluster(rpcCluster[0]!).http2_protocol_options).toEqual({});
+  });
+});
