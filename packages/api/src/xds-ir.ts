@@ -141,6 +141,8 @@ export interface GatewayListenerIR {
 export interface PortIR {
   name: string;
   port: number;
+  /** The port the proxy listens on for it in its pod (proxy-ports.ts). */
+  listenPort: number;
   transport: 'tcp' | 'udp';
   listeners: GatewayListenerIR[];
 }

@@ -2,7 +2,8 @@
 // `<gateway>-<class>`, hashed and truncated to 63 characters; labels carry the Gateway's name
 // and spec.infrastructure labels; annotations carry spec.infrastructure annotations.
 import { createHash } from 'node:crypto';
-import { proxyListenPort } from '@turnpike/api';
+import { proxyPortKey } from '@turnpike/api';
+import { gatewayListenPorts } from './listen-ports.js';
 import { requestedLoadBalancerIP } from './static-addresses.js';
 import type { GatewayModel } from './model.js';
 import { mergedListeners } from './gateways.js';
@@ -75,17 +76,17 @@ export function buildGatewayInfra(g: GatewayModel, plugins: GatewayInfraIR['plug
     [MANAGED_BY_LABEL]: 'turnpike',
   });
   const ports = new Map<string, InfraPortIR>();
-  const listeners = mergedListeners(g);
-  for (const l of listeners) {
+  const listenPorts = gatewayListenPorts(g);
+  for (const l of mergedListeners(g)) {
     if (!listenerProgrammable(l)) continue;
-    const protocol = transport(l.spec.protocol) === 'udp' ? 'UDP' : 'TCP';
-    const key = `${protocol}/${l.spec.port}`;
+    const portTransport = transport(l.spec.protocol);
+    const key = proxyPortKey(portTransport, l.spec.port);
     if (!ports.has(key))
       ports.set(key, {
-        name: `${protocol.toLowerCase()}-${l.spec.port}`,
-        protocol,
+        name: `${portTransport}-${l.spec.port}`,
+        protocol: portTransport === 'udp' ? 'UDP' : 'TCP',
         port: l.spec.port,
-        containerPort: proxyListenPort(l.spec.port),
+        containerPort: listenPorts.get(key)!,
       });
   }
   const tags = sorted(pc.tags);

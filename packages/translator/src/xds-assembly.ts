@@ -5,6 +5,7 @@ import { markMisdirectedHosts } from './listener-misdirection.js';
 import { compareAge, compareNames } from './compare.js';
 import { mergedListeners } from './gateways.js';
 import { widerMatchingHosts } from './hostnames.js';
+import { gatewayListenPorts } from './listen-ports.js';
 import { claimedByMoreSpecific } from './listener-isolation.js';
 import { listenerProgrammable } from './listener-validity.js';
 import { tlsMode, transport } from './listener-protocols.js';
@@ -13,6 +14,7 @@ import { compareRoutePrecedence, type RankedRoute } from './precedence.js';
 import { recordOverlaps, type RouteOverlaps } from './route-overlaps.js';
 import type { RouteResult } from './routes/route-result.js';
 import { parentCarriesTraffic } from './status-routes.js';
+import { proxyPortKey } from '@turnpike/api';
 import type { ClusterIR, GatewayIR, GatewayListenerIR, L4RouteIR, PortIR, WeightedCluster } from '@turnpike/api';
 
 /** Clusters of a route whose BackendTLSPolicy this Gateway may not use (it is beyond the policy's 16th ancestor). */
@@ -168,6 +170,7 @@ export function assembleGateway(
   collectRoutes(gateway, routes, ageOf, accumulators, clusters, blockedPolicies);
   isolateHttpListeners([...accumulators.values()]);
   const ports = new Map<string, PortIR>();
+  const listenPorts = gatewayListenPorts(gateway);
   for (const accumulator of accumulators.values()) {
     const { protocol, port: number } = accumulator.model.spec;
     const portTransport = transport(protocol);
@@ -176,7 +179,13 @@ export function assembleGateway(
     if (!port)
       ports.set(
         key,
-        (port = { name: `${portTransport}-${number}`, port: number, transport: portTransport, listeners: [] }),
+        (port = {
+          name: `${portTransport}-${number}`,
+          port: number,
+          listenPort: listenPorts.get(proxyPortKey(portTransport, number))!,
+          transport: portTransport,
+          listeners: [],
+        }),
       );
     port.listeners.push(listenerIR(accumulator, overlaps));
   }

@@ -3,6 +3,7 @@
 // presents the client certificate that names its Gateway and checks the controller's serving
 // certificate against the control-plane CA. Both come through file-based SDS, so that a renewed
 // certificate (a Secret volume updated in place) is picked up without a restart or a dropped stream.
+import { PROXY_ADMIN_PORT } from '@turnpike/api';
 import type { Bootstrap, UpstreamTlsContext } from './envoy-types.js';
 
 /** Where the proxy finds its xDS credentials. */
@@ -140,7 +141,7 @@ export function buildBootstrap(o: BootstrapOptions): Bootstrap {
         },
       ],
     },
-    admin: { address: { socket_address: { address: '127.0.0.1', port_value: o.adminPort ?? 19000 } } },
+    admin: { address: { socket_address: { address: '127.0.0.1', port_value: o.adminPort ?? PROXY_ADMIN_PORT } } },
   };
 }
 

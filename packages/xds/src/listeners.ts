@@ -1,7 +1,6 @@
 // Listeners (LDS): one per port of a Gateway. HTTP ports run one HTTP connection manager; HTTPS and
 // TLS ports choose a filter chain by SNI; TCP and UDP ports proxy to their route's backends.
 import type { GatewayIR, GatewayListenerIR, HTTPFiltersIR, L4RouteIR, PortIR } from '@turnpike/api';
-import { proxyListenPort } from '@turnpike/api';
 import { INVALID_BACKEND_CLUSTER } from './clusters.js';
 import { ADS, typed } from './envoy-values.js';
 import type {
@@ -181,7 +180,7 @@ export function buildPortListener(port: PortIR, build: ListenerBuild): void {
     address: {
       socket_address: {
         address: '0.0.0.0',
-        port_value: proxyListenPort(port.port),
+        port_value: port.listenPort,
         protocol: port.transport === 'udp' ? ('UDP' as const) : ('TCP' as const),
       },
     },

@@ -27,6 +27,7 @@ function gatewayIR(weights: [number, number]): GatewayIR {
       {
         name: 'tcp-80',
         port: 80,
+        listenPort: 10080,
         transport: 'tcp',
         listeners: [
           {

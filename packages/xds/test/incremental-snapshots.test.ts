@@ -28,6 +28,7 @@ function gatewayIR(name: string, clusters: string[]): GatewayIR {
       {
         name: 'tcp-80',
         port: 80,
+        listenPort: 10080,
         transport: 'tcp',
         listeners: [
           {

@@ -36,6 +36,7 @@ function gatewayIR(namespace: string, name: string, ports: number[]): GatewayIR 
     ports: ports.map((port) => ({
       name: `tcp-${port}`,
       port,
+      listenPort: port < 1024 ? port + 10_000 : port,
       transport: 'tcp' as const,
       listeners: [{ name: `Gateway/${namespace}/${name}/p${port}`, protocol: 'HTTP' as const, virtualHosts: [] }],
     })),

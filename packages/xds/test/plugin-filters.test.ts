@@ -25,6 +25,7 @@ function gatewayIR(routes: HTTPRouteIR[], installed: GatewayIR['installedPlugins
       {
         name: 'tcp-80',
         port: 80,
+        listenPort: 10080,
         transport: 'tcp',
         listeners: [
           { name: 'Gateway/infra/gw/http', protocol: 'HTTP', virtualHosts: [{ name: 'all', domains: ['*'], routes }] },

@@ -28,7 +28,7 @@ export function registerBootstrap(program: Command): void {
     .requiredOption('--gateway <ns/name>', 'the Gateway the proxy serves')
     .option('--xds-address <host:port>', 'where the controller serves xDS', '127.0.0.1:18000')
     .option('--node-id <id>', 'node id (default: the Gateway)')
-    .option('--admin-port <port>', 'admin port on 127.0.0.1', '19000')
+    .option('--admin-port <port>', 'admin port on 127.0.0.1 (Gateway listener ports are kept off 19000 only)', '19000')
     .option(
       '--xds-tls-dir <dir>',
       'speak mTLS to the controller with tls.crt, tls.key and ca.crt from this directory (needs --out-dir)',

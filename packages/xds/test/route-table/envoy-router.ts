@@ -4,7 +4,6 @@
 // quote the field documentation in envoy/config/{listener,route}/v3/*.proto where it is subtle.
 // Only the fields Turnpike emits are modelled; anything else is reported as unsupported rather
 // than guessed.
-import { proxyListenPort } from '@turnpike/api';
 import type {
   Cluster,
   CorsPolicy,
@@ -93,13 +92,13 @@ export type TcpOutcome =
 
 const lower = (s: string) => s.toLowerCase();
 
-/** The listener that accepts a connection on a Gateway port (the proxy listens on its mapped port). */
+/**
+ * The listener that accepts a connection on a Gateway port. The proxy listens on a mapped port
+ * (proxy-ports.ts; the Service's targetPort): the listener is found by the Gateway port its name
+ * carries, and `envoyLoadProblems` checks that no two listeners share an address.
+ */
 export function listenerFor(res: EnvoyResources, port: number, transport: 'TCP' | 'UDP' = 'TCP'): Listener | undefined {
-  const wanted = proxyListenPort(port);
-  return res.listeners.find(
-    (l) =>
-      l.address?.socket_address?.port_value === wanted && (l.address.socket_address.protocol ?? 'TCP') === transport,
-  );
+  return res.listeners.find((l) => l.name === `${transport.toLowerCase()}-${port}`);
 }
 
 /**

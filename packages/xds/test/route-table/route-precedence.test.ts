@@ -173,3 +173,35 @@ describe('backends a rule keeps', () => {
     expect(cluster(rpcCluster[0]!).http2_protocol_options).toEqual({});
   });
 });
+
+describe('where the proxy listens', () => {
+  it('ports 80 and 10080, and 19000 (admin) each get a listen port of their own, the same in the Service', () => {
+    const listeners = [80, 10080, 19000, 10081].map((port) => http(`p${port}`, port));
+    const result = new Translator().translate(
+      snapshotFromObjects([
+        gatewayClass(),
+        gateway('gw', listeners),
+        ...backends,
+        httpRoute('r', { parentRefs: [toGw], rules: [{ backendRefs: [{ name: 'one', port: 8080 }] }] }),
+      ]),
+    );
+    const res = envoyResourcesFor(result.xdsIR.gateways.get('infra/gw')!, () => undefined);
+    const listenPorts = res.listeners.map((l) => l.address!.socket_address!.port_value);
+    expect(new Set(listenPorts).size).toBe(4);
+    expect(listenPorts).not.toContain(19000);
+    // The Service sends each Gateway port to the listener built for it.
+    const infra = result.infraIR.gateways.get('infra/gw')!;
+    for (const p of infra.ports) {
+      const listener = res.listeners.find((l) => l.name === `tcp-${p.port}`)!;
+      expect(listener.address!.socket_address!.port_value).toBe(p.containerPort);
+    }
+    expect(infra.ports.map((p) => [p.port, p.containerPort])).toEqual([
+      [80, 10082],
+      [10080, 10080],
+      [10081, 10081],
+      [19000, 19001],
+    ]);
+    for (const port of [80, 10080, 19000])
+      expect(clustersOf(routeHttp(res, { port, authority: 'example.com', path: '/' }))).toEqual(['apps/one/8080']);
+  });
+});
