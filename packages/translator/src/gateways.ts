@@ -23,7 +23,7 @@ import {
 } from './listener-conflicts.js';
 import { kindsForProtocol, routeGroupKind, SUPPORTED_PROTOCOLS } from './listener-protocols.js';
 import { checkListenerTLS, checkSecretRef } from './listener-tls.js';
-import { listenerClaimsPort, listenerConfigInvalid } from './listener-validity.js';
+import { listenerClaimsPort, listenerConfigInvalid, listenerProgrammable } from './listener-validity.js';
 import type { GatewayModel, ListenerModel, ListenerSetModel } from './model.js';
 import type { Inputs } from './incremental/inputs.js';
 import { matchesSelector, selectorProblem } from './selectors.js';
@@ -245,7 +245,9 @@ export function buildGatewayGroup(
 function gatewayNotAccepted(g: GatewayModel): Problem | undefined {
   if (g.parametersProblem) return g.parametersProblem;
   if (g.addressProblem) return g.addressProblem;
-  if (g.listeners.length > 0 && g.listeners.every(listenerConfigInvalid))
+  // A listener that is not valid but still serves part of its routes (route kinds it cannot serve
+  // beside ones it can) keeps the Gateway accepted.
+  if (g.listeners.length > 0 && g.listeners.every((l) => listenerConfigInvalid(l) && !listenerProgrammable(l)))
     return { reason: 'ListenersNotValid', message: 'No listener is valid' };
   return undefined;
 }

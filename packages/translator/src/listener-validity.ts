@@ -2,9 +2,14 @@
 // (Programmed, ListenersNotValid) and the conflict and overlap rules all ask these questions.
 import type { ListenerModel } from './model.js';
 
-/** The listener's references keep it from serving (some invalid certificates do not: the others serve). */
+/**
+ * The listener's references keep it from serving. Some invalid certificates do not (the others
+ * serve), nor do route kinds it cannot serve beside ones it can: the valid kinds are served
+ * (ResolvedRefs=False/InvalidRouteKinds still says which were dropped; supportedKinds lists the rest).
+ */
 export function refsBlockTraffic(l: ListenerModel): boolean {
-  return !!l.refsProblem && !l.someCertificatesInvalid;
+  if (!l.refsProblem || l.someCertificatesInvalid) return false;
+  return !(l.refsProblem.reason === 'InvalidRouteKinds' && l.supportedKinds.length > 0);
 }
 
 /** Listener is usable for traffic: accepted, no conflict, references resolved (or enough of them). */

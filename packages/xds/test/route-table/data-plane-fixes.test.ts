@@ -1,5 +1,5 @@
-// Which rule a request gets when several match: the data-plane fixes to match precedence and to
-// virtual host contents, each on the smallest manifest that showed it, checked request by request.
+// What a request gets where several rules could answer it, and where the proxy listens: the data-plane
+// fixes to precedence, virtual hosts, backends and ports, each on the smallest manifest that showed it.
 import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
 import { snapshotFromObjects, Translator } from '@turnpike/translator';
@@ -203,5 +203,36 @@ describe('where the proxy listens', () => {
     ]);
     for (const port of [80, 10080, 19000])
       expect(clustersOf(routeHttp(res, { port, authority: 'example.com', path: '/' }))).toEqual(['apps/one/8080']);
+  });
+});
+
+describe('listeners that serve part of what they were asked for', () => {
+  it('allowedRoutes.kinds naming an unknown kind beside HTTPRoute: the HTTPRoute is served, ResolvedRefs names the rest', () => {
+    const listener = http('http', 80, {
+      allowedRoutes: {
+        namespaces: { from: 'All' },
+        kinds: [{ kind: 'HTTPRoute' }, { group: 'example.com', kind: 'Widget' }],
+      },
+    });
+    const result = new Translator().translate(
+      snapshotFromObjects([
+        gatewayClass(),
+        gateway('gw', [listener]),
+        ...backends,
+        httpRoute('r', { parentRefs: [toGw], rules: [{ backendRefs: [{ name: 'one', port: 8080 }] }] }),
+      ]),
+    );
+    const res = envoyResourcesFor(
+      result.xdsIR.gateways.get('infra/gw')!,
+      () => undefined,
+      undefined,
+      result.xdsIR.endpoints,
+    );
+    expect(clustersOf(routeHttp(res, { port: 80, authority: 'example.com', path: '/' }))).toEqual(['apps/one/8080']);
+    const status = result.statuses.get('Gateway/infra/gw') as { listeners: Record<string, any>[] };
+    const http80 = status.listeners[0]!;
+    expect(sr(http80.conditions, 'ResolvedRefs')).toBe('False/InvalidRouteKinds');
+    expect(http80.supportedKinds).toEqual([{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' }]);
+    expect(http80.attachedRoutes).toBe(1);
   });
 });
