@@ -1,7 +1,8 @@
-// RouteRulesOverlap: two routes with the very same match on one host of one listener. Precedence
-// gives the traffic to one of them (precedence.ts); the other's match is dead configuration. Both
-// routes say so, naming each other, since either may be the one its author meant to win.
-import type { HTTPMatchIR } from '@turnpike/api';
+// RouteRulesOverlap: two routes with the very same match on one host of one listener, or two
+// TLSRoutes with one server name on one listener. Precedence gives the traffic to one of them
+// (precedence.ts, or the older TLSRoute); the other's match is dead configuration. Both routes say
+// so, naming each other, since either may be the one its author meant to win.
+import type { HTTPMatchIR, L4RouteIR } from '@turnpike/api';
 import type { RankedRoute } from './precedence.js';
 
 export const ROUTE_RULES_OVERLAP = 'RouteRulesOverlap';
@@ -49,6 +50,39 @@ export function recordOverlaps(
     push(out, lk, `${where(r)} ${on}: ${wk} ${where(winner)} has the same match and takes precedence`);
     push(out, wk, `${where(winner)} ${on}: ${lk} ${where(r)} has the same match and gets no traffic from it`);
   }
+}
+
+/**
+ * TLS listeners route by SNI, one filter chain per server name, and Envoy refuses a listener with
+ * two chains of one match (every SNI of the port would go down): a server name two routes claim
+ * stays with the older one. Routes come oldest first; each keeps the names no older route took,
+ * and a route left with none is not served. Both routes of a lost name say so.
+ */
+export function claimServerNames(
+  byAge: readonly { route: L4RouteIR; key: string }[],
+  listener: string,
+  out: RouteOverlaps | undefined,
+): L4RouteIR[] {
+  const owner = new Map<string, string>();
+  const served: L4RouteIR[] = [];
+  for (const { route, key } of byAge) {
+    const wanted = route.hostnames?.length ? route.hostnames : ['*'];
+    const kept: string[] = [];
+    for (const name of wanted) {
+      const older = owner.get(name);
+      if (older === undefined || older === key) {
+        owner.set(name, key);
+        kept.push(name);
+        continue;
+      }
+      if (!out) continue;
+      const sni = name === '*' ? 'connections no other route names' : `server name ${name}`;
+      push(out, key, `${sni} on listener ${listener}: ${older} is older and takes them; this route gets none`);
+      push(out, older, `${sni} on listener ${listener}: ${key} also names it and gets none`);
+    }
+    if (kept.length) served.push(kept.length === wanted.length ? route : { ...route, hostnames: kept });
+  }
+  return served;
 }
 
 function push(out: RouteOverlaps, key: string, line: string): void {

@@ -11,7 +11,7 @@ import { listenerProgrammable } from './listener-validity.js';
 import { tlsMode, transport } from './listener-protocols.js';
 import type { GatewayModel, ListenerModel } from './model.js';
 import { compareRoutePrecedence, type RankedRoute } from './precedence.js';
-import { recordOverlaps, type RouteOverlaps } from './route-overlaps.js';
+import { claimServerNames, recordOverlaps, type RouteOverlaps } from './route-overlaps.js';
 import type { RouteResult } from './routes/route-result.js';
 import { parentCarriesTraffic } from './status-routes.js';
 import { proxyPortKey } from '@turnpike/api';
@@ -63,6 +63,10 @@ function isolateHttpListeners(listeners: ListenerAccumulator[]): void {
       if (own && !listener.hosts.has(own)) listener.hosts.set(own, []);
     }
   }
+}
+
+function routeKey(result: RouteResult): string {
+  return `${result.kind}/${result.object.metadata.namespace}/${result.object.metadata.name}`;
 }
 
 export function listenerIRName(listener: ListenerModel): string {
@@ -147,7 +151,14 @@ function listenerIR(accumulator: ListenerAccumulator, overlaps: RouteOverlaps | 
       (x, y) => compareAge(x.result.object, y.result.object) || compareNames(x.result.object, y.result.object),
     );
     // TLS listeners route by SNI; TCP and UDP ones carry the oldest route.
-    ir.routes = spec.protocol === 'TLS' ? byAge.map((x) => x.route) : byAge.slice(0, 1).map((x) => x.route);
+    ir.routes =
+      spec.protocol === 'TLS'
+        ? claimServerNames(
+            byAge.map((x) => ({ route: x.route, key: routeKey(x.result) })),
+            ir.name,
+            overlaps,
+          )
+        : byAge.slice(0, 1).map((x) => x.route);
   }
   return ir;
 }

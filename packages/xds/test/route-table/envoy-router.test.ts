@@ -114,7 +114,7 @@ describe('data-plane fixes found by the route-table check', () => {
 });
 
 describe('TLS routes sharing a server name', () => {
-  it('the older TLSRoute keeps the name; the listener has no two chains with one match, so Envoy accepts it', () => {
+  it('the older TLSRoute keeps the name, the newer says it lost it; no two chains share a match, so Envoy accepts the listener', () => {
     const tlsRoute = (name: string, backend: string, created: string) => {
       const r = route('TLSRoute', name, {
         parentRefs: [{ name: 'gw', namespace: 'infra' }],
@@ -156,5 +156,12 @@ describe('TLS routes sharing a server name', () => {
     expect(new Set(names).size).toBe(names.length);
     const outcome = routeTcp(res, 443, 'app.example.com');
     expect(outcome.kind === 'tcp' && outcome.targets.map((t) => t.cluster)).toEqual(['apps/one/8443']);
+    // The route that lost the name says so, naming the one that has it.
+    const overlap = (name: string) =>
+      (
+        result.statuses.get(`TLSRoute/apps/${name}`) as { parents: { conditions: Record<string, string>[] }[] }
+      ).parents[0]!.conditions.find((c) => c.type === 'RouteRulesOverlap');
+    expect(overlap('newer')?.message).toContain('TLSRoute/apps/older is older and takes them');
+    expect(overlap('older')?.message).toContain('TLSRoute/apps/newer also names it');
   });
 });
