@@ -2,6 +2,7 @@ export * from './resources.js';
 export * from './type-urls.js';
 export * from './proto-root.js';
 export * from './validate.js';
+export * from './envoy-load-rules.js';
 export * from './snapshot-cache.js';
 export * from './ads-server.js';
 export * from './bootstrap.js';

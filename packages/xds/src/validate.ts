@@ -167,9 +167,11 @@ function walk(type: protobuf.Type, value: unknown, where: string, errors: string
     }
   }
   for (const o of type.oneofsArray) {
-    if (!oneofRequired(o)) continue;
     const set = o.fieldsArray.filter((x) => obj[x.name] !== undefined && obj[x.name] !== null);
-    if (set.length === 0) errors.push(`${where}: one of ${o.fieldsArray.map((x) => x.name).join(', ')} is required`);
+    // A oneof holds one field on the wire: the JSON we build could name two, and the encoder would keep the last.
+    if (set.length > 1) errors.push(`${where}: only one of ${set.map((x) => x.name).join(', ')} may be set`);
+    if (set.length === 0 && oneofRequired(o))
+      errors.push(`${where}: one of ${o.fieldsArray.map((x) => x.name).join(', ')} is required`);
   }
 }
 

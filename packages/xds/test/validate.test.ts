@@ -13,6 +13,7 @@ import {
   buildBootstrap,
   decodeMessage,
   encodeMessage,
+  envoyLoadProblems,
   envoyResourcesFor,
   validateMessage,
   validateResources,
@@ -22,7 +23,10 @@ import { apply, BASE, history, startingSnapshot } from '../../translator/test/hi
 const RUNS = Number(process.env.FC_RUNS ?? 250);
 const quickstart = resolve(dirname(fileURLToPath(import.meta.url)), '../../../examples/quickstart');
 
-/** Every problem of every resource the translation of `snapshot` gives, and that they encode. */
+/**
+ * Every problem of every resource the translation of `snapshot` gives (field rules, and the rules
+ * Envoy enforces on load), and that they encode.
+ */
 function problems(snapshot: Snapshot, translator = new Translator()): string[] {
   const result = translator.translate(snapshot);
   const lookup = (kind: string, ns: string, name: string) =>
@@ -31,6 +35,7 @@ function problems(snapshot: Snapshot, translator = new Translator()): string[] {
   for (const [key, gw] of result.xdsIR.gateways) {
     const res = envoyResourcesFor(gw, lookup, undefined, result.xdsIR.endpoints);
     for (const e of validateResources(res)) out.push(`${key}: ${e}`);
+    for (const p of envoyLoadProblems(res)) out.push(`${key}: ${p.resource} ${p.field}: ${p.message}`);
     for (const l of res.listeners) encodeMessage('envoy.config.listener.v3.Listener', l);
     for (const r of res.routes) encodeMessage('envoy.config.route.v3.RouteConfiguration', r);
     for (const c of res.clusters) encodeMessage('envoy.config.cluster.v3.Cluster', c);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { CONTROLLER_NAME, type KubeObject } from '@turnpike/api';
 import { manifestProblem, normalizeNamespace, parseManifests } from '@turnpike/engine';
 import { snapshotFromObjects, Translator } from '@turnpike/translator';
-import { envoyResourcesFor, validateResources, type EnvoyResources } from '../../src/index.js';
+import { envoyLoadProblems, envoyResourcesFor, validateResources, type EnvoyResources } from '../../src/index.js';
 import { EXAMPLE_COM_CERT, EXAMPLE_COM_KEY } from '../../../translator/test/tls-fixtures.js';
 import { routeHttp, routeTcp, routeUdp, type HttpOutcome, type WeightedTarget } from './envoy-router.js';
 import { backendAnswer, type BackendAnswer } from './echo-backend.js';
@@ -142,7 +142,11 @@ function conformanceWorld(objects: KubeObject[], problems: string[]): Conformanc
         const ir = result.xdsIR.gateways.get(gateway);
         if (!ir) return undefined;
         const res = envoyResourcesFor(ir, lookup, undefined, result.xdsIR.endpoints);
-        const invalid = validateResources(res);
+        // What Envoy would refuse (field rules, then load rules) is a problem before any request is sent.
+        const invalid = [
+          ...validateResources(res),
+          ...envoyLoadProblems(res).map((p) => `${p.resource} ${p.field}: ${p.message}`),
+        ];
         if (invalid.length) problems.push(...invalid.map((e) => `${gateway}: ${e}`));
         built.set(gateway, res);
       }

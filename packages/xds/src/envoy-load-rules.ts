@@ -1,0 +1,235 @@
+// The rules Envoy enforces when it loads a resource, beyond the field-level protoc-gen-validate
+// rules (validate.ts): names and addresses that must be unique, filter chains that must not share
+// a match, domains that must not repeat within a route configuration, regular expressions RE2 must
+// compile, and references that would leave a listener warming. A resource that breaks one is
+// refused whole by the proxy (a listener: every connection of its port), so these are checked
+// before anything is sent (resource-screen.ts) and by the tests on every generated resource.
+import { RE2JS } from '@bufbuild/re2';
+import type {
+  Cluster,
+  ClusterLoadAssignment,
+  FilterChain,
+  HttpConnectionManager,
+  Listener,
+  Route,
+  RouteConfiguration,
+  Secret,
+} from './envoy-types.js';
+
+export interface LoadProblem {
+  /** `Listener tcp-80`, `RouteConfiguration tcp-80`, … */
+  resource: string;
+  /** Where in the resource, e.g. `filter_chains[2].filter_chain_match` or `virtual_hosts[0].routes[3]`. */
+  field: string;
+  message: string;
+}
+
+export interface LoadableResources {
+  listeners: Listener[];
+  routes: RouteConfiguration[];
+  clusters: Cluster[];
+  endpoints: ClusterLoadAssignment[];
+  secrets: Secret[];
+}
+
+const compiled = new Map<string, string | undefined>();
+
+/** Why RE2 refuses a pattern (Envoy compiles every safe_regex with RE2), or undefined. */
+export function re2Refusal(pattern: string): string | undefined {
+  if (!compiled.has(pattern)) {
+    try {
+      RE2JS.compile(pattern);
+      compiled.set(pattern, undefined);
+    } catch (e) {
+      compiled.set(pattern, (e as Error).message);
+    }
+    if (compiled.size > 10_000) compiled.delete(compiled.keys().next().value!);
+  }
+  return compiled.get(pattern);
+}
+
+/** Every RegexMatcher (`{ regex }`) inside a value, with its path. */
+function regexes(value: unknown, path: string, out: { path: string; regex: string }[]): void {
+  if (Array.isArray(value)) value.forEach((v, i) => regexes(v, `${path}[${i}]`, out));
+  else if (typeof value === 'object' && value !== null) {
+    for (const [k, v] of Object.entries(value)) {
+      if (k === 'regex' && typeof v === 'string') out.push({ path, regex: v });
+      else regexes(v, path ? `${path}.${k}` : k, out);
+    }
+  }
+}
+
+/** Header mutations Envoy refuses: ":-prefixed or host headers may not be modified". */
+function forbiddenHeader(name: string): boolean {
+  const n = name.toLowerCase();
+  return n.startsWith(':') || n === 'host';
+}
+
+/** Problems of one Route of a route configuration (`field` is where it sits). */
+export function routeLoadProblems(route: Route, resource: string, field: string): LoadProblem[] {
+  const out: LoadProblem[] = [];
+  const problem = (where: string, message: string) =>
+    out.push({ resource, field: where ? `${field}.${where}` : field, message });
+  const found: { path: string; regex: string }[] = [];
+  regexes(route, '', found);
+  for (const { path, regex } of found) {
+    const why = re2Refusal(regex);
+    if (why) problem(path, `RE2 cannot compile "${regex}": ${why}`);
+  }
+  const action = route.route;
+  if (action) {
+    // RouteAction.prefix_rewrite: "Only one of regex_rewrite, path_rewrite_policy, or prefix_rewrite may be specified."
+    const rewrites = [action.prefix_rewrite, action.regex_rewrite, action.path_rewrite_policy].filter(
+      (x) => x !== undefined && x !== '',
+    );
+    if (rewrites.length > 1) problem('route', 'more than one of prefix_rewrite, regex_rewrite, path_rewrite_policy');
+    // WeightedCluster.ClusterWeight.weight: "The sum of weights across all entries in the clusters
+    // array must be greater than 0, and must not exceed uint32_t maximal value".
+    const weights = (action.weighted_clusters?.clusters ?? []).map((c) => c.weight?.value ?? 0);
+    const sum = weights.reduce((a, b) => a + b, 0);
+    if (action.weighted_clusters && (sum <= 0 || sum > 4_294_967_295))
+      problem('route.weighted_clusters', `the weights sum to ${sum}; Envoy needs 1 to 4294967295`);
+  }
+  const mutated = [
+    ...(route.request_headers_to_add ?? []).map((h) => h.header?.key ?? ''),
+    ...(route.request_headers_to_remove ?? []),
+  ];
+  for (const name of mutated)
+    if (forbiddenHeader(name)) problem('request_headers_to_add', `header "${name}" may not be modified`);
+  return out;
+}
+
+function duplicates<T>(items: readonly T[], keyOf: (t: T) => string | undefined): Map<string, number[]> {
+  const seen = new Map<string, number[]>();
+  items.forEach((item, i) => {
+    const k = keyOf(item);
+    if (k === undefined) return;
+    seen.set(k, [...(seen.get(k) ?? []), i]);
+  });
+  return new Map([...seen].filter(([, at]) => at.length > 1));
+}
+
+/**
+ * Filter chain matches by the SNI each one answers: FilterChainMatch is matched criterion by
+ * criterion, and Envoy refuses a listener where two chains answer one connection with the same
+ * criteria ("multiple filter chains with the same matching rules are defined"). A chain without
+ * server_names answers every SNI the others do not name.
+ */
+function chainMatchKeys(chain: FilterChain): string[] {
+  const { server_names: names, ...rest } = chain.filter_chain_match ?? {};
+  const others = JSON.stringify(rest, Object.keys(rest).sort());
+  return (names?.length ? names : ['']).map((n) => `${others}\0${n.toLowerCase()}`);
+}
+
+/** Problems of one listener on its own. */
+export function listenerLoadProblems(listener: Listener): LoadProblem[] {
+  const out: LoadProblem[] = [];
+  const resource = `Listener ${listener.name ?? ''}`;
+  const chains = listener.filter_chains ?? [];
+  const owner = new Map<string, number>();
+  chains.forEach((chain, i) => {
+    for (const key of chainMatchKeys(chain)) {
+      const first = owner.get(key);
+      if (first === undefined) owner.set(key, i);
+      else
+        out.push({
+          resource,
+          field: `filter_chains[${i}].filter_chain_match`,
+          message: `matches what filter_chains[${first}] (${chains[first]!.name ?? ''}) matches (server name "${key.split('\0')[1]}")`,
+        });
+    }
+  });
+  // FilterChain.name: "The unique name (or empty) by which this filter chain is known."
+  for (const [name, at] of duplicates(chains, (c) => c.name || undefined))
+    out.push({
+      resource,
+      field: `filter_chains[${at[1]}].name`,
+      message: `"${name}" names filter_chains[${at[0]}] too`,
+    });
+  return out;
+}
+
+/** Problems of one route configuration on its own (each route's too). */
+export function routeConfigurationLoadProblems(rc: RouteConfiguration): LoadProblem[] {
+  const out: LoadProblem[] = [];
+  const resource = `RouteConfiguration ${rc.name ?? ''}`;
+  const vhosts = rc.virtual_hosts ?? [];
+  // VirtualHost.domains: "A domain must be unique across all virtual hosts or the config will fail to load."
+  const owner = new Map<string, number>();
+  vhosts.forEach((vh, i) => {
+    (vh.domains ?? []).forEach((d, j) => {
+      const first = owner.get(d.toLowerCase());
+      if (first === undefined) owner.set(d.toLowerCase(), i);
+      else
+        out.push({
+          resource,
+          field: `virtual_hosts[${i}].domains[${j}]`,
+          message: `"${d}" is virtual_hosts[${first}]'s too`,
+        });
+    });
+    (vh.routes ?? []).forEach((r, j) =>
+      out.push(...routeLoadProblems(r, resource, `virtual_hosts[${i}].routes[${j}]`)),
+    );
+  });
+  return out;
+}
+
+function hcmOf(chain: FilterChain): HttpConnectionManager | undefined {
+  const f = (chain.filters ?? []).find((x) => x.name === 'envoy.filters.network.http_connection_manager');
+  return f?.typed_config as HttpConnectionManager | undefined;
+}
+
+/** Every load problem of a proxy's resources, across resources too (names, addresses, references). */
+export function envoyLoadProblems(res: LoadableResources): LoadProblem[] {
+  const out: LoadProblem[] = [];
+  const unique = <T>(type: string, list: readonly T[], nameOf: (t: T) => string | undefined) => {
+    for (const [name, at] of duplicates(list, nameOf))
+      out.push({
+        resource: `${type} ${name}`,
+        field: 'name',
+        message: `${at.length} resources of this type have this name`,
+      });
+  };
+  unique('Listener', res.listeners, (l) => l.name);
+  unique('RouteConfiguration', res.routes, (r) => r.name);
+  unique('Cluster', res.clusters, (c) => c.name);
+  unique('ClusterLoadAssignment', res.endpoints, (e) => e.cluster_name);
+  unique('Secret', res.secrets, (s) => s.name);
+  // Listener.address: "In general, the address must be unique" (the OS refuses the second bind).
+  for (const [address, at] of duplicates(res.listeners, (l) => {
+    const s = l.address?.socket_address;
+    return s ? `${s.protocol ?? 'TCP'} ${s.address}:${s.port_value}` : undefined;
+  }))
+    for (const i of at.slice(1))
+      out.push({
+        resource: `Listener ${res.listeners[i]!.name ?? ''}`,
+        field: 'address',
+        message: `${address} is taken by Listener ${res.listeners[at[0]!]!.name ?? ''}`,
+      });
+  const routeNames = new Set(res.routes.map((r) => r.name));
+  const secretNames = new Set(res.secrets.map((s) => s.name));
+  for (const listener of res.listeners) {
+    out.push(...listenerLoadProblems(listener));
+    (listener.filter_chains ?? []).forEach((chain, i) => {
+      // A listener waits (warms) for the route configuration and the SDS secrets it names.
+      const rds = hcmOf(chain)?.rds?.route_config_name;
+      if (rds !== undefined && !routeNames.has(rds))
+        out.push({
+          resource: `Listener ${listener.name ?? ''}`,
+          field: `filter_chains[${i}]`,
+          message: `names RouteConfiguration ${rds}, which is not sent`,
+        });
+      const tls = chain.transport_socket?.typed_config as
+        { common_tls_context?: { tls_certificate_sds_secret_configs?: { name?: string }[] } } | undefined;
+      for (const sds of tls?.common_tls_context?.tls_certificate_sds_secret_configs ?? [])
+        if (sds.name && !secretNames.has(sds.name))
+          out.push({
+            resource: `Listener ${listener.name ?? ''}`,
+            field: `filter_chains[${i}].transport_socket`,
+            message: `names Secret ${sds.name}, which is not sent`,
+          });
+    });
+  }
+  for (const rc of res.routes) out.push(...routeConfigurationLoadProblems(rc));
+  return out;
+}
