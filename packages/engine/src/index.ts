@@ -8,3 +8,4 @@ export * from './engine.js';
 export * from './sources/directory.js';
 export * from './sources/replay.js';
 export * from './schema/manifest-validation.js';
+export { crdSchemaFor, type CrdSchema } from './schema/crd-schemas.js';

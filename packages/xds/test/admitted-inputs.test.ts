@@ -1,0 +1,148 @@
+// Nothing the API server admits makes Envoy refuse a resource: random Gateways, routes and
+// BackendTLSPolicies shaped by the CRD schemas the project carries, kept only when the schema and
+// CEL check (what the API server runs) admits them, are translated; every Envoy resource built
+// from them must pass the field rules (PGV), Envoy's load rules, and encode.
+import { describe, expect, it } from '@jest/globals';
+import type { KubeObject } from '@turnpike/api';
+import { crdSchemaFor, validateManifest, type CrdSchema } from '@turnpike/engine';
+import { snapshotFromObjects, Translator } from '@turnpike/translator';
+import fc from 'fast-check';
+import { encodeMessage, envoyLoadProblems, envoyResourcesFor, validateResources } from '../src/index.js';
+import { endpointSlice, gatewayClass, service, tlsSecret } from '../../translator/test/builders.js';
+import { EXAMPLE_COM_CERT, EXAMPLE_COM_KEY } from '../../translator/test/tls-fixtures.js';
+import { schemaArbitrary } from './schema-arbitrary.js';
+
+const RUNS = Number(process.env.FC_RUNS ?? 250);
+const GROUP = 'gateway.networking.k8s.io';
+
+function specSchema(kind: string, version: string): CrdSchema {
+  const lookup = crdSchemaFor(`${GROUP}/${version}`, kind);
+  if (!lookup?.found) throw new Error(`no schema for ${kind} ${version}`);
+  return lookup.schema.properties!.spec!;
+}
+
+type Json = Record<string, unknown>;
+
+/** Built once per kind: an arbitrary of a whole schema is costly to build. */
+const specArbitraries = new Map<string, fc.Arbitrary<unknown>>();
+function specArbitrary(kind: string, version: string): fc.Arbitrary<unknown> {
+  let a = specArbitraries.get(kind);
+  if (!a) specArbitraries.set(kind, (a = schemaArbitrary(specSchema(kind, version))));
+  return a;
+}
+
+/**
+ * Points references where objects exist, so that most of them resolve: parents at the Gateway,
+ * backends at the Service (its UDP port for UDPRoutes), certificates at the Secret. Everything
+ * else stays as generated.
+ */
+function wire(value: unknown, kind: string): unknown {
+  if (Array.isArray(value)) return value.map((v) => wire(v, kind));
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(value as Json)) {
+    if (k === 'backendRef' || k === 'backendRefs') {
+      const point = (ref: Json) => ({
+        ...ref,
+        group: '',
+        kind: 'Service',
+        name: 'svc',
+        port: kind === 'UDPRoute' ? 53 : 8080,
+        namespace: undefined,
+      });
+      out[k] = Array.isArray(v) ? v.map((r) => point(wire(r, kind) as Json)) : point(wire(v, kind) as Json);
+    } else if (k === 'parentRefs') {
+      out[k] = (v as Json[]).map((p) => ({ sectionName: p.sectionName, port: p.port, name: 'gw', namespace: 'infra' }));
+    } else if (k === 'certificateRefs') {
+      out[k] = (v as Json[]).map(() => ({ name: 'cert' }));
+    } else if (k === 'clientCertificateRef') {
+      out[k] = { name: 'cert' };
+    } else out[k] = wire(v, kind);
+  }
+  return JSON.parse(JSON.stringify(out));
+}
+
+/**
+ * The cross-field rules of a listener that random fields rarely meet (TLS only on HTTPS and TLS,
+ * no hostname on TCP and UDP, certificates when terminating), met, and a unique name: so that
+ * most Gateways pass the API server's check and their listeners get programmed. The rest of each
+ * listener stays random.
+ */
+function listenerShape(l: Json, i: number): Json {
+  const out: Json = { ...l, name: `l${i}` };
+  const protocol = l.protocol as string;
+  const tls = (l.tls ?? {}) as Json;
+  if (protocol === 'HTTPS') out.tls = { ...tls, mode: 'Terminate', certificateRefs: [{ name: 'cert' }] };
+  else if (protocol === 'TLS')
+    out.tls = tls.mode === 'Passthrough' ? { mode: 'Passthrough' } : { ...tls, certificateRefs: [{ name: 'cert' }] };
+  else delete out.tls;
+  if (protocol === 'TCP' || protocol === 'UDP') delete out.hostname;
+  return out;
+}
+
+const object = (kind: string, version: string, name: string, namespace: string) =>
+  specArbitrary(kind, version).map((spec): KubeObject => ({
+    apiVersion: `${GROUP}/${version}`,
+    kind,
+    metadata: { name, namespace, generation: 1 },
+    spec: wire(spec, kind) as KubeObject['spec'],
+  }));
+
+const ROUTE_KINDS = ['HTTPRoute', 'GRPCRoute', 'TLSRoute', 'TCPRoute', 'UDPRoute'];
+const world = fc.record({
+  gateway: object('Gateway', 'v1', 'gw', 'infra').map((g) => ({
+    ...g,
+    spec: {
+      ...g.spec,
+      gatewayClassName: 'turnpike',
+      addresses: undefined,
+      infrastructure: undefined,
+      listeners: (g.spec.listeners as Json[]).map(listenerShape),
+    },
+  })),
+  routes: fc.array(fc.oneof(...ROUTE_KINDS.map((kind) => object(kind, 'v1', `r-${kind.toLowerCase()}`, 'apps'))), {
+    maxLength: 4,
+  }),
+  policy: fc.option(object('BackendTLSPolicy', 'v1', 'tls', 'apps'), { nil: undefined }),
+});
+
+const fixed: KubeObject[] = [
+  gatewayClass(),
+  service('svc', 'apps', [
+    { name: 'http', port: 8080, protocol: 'TCP' },
+    { name: 'dns', port: 53, protocol: 'UDP' },
+  ]),
+  endpointSlice('svc'),
+  tlsSecret('cert', 'infra', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY),
+];
+
+describe('admitted inputs', () => {
+  it('nothing the schema and CEL rules admit makes Envoy refuse a resource', () => {
+    const admitted = new Map<string, number>();
+    fc.assert(
+      fc.property(world, ({ gateway, routes, policy }) => {
+        const candidates = [gateway, ...routes, ...(policy ? [policy] : [])];
+        const objects = candidates.filter((o) => validateManifest(o).length === 0);
+        for (const o of objects) admitted.set(o.kind, (admitted.get(o.kind) ?? 0) + 1);
+        const unique = new Map(objects.map((o) => [`${o.kind}/${o.metadata.name}`, o]));
+        const result = new Translator().translate(snapshotFromObjects([...fixed, ...unique.values()]));
+        const lookup = (kind: string, ns: string, name: string) =>
+          fixed.find((o) => o.kind === kind && o.metadata.namespace === ns && o.metadata.name === name);
+        for (const [key, ir] of result.xdsIR.gateways) {
+          const res = envoyResourcesFor(ir, lookup, undefined, result.xdsIR.endpoints);
+          const problems = [
+            ...validateResources(res),
+            ...envoyLoadProblems(res).map((p) => `${p.resource} ${p.field}: ${p.message}`),
+          ];
+          expect({ key, problems }).toEqual({ key, problems: [] });
+          for (const l of res.listeners) encodeMessage('envoy.config.listener.v3.Listener', l);
+          for (const r of res.routes) encodeMessage('envoy.config.route.v3.RouteConfiguration', r);
+          for (const c of res.clusters) encodeMessage('envoy.config.cluster.v3.Cluster', c);
+        }
+      }),
+      { numRuns: Number(process.env.FC_ADMITTED_RUNS ?? Math.min(RUNS, 100)) },
+    );
+    // Not vacuous: the API server's check admitted Gateways and routes of every kind along the way.
+    for (const kind of ['Gateway', ...ROUTE_KINDS]) expect([kind, (admitted.get(kind) ?? 0) > 0]).toEqual([kind, true]);
+  });
+});
