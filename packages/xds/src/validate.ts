@@ -98,73 +98,19 @@ function walk(type: protobuf.Type, value: unknown, where: string, errors: string
     walk(inner, rest, `${where}<${inner.name}>`, errors);
     return;
   }
-  const known = new Set(type.fieldsArray.map((f) => f.name));
+  const plan = planOf(type);
   for (const k of Object.keys(obj)) {
-    if (!known.has(k) && !type.oneofs?.[k]) errors.push(`${where}.${k}: no such field in ${type.name}`);
+    const fp = plan.fields.get(k);
+    if (!fp) {
+      if (!type.oneofs?.[k]) errors.push(`${where}.${k}: no such field in ${type.name}`);
+      continue;
+    }
+    const v = obj[k];
+    if (v !== undefined && v !== null) checkField(fp, v, `${where}.${k}`, errors);
   }
-  for (const field of type.fieldsArray) {
-    field.resolve();
-    const v = obj[field.name];
-    const { rules } = fieldRules(field);
-    const f = `${where}.${field.name}`;
-    const present = v !== undefined && v !== null;
-    // Rules on a oneof member apply only when that member is the one set.
-    if (!present && field.partOf) continue;
-    if (rules?.message && (rules.message as { required?: boolean }).required && !present)
-      errors.push(`${f}: is required`);
-    if (rules?.duration && (rules.duration as { required?: boolean }).required && !present)
-      errors.push(`${f}: is required`);
-    if (rules?.any && (rules.any as { required?: boolean }).required && !present) errors.push(`${f}: is required`);
-    if (!present) {
-      if (rules?.repeated && Number((rules.repeated as { min_items?: number }).min_items ?? 0) > 0)
-        errors.push(`${f}: must have at least ${(rules.repeated as { min_items: number }).min_items} item(s)`);
-      if (rules?.string && Number((rules.string as { min_len?: number }).min_len ?? 0) > 0)
-        errors.push(`${f}: must have at least ${(rules.string as { min_len: number }).min_len} character(s)`);
-      continue;
-    }
-    if (field.repeated) {
-      const list = v as unknown[];
-      if (!Array.isArray(list)) {
-        errors.push(`${f}: must be a list`);
-        continue;
-      }
-      const rr = rules?.repeated as { min_items?: number; max_items?: number; items?: Rules } | undefined;
-      if (rr?.min_items !== undefined && list.length < Number(rr.min_items))
-        errors.push(`${f}: must have at least ${rr.min_items} item(s)`);
-      if (rr?.max_items !== undefined && list.length > Number(rr.max_items))
-        errors.push(`${f}: must have at most ${rr.max_items} item(s)`);
-      list.forEach((item, i) => {
-        if (field.resolvedType instanceof protobuf.Type) walk(field.resolvedType, item, `${f}[${i}]`, errors);
-        else if (rr?.items) checkScalar(item, rr.items, `${f}[${i}]`, errors);
-      });
-      continue;
-    }
-    if (field.map) continue;
-    if (field.resolvedType instanceof protobuf.Type) {
-      const full = field.resolvedType.fullName.slice(1);
-      if (full === 'google.protobuf.Duration' && rules?.duration) {
-        const n = durationNanos(v);
-        const r = rules.duration as Record<string, unknown>;
-        if (n !== undefined && r.gt !== undefined && !(n > (durationNanos(r.gt) ?? 0)))
-          errors.push(`${f}: must be a positive duration`);
-        if (n !== undefined && r.gte !== undefined && !(n >= (durationNanos(r.gte) ?? 0)))
-          errors.push(`${f}: must be at least ${JSON.stringify(r.gte)}`);
-        continue;
-      }
-      if (WRAPPERS.has(full) && rules) {
-        checkScalar((v as { value?: unknown }).value, rules, `${f}.value`, errors);
-        continue;
-      }
-      walk(field.resolvedType, v, f, errors);
-    } else if (field.resolvedType instanceof protobuf.Enum) {
-      const e = field.resolvedType;
-      const defined = typeof v === 'string' ? v in e.values : Object.values(e.values).includes(Number(v));
-      if (rules?.enum && (rules.enum as { defined_only?: boolean }).defined_only && !defined)
-        errors.push(`${f}: ${String(v)} is not a ${e.name} value`);
-      if (!defined && typeof v === 'string') errors.push(`${f}: ${v} is not a ${e.name} value`);
-    } else if (rules) {
-      checkScalar(v, rules, f, errors);
-    }
+  for (const a of plan.whenAbsent) {
+    const v = obj[a.name];
+    if (v === undefined || v === null) errors.push(`${where}.${a.name}: ${a.message}`);
   }
   for (const o of type.oneofsArray) {
     const set = o.fieldsArray.filter((x) => obj[x.name] !== undefined && obj[x.name] !== null);
@@ -200,4 +146,93 @@ export function validateResources(resources: {
   check('envoy.config.endpoint.v3.ClusterLoadAssignment', resources.endpoints, (o) => o.cluster_name);
   check('envoy.extensions.transport_sockets.tls.v3.Secret', resources.secrets, (o) => o.name);
   return errors;
+}
+
+interface FieldPlan {
+  field: protobuf.Field;
+  rules: Rules | undefined;
+}
+
+interface TypePlan {
+  fields: Map<string, FieldPlan>;
+  /** What must be said of a field that is absent (required, or a minimum count or length). */
+  whenAbsent: { name: string; message: string }[];
+}
+
+/** Per message type, its fields' rules read once (walking reads only the fields a value sets). */
+const plans = new WeakMap<protobuf.Type, TypePlan>();
+
+function planOf(type: protobuf.Type): TypePlan {
+  const known = plans.get(type);
+  if (known) return known;
+  const plan: TypePlan = { fields: new Map(), whenAbsent: [] };
+  for (const field of type.fieldsArray) {
+    field.resolve();
+    const { rules } = fieldRules(field);
+    plan.fields.set(field.name, { field, rules });
+    // Rules on a oneof member apply only when that member is the one set.
+    if (field.partOf) continue;
+    const required = (r: unknown) => !!r && (r as { required?: boolean }).required === true;
+    if (required(rules?.message) || required(rules?.duration) || required(rules?.any))
+      plan.whenAbsent.push({ name: field.name, message: 'is required' });
+    else if (rules?.repeated && Number((rules.repeated as { min_items?: number }).min_items ?? 0) > 0)
+      plan.whenAbsent.push({
+        name: field.name,
+        message: `must have at least ${(rules.repeated as { min_items: number }).min_items} item(s)`,
+      });
+    else if (rules?.string && Number((rules.string as { min_len?: number }).min_len ?? 0) > 0)
+      plan.whenAbsent.push({
+        name: field.name,
+        message: `must have at least ${(rules.string as { min_len: number }).min_len} character(s)`,
+      });
+  }
+  plans.set(type, plan);
+  return plan;
+}
+
+/** The rules of one field that is set. */
+function checkField({ field, rules }: FieldPlan, v: unknown, f: string, errors: string[]): void {
+  if (field.repeated) {
+    const list = v as unknown[];
+    if (!Array.isArray(list)) {
+      errors.push(`${f}: must be a list`);
+      return;
+    }
+    const rr = rules?.repeated as { min_items?: number; max_items?: number; items?: Rules } | undefined;
+    if (rr?.min_items !== undefined && list.length < Number(rr.min_items))
+      errors.push(`${f}: must have at least ${rr.min_items} item(s)`);
+    if (rr?.max_items !== undefined && list.length > Number(rr.max_items))
+      errors.push(`${f}: must have at most ${rr.max_items} item(s)`);
+    list.forEach((item, i) => {
+      if (field.resolvedType instanceof protobuf.Type) walk(field.resolvedType, item, `${f}[${i}]`, errors);
+      else if (rr?.items) checkScalar(item, rr.items, `${f}[${i}]`, errors);
+    });
+    return;
+  }
+  if (field.map) return;
+  if (field.resolvedType instanceof protobuf.Type) {
+    const full = field.resolvedType.fullName.slice(1);
+    if (full === 'google.protobuf.Duration' && rules?.duration) {
+      const n = durationNanos(v);
+      const r = rules.duration as Record<string, unknown>;
+      if (n !== undefined && r.gt !== undefined && !(n > (durationNanos(r.gt) ?? 0)))
+        errors.push(`${f}: must be a positive duration`);
+      if (n !== undefined && r.gte !== undefined && !(n >= (durationNanos(r.gte) ?? 0)))
+        errors.push(`${f}: must be at least ${JSON.stringify(r.gte)}`);
+      return;
+    }
+    if (WRAPPERS.has(full) && rules) {
+      checkScalar((v as { value?: unknown }).value, rules, `${f}.value`, errors);
+      return;
+    }
+    walk(field.resolvedType, v, f, errors);
+  } else if (field.resolvedType instanceof protobuf.Enum) {
+    const e = field.resolvedType;
+    const defined = typeof v === 'string' ? v in e.values : Object.values(e.values).includes(Number(v));
+    if (rules?.enum && (rules.enum as { defined_only?: boolean }).defined_only && !defined)
+      errors.push(`${f}: ${String(v)} is not a ${e.name} value`);
+    if (!defined && typeof v === 'string') errors.push(`${f}: ${v} is not a ${e.name} value`);
+  } else if (rules) {
+    checkScalar(v, rules, f, errors);
+  }
 }
