@@ -65,6 +65,8 @@ export const INTERNAL_KINDS = ['ProxyStatus', 'PluginFetch'] as const;
 export interface ProxyStatus extends KubeObject {
   status: {
     rejected?: { typeUrl: string; version: string; message: string; node: string };
+    /** What the serving path withheld from the proxies as Envoy would refuse it (resource-screen.ts). */
+    withheld?: { resource: string; field: string; message: string; source?: string }[];
     sync?: { connected: number; behind: string[] };
   };
 }

@@ -1,6 +1,6 @@
 // Human-readable one-line summaries of an object's status, for `run` and `diff`.
 import type { Condition } from '@turnpike/api';
-import { CONFIG_REJECTED } from '@turnpike/translator';
+import { CONFIG_REJECTED, CONFIG_WITHHELD } from '@turnpike/translator';
 
 type AnyStatus = Record<string, unknown>;
 
@@ -11,6 +11,7 @@ const TRUE_MEANS_TROUBLE = new Set([
   'OverlappingTLSConfig',
   'RouteRulesOverlap',
   CONFIG_REJECTED,
+  CONFIG_WITHHELD,
 ]);
 
 /** Whether a condition says something is wrong (what `run` prints with its message, what `analyze` reports). */

@@ -101,7 +101,15 @@ export async function startXds(o: XdsServingOptions): Promise<XdsServing> {
   log(
     `serving xDS on ${hp.host}:${port}${o.tls ? (o.tls.trustDomain ? ' (mTLS, one Gateway per client certificate)' : ' (TLS)') : ''}`,
   );
-  const builder = new XdsSnapshotBuilder(o.controlPlaneTls ? { controlPlaneTls: o.controlPlaneTls } : {});
+  const builder = new XdsSnapshotBuilder({
+    ...(o.controlPlaneTls ? { controlPlaneTls: o.controlPlaneTls } : {}),
+    // Withheld as Envoy would refuse it: logged, and a condition on the Gateway through ProxyStatus.
+    onWithheld: (gateway, withheld) => {
+      for (const w of withheld)
+        log(`withheld from ${gateway}: ${w.source ? `${w.source}: ` : ''}${w.resource} ${w.field}: ${w.message}`);
+      tell(gateway, { withheld: withheld.length ? withheld.slice(0, 20) : undefined });
+    },
+  });
   return {
     name: 'xds',
     server,

@@ -190,6 +190,10 @@ export function buildGatewayGroup(
   if (pc) model.proxyConfig = pc;
   const told = inputs.get<ProxyStatus>('ProxyStatus', gw.metadata.namespace, gw.metadata.name)?.status;
   if (told?.sync) model.proxySync = told.sync;
+  if (told?.withheld?.length)
+    model.configWithheld = told.withheld.map(
+      (w) => `${w.source ? `${w.source} (${w.resource} ${w.field})` : `${w.resource} ${w.field}`}: ${w.message}`,
+    );
   const ps = told?.rejected;
   if (ps)
     model.proxyRejected =

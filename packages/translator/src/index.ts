@@ -12,6 +12,6 @@ export { ReferenceGrantIndex } from './reference-grants.js';
 export { PersistentMap } from './incremental/persistent-map.js';
 export { sameForTranslation } from './incremental/inputs.js';
 export { deepEqual } from './incremental/deep-equal.js';
-export { CONFIG_REJECTED } from './status-gateways.js';
+export { CONFIG_REJECTED, CONFIG_WITHHELD } from './status-gateways.js';
 export * from './reasons.js';
 export * from './plugin-fetch-requests.js';

@@ -70,6 +70,8 @@ export interface GatewayModel {
   notAccepted?: Problem;
   /** The proxies rejected the last configuration (from ProxyStatus): what they said. */
   proxyRejected?: string;
+  /** What the serving path withheld from the proxies (from ProxyStatus), one line each. */
+  configWithheld?: string[];
   /** Connected proxies and those that have not acknowledged the current configuration (from ProxyStatus). */
   proxySync?: { connected: number; behind: string[] };
   listeners: ListenerModel[];

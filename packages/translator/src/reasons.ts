@@ -65,6 +65,8 @@ export const TURNPIKE_REASONS = [
   'Aggregated',
   // turnpike.dev/ConfigRejected and turnpike.dev/ProxiesInSync, from the proxies.
   'Rejected',
+  // turnpike.dev/ConfigWithheld, from the serving path's last check.
+  'RefusedByEnvoyRules',
   'InSync',
   'Behind',
   // PluginInstallation and ProxyConfig conditions (Fetched, Installed) and plugin references.

@@ -15,6 +15,11 @@ import type { Problem } from './conditions.js';
 export const CONFIG_REJECTED = 'turnpike.dev/ConfigRejected';
 /** Whether every connected proxy acknowledged the configuration served now (from their ACKs). */
 export const PROXIES_IN_SYNC = 'turnpike.dev/ProxiesInSync';
+/**
+ * Set while the serving path withholds part of the configuration because Envoy would refuse it
+ * (one bad route must not take its port down): names the object and field, and what Envoy says.
+ */
+export const CONFIG_WITHHELD = 'turnpike.dev/ConfigWithheld';
 
 export function gatewayClassStatus(c: ClassResult): Record<string, unknown> {
   const gen = c.model.object.metadata.generation;
@@ -122,6 +127,16 @@ export function gatewayStatus(
 
   // What the proxies said about the last configuration (our own condition type).
   if (g.proxyRejected) conds.push(condition(CONFIG_REJECTED, true, 'Rejected', g.proxyRejected, gen));
+  if (g.configWithheld)
+    conds.push(
+      condition(
+        CONFIG_WITHHELD,
+        true,
+        'RefusedByEnvoyRules',
+        `withheld from the proxies, the rest is served: ${g.configWithheld.join('; ')}`,
+        gen,
+      ),
+    );
   if (g.proxySync) conds.push(proxiesInSync(g.proxySync, gen));
   const status: GatewayStatus = {
     conditions: sortConditions(conds),

@@ -29,6 +29,7 @@ function mergeConditions(
 /** Condition types we may set; a stale one of these is ours to remove. */
 const OWN_CONDITION_TYPES = new Set([
   'turnpike.dev/ConfigRejected',
+  'turnpike.dev/ConfigWithheld',
   'Accepted',
   'Programmed',
   'ResolvedRefs',

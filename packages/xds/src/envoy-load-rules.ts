@@ -179,8 +179,17 @@ function hcmOf(chain: FilterChain): HttpConnectionManager | undefined {
   return f?.typed_config as HttpConnectionManager | undefined;
 }
 
-/** Every load problem of a proxy's resources, across resources too (names, addresses, references). */
+/** Every load problem of a proxy's resources: each on its own, and across them. */
 export function envoyLoadProblems(res: LoadableResources): LoadProblem[] {
+  return [
+    ...res.listeners.flatMap(listenerLoadProblems),
+    ...res.routes.flatMap(routeConfigurationLoadProblems),
+    ...crossResourceProblems(res),
+  ];
+}
+
+/** Load problems across resources: names and addresses taken twice, references to what is not sent. */
+export function crossResourceProblems(res: LoadableResources): LoadProblem[] {
   const out: LoadProblem[] = [];
   const unique = <T>(type: string, list: readonly T[], nameOf: (t: T) => string | undefined) => {
     for (const [name, at] of duplicates(list, nameOf))
@@ -209,7 +218,6 @@ export function envoyLoadProblems(res: LoadableResources): LoadProblem[] {
   const routeNames = new Set(res.routes.map((r) => r.name));
   const secretNames = new Set(res.secrets.map((s) => s.name));
   for (const listener of res.listeners) {
-    out.push(...listenerLoadProblems(listener));
     (listener.filter_chains ?? []).forEach((chain, i) => {
       // A listener waits (warms) for the route configuration and the SDS secrets it names.
       const rds = hcmOf(chain)?.rds?.route_config_name;
@@ -230,6 +238,5 @@ export function envoyLoadProblems(res: LoadableResources): LoadProblem[] {
           });
     });
   }
-  for (const rc of res.routes) out.push(...routeConfigurationLoadProblems(rc));
   return out;
 }

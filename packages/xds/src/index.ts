@@ -3,6 +3,7 @@ export * from './type-urls.js';
 export * from './proto-root.js';
 export * from './validate.js';
 export * from './envoy-load-rules.js';
+export * from './resource-screen.js';
 export * from './snapshot-cache.js';
 export * from './ads-server.js';
 export * from './bootstrap.js';

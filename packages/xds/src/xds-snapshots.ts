@@ -20,6 +20,7 @@ import {
   type PluginLookup,
   type RouteMemo,
 } from './resources.js';
+import { screenResources, type ScreenMemo, type WithheldResource } from './resource-screen.js';
 import { RouteConfigurationEncoder } from './route-encoding.js';
 import {
   encodeResource,
@@ -65,6 +66,11 @@ interface NodeState {
   edsSnapshot?: TypeSnapshot | undefined;
 }
 
+export interface XdsSnapshotOptions extends ControlPlaneOptions {
+  /** What a Gateway's build withheld changed (an empty list: nothing is withheld any more). */
+  onWithheld?: (gateway: string, withheld: WithheldResource[]) => void;
+}
+
 export interface XdsChanges {
   gateways: readonly string[];
   endpoints: readonly string[];
@@ -77,7 +83,19 @@ export class XdsSnapshotBuilder {
   /** Encoded EDS resources by the identity of their endpoint list (shared by every node using the cluster). */
   private encodedEndpoints = new WeakMap<readonly EndpointIR[], Map<string, EncodedResource>>();
 
-  constructor(private readonly options: ControlPlaneOptions = {}) {}
+  /** Per Gateway, what the last build withheld (resource-screen.ts), as reported. */
+  private readonly withheld = new Map<string, string>();
+  private readonly screenMemo: ScreenMemo = new WeakMap();
+
+  constructor(private readonly options: XdsSnapshotOptions = {}) {}
+
+  private reportWithheld(gateway: string, withheld: WithheldResource[]): void {
+    const text = JSON.stringify(withheld);
+    if ((this.withheld.get(gateway) ?? '[]') === text) return;
+    if (withheld.length) this.withheld.set(gateway, text);
+    else this.withheld.delete(gateway);
+    this.options.onWithheld?.(gateway, withheld);
+  }
 
   /** Every node's snapshot from scratch. */
   build(xds: XdsIR, lookup: ObjectLookup, plugins?: PluginLookup): Map<string, NodeSnapshot> {
@@ -108,13 +126,17 @@ export class XdsSnapshotBuilder {
       if (before && before.ir === ir) continue;
       for (const name of before?.clusters.keys() ?? []) this.usersOf.get(name)?.delete(key);
       if (!ir) {
+        this.reportWithheld(key, []);
         this.nodes.delete(key);
         out.set(key, undefined);
         continue;
       }
-      const lists = resourceLists(
+      const { resources, withheld } = screenResources(
         buildResources(ir, secretLookup(lookup), plugins, undefined, this.memo, this.options),
+        this.screenMemo,
       );
+      this.reportWithheld(key, withheld);
+      const lists = resourceLists(resources);
       const base = new Map<TypeUrl, TypeSnapshot>();
       for (const t of SEND_ORDER) {
         if (t === TYPE.endpoint) continue;
