@@ -15,6 +15,8 @@ export interface EndpointIR {
   address: string;
   port: number;
   ready: boolean;
+  /** In a cluster spread over several Services (ClusterIR.members): the member it belongs to, and its weight. */
+  locality?: { name: string; weight: number };
 }
 
 export interface ClusterIR {
@@ -23,6 +25,11 @@ export interface ClusterIR {
   service: { namespace: string; name: string; port: number };
   protocol: 'http' | 'h2' | 'tcp' | 'udp';
   tls?: { sni: string; caBundle?: string; wellKnownCA?: string; subjectAltNames: SubjectAltNameIR[]; policy: string };
+  /**
+   * A cluster spread over several Services by weight, one locality each (a UDPRoute with several
+   * backends: udp_proxy sends to one cluster). `service` is the first member's.
+   */
+  members?: { cluster: string; service: { namespace: string; name: string; port: number }; weight: number }[];
 }
 
 /** A name the backend's certificate must carry, of the SAN type BackendTLSPolicy's `type` names. */

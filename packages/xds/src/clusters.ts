@@ -35,6 +35,9 @@ export function buildCluster(c: ClusterIR, clientCertificate?: string): Cluster 
     lb_policy: 'ROUND_ROBIN',
   };
   if (c.protocol === 'h2') cluster.http2_protocol_options = {};
+  // A cluster spread over Services: traffic is split by locality weight (endpoints.ts), then
+  // round robin within a locality (arch_overview_load_balancing_locality_weighted_lb).
+  if (c.members) cluster.common_lb_config = { locality_weighted_lb_config: {} };
   if (c.tls) {
     const ctx: UpstreamTlsContext = {
       sni: c.tls.sni,

@@ -11,6 +11,7 @@ export type { RedirectAction } from './generated/envoy/config/route/v3/RedirectA
 export type { HeaderMatcher } from './generated/envoy/config/route/v3/HeaderMatcher.js';
 export type { Cluster } from './generated/envoy/config/cluster/v3/Cluster.js';
 export type { ClusterLoadAssignment } from './generated/envoy/config/endpoint/v3/ClusterLoadAssignment.js';
+export type { LocalityLbEndpoints } from './generated/envoy/config/endpoint/v3/LocalityLbEndpoints.js';
 export type { Secret } from './generated/envoy/extensions/transport_sockets/tls/v3/Secret.js';
 // prettier-ignore
 export type {

@@ -56,7 +56,23 @@ export function translateL4Route(
   };
   if (hostnames?.length) l4.hostnames = [...hostnames].sort();
   if (invalidWeight) l4.invalidWeight = invalidWeight;
+  if (kind === 'UDPRoute' && backends.length > 1) {
+    const spread = udpWeightedCluster(l4.name, backends, clusters);
+    clusters.push(spread);
+    l4.backends = [{ cluster: spread.name, weight: 1 }];
+  }
   result.l4 = l4;
   result.clusters = clusters;
   return result;
+}
+
+/**
+ * UDPRoute weights: Envoy's udp_proxy names one cluster (UdpProxyConfig.cluster, or a matcher that
+ * picks one), so a route with several backends gets one cluster whose endpoints are grouped in a
+ * locality per backend, weighted as the backendRefs are (locality weighted load balancing).
+ */
+function udpWeightedCluster(routeName: string, backends: WeightedCluster[], clusters: ClusterIR[]): ClusterIR {
+  const byName = new Map(clusters.map((c) => [c.name, c]));
+  const members = backends.map((b) => ({ cluster: b.cluster, service: byName.get(b.cluster)!.service, weight: b.weight }));
+  return { name: `${routeName}/weighted`, service: members[0]!.service, protocol: 'udp', members };
 }

@@ -95,10 +95,27 @@ function endpointsOf(
   cluster: ClusterIR,
   slicesByService: Map<string, Map<string, EndpointSlice>>,
 ): EndpointIR[] {
-  const { namespace, name, port } = cluster.service;
+  // A cluster spread over Services: each member's endpoints, in its own weighted locality.
+  if (cluster.members)
+    return cluster.members.flatMap((m) =>
+      serviceEndpoints(inputs, m.service, cluster.protocol, slicesByService).map((e) => ({
+        ...e,
+        locality: { name: m.cluster, weight: m.weight },
+      })),
+    );
+  return serviceEndpoints(inputs, cluster.service, cluster.protocol, slicesByService);
+}
+
+function serviceEndpoints(
+  inputs: Inputs,
+  service: ClusterIR['service'],
+  protocol: ClusterIR['protocol'],
+  slicesByService: Map<string, Map<string, EndpointSlice>>,
+): EndpointIR[] {
+  const { namespace, name, port } = service;
   const svc = inputs.get<Service>('Service', namespace, name);
   inputs.depend(slicesDependency(namespace, name));
-  const transport = cluster.protocol === 'udp' ? 'UDP' : 'TCP';
+  const transport = protocol === 'udp' ? 'UDP' : 'TCP';
   const sp = (svc?.spec?.ports ?? []).find((p) => p.port === port && (p.protocol ?? 'TCP') === transport);
   if (!sp) return [];
   const out: EndpointIR[] = [];

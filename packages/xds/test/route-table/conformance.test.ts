@@ -9,8 +9,6 @@ import { conformanceTables, runConformanceTable } from './conformance-cases.js';
 const KNOWN: Record<string, string> = {
   HTTPRouteServiceTypes:
     'not modelled: the requests are built from the Pods and EndpointSlices the test creates at run time',
-  UDPRouteWeightedRouting:
-    'wrong: udp_proxy names one cluster, so the heaviest backend takes all the traffic (70/30 expected)',
 };
 
 const report: string[] = [];

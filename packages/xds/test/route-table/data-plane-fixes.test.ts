@@ -14,7 +14,7 @@ import {
   service,
   sr,
 } from '../../../translator/test/builders.js';
-import { routeHttp, type HttpOutcome } from './envoy-router.js';
+import { routeHttp, routeUdp, type HttpOutcome } from './envoy-router.js';
 
 const toGw = { name: 'gw', namespace: 'infra' };
 const backends = ['one', 'two'].flatMap((s) => [service(s), endpointSlice(s)]);
@@ -234,5 +234,55 @@ describe('listeners that serve part of what they were asked for', () => {
     expect(sr(http80.conditions, 'ResolvedRefs')).toBe('False/InvalidRouteKinds');
     expect(http80.supportedKinds).toEqual([{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' }]);
     expect(http80.attachedRoutes).toBe(1);
+  });
+});
+
+describe('UDPRoute weights', () => {
+  const udpService = (name: string) => service(name, 'apps', [{ name: 'dns', port: 53, protocol: 'UDP' }]);
+  const udpSlice = (name: string, ready: boolean) => {
+    const slice = endpointSlice(name, 'apps', ['10.2.0.1'], 53, 'dns');
+    (slice as any).ports[0].protocol = 'UDP';
+    (slice as any).endpoints[0].conditions.ready = ready;
+    return slice;
+  };
+  const shares = (bReady: boolean) => {
+    const result = new Translator().translate(
+      snapshotFromObjects([
+        gatewayClass(),
+        gateway('gw', [{ name: 'udp', port: 5300, protocol: 'UDP', allowedRoutes: { namespaces: { from: 'All' } } }]),
+        udpService('a'),
+        udpService('b'),
+        udpSlice('a', true),
+        udpSlice('b', bReady),
+        route('UDPRoute', 'dns', {
+          parentRefs: [toGw],
+          rules: [
+            {
+              backendRefs: [
+                { name: 'a', port: 53, weight: 70 },
+                { name: 'b', port: 53, weight: 30 },
+              ],
+            },
+          ],
+        }),
+      ]),
+    );
+    const res = envoyResourcesFor(
+      result.xdsIR.gateways.get('infra/gw')!,
+      () => undefined,
+      undefined,
+      result.xdsIR.endpoints,
+    );
+    const targets = routeUdp(res, 5300)!;
+    const total = targets.reduce((s, t) => s + t.weight, 0);
+    return Object.fromEntries(targets.map((t) => [t.cluster, t.weight / total]));
+  };
+
+  it('udp_proxy names one cluster, split 70/30 by locality weights over the two Services', () => {
+    expect(shares(true)).toEqual({ 'apps/a/53/udp': 0.7, 'apps/b/53/udp': 0.3 });
+  });
+
+  it('a backend without a ready endpoint gets no datagrams; the other takes them all', () => {
+    expect(shares(false)).toEqual({ 'apps/a/53/udp': 1, 'apps/b/53/udp': 0 });
   });
 });

@@ -481,12 +481,27 @@ export function routeTcp(res: EnvoyResources, port: number, sni?: string): TcpOu
   };
 }
 
-/** The cluster a UDP listener's udp_proxy sends every datagram to (the only form we emit). */
+/**
+ * Where a UDP listener's datagrams go: udp_proxy sends to one cluster (UdpProxyConfig.cluster).
+ * That cluster splits by locality when it has locality_weighted_lb_config: a locality's share is
+ * its load_balancing_weight over the sum at its priority, scaled by its availability ("effective
+ * weight = weight × min(1, overprovisioning factor 1.4 × healthy hosts / hosts)",
+ * arch_overview_load_balancing_locality_weighted_lb). Returned per locality (by sub_zone), or the
+ * cluster itself when it does not split.
+ */
 export function routeUdp(res: EnvoyResources, port: number): { cluster: string; weight: number }[] | undefined {
   const listener = listenerFor(res, port, 'UDP');
   const filter = listener?.listener_filters?.find((f) => f.name === 'envoy.filters.udp_listener.udp_proxy');
   if (!filter) return undefined;
   const config = filter.typed_config as unknown as { cluster?: string };
   if (config.cluster === undefined) throw new Error(`udp_proxy on port ${port}: only a single cluster is modelled`);
-  return [{ cluster: config.cluster, weight: 1 }];
+  const cluster = res.clusters.find((c) => c.name === config.cluster);
+  if (!cluster?.common_lb_config?.locality_weighted_lb_config) return [{ cluster: config.cluster, weight: 1 }];
+  const assignment = res.endpoints.find((e) => e.cluster_name === config.cluster);
+  return (assignment?.endpoints ?? []).map((l) => {
+    const hosts = l.lb_endpoints ?? [];
+    const healthy = hosts.filter((e) => (e.health_status ?? 'UNKNOWN') === 'HEALTHY' || e.health_status === 'UNKNOWN');
+    const availability = hosts.length ? Math.min(1, (1.4 * healthy.length) / hosts.length) : 0;
+    return { cluster: l.locality?.sub_zone ?? '', weight: (l.load_balancing_weight?.value ?? 0) * availability };
+  });
 }
