@@ -1,8 +1,8 @@
 // Control-plane security against a real API server and the controller process: xDS over mTLS
-// with per-Gateway identities issued by the controller's own CA, a CA rotation under a live
-// stream, plugin content over mTLS, and signed plugins. Lifetimes are short (CA 45 s, certificates
-// 30 s) so that rotation and renewal happen within the suite; each test reads the proxy's
-// credentials afresh, as a proxy would see its renewed Secret.
+// with per-Gateway identities issued by the controller's own CA, a phased CA rotation under a live
+// stream, plugin content over mTLS, and signed plugins. Lifetimes are short (CA 60 s, published
+// 10 s before it signs, certificates 30 s) so that rotation and renewal happen within the suite;
+// each test reads the proxy's credentials afresh, as a proxy would see its renewed Secret.
 import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { request } from 'node:https';
@@ -46,7 +46,7 @@ describe('security', () => {
       await c.apply(gateway('a', 8001));
       await c.apply(gateway('b', 8002));
     },
-    ['--xds-ca-validity', '45s', '--xds-cert-validity', '30s'],
+    ['--xds-ca-validity', '60s', '--xds-ca-rotation-grace', '10s', '--xds-cert-validity', '30s'],
   );
   let cluster: Cluster;
   let controller: Controller;
@@ -154,14 +154,15 @@ describe('security', () => {
     expect(await get(true)).toBe(404);
   });
 
-  it('security: a CA rotation keeps an existing ADS stream served, and certificates of the new CA validate', async () => {
+  it('security: a CA rotation is phased: a client holding only the old bundle connects until the switch, one holding only the new bundle after it; an existing stream stays served', async () => {
     const caSecret = async () =>
       (await cluster.get({
         apiVersion: 'v1',
         kind: 'Secret',
         metadata: { name: 'turnpike-xds-ca', namespace: 'turnpike-system' },
       })) as Obj | undefined;
-    const before = Buffer.from((await caSecret())!.data!['tls.crt']!, 'base64').toString();
+    const field = (s: Obj | undefined, key: string) => Buffer.from(s?.data?.[key] ?? '', 'base64').toString();
+    const before = field(await caSecret(), 'tls.crt');
     const fresh = await credsOfA();
     const r = await openListenerStream(controller.xdsPort, tlsOf(fresh), 'tenants/a');
     if (!r.ok) throw new Error(`refused: ${r.details}`);
@@ -172,20 +173,46 @@ describe('security', () => {
         version_info: r.first.version_info,
         response_nonce: r.first.nonce,
       });
-      // The leader rotates two thirds into the CA's 45 s.
-      const rotated = await waitFor(
-        'CA rotated',
+      // Phase 1, two thirds into the CA's life: the new CA joins the bundle; the old one still signs.
+      const published = await waitFor(
+        'new CA published',
         async () => {
           const s = await caSecret();
-          const crt = Buffer.from(s?.data?.['tls.crt'] ?? '', 'base64').toString();
-          return crt && crt !== before ? s : undefined;
+          return field(s, 'next.crt') ? s : undefined;
         },
-        40_000,
-        500,
+        60_000,
+        200,
       );
-      const newCa = Buffer.from(rotated.data!['tls.crt']!, 'base64').toString();
-      // Old and new are trusted during the overlap.
-      expect(Buffer.from(rotated.data!['ca.crt']!, 'base64').toString()).toBe(newCa + before);
+      const next = field(published, 'next.crt');
+      expect(field(published, 'ca.crt')).toBe(before + next);
+      expect(field(published, 'tls.crt')).toBe(before);
+      // Until the switch, a proxy that has not yet seen the new bundle connects, every time.
+      let attempts = 0;
+      for (;;) {
+        if (field(await caSecret(), 'tls.crt') !== before) break;
+        const attempt = await openListenerStream(controller.xdsPort, tlsOf(await credsOfA(), before), 'tenants/a');
+        if (!attempt.ok) {
+          // Refused only once the switch is written (it may land between the two reads).
+          if (field(await caSecret(), 'tls.crt') === before)
+            throw new Error(`refused before the switch: ${attempt.details}`);
+          break;
+        }
+        attempt.stream.end();
+        attempts++;
+      }
+      expect(attempts).toBeGreaterThan(0);
+      // Phase 2: the new CA signs; a client trusting only it connects.
+      const switched = await waitFor('CA switched', async () => {
+        const s = await caSecret();
+        return field(s, 'tls.crt') === next ? s : undefined;
+      });
+      expect(field(switched, 'ca.crt')).toBe(before + next);
+      expect(field(switched, 'next.crt')).toBe('');
+      await waitFor('served with the new CA', async () => {
+        const attempt = await openListenerStream(controller.xdsPort, tlsOf(await credsOfA(), next), 'tenants/a');
+        if (attempt.ok) attempt.stream.end();
+        return attempt.ok || undefined;
+      });
       // The stream opened before the rotation is still served: a new listener reaches it.
       await cluster.apply({
         ...gateway('a', 8001),
@@ -198,15 +225,15 @@ describe('security', () => {
       expect(resourceText(pushed)).toContain('tcp-8003');
       // The proxy's Secret is reissued by the new CA, and that certificate connects.
       const reissued = await proxyCredentials(cluster, 'tenants', 'a', 'tp', (c) =>
-        new X509Certificate(c.cert).checkIssued(new X509Certificate(newCa)),
+        new X509Certificate(c.cert).checkIssued(new X509Certificate(next)),
       );
-      const again = await openListenerStream(controller.xdsPort, tlsOf(reissued, newCa), 'tenants/a');
+      const again = await openListenerStream(controller.xdsPort, tlsOf(reissued, next), 'tenants/a');
       expect(again.ok).toBe(true);
       if (again.ok) again.stream.end();
     } finally {
       r.stream.end();
     }
-  }, 90_000);
+  }, 120_000);
 
   it('security: the controller and proxy pods pass restricted Pod Security admission (a privileged pod does not); the NetworkPolicy is accepted', async () => {
     const podOf = (name: string, namespace: string, template: Obj['spec']): Obj => ({

@@ -33,4 +33,42 @@ describe('turnpike run --dir mistakes', () => {
       await first.stop();
     }
   }, 30_000);
+
+  it('security: TLS without client certificates is refused unless --xds-any-client says so', () => {
+    const dir = tmp();
+    write(dir, 'a.yaml', 'apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n');
+    const r = turnpike(
+      'run',
+      '--dir',
+      dir,
+      '--xds-tls-cert',
+      join(dir, 'tls.crt'),
+      '--xds-tls-key',
+      join(dir, 'tls.key'),
+      '--plugin-address',
+      '127.0.0.1:0',
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      "--xds-tls-cert without --xds-client-ca would serve every Gateway's configuration and private keys to any client",
+    );
+  });
+
+  it('security: plaintext xDS beyond loopback is refused; --xds-plaintext serves it with a warning', async () => {
+    const dir = tmp();
+    write(dir, 'a.yaml', 'apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n');
+    const args = ['run', '--dir', dir, '--xds-address', '0.0.0.0:0', '--plugin-address', '127.0.0.1:0'];
+    const refused = turnpike(...args);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--xds-address 0.0.0.0:0: plaintext xDS beyond loopback would serve');
+    const p = start(...args, '--xds-plaintext');
+    try {
+      await waitFor(() => /serving xDS on 0\.0\.0\.0:\d+/.test(p.errors()));
+      expect(p.errors()).toContain(
+        "warning: serving xDS in plaintext on 0.0.0.0:0: anyone who reaches it reads every Gateway's keys",
+      );
+    } finally {
+      await p.stop();
+    }
+  }, 30_000);
 });

@@ -1,11 +1,20 @@
 // The control plane's certificate authority, kept in a Secret of the controller's namespace and
-// shared by the replicas. The leader creates it, and rotates it two thirds into its life: the new
-// CA signs from then on while the Secret's trust bundle (ca.crt) holds the new and the previous
-// CA, so certificates issued before the rotation keep working until they are renewed. Every
-// replica reloads the Secret periodically, trusts its bundle, and serves xDS (and plugin content)
-// with a certificate of its own for the controller's Service names. The leader also issues each
-// Gateway's proxies a client certificate naming that Gateway (SPIFFE URI), adopting the one in
-// the cluster when it is still good, and renewing it two thirds into its life.
+// shared by the replicas. The leader creates it, and rotates it two thirds into its life, in two
+// phases so that no proxy that reconnects meets a certificate it cannot verify:
+//
+//   1. publish: a new CA is created and added to the trust bundle (ca.crt) while the current CA
+//      keeps signing (next.crt/next.key hold the new one). The bundle reaches every proxy's Secret,
+//      and through kubelet's sync of the mounted volume, its pods.
+//   2. switch, a grace period later (longer than that propagation; --xds-ca-rotation-grace): the
+//      new CA signs the serving and proxy certificates; the previous CA stays trusted until the
+//      next rotation, so certificates it issued keep working until they are renewed.
+//
+// Every replica reloads the Secret periodically, trusts its bundle, and serves xDS (and plugin
+// content) with a certificate of its own for the controller's Service names, signed by the CA of
+// the current phase. The leader also issues each Gateway's proxies a client certificate naming
+// that Gateway (SPIFFE URI), adopting the one in the cluster when it is still good, and renewing
+// it two thirds into its life.
+import { X509Certificate } from 'node:crypto';
 import { encodeSecretData, secretText, type Secret } from '@turnpike/api';
 import {
   createAuthority,
@@ -19,6 +28,10 @@ import {
 import { KubeApiError, type KubeClient } from './client.js';
 
 export const XDS_CA_SECRET = 'turnpike-xds-ca';
+/** On the CA Secret during a rotation's publish phase: when the new CA (next.crt) starts signing. */
+export const CA_SWITCH_ANNOTATION = 'turnpike.dev/ca-switch-after';
+/** Default grace between publishing a new CA and signing with it: kubelet syncs Secret volumes in about a minute. */
+export const DEFAULT_CA_ROTATION_GRACE_MS = 5 * 60_000;
 
 export interface ClientCredentials {
   'tls.crt': string;
@@ -34,6 +47,8 @@ export interface XdsAuthorityOptions {
   serverNames: string[];
   caValidityMs: number;
   certValidityMs: number;
+  /** Time between publishing a new CA in the trust bundles and signing with it (default 5 minutes). */
+  caRotationGraceMs?: number;
   isLeader: () => boolean;
   checkIntervalMs?: number;
   log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
@@ -45,6 +60,8 @@ export interface XdsAuthorityOptions {
 interface CAState extends KeyedCertificate {
   bundle: string;
   resourceVersion?: string;
+  /** During a rotation's publish phase: the CA that signs after `switchAfter` (already in `bundle`). */
+  next?: KeyedCertificate & { switchAfter: number };
 }
 
 export class XdsAuthority {
@@ -105,8 +122,12 @@ export class XdsAuthority {
     }
     let state = secret && this.parse(secret);
     if (!state && this.o.isLeader()) state = await this.create(path);
-    if (state && this.o.isLeader() && this.now().getTime() >= renewalTime(state.certPem).getTime())
-      state = (await this.rotate(path, state)) ?? state;
+    if (state && this.o.isLeader()) {
+      const now = this.now().getTime();
+      if (state.next && now >= state.next.switchAfter) state = (await this.switchToNext(path, state)) ?? state;
+      else if (!state.next && now >= renewalTime(state.certPem).getTime())
+        state = (await this.publishNext(path, state)) ?? state;
+    }
     if (!state) return;
     const changed = state.certPem !== this.ca?.certPem || state.bundle !== this.ca?.bundle;
     this.ca = state;
@@ -125,15 +146,22 @@ export class XdsAuthority {
       this.o.log?.('warn', `Secret ${this.o.namespace}/${XDS_CA_SECRET} lacks tls.crt, tls.key or ca.crt; ignoring it`);
       return undefined;
     }
+    const nextCert = secretText(s, 'next.crt'),
+      nextKey = secretText(s, 'next.key'),
+      switchAfter = Date.parse(s.metadata.annotations?.[CA_SWITCH_ANNOTATION] ?? '');
     return {
       certPem,
       keyPem,
       bundle,
       ...(s.metadata.resourceVersion ? { resourceVersion: s.metadata.resourceVersion } : {}),
+      ...(nextCert && nextKey && !Number.isNaN(switchAfter)
+        ? { next: { certPem: nextCert, keyPem: nextKey, switchAfter } }
+        : {}),
     };
   }
 
   private secretOf(state: Omit<CAState, 'resourceVersion'>, resourceVersion?: string): Secret {
+    const next = state.next;
     return {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -142,9 +170,15 @@ export class XdsAuthority {
         name: XDS_CA_SECRET,
         namespace: this.o.namespace,
         labels: { 'app.kubernetes.io/managed-by': 'turnpike' },
+        ...(next ? { annotations: { [CA_SWITCH_ANNOTATION]: new Date(next.switchAfter).toISOString() } } : {}),
         ...(resourceVersion ? { resourceVersion } : {}),
       },
-      data: encodeSecretData({ 'tls.crt': state.certPem, 'tls.key': state.keyPem, 'ca.crt': state.bundle }),
+      data: encodeSecretData({
+        'tls.crt': state.certPem,
+        'tls.key': state.keyPem,
+        'ca.crt': state.bundle,
+        ...(next ? { 'next.crt': next.certPem, 'next.key': next.keyPem } : {}),
+      }),
     } as Secret;
   }
 
@@ -165,22 +199,48 @@ export class XdsAuthority {
     }
   }
 
-  private async rotate(path: string, old: CAState): Promise<CAState | undefined> {
+  /** Rotation, phase 1: a new CA joins the trust bundle; the current one keeps signing until the switch. */
+  private async publishNext(path: string, current: CAState): Promise<CAState | undefined> {
     const ca = await createAuthority('turnpike xDS CA', this.o.caValidityMs, this.now());
-    // Trust the new CA and the one it replaces; older ones are dropped.
-    const state = { certPem: ca.certPem, keyPem: ca.keyPem, bundle: ca.certPem + old.certPem };
+    const now = this.now().getTime();
+    const grace = this.o.caRotationGraceMs ?? DEFAULT_CA_ROTATION_GRACE_MS;
+    // The switch must come before the current CA expires, whatever the grace.
+    const expires = new Date(new X509Certificate(current.certPem).validTo).getTime();
+    const switchAfter = Math.min(now + grace, now + Math.max(0, (expires - now) / 2));
+    // Trust the new CA and the current one; older ones are dropped.
+    const state: CAState = {
+      certPem: current.certPem,
+      keyPem: current.keyPem,
+      bundle: current.certPem + ca.certPem,
+      next: { certPem: ca.certPem, keyPem: ca.keyPem, switchAfter },
+    };
+    if (!(await this.write(path, state, current))) return undefined;
+    this.o.log?.('info', 'published a new xDS CA in the trust bundles; the current CA signs until the switch', {
+      switchAfter: new Date(switchAfter).toISOString(),
+    });
+    return state;
+  }
+
+  /** Rotation, phase 2: the published CA signs from now on; the previous one stays trusted until the next rotation. */
+  private async switchToNext(path: string, current: CAState): Promise<CAState | undefined> {
+    const next = current.next!;
+    const state: CAState = { certPem: next.certPem, keyPem: next.keyPem, bundle: current.bundle };
+    if (!(await this.write(path, state, current))) return undefined;
+    this.o.log?.('info', 'switched to the new xDS CA; the previous CA stays trusted until the next rotation', {
+      notAfter: new Date(new X509Certificate(next.certPem).validTo).toISOString(),
+    });
+    return state;
+  }
+
+  /** Writes the CA Secret over `current`; false when another replica wrote it first (read it next time). */
+  private async write(path: string, state: CAState, current: CAState): Promise<boolean> {
     try {
-      await this.o.client.must('PUT', `${path}/${XDS_CA_SECRET}`, this.secretOf(state, old.resourceVersion));
+      await this.o.client.must('PUT', `${path}/${XDS_CA_SECRET}`, this.secretOf(state, current.resourceVersion));
+      return true;
     } catch (e) {
-      if (e instanceof KubeApiError && e.status === 409) return undefined; // someone else rotated: read it next time
+      if (e instanceof KubeApiError && e.status === 409) return false;
       throw e;
     }
-    this.o.log?.(
-      'info',
-      'rotated the xDS certificate authority; the previous CA stays trusted until the next rotation',
-      { notAfter: ca.notAfter.toISOString() },
-    );
-    return state;
   }
 
   private async issueServing(): Promise<void> {

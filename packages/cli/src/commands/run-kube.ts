@@ -50,6 +50,7 @@ export interface KubeRunOptions extends PluginOptions {
   xdsTrustDomain?: string;
   xdsServerName?: string[];
   caValidityMs?: number;
+  caRotationGraceMs?: number;
   certValidityMs?: number;
   /** Serve the web console here (off unless given; it has no authentication: use a port-forward). */
   consoleAddress?: string;
@@ -151,6 +152,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
         trustDomain,
         serverNames,
         caValidityMs: o.caValidityMs ?? 365 * 24 * 3_600_000,
+        ...(o.caRotationGraceMs !== undefined ? { caRotationGraceMs: o.caRotationGraceMs } : {}),
         certValidityMs: o.certValidityMs ?? 30 * 24 * 3_600_000,
         isLeader: () => leader.isLeading,
         log: say,

@@ -6,7 +6,7 @@ import { DIRECTORY_SOURCE, DEFAULT_MAX_DELAY_MS, DEFAULT_QUIET_MS, directorySour
 import { openRecording } from '../record.js';
 import { startController } from '../controller.js';
 import { CliError } from '../errors.js';
-import { VALIDATE_HELP, validationFlag } from '../flags.js';
+import { hostPortFlag, VALIDATE_HELP, validationFlag } from '../flags.js';
 import { ConsoleData } from '../console/console-data.js';
 import { LiveLog, teeRecorder } from '../console/live-log.js';
 import { serveConsole } from './console.js';
@@ -20,7 +20,9 @@ import { PLUGINS_SOURCE } from '@turnpike/plugins';
 
 export interface RunOptions extends PluginOptions, XdsTlsFlags {
   xdsPlaintext?: boolean;
+  xdsAnyClient?: boolean;
   xdsCaValidity: string;
+  xdsCaRotationGrace: string;
   xdsCertValidity: string;
   xdsServerName?: string[];
   dir?: string;
@@ -89,12 +91,23 @@ export function registerRun(program: Command): void {
     )
     .option(
       '--xds-plaintext',
-      "with a cluster: serve xDS and plugin content without TLS (any pod could read any Gateway's keys)",
+      "serve xDS and plugin content without TLS: with a cluster, any pod could read any Gateway's keys; with --dir, " +
+        'needed to serve plaintext beyond loopback',
+    )
+    .option(
+      '--xds-any-client',
+      'with --dir and --xds-tls-cert but no --xds-client-ca: accept clients without a certificate (any client that ' +
+        "connects reads every Gateway's configuration and keys)",
     )
     .option(
       '--xds-ca-validity <duration>',
       'with a cluster: lifetime of the control-plane CA (rotated at two thirds)',
       '8760h',
+    )
+    .option(
+      '--xds-ca-rotation-grace <duration>',
+      'with a cluster: on a CA rotation, how long the new CA is trusted before it signs (longer than Secret volumes take to reach pods)',
+      '5m',
     )
     .option(
       '--xds-cert-validity <duration>',
@@ -127,6 +140,7 @@ export function registerRun(program: Command): void {
         quietMs: parseMs(opts.quietMs, '--quiet-ms'),
         maxDelayMs: parseMs(opts.maxDelayMs, '--max-delay-ms'),
         caValidityMs: parseDuration(opts.xdsCaValidity, '--xds-ca-validity'),
+        caRotationGraceMs: parseDuration(opts.xdsCaRotationGrace, '--xds-ca-rotation-grace'),
         certValidityMs: parseDuration(opts.xdsCertValidity, '--xds-cert-validity'),
       });
       return;
@@ -171,8 +185,7 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
     onError: (m) => process.stderr.write(`turnpike: error: ${m}\n`),
     onWarning: (m) => process.stderr.write(`turnpike: warning: ${m}\n`),
   });
-  if (opts.xdsPlaintext)
-    throw new CliError('--xds-plaintext is for a cluster; with --dir xDS is plaintext unless --xds-tls-cert is given');
+  if (opts.xds) refuseOpenXds(opts);
   const plugins = await startPlugins(opts, (level, msg, fields) => {
     if (level !== 'info' || !json)
       process.stderr.write(
@@ -232,4 +245,39 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+}
+
+/**
+ * xDS carries every Gateway's configuration and private keys: `run --dir` refuses to hand them to
+ * whoever connects unless told to. TLS without client certificates, or plaintext beyond loopback,
+ * each needs its flag.
+ */
+function refuseOpenXds(opts: RunOptions): void {
+  const tls = !!(opts.xdsTlsCert || opts.xdsTlsKey);
+  if (tls && !opts.xdsClientCa && !opts.xdsAnyClient)
+    throw new CliError(
+      "--xds-tls-cert without --xds-client-ca would serve every Gateway's configuration and private keys to any " +
+        'client that connects: add --xds-client-ca FILE to require client certificates naming their Gateway, or ' +
+        '--xds-any-client to accept that',
+    );
+  if (tls && opts.xdsPlaintext) throw new CliError('--xds-plaintext and --xds-tls-cert contradict each other');
+  const host = hostPortFlag('--xds-address', opts.xdsAddress).host;
+  if (!tls && !isLoopbackHost(host) && !opts.xdsPlaintext)
+    throw new CliError(
+      `--xds-address ${opts.xdsAddress}: plaintext xDS beyond loopback would serve every Gateway's configuration ` +
+        'and private keys to anyone who can reach it: serve TLS (--xds-tls-cert, --xds-tls-key, --xds-client-ca), ' +
+        'or add --xds-plaintext to accept that',
+    );
+  if (!tls && !isLoopbackHost(host))
+    process.stderr.write(
+      `turnpike: warning: serving xDS in plaintext on ${opts.xdsAddress}: anyone who reaches it reads every Gateway's keys\n`,
+    );
+  if (tls && !opts.xdsClientCa)
+    process.stderr.write(
+      "turnpike: warning: --xds-any-client: any client that connects reads every Gateway's configuration and keys\n",
+    );
+}
+
+function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\./.test(host);
 }
