@@ -12,7 +12,8 @@ export async function serveConsole(data: ConsoleData, address: string, flag: str
   const { host, port } = hostPortFlag(flag, address);
   try {
     const c = await startConsoleServer(data, host, port);
-    log(`console on http://${host.includes(':') ? `[${host}]` : host}:${c.port}/`);
+    // Beyond loopback the URL carries the token the console asks for (console-access.ts).
+    log(`console on http://${host.includes(':') ? `[${host}]` : host}:${c.port}/${c.token ? `?token=${c.token}` : ''}`);
     return c;
   } catch (e) {
     throw new CliError(`${flag} ${address}: cannot listen (${(e as Error).message})`);
@@ -25,7 +26,11 @@ export function registerConsole(program: Command): void {
     .description("browse an event log in a web page: the timeline, any moment's statuses, an object over time, diffs")
     .argument('<log>', 'event log (turnpike run --record)')
     .option('--port <port>', 'port on 127.0.0.1 (0: any free port)', '8090')
-    .option('--address <host>', 'listen address (the console has no authentication: keep it local)', '127.0.0.1')
+    .option(
+      '--address <host>',
+      'listen address; beyond loopback the console asks for the token in the URL it prints',
+      '127.0.0.1',
+    )
     .action(async (path: string, opts: { port: string; address: string }) => {
       if (!/^\d+$/.test(opts.port)) throw new CliError(`--port ${opts.port}: not a port number`);
       const log = readEventLog(path);

@@ -52,7 +52,7 @@ export interface KubeRunOptions extends PluginOptions {
   caValidityMs?: number;
   caRotationGraceMs?: number;
   certValidityMs?: number;
-  /** Serve the web console here (off unless given; it has no authentication: use a port-forward). */
+  /** Serve the web console here (off unless given; beyond loopback it asks for the token it prints). */
   consoleAddress?: string;
 }
 

@@ -1,12 +1,13 @@
 // The console's HTTP server: the page and its assets (built into dist/console-ui, Preact and htm
 // served from the package's own dependencies: nothing comes from a CDN) and a small JSON API over
 // ConsoleData. Meant for loopback or a port-forward: it shows every status and the xDS of every
-// Gateway, and has no authentication of its own.
+// Gateway; console-access.ts says who may read it.
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { checkAccess, consoleAccess, type ConsoleAccess } from './console-access.js';
 import type { ConsoleData } from './console-data.js';
 
 const require = createRequire(import.meta.url);
@@ -78,8 +79,11 @@ function send(res: ServerResponse, status: number, type: string, body: string | 
   res.end(body);
 }
 
-function handle(data: ConsoleData, req: IncomingMessage, res: ServerResponse): void {
+function handle(data: ConsoleData, access: ConsoleAccess, req: IncomingMessage, res: ServerResponse): void {
   const url = new URL(req.url ?? '/', 'http://console');
+  const verdict = checkAccess(access, req, url);
+  if (!verdict.ok) return send(res, verdict.status, 'text/plain', verdict.message);
+  if (verdict.setCookie) res.setHeader('set-cookie', verdict.setCookie);
   if (req.method !== 'GET') return send(res, 405, 'text/plain', 'only GET\n');
   const asset = ASSETS[url.pathname];
   if (asset) {
@@ -106,15 +110,21 @@ export function startConsoleServer(
   data: ConsoleData,
   host: string,
   port: number,
-): Promise<{ server: Server; port: number; close: () => Promise<void> }> {
-  const server = createServer((req, res) => handle(data, req, res));
+  access: ConsoleAccess = consoleAccess(host),
+): Promise<{ server: Server; port: number; token?: string; close: () => Promise<void> }> {
+  const server = createServer((req, res) => handle(data, access, req, res));
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
       server.off('error', reject);
       const address = server.address();
       const bound = typeof address === 'object' && address ? address.port : port;
-      resolve({ server, port: bound, close: () => new Promise<void>((r) => server.close(() => r())) });
+      resolve({
+        server,
+        port: bound,
+        ...(access.token ? { token: access.token } : {}),
+        close: () => new Promise<void>((r) => server.close(() => r())),
+      });
     });
   });
 }
