@@ -1,8 +1,11 @@
 // The event log: NDJSON. A header line names the format and version, then one line per event,
 // and after each translation an output line naming the last event it saw and the hash of its
 // whole output. Each line is written with one write(2) so a crash loses at most the last line.
+// Secrets are written without their private values (secret-redaction.ts), and the file is
+// readable by its owner only.
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import type { WatchEvent } from './events.js';
+import { redactForLog } from './secret-redaction.js';
 
 export const LOG_FORMAT = 'turnpike.events';
 export const LOG_VERSION = 1;
@@ -35,7 +38,7 @@ export class EventLogWriter {
     readonly path: string,
     header: Omit<LogHeader, 'format' | 'version'>,
   ) {
-    this.fd = openSync(path, 'w');
+    this.fd = openSync(path, 'w', 0o600);
     this.writeLine({ format: LOG_FORMAT, version: LOG_VERSION, ...header });
   }
   private writeLine(v: unknown): void {
@@ -43,7 +46,7 @@ export class EventLogWriter {
     writeSync(this.fd, `${JSON.stringify(v)}\n`);
   }
   event(e: WatchEvent): void {
-    this.writeLine(e);
+    this.writeLine(e.object?.kind === 'Secret' ? { ...e, object: redactForLog(e.object) } : e);
   }
   output(seq: number, hash: string): void {
     this.writeLine({ type: 'output', seq, hash } satisfies OutputRecord);

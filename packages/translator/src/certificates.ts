@@ -1,7 +1,7 @@
 // TLS material checks done without I/O: PEM certificates and keys are parsed with node:crypto
 // (pure computation), and a key must belong to its certificate.
 import { X509Certificate, createHash, createPrivateKey, createPublicKey } from 'node:crypto';
-import { secretText, type Secret } from '@turnpike/api';
+import { parseRedactedValue, secretText, type Secret } from '@turnpike/api';
 
 export interface ParsedCertificate {
   fingerprint: string;
@@ -26,6 +26,15 @@ export function checkTLSSecret(secret: Secret): { error: string } | { cert: Pars
   } catch {
     return { error: 'data["tls.crt"] is not a PEM certificate' };
   }
+  // A Secret from an event log: the key's verdict and digest were kept, the key was not.
+  const redacted = parseRedactedValue(key);
+  if (redacted) {
+    if (redacted.privateKey !== 'matches' && redacted.privateKey !== 'other')
+      return { error: 'data["tls.key"] is not a PEM private key' };
+    if (redacted.privateKey === 'other')
+      return { error: 'data["tls.key"] does not belong to the certificate in data["tls.crt"]' };
+    return { cert: parsed(cert, crt, redacted.sha256) };
+  }
   let privateKey;
   try {
     privateKey = createPrivateKey(key);
@@ -40,8 +49,13 @@ export function checkTLSSecret(secret: Secret): { error: string } | { cert: Pars
     const b = createPublicKey(privateKey).export({ type: 'spki', format: 'der' });
     if (!a.equals(b)) return { error: 'data["tls.key"] does not belong to the certificate in data["tls.crt"]' };
   }
-  const sha256 = createHash('sha256').update(crt).update('\0').update(key).digest('hex');
-  return { cert: { fingerprint: cert.fingerprint256, sha256, dnsNames: dnsNames(cert), notAfter: cert.validTo } };
+  return { cert: parsed(cert, crt, createHash('sha256').update(key).digest('hex')) };
+}
+
+/** `keyDigest`: the sha256 of the key (what an event log keeps of it), so a replay hashes the same. */
+function parsed(cert: X509Certificate, crt: string, keyDigest: string): ParsedCertificate {
+  const sha256 = createHash('sha256').update(crt).update('\0').update(keyDigest).digest('hex');
+  return { fingerprint: cert.fingerprint256, sha256, dnsNames: dnsNames(cert), notAfter: cert.validTo };
 }
 
 function dnsNames(cert: X509Certificate): string[] {
