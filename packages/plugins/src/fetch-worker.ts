@@ -75,6 +75,8 @@ interface Job {
   rerun: boolean;
   /** The last successful result (kept across input changes: make before break). */
   good?: Result;
+  /** The public key `good`'s content was verified with (undefined: not verified). */
+  goodVerifiedWith?: string;
   emitted?: Result;
   /** Content put in the store by the fetch in flight, kept until the fetch settles. */
   inflight?: string;
@@ -254,6 +256,7 @@ export class PluginFetchWorker {
     try {
       if (!job.good && !job.triedStored) await this.serveStored(job, pi, live);
       await this.slot();
+      const verifiedWith = job.request.verify?.publicKeyPem;
       let result: Result;
       try {
         result = await this.fetch(pi, job);
@@ -263,6 +266,7 @@ export class PluginFetchWorker {
       if (!live()) return;
       job.attempt = 0;
       job.good = result;
+      job.goodVerifiedWith = verifiedWith;
       this.opts.onAttempt?.('Fetched');
       this.emit(job, pi, result);
       if (!parseImageReference(pi.spec.image).digest) this.schedule(job, this.resolveEveryMs);
@@ -290,10 +294,14 @@ export class PluginFetchWorker {
    */
   private async serveStored(job: Job, pi: PluginInstallation, live: () => boolean): Promise<void> {
     job.triedStored = true;
+    // Stored bytes are checked against nothing a signature names: a signed plugin waits for a
+    // fetch that verifies (anyone who can write the storage ConfigMap could have changed them).
+    if (job.request.verify) return;
     const stored = await this.opts.storage.load(pi).catch(() => undefined);
     if (!stored || stored.image !== pi.spec.image || !live()) return;
     job.inflight = this.opts.content.put(stored.content);
     const where = stored.storage.configMap ? `ConfigMap ${stored.storage.configMap}` : 'storage';
+    job.goodVerifiedWith = undefined;
     job.good = {
       observedGeneration: pi.metadata.generation ?? 0,
       image: pi.spec.image,
@@ -381,7 +389,13 @@ export class PluginFetchWorker {
         layer,
         creds,
       );
-      const problem = signatureProblem(payload, layer.annotations![COSIGN_SIGNATURE_ANNOTATION]!, publicKey, digest);
+      const problem = signatureProblem(
+        payload,
+        layer.annotations![COSIGN_SIGNATURE_ANNOTATION]!,
+        publicKey,
+        digest,
+        `${ref.registry}/${ref.repository}`,
+      );
       if (!problem) return;
       problems.push(problem);
     }
@@ -416,8 +430,13 @@ export class PluginFetchWorker {
       size,
       ...(storage && Object.keys(storage).length ? { storage } : {}),
     });
+    // Content this process fetched and verified with the same key may be served again for the
+    // same digest; content stored elsewhere is reused only for unsigned plugins.
+    const verifiedWith = verify?.publicKeyPem;
     const held =
-      job.good?.digest === resolved.digest && job.good.sha256 ? this.opts.content.get(job.good.sha256) : undefined;
+      job.good?.digest === resolved.digest && job.good.sha256 && job.goodVerifiedWith === verifiedWith
+        ? this.opts.content.get(job.good.sha256)
+        : undefined;
     if (held) {
       // Same content: store it again (an idempotent apply), so a storage ConfigMap deleted by
       // hand comes back on the next re-resolve.
@@ -428,7 +447,7 @@ export class PluginFetchWorker {
       });
       return fetched(resolved.digest, job.good!.sha256!, held.length, storage);
     }
-    const stored = await this.opts.storage.load(pi).catch(() => undefined);
+    const stored = verify ? undefined : await this.opts.storage.load(pi).catch(() => undefined);
     if (stored && stored.digest === resolved.digest) {
       job.inflight = this.opts.content.put(stored.content);
       return fetched(resolved.digest, stored.sha256, stored.content.length, stored.storage);

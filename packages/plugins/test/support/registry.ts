@@ -274,14 +274,21 @@ ${authBlock}`,
   }
 
   /**
-   * Signs `digest` the way `cosign sign --key` does: a simple-signing payload naming the digest,
-   * signed with `privateKey` (SHA-256), pushed as the layer of an image tagged `sha256-<hex>.sig`.
+   * Signs `digest` the way `cosign sign --key` does: a simple-signing payload naming the digest
+   * and the repository it is for (`dockerReference`: another one stands for a signature copied
+   * from another image), signed with `privateKey` (SHA-256), pushed as the layer of an image
+   * tagged `sha256-<hex>.sig`.
    */
-  async pushCosignSignature(repo: string, digest: string, privateKey: KeyObject): Promise<string> {
+  async pushCosignSignature(
+    repo: string,
+    digest: string,
+    privateKey: KeyObject,
+    dockerReference = `${this.host}/${repo}`,
+  ): Promise<string> {
     const payload = Buffer.from(
       JSON.stringify({
         critical: {
-          identity: { 'docker-reference': `${this.host}/${repo}` },
+          identity: { 'docker-reference': dockerReference },
           image: { 'docker-manifest-digest': digest },
           type: 'cosign container image signature',
         },
