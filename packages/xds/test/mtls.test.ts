@@ -196,4 +196,18 @@ describe('identities', () => {
     expect(signedByBundle(two.certPem, ca.certPem)).toBe(true);
     expect(signedByBundle(two.certPem, (await createAuthority('other', DAY)).certPem)).toBe(false);
   });
+
+  it('security: a client certificate with another URI SAN beside its Gateway identity is refused', async () => {
+    const ca = await createAuthority('CA', DAY);
+    const { X509Certificate } = await import('node:crypto');
+    const peerOf = async (uris: string[]) => {
+      const c = await issueCertificate(ca, { commonName: 'x', uris, usage: 'client', validityMs: DAY });
+      return { raw: Buffer.from('x'), subjectaltname: new X509Certificate(c.certPem).subjectAltName } as never;
+    };
+    const extra = await peerOf([gatewayIdentity(TD, 'a', 'x'), 'spiffe://other.domain/ns/a/sa/default']);
+    const verdict = authorizeStream(extra, 'a/x', TD);
+    expect(verdict).toMatchObject({ ok: false, reason: 'no-identity' });
+    expect((verdict as { message: string }).message).toContain('it carries 2 URI SAN(s), 1 of them a Gateway');
+    expect(authorizeStream(await peerOf([gatewayIdentity(TD, 'a', 'x')]), 'a/x', TD)).toEqual({ ok: true });
+  });
 });

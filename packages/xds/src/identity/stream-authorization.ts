@@ -1,5 +1,5 @@
 // Which Gateway's configuration a stream may read. With client certificates required, the
-// certificate must name exactly one Gateway of our trust domain, and node.cluster must be that
+// certificate must carry exactly one URI SAN naming a Gateway of our trust domain, and node.cluster must be that
 // Gateway: a proxy of Gateway A cannot ask for Gateway B's routes or TLS keys.
 import type { PeerCertificate } from 'node:tls';
 import { gatewayOfIdentity, uriSans } from './spiffe.js';
@@ -13,20 +13,18 @@ export function authorizeStream(
   trustDomain: string,
 ): StreamVerdict {
   if (!peer || !peer.raw) return { ok: false, reason: 'no-certificate', message: 'a client certificate is required' };
-  const gateways = [
-    ...new Set(
-      uriSans(peer.subjectaltname)
-        .map((u) => gatewayOfIdentity(u, trustDomain))
-        .filter((g): g is string => !!g),
-    ),
-  ];
-  if (gateways.length !== 1) {
+  // Exactly one URI SAN, and that one a Gateway identity: a certificate with other URIs beside
+  // it is an identity of something else too (SPIFFE allows one ID per certificate).
+  const uris = uriSans(peer.subjectaltname);
+  const gateways = uris.map((u) => gatewayOfIdentity(u, trustDomain)).filter((g): g is string => !!g);
+  if (uris.length !== 1 || gateways.length !== 1) {
     return {
       ok: false,
       reason: 'no-identity',
       message:
-        `the client certificate must name one Gateway as ` +
-        `spiffe://${trustDomain}/ns/<namespace>/gateway/<name>; it names ${gateways.length}`,
+        `the client certificate must carry exactly one URI SAN, a Gateway as ` +
+        `spiffe://${trustDomain}/ns/<namespace>/gateway/<name>; it carries ${uris.length} URI SAN(s), ` +
+        `${gateways.length} of them a Gateway`,
     };
   }
   if (gateways[0] !== nodeCluster) {
