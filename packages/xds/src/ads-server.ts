@@ -57,7 +57,31 @@ export interface AdsServerOptions {
   /** After a stream connected, was sent a configuration, answered one, or closed. */
   onStreamChange?: (stream: ProxyStream, closed: boolean) => void;
   log?: (msg: string, fields?: Record<string, unknown>) => void;
+  limits?: Partial<StreamLimits>;
 }
+
+/** What one caller may hold of the server; a stream beyond them is ended and counted as refused. */
+export interface StreamLimits {
+  /** Open streams in all, identified or not. */
+  maxStreams: number;
+  /** Streams one HTTP/2 connection may carry at once. */
+  maxStreamsPerConnection: number;
+  /** A stream that has not named its Gateway (node.cluster) by then is ended. */
+  identifyWithinMs: number;
+  /** Type URLs one stream may subscribe to. */
+  maxTypesPerStream: number;
+  /** Resource names one stream may subscribe to, over all its types. */
+  maxNamesPerStream: number;
+}
+
+export const DEFAULT_STREAM_LIMITS: StreamLimits = {
+  maxStreams: 10_000,
+  maxStreamsPerConnection: 100,
+  identifyWithinMs: 10_000,
+  maxTypesPerStream: 16,
+  // A Gateway's EDS asks for one name per cluster: room for large ones.
+  maxNamesPerStream: 100_000,
+};
 
 interface Node {
   id?: string;
@@ -70,6 +94,13 @@ interface DiscoveryRequest {
   type_url?: string;
   response_nonce?: string;
   error_detail?: { message?: string } | null;
+}
+/** What a request of either protocol subscribes to. */
+interface SubscriptionRequest {
+  type_url?: string;
+  resource_names?: string[];
+  resource_names_subscribe?: string[];
+  resource_names_unsubscribe?: string[];
 }
 interface DeltaRequest {
   node?: Node;
@@ -128,10 +159,10 @@ export function loadAdsService(): grpc.ServiceDefinition {
 }
 
 export class AdsServer {
-  private readonly server = new grpc.Server({
-    'grpc.keepalive_time_ms': 30_000,
-    'grpc.keepalive_permit_without_calls': 1,
-  });
+  private readonly limits: StreamLimits;
+  private readonly server: grpc.Server;
+  /** Streams open now, identified or not. */
+  private open = 0;
   private connected = 0;
   readonly stats = { pushes: 0, nacks: 0, acks: 0, refused: 0 };
   private readonly listeners = new Set<() => void>();
@@ -145,6 +176,12 @@ export class AdsServer {
   }
 
   constructor(private readonly opts: AdsServerOptions) {
+    this.limits = { ...DEFAULT_STREAM_LIMITS, ...opts.limits };
+    this.server = new grpc.Server({
+      'grpc.keepalive_time_ms': 30_000,
+      'grpc.keepalive_permit_without_calls': 1,
+      'grpc.max_concurrent_streams': this.limits.maxStreamsPerConnection,
+    });
     this.server.addService(loadAdsService(), {
       StreamAggregatedResources: (call: grpc.ServerDuplexStream<DiscoveryRequest, unknown>) => this.sotw(call),
       DeltaAggregatedResources: (call: grpc.ServerDuplexStream<DeltaRequest, unknown>) => this.delta(call),
@@ -249,6 +286,21 @@ export class AdsServer {
     call.on('cancelled', cleanup);
   }
 
+  /** Ends a stream for a reason the metrics count (turnpike_xds_refused_streams_total). */
+  private refuseCounted(
+    call: grpc.ServerDuplexStream<unknown, unknown>,
+    code: grpc.status,
+    node: string,
+    reason: string,
+    message: string,
+  ): void {
+    this.stats.refused++;
+    const refusal = { node, reason, message, peer: call.getPeer() };
+    this.log('refused an ADS stream', refusal);
+    this.opts.onRefuse?.(refusal);
+    refuse(call, code, message);
+  }
+
   /** The Gateway a stream serves (node.cluster), tracked for updates; '' refuses the stream. */
   private identify<Req>(
     n: Node | undefined,
@@ -267,11 +319,7 @@ export class AdsServer {
     if (trustDomain) {
       const verdict = authorizeStream(call.getAuthContext().sslPeerCertificate, node, trustDomain);
       if (!verdict.ok) {
-        this.stats.refused++;
-        const refusal = { node, reason: verdict.reason, message: verdict.message, peer: call.getPeer() };
-        this.log('refused an ADS stream', refusal);
-        this.opts.onRefuse?.(refusal);
-        refuse(call, grpc.status.PERMISSION_DENIED, verdict.message);
+        this.refuseCounted(call, grpc.status.PERMISSION_DENIED, node, verdict.reason, verdict.message);
         return '';
       }
     }
@@ -292,7 +340,7 @@ export class AdsServer {
    * One ADS stream, either protocol: the first request names the Gateway (or the stream is refused);
    * after that every request goes to `receive`, and every cache update for that Gateway to `send`.
    */
-  private serve<Req extends { node?: Node }>(
+  private serve<Req extends SubscriptionRequest & { node?: Node }>(
     call: grpc.ServerDuplexStream<Req, unknown>,
     protocol: ProxyStream['protocol'],
     protocolHandlers: (record: ProxyStream) => {
@@ -300,15 +348,76 @@ export class AdsServer {
       receive: (req: Req) => void;
     },
   ): void {
+    const anyCall = call as unknown as grpc.ServerDuplexStream<unknown, unknown>;
+    if (this.open >= this.limits.maxStreams) {
+      this.refuseCounted(
+        anyCall,
+        grpc.status.RESOURCE_EXHAUSTED,
+        '',
+        'too-many-streams',
+        `the server holds ${this.limits.maxStreams} streams, its limit`,
+      );
+      return;
+    }
+    this.open++;
+    let closed = false;
+    // A stream that never names its Gateway holds a slot and memory for nothing.
+    const unidentified = setTimeout(() => {
+      if (record.node || closed) return;
+      const within = `${this.limits.identifyWithinMs / 1000}s`;
+      this.refuseCounted(
+        anyCall,
+        grpc.status.DEADLINE_EXCEEDED,
+        '',
+        'unidentified',
+        `no node.cluster within ${within}`,
+      );
+    }, this.limits.identifyWithinMs);
+    unidentified.unref();
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      this.open--;
+      clearTimeout(unidentified);
+    };
+    for (const event of ['end', 'error', 'close', 'cancelled']) call.on(event, close);
     const record = newStreamRecord(protocol);
     const { send, receive } = protocolHandlers(record);
     const pushAll = () => {
       for (const typeUrl of SEND_ORDER) send(typeUrl, false);
     };
+    const subscriptions = new Map<string, number>();
     call.on('data', (req: Req) => {
+      if (closed) return;
       if (!record.node && !this.identify(req.node, record, pushAll, call)) return;
+      const over = this.overSubscribed(req, subscriptions);
+      if (over) {
+        this.refuseCounted(anyCall, grpc.status.RESOURCE_EXHAUSTED, record.node, 'too-many-subscriptions', over);
+        return;
+      }
       receive(req);
     });
+  }
+
+  /**
+   * Counts what a request asks for (names per type: SotW replaces them, delta adds and removes);
+   * says why when the stream would hold more than its limits.
+   */
+  private overSubscribed(
+    req: { type_url?: string; resource_names?: string[]; resource_names_subscribe?: string[] },
+    subscriptions: Map<string, number>,
+  ): string | undefined {
+    const typeUrl = req.type_url ?? '';
+    const before = subscriptions.get(typeUrl) ?? 0;
+    const names = req.resource_names ? req.resource_names.length : before + (req.resource_names_subscribe?.length ?? 0);
+    subscriptions.set(typeUrl, names);
+    if (subscriptions.size > this.limits.maxTypesPerStream)
+      return `a stream may subscribe to ${this.limits.maxTypesPerStream} type URLs; this one asked for ${subscriptions.size}`;
+    let total = 0;
+    for (const n of subscriptions.values()) total += n;
+    if (total > this.limits.maxNamesPerStream)
+      return `a stream may subscribe to ${this.limits.maxNamesPerStream} resource names; this one asked for ${total}`;
+    return undefined;
   }
 
   private sotw(call: grpc.ServerDuplexStream<DiscoveryRequest, unknown>): void {
