@@ -66,7 +66,7 @@ export interface ProxyStatus extends KubeObject {
   status: {
     rejected?: { typeUrl: string; version: string; message: string; node: string };
     /** What the serving path withheld from the proxies as Envoy would refuse it (resource-screen.ts). */
-    withheld?: { resource: string; field: string; message: string; source?: string }[];
+    withheld?: { resource: string; field: string; message: string; source?: string; object?: string }[];
     sync?: { connected: number; behind: string[] };
   };
 }

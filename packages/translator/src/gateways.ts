@@ -190,10 +190,14 @@ export function buildGatewayGroup(
   if (pc) model.proxyConfig = pc;
   const told = inputs.get<ProxyStatus>('ProxyStatus', gw.metadata.namespace, gw.metadata.name)?.status;
   if (told?.sync) model.proxySync = told.sync;
-  if (told?.withheld?.length)
-    model.configWithheld = told.withheld.map(
-      (w) => `${w.source ? `${w.source} (${w.resource} ${w.field})` : `${w.resource} ${w.field}`}: ${w.message}`,
-    );
+  if (told?.withheld?.length) {
+    const line = (w: (typeof told.withheld)[number]) =>
+      `${w.source ? `${w.source} (${w.resource} ${w.field})` : `${w.resource} ${w.field}`}: ${w.message}`;
+    model.configWithheld = told.withheld.map(line);
+    model.withheldByRoute = new Map();
+    for (const w of told.withheld)
+      if (w.object) model.withheldByRoute.set(w.object, [...(model.withheldByRoute.get(w.object) ?? []), line(w)]);
+  }
   const ps = told?.rejected;
   if (ps)
     model.proxyRejected =

@@ -72,6 +72,8 @@ export interface GatewayModel {
   proxyRejected?: string;
   /** What the serving path withheld from the proxies (from ProxyStatus), one line each. */
   configWithheld?: string[];
+  /** The same, per route it names (`Kind/namespace/name`), for the route's own status. */
+  withheldByRoute?: Map<string, string[]>;
   /** Connected proxies and those that have not acknowledged the current configuration (from ProxyStatus). */
   proxySync?: { connected: number; behind: string[] };
   listeners: ListenerModel[];

@@ -3,6 +3,7 @@
 import { CONTROLLER_NAME, type Condition, type RouteParentStatus } from '@turnpike/api';
 import { condition, resolvedRefsCondition, sortConditions, type Problem } from './conditions.js';
 import { ROUTE_RULES_OVERLAP } from './route-overlaps.js';
+import { CONFIG_WITHHELD } from './status-gateways.js';
 import { MAX_ANCESTORS } from './backend-tls-policies.js';
 import { BACKENDS_AVAILABLE } from './routes/backend-availability.js';
 import type { RouteResult } from './routes/route-result.js';
@@ -14,6 +15,8 @@ export function routeStatus(
   overlaps?: ReadonlyMap<string, readonly string[]>,
   /** Per parent Gateway, the BackendTLSPolicies it may not use (beyond their 16th ancestor). */
   blockedPolicies?: ReadonlyMap<string, readonly string[]>,
+  /** Per parent Gateway, what its serving path withheld of this route (turnpike.dev/ConfigWithheld). */
+  withheld?: ReadonlyMap<string, readonly string[]>,
 ): { parents: RouteParentStatus[] } {
   const gen = r.object.metadata.generation;
   const parents: RouteParentStatus[] = [];
@@ -51,6 +54,17 @@ export function routeStatus(
       const overlap = overlaps?.get(gateway);
       if (overlap?.length)
         conds.push(condition(ROUTE_RULES_OVERLAP, true, ROUTE_RULES_OVERLAP, overlapMessage(overlap), gen));
+      const held = withheld?.get(gateway);
+      if (held?.length)
+        conds.push(
+          condition(
+            CONFIG_WITHHELD,
+            true,
+            'RefusedByEnvoyRules',
+            `withheld from Gateway ${gateway}'s proxies as Envoy would refuse it: ${held.join('; ')}`,
+            gen,
+          ),
+        );
     }
     const blocked = blockedPolicies?.get(gateway);
     const policyBlocked: Problem | undefined = blocked?.length

@@ -1,7 +1,8 @@
 // What the proxies said, on the Gateway (status-gateways.ts): ConfigRejected and ProxiesInSync; and what
 // the serving path withheld from them (ConfigWithheld).
 import { describe, expect, it } from '@jest/globals';
-import { gateway, gatewayClass, http, run, statusOf } from './builders.js';
+import { snapshotFromObjects, Translator } from '../src/index.js';
+import { gateway, gatewayClass, http, httpRoute, run, statusOf } from './builders.js';
 
 describe('proxy feedback', () => {
   it('a configuration the proxies rejected shows on the Gateway as turnpike.dev/ConfigRejected', () => {
@@ -42,17 +43,55 @@ describe('proxy feedback', () => {
             field: 'virtual_hosts[0].routes[0]',
             message: 'route withheld: RE2 cannot compile "(?=b)"',
             source: 'HTTPRoute apps/bad spec.rules[0].matches[0]',
+            object: 'HTTPRoute/apps/bad',
           },
         ],
       },
     };
-    const r = run([gatewayClass(), gateway('gw', [http()]), ps]);
+    const route = httpRoute('bad', { parentRefs: [{ name: 'gw', namespace: 'infra' }], rules: [{}] });
+    const r = run([gatewayClass(), gateway('gw', [http()]), route, ps]);
     const c = statusOf(r, 'Gateway', 'infra', 'gw').conditions.find(
       (x: { type: string }) => x.type === 'turnpike.dev/ConfigWithheld',
     );
+    // The route says so too, on its parent entry for that Gateway.
+    const onRoute = statusOf(r, 'HTTPRoute', 'apps', 'bad').parents[0].conditions.find(
+      (x: { type: string }) => x.type === 'turnpike.dev/ConfigWithheld',
+    );
+    expect(onRoute).toMatchObject({ status: 'True', reason: 'RefusedByEnvoyRules' });
+    expect(onRoute.message).toContain("withheld from Gateway infra/gw's proxies");
+    expect(onRoute.message).toContain('RE2 cannot compile');
     expect(c).toMatchObject({ status: 'True', reason: 'RefusedByEnvoyRules' });
     expect(c.message).toContain(
       'HTTPRoute apps/bad spec.rules[0].matches[0] (RouteConfiguration tcp-80 virtual_hosts[0].routes[0])',
     );
+  });
+
+  it('the withheld condition comes and goes on the route when ProxyStatus does, translating incrementally', () => {
+    const ps = {
+      apiVersion: 'turnpike.dev/internal',
+      kind: 'ProxyStatus',
+      metadata: { name: 'gw', namespace: 'infra' },
+      status: {
+        withheld: [
+          {
+            resource: 'RouteConfiguration tcp-80',
+            field: 'virtual_hosts[0].routes[0]',
+            message: 'route withheld: x',
+            object: 'HTTPRoute/apps/bad',
+          },
+        ],
+      },
+    };
+    const base = [
+      gatewayClass(),
+      gateway('gw', [http()]),
+      httpRoute('bad', { parentRefs: [{ name: 'gw', namespace: 'infra' }], rules: [{}] }),
+    ];
+    const translator = new Translator();
+    const types = (r: ReturnType<Translator['translate']>) =>
+      statusOf(r, 'HTTPRoute', 'apps', 'bad').parents[0].conditions.map((c: { type: string }) => c.type);
+    expect(types(translator.translate(snapshotFromObjects(base)))).not.toContain('turnpike.dev/ConfigWithheld');
+    expect(types(translator.translate(snapshotFromObjects([...base, ps])))).toContain('turnpike.dev/ConfigWithheld');
+    expect(types(translator.translate(snapshotFromObjects(base)))).not.toContain('turnpike.dev/ConfigWithheld');
   });
 });

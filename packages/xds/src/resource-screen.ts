@@ -19,15 +19,19 @@ import { validateMessage } from './validate.js';
 export interface WithheldResource extends LoadProblem {
   /** The object that made it, when the resource says (`HTTPRoute apps/web spec.rules[0].matches[1]`). */
   source?: string;
+  /** That object's key (`HTTPRoute/apps/web`), for its own status. */
+  object?: string;
 }
 
 /** Route and filter chain names we build carry their route's identity (http-routes.ts, listeners.ts). */
 const ROUTE_NAME = /(httproute|grpcroute)\/([^/]+)\/([^/]+)\/rule\/(\d+)\/match\/(\d+)$/;
 const KINDS: Record<string, string> = { httproute: 'HTTPRoute', grpcroute: 'GRPCRoute' };
 
-function sourceOfRoute(route: Route): string | undefined {
+function sourceOfRoute(route: Route): { source: string; object: string } | undefined {
   const m = ROUTE_NAME.exec(route.name ?? '');
-  return m ? `${KINDS[m[1]!]} ${m[2]}/${m[3]} spec.rules[${m[4]}].matches[${m[5]}]` : undefined;
+  if (!m) return undefined;
+  const kind = KINDS[m[1]!]!;
+  return { source: `${kind} ${m[2]}/${m[3]} spec.rules[${m[4]}].matches[${m[5]}]`, object: `${kind}/${m[2]}/${m[3]}` };
 }
 
 /** Validation of what does not change between builds (the same Route object), kept per object. */
@@ -71,12 +75,11 @@ function screenRouteConfiguration(
     const routes = (vh.routes ?? []).filter((route, j) => {
       const problems = routeProblems(route, memo);
       if (!problems.length) return true;
-      const source = sourceOfRoute(route);
       withheld.push({
         resource,
         field: `virtual_hosts[${i}].routes[${j}]`,
         message: `route withheld: ${problems.join('; ')}`,
-        ...(source ? { source } : {}),
+        ...sourceOfRoute(route),
       });
       return false;
     });

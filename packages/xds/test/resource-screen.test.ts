@@ -75,6 +75,7 @@ describe('resource screen', () => {
       resource: 'RouteConfiguration tcp-80',
       field: 'virtual_hosts[0].routes[0]',
       source: 'HTTPRoute apps/bad spec.rules[0].matches[0]',
+      object: 'HTTPRoute/apps/bad',
     });
     expect(withheld[0]!.message).toMatch(/RE2 cannot compile "\/a\(\?=b\)"/);
     // Fixed: the report clears.

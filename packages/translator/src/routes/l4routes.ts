@@ -73,6 +73,10 @@ export function translateL4Route(
  */
 function udpWeightedCluster(routeName: string, backends: WeightedCluster[], clusters: ClusterIR[]): ClusterIR {
   const byName = new Map(clusters.map((c) => [c.name, c]));
-  const members = backends.map((b) => ({ cluster: b.cluster, service: byName.get(b.cluster)!.service, weight: b.weight }));
+  const members = backends.map((b) => ({
+    cluster: b.cluster,
+    service: byName.get(b.cluster)!.service,
+    weight: b.weight,
+  }));
   return { name: `${routeName}/weighted`, service: members[0]!.service, protocol: 'udp', members };
 }

@@ -39,7 +39,9 @@ export class AssemblyStage {
   private readonly servedBy = new Map<string, { gateways: number; cluster: ClusterIR }>();
   /** Per Gateway the routes with a match another route on the same host claims first or too. */
   private readonly overlapsOf = new Map<string, RouteOverlaps>();
-  /** Routes whose overlaps changed in the last run. */
+  /** Per Gateway the routes its serving path withheld (from the Gateway's ProxyStatus). */
+  private readonly withheldOf = new Map<string, Map<string, string[]>>();
+  /** Routes whose overlaps or withheld lines changed in the last run. */
   overlapTouched = new Set<string>();
 
   update(
@@ -117,11 +119,13 @@ export class AssemblyStage {
       if (!gatewayServes) {
         this.serve(run, key, undefined, endpoints);
         this.setOverlaps(key, new Map());
+        this.setWithheld(key, new Map());
         return;
       }
       const overlaps: RouteOverlaps = new Map();
       const ir = assembleGateway(model, results, ageOf, overlaps, ancestors.blockedOn(key));
       this.setOverlaps(key, overlaps);
+      this.setWithheld(key, model.withheldByRoute ?? new Map());
       const mounted = installed.filter((plugin) => plugin.mountPath);
       if (mounted.length)
         ir.installedPlugins = mounted.map((plugin) => ({
@@ -142,6 +146,24 @@ export class AssemblyStage {
       if (lines) out.set(gatewayKey, lines);
     }
     return out;
+  }
+
+  /** What the serving path withheld of one route, per Gateway it attaches to. */
+  withheldOfRoute(routeKey: string, gatewayKeys: readonly string[]): Map<string, string[]> {
+    const out = new Map<string, string[]>();
+    for (const gatewayKey of gatewayKeys) {
+      const lines = this.withheldOf.get(gatewayKey)?.get(routeKey);
+      if (lines) out.set(gatewayKey, lines);
+    }
+    return out;
+  }
+
+  private setWithheld(key: string, next: Map<string, string[]>): void {
+    const before = this.withheldOf.get(key);
+    for (const [route, lines] of next) if (!sameLines(before?.get(route), lines)) this.overlapTouched.add(route);
+    for (const route of before?.keys() ?? []) if (!next.has(route)) this.overlapTouched.add(route);
+    if (next.size) this.withheldOf.set(key, next);
+    else this.withheldOf.delete(key);
   }
 
   private setOverlaps(key: string, next: RouteOverlaps): void {

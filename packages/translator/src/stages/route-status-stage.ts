@@ -23,7 +23,13 @@ export class RouteStatusStage {
       }
       run.out.statuses.set(
         key,
-        routeStatus(r, run.controllerName, assembly.overlapsOfRoute(key, entry.gateways), blocked),
+        routeStatus(
+          r,
+          run.controllerName,
+          assembly.overlapsOfRoute(key, entry.gateways),
+          blocked,
+          assembly.withheldOfRoute(key, entry.gateways),
+        ),
       );
     }
   }
