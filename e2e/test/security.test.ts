@@ -127,6 +127,30 @@ describe('security', () => {
     expect(report.counts.Listener).toBe(1);
   });
 
+  it("security: a Secret holding another Gateway's certificate is not adopted: the new Gateway's proxies get one naming it", async () => {
+    const a = await credsOfA();
+    const b64 = (t: string) => Buffer.from(t).toString('base64');
+    // Written by someone who may write Secrets in the namespace, before Gateway c exists.
+    await cluster.apply({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'c-tp-xds', namespace: 'tenants' },
+      type: 'Opaque',
+      data: { 'tls.crt': b64(a.cert), 'tls.key': b64(a.key), 'ca.crt': b64(a.ca) },
+    } as Obj);
+    await cluster.apply(gateway('c', 8004));
+    const own = 'URI:spiffe://turnpike.local/ns/tenants/gateway/c';
+    const c = await proxyCredentials(
+      cluster,
+      'tenants',
+      'c',
+      'tp',
+      (x) => new X509Certificate(x.cert).subjectAltName === own,
+    );
+    expect(new X509Certificate(c.cert).subjectAltName).toBe(own);
+    expect(controller.out).toContain("not adopting the xDS client certificate in the Secret: it is not this Gateway's");
+  });
+
   it('security: the plugin server refuses a client without a certificate and serves one with a proxy certificate', async () => {
     const a = await credsOfA();
     const get = (withCert: boolean) =>

@@ -14,7 +14,7 @@
 // the current phase. The leader also issues each Gateway's proxies a client certificate naming
 // that Gateway (SPIFFE URI), adopting the one in the cluster when it is still good, and renewing
 // it two thirds into its life.
-import { X509Certificate } from 'node:crypto';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { encodeSecretData, secretText, type Secret } from '@turnpike/api';
 import {
   createAuthority,
@@ -23,6 +23,7 @@ import {
   MemoryCertificateProvider,
   renewalTime,
   signedByBundle,
+  uriSans,
   type KeyedCertificate,
 } from '@turnpike/xds';
 import { KubeApiError, type KubeClient } from './client.js';
@@ -286,7 +287,7 @@ export class XdsAuthority {
     const key = `${namespace}/${name}`;
     try {
       if (tryAdopt) {
-        const adopted = await this.adopt(namespace, secretName, ca);
+        const adopted = await this.adopt(namespace, name, secretName, ca);
         if (adopted) {
           this.clients.set(key, adopted);
           this.o.onCredentialsChanged?.();
@@ -313,9 +314,15 @@ export class XdsAuthority {
     }
   }
 
-  /** The certificate already in the Gateway's Secret, if the current CA signed it and it is not due. */
+  /**
+   * The certificate already in the Gateway's Secret, if the current CA signed it, it is not due,
+   * it names this Gateway and nothing else, and the key beside it is its key. Anyone who can write
+   * a Secret in the Gateway's namespace could otherwise put another Gateway's credentials there
+   * and have its proxies read that Gateway's configuration.
+   */
   private async adopt(
     namespace: string,
+    name: string,
     secretName: string,
     ca: CAState,
   ): Promise<{ creds: ClientCredentials; renewAt: number; issuer: string } | undefined> {
@@ -329,8 +336,34 @@ export class XdsAuthority {
     const crt = secretText(s, 'tls.crt'),
       keyPem = secretText(s, 'tls.key');
     if (!crt || !keyPem || !signedByBundle(crt, ca.certPem, this.now())) return undefined;
+    if (!namesOnly(crt, gatewayIdentity(this.o.trustDomain, namespace, name)) || !keyOf(crt, keyPem)) {
+      this.o.log?.('warn', 'not adopting the xDS client certificate in the Secret: it is not this Gateway\'s', {
+        gateway: `${namespace}/${name}`,
+        secret: `${namespace}/${secretName}`,
+      });
+      return undefined;
+    }
     const renewAt = renewalTime(crt).getTime();
     if (this.now().getTime() >= renewAt) return undefined;
     return { creds: { 'tls.crt': crt, 'tls.key': keyPem, 'ca.crt': ca.bundle }, renewAt, issuer: ca.certPem };
+  }
+}
+
+/** The certificate's only URI SAN is `identity`. */
+function namesOnly(crt: string, identity: string): boolean {
+  try {
+    const uris = uriSans(new X509Certificate(crt).subjectAltName);
+    return uris.length === 1 && uris[0] === identity;
+  } catch {
+    return false;
+  }
+}
+
+/** `keyPem` is the private key of `crt`. */
+function keyOf(crt: string, keyPem: string): boolean {
+  try {
+    return new X509Certificate(crt).checkPrivateKey(createPrivateKey(keyPem));
+  } catch {
+    return false;
   }
 }
