@@ -9,9 +9,12 @@ import {
   PluginContentServer,
   PluginContentStore,
   PluginFetchWorker,
+  type ContentReader,
   type ContentServerTls,
   type PluginStorage,
 } from '@turnpike/plugins';
+import type { GatewayIR } from '@turnpike/api';
+import { pluginsUsed } from '@turnpike/xds';
 import { CliError } from './errors.js';
 import { hostPortFlag } from './flags.js';
 
@@ -24,6 +27,8 @@ export interface PluginOptions {
   insecureRegistry?: string[];
   /** Serve plugin content over HTTPS, requiring client certificates (in a cluster). */
   tls?: ContentServerTls;
+  /** With `tls`: the Gateway a client certificate names; content goes only to Gateways that use it. */
+  readerOf?: ContentReader;
 }
 
 export const PLUGIN_DEFAULTS = { maxBytes: String(32 * 1024 * 1024), resolveIntervalS: '600' };
@@ -71,7 +76,7 @@ export async function startPlugins(
   const content = new PluginContentStore();
   if (o.tls && o.pluginPublicUrl?.startsWith('http:'))
     throw new CliError(`--plugin-public-url ${o.pluginPublicUrl}: plugin content is served over TLS, use https://`);
-  const server = new PluginContentServer(content, o.pluginPublicUrl, key, o.tls);
+  const server = new PluginContentServer(content, o.pluginPublicUrl, key, o.tls, o.readerOf);
   const hp = hostPortFlag('--plugin-address', o.pluginAddress);
   try {
     const port = await server.listen(hp.host, hp.port);
@@ -95,12 +100,28 @@ export async function startPlugins(
     server,
     name: 'plugins',
     beforeComplete: true,
-    accept: (out) => worker.accept(out),
+    accept: (out) => {
+      worker.accept(out);
+      if (o.tls && o.readerOf) server.setReaders(contentReaders(out.result.xdsIR.gateways));
+    },
     async close() {
       worker.stop();
       await server.close();
     },
   };
+}
+
+/** Which Gateways' configuration uses each plugin content (by sha256). */
+function contentReaders(gateways: Iterable<readonly [string, GatewayIR]>): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const [key, gw] of gateways)
+    for (const port of gw.ports)
+      for (const use of pluginsUsed(port.listeners)) {
+        let set = out.get(use.sha256);
+        if (!set) out.set(use.sha256, (set = new Set()));
+        set.add(key);
+      }
+  return out;
 }
 
 /** The plugin flags, shared by both ways of running. */

@@ -1,12 +1,14 @@
 // Serves large plugin content to the proxies, at `/plugins/<token>.<type>` where the token is an
 // HMAC of the content's sha256: a URL cannot be guessed from what a tenant can see, and replicas
 // sharing the key serve the same URLs. Envoy checks the sha256 it was given. With TLS material the
-// server speaks HTTPS and requires a client certificate signed by the control-plane CA (a proxy's);
-// `setTls` swaps certificates for new connections without a restart.
+// server speaks HTTPS and requires a client certificate signed by the control-plane CA (a proxy's),
+// and (with `readerOf`) serves content only to the proxies of Gateways whose configuration uses it
+// (`setReaders`); `setTls` swaps certificates for new connections without a restart.
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import type { PluginContentStore } from './content-store.js';
 
 /** PEM: the server's certificate and key, and the CAs whose client certificates it accepts. */
@@ -16,17 +18,32 @@ export interface ContentServerTls {
   ca: string;
 }
 
+/** The Gateway (`namespace/name`) a client certificate's subjectAltName names, if it names one. */
+export type ContentReader = (subjectAltName: string | undefined) => string | undefined;
+
 export class PluginContentServer {
   private readonly tokens = new Map<string, string>();
   private server?: Server | HttpsServer;
+  /** sha256 → the Gateways whose configuration uses that content. */
+  private readers = new Map<string, ReadonlySet<string>>();
 
-  /** `publicBase` is where proxies reach this server; without one, the address it listens on. */
+  /**
+   * `publicBase` is where proxies reach this server; without one, the address it listens on.
+   * `readerOf`, with TLS: which Gateway a client certificate names; content then goes only to
+   * the proxies of Gateways that use it.
+   */
   constructor(
     private readonly content: PluginContentStore,
     private publicBase?: string,
     private readonly key: Buffer = randomBytes(32),
     private tls?: ContentServerTls,
+    private readonly readerOf?: ContentReader,
   ) {}
+
+  /** Which Gateways use which content, from the latest translation. */
+  setReaders(readers: Map<string, ReadonlySet<string>>): void {
+    this.readers = readers;
+  }
 
   /** New certificates (rotation): new connections use them. */
   setTls(tls: ContentServerTls): void {
@@ -46,7 +63,8 @@ export class PluginContentServer {
     const handle = (req: IncomingMessage, res: ServerResponse) => {
       const m = /^\/plugins\/([A-Za-z0-9_-]{43})\.(lua|wasm)$/.exec(req.url ?? '');
       const sha = m ? this.tokens.get(m[1]!) : undefined;
-      const body = sha ? this.content.get(sha) : undefined;
+      const body = sha && this.mayRead(req, sha) ? this.content.get(sha) : undefined;
+      // Content a client may not read is as absent as content that does not exist.
       if (req.method !== 'GET' || !body) {
         res.writeHead(404).end();
         return;
@@ -80,6 +98,13 @@ export class PluginContentServer {
     const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
     this.publicBase ??= `${this.tls ? 'https' : 'http'}://${reachable}:${bound}`;
     return bound;
+  }
+
+  private mayRead(req: IncomingMessage, sha256: string): boolean {
+    if (!this.tls || !this.readerOf) return true;
+    const peer = (req.socket as TLSSocket).getPeerCertificate?.();
+    const gateway = this.readerOf(peer?.subjectaltname);
+    return gateway !== undefined && (this.readers.get(sha256)?.has(gateway) ?? false);
   }
 
   async close(): Promise<void> {

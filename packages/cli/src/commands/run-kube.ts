@@ -23,7 +23,13 @@ import {
   XDS_CERT_DIR,
   XdsAuthority,
 } from '@turnpike/kube';
-import { bootstrapSdsFiles, buildBootstrap, DEFAULT_TRUST_DOMAIN, type BootstrapTls } from '@turnpike/xds';
+import {
+  bootstrapSdsFiles,
+  buildBootstrap,
+  DEFAULT_TRUST_DOMAIN,
+  gatewayOfCertificate,
+  type BootstrapTls,
+} from '@turnpike/xds';
 import { xdsTlsFromAuthority } from '../xds-tls.js';
 import pino from 'pino';
 import { CliError } from '../errors.js';
@@ -207,7 +213,11 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     ca: authority!.trustBundle,
   });
   const plugins = await startPlugins(
-    { ...o, ...(authority ? { tls: servingTls() } : {}) },
+    {
+      ...o,
+      // Content goes only to the proxies of Gateways whose configuration uses it.
+      ...(authority ? { tls: servingTls(), readerOf: (san) => gatewayOfCertificate(san, trustDomain) } : {}),
+    },
     say,
     (urlFor) => (storage = new ConfigMapPluginStorage(client, urlFor, say)),
     (result) => metrics.pluginFetches.inc({ result }),

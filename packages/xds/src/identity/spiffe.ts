@@ -24,3 +24,9 @@ export function uriSans(subjectAltName: string | undefined): string[] {
     .filter((s) => s.startsWith('URI:'))
     .map((s) => s.slice(4));
 }
+
+/** The Gateway a certificate names: its only URI SAN, a Gateway identity of this trust domain. */
+export function gatewayOfCertificate(subjectAltName: string | undefined, trustDomain: string): string | undefined {
+  const uris = uriSans(subjectAltName);
+  return uris.length === 1 ? gatewayOfIdentity(uris[0]!, trustDomain) : undefined;
+}
