@@ -1,12 +1,13 @@
-// `turnpike bisect LOG --object KIND/NS/NAME --condition TYPE[=STATUS]`: the event after which an
-// object's condition changed (or reached STATUS), found as git bisect finds a commit: by halving the
-// range between a state where it had not and one where it had, so a log of n events costs about
-// log2(n) translations. Like git bisect it assumes one change; if the condition flips back and forth,
-// the event found is one where it changed. Prints the event, the condition before and after, and the
-// semantic diff of that event. Exit 0 when found, 1 when the condition never changes, 2 on error.
+// `turnpike bisect LOG --object KIND/NS/NAME --condition TYPE[=STATUS] [--all]`: the first event
+// after which an object's condition differs from its value at the start (or reaches STATUS), exact
+// for any history: a change that reverts at the next event is found too. The log is walked event by
+// event with one incremental translator (an event that touches nothing the object depends on costs
+// next to nothing), and every change is kept: `--all` lists them. Prints the event, the condition
+// before and after, and the semantic diff of that event. Exit 0 when found, 1 when the condition
+// never changes (or never reaches STATUS), 2 on error.
 import type { Command } from 'commander';
 import { objectKey } from '@turnpike/api';
-import { readEventLog, type ParsedLog, type WatchEvent } from '@turnpike/engine';
+import { applyEvents, readEventLog, type ParsedLog, type WatchEvent } from '@turnpike/engine';
 import { Translator, type TranslateResult } from '@turnpike/translator';
 import { textFormatFlag } from '../flags.js';
 import { CliError } from '../errors.js';
@@ -17,9 +18,17 @@ import { parseObjectRef } from './explain.js';
 import { renderDiff, useColor } from './diff.js';
 import { conditionRows, type ConditionRow } from '../status-conditions.js';
 
+export interface ConditionChange {
+  event: WatchEvent;
+  before: ConditionRow[];
+  after: ConditionRow[];
+}
+
 export interface BisectResult {
-  /** The event after which the condition changed, and the values either side of it. */
-  found?: { event: WatchEvent; before: ConditionRow[]; after: ConditionRow[]; diff: SemanticDiff };
+  /** The first event after which the condition differed from the baseline (or reached STATUS). */
+  found?: ConditionChange & { diff: SemanticDiff };
+  /** Every event after which the condition changed, in log order. */
+  changes: ConditionChange[];
   /** The state the search started from (the controller's first translation, when the log has one). */
   baseline: { seq: number; value: ConditionRow[] };
   translations: number;
@@ -39,38 +48,37 @@ function baselineIndex(log: ParsedLog): number {
 }
 
 export function bisectLog(log: ParsedLog, key: string, type: string, status?: string): BisectResult {
-  const checkpoints = new LogCheckpoints(log);
-  const results = new Map<number, TranslateResult>();
-  const resultAfter = (index: number): TranslateResult => {
-    let r = results.get(index);
-    if (!r) results.set(index, (r = new Translator().translate(checkpoints.after(index))));
-    return r;
+  const lo = baselineIndex(log);
+  const translator = new Translator();
+  let snapshot = new LogCheckpoints(log).after(lo);
+  let result = translator.translate(snapshot);
+  let translations = 1;
+  const baseline = conditionOf(result, key, type);
+  const text = (v: ConditionRow[]) => JSON.stringify(v);
+  const reached = (v: ConditionRow[]) =>
+    status === undefined ? text(v) !== text(baseline) : v.some((c) => c.status === status);
+  const out: BisectResult = {
+    changes: [],
+    baseline: { seq: log.events[lo]?.seq ?? 0, value: baseline },
+    translations: 0,
+    events: log.events.length,
   };
-  const valueAfter = (index: number) => conditionOf(resultAfter(index), key, type);
-  const lo0 = baselineIndex(log);
-  const baseline = valueAfter(lo0);
-  const same = (a: ConditionRow[], b: ConditionRow[]) => JSON.stringify(a) === JSON.stringify(b);
-  const reached = (index: number) => {
-    const value = valueAfter(index);
-    return status === undefined ? !same(value, baseline) : value.some((c) => c.status === status);
-  };
-  const base = { baseline: { seq: log.events[lo0]?.seq ?? 0, value: baseline }, events: log.events.length };
-  let lo = lo0;
-  let hi = log.events.length - 1;
-  if (hi < 0 || (status !== undefined && reached(lo)) || !reached(hi)) return { ...base, translations: results.size };
-  // Invariant: not reached after event lo, reached after event hi.
-  while (hi - lo > 1) {
-    const mid = lo + Math.floor((hi - lo) / 2);
-    if (reached(mid)) hi = mid;
-    else lo = mid;
+  // Reached at the start: there is no event after which it was first reached.
+  if (!log.events.length || (status !== undefined && reached(baseline))) return { ...out, translations };
+  let before = baseline;
+  for (let index = lo + 1; index < log.events.length; index++) {
+    const event = log.events[index]!;
+    snapshot = applyEvents(snapshot, [event]).snapshot;
+    const previous = result;
+    result = translator.translate(snapshot);
+    translations++;
+    const after = conditionOf(result, key, type);
+    if (text(after) === text(before)) continue;
+    out.changes.push({ event, before, after });
+    if (!out.found && reached(after)) out.found = { event, before, after, diff: semanticDiff(previous, result) };
+    before = after;
   }
-  const found = {
-    event: log.events[hi]!,
-    before: valueAfter(hi - 1),
-    after: valueAfter(hi),
-    diff: semanticDiff(resultAfter(hi - 1), resultAfter(hi)),
-  };
-  return { ...base, found, translations: results.size };
+  return { ...out, translations };
 }
 
 function describeEvent(e: WatchEvent): string {
@@ -95,45 +103,57 @@ export function registerBisect(program: Command): void {
   program
     .command('bisect')
     .description(
-      "find the event after which an object's condition changed (or reached STATUS), in about log2(n) translations",
+      "find the first event after which an object's condition changed (or reached STATUS), exact for any history",
     )
     .argument('<log>', 'event log (turnpike run --record)')
     .requiredOption('--object <ref>', 'KIND/NAMESPACE/NAME (or KIND/NAME for cluster-scoped kinds)')
     .requiredOption('--condition <spec>', 'TYPE or TYPE=STATUS, e.g. ResolvedRefs=False')
+    .option('--all', 'list every change of the condition, not only the first')
     .option('-o, --output <format>', 'text, json or yaml', 'text')
     .option('--color', 'force colour')
     .option('--no-color', 'no colour')
-    .action((path: string, opts: { object: string; condition: string; output: string; color?: boolean }) => {
-      textFormatFlag(opts.output);
-      const ref = parseObjectRef(opts.object);
-      const { type, status } = parseCondition(opts.condition);
-      const log = readEventLog(path);
-      const r = bisectLog(log, objectKey(ref.kind, ref.namespace, ref.name), type, status);
-      process.exitCode = r.found ? 0 : 1;
-      if (opts.output !== 'text') {
-        process.stdout.write(format(r, opts.output as 'json' | 'yaml'));
-        return;
-      }
-      const what = `${opts.object} ${type}${status ? `=${status}` : ''}`;
-      const cost = `${r.translations} translation(s) over ${r.events} event(s)`;
-      if (!r.found) {
-        const since = `from event ${r.baseline.seq} (${describeValue(r.baseline.value)})`;
+    .action(
+      (path: string, opts: { object: string; condition: string; output: string; color?: boolean; all?: boolean }) => {
+        textFormatFlag(opts.output);
+        const ref = parseObjectRef(opts.object);
+        const { type, status } = parseCondition(opts.condition);
+        const log = readEventLog(path);
+        const r = bisectLog(log, objectKey(ref.kind, ref.namespace, ref.name), type, status);
+        process.exitCode = r.found ? 0 : 1;
+        if (opts.output !== 'text') {
+          process.stdout.write(format(r, opts.output as 'json' | 'yaml'));
+          return;
+        }
+        const what = `${opts.object} ${type}${status ? `=${status}` : ''}`;
+        const cost = `${r.translations} translation(s) over ${r.events} event(s)`;
+        if (!r.found) {
+          const since = `from event ${r.baseline.seq} (${describeValue(r.baseline.value)})`;
+          process.stdout.write(
+            `${what}: ${status ? 'never reached' : 'never changed'} ${since} to the end of the log; ${cost}\n`,
+          );
+          return;
+        }
+        const f = r.found;
+        const lines = [
+          describeEvent(f.event),
+          `${opts.object} ${type}: ${describeValue(f.before)} → ${describeValue(f.after)}`,
+          ...f.after.filter((c) => c.message).map((c) => `  ${c.where ? `${c.where}: ` : ''}${c.message}`),
+          `found in ${cost}`,
+          ...(opts.all
+            ? [
+                '',
+                `every change (${r.changes.length}):`,
+                ...r.changes.map(
+                  (c) => `  ${describeEvent(c.event)}: ${describeValue(c.before)} → ${describeValue(c.after)}`,
+                ),
+              ]
+            : []),
+          '',
+          `what event ${f.event.seq} changed:`,
+        ];
         process.stdout.write(
-          `${what}: ${status ? 'never reached' : 'never changed'} ${since} to the end of the log; ${cost}\n`,
+          `${lines.join('\n')}\n${renderDiff(f.diff, useColor(opts.color, process.stdout.isTTY === true, process.env))}`,
         );
-        return;
-      }
-      const f = r.found;
-      const lines = [
-        describeEvent(f.event),
-        `${opts.object} ${type}: ${describeValue(f.before)} → ${describeValue(f.after)}`,
-        ...f.after.filter((c) => c.message).map((c) => `  ${c.where ? `${c.where}: ` : ''}${c.message}`),
-        `found in ${cost}`,
-        '',
-        `what event ${f.event.seq} changed:`,
-      ];
-      process.stdout.write(
-        `${lines.join('\n')}\n${renderDiff(f.diff, useColor(opts.color, process.stdout.isTTY === true, process.env))}`,
-      );
-    });
+      },
+    );
 }
