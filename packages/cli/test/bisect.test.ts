@@ -6,7 +6,7 @@ import { applyEvents, EMPTY_SNAPSHOT, parseEventLog, snapshotObjects } from '@tu
 import { bisectLog } from '../src/commands/bisect.js';
 import { LogCheckpoints } from '../src/log-checkpoints.js';
 import { tmp, turnpike, write } from './cli-helpers.js';
-import { DELETED_AT, EVENTS, recordedLog } from './grant-log.js';
+import { DELETED_AT, recordedLog } from './grant-log.js';
 
 describe('turnpike bisect', () => {
   const text = recordedLog();
