@@ -337,7 +337,7 @@ export class XdsAuthority {
       keyPem = secretText(s, 'tls.key');
     if (!crt || !keyPem || !signedByBundle(crt, ca.certPem, this.now())) return undefined;
     if (!namesOnly(crt, gatewayIdentity(this.o.trustDomain, namespace, name)) || !keyOf(crt, keyPem)) {
-      this.o.log?.('warn', 'not adopting the xDS client certificate in the Secret: it is not this Gateway\'s', {
+      this.o.log?.('warn', "not adopting the xDS client certificate in the Secret: it is not this Gateway's", {
         gateway: `${namespace}/${name}`,
         secret: `${namespace}/${secretName}`,
       });

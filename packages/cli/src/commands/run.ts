@@ -106,7 +106,8 @@ export function registerRun(program: Command): void {
     )
     .option(
       '--xds-ca-rotation-grace <duration>',
-      'with a cluster: on a CA rotation, how long the new CA is trusted before it signs (longer than Secret volumes take to reach pods)',
+      'with a cluster: on a CA rotation, how long the new CA is trusted before it signs ' +
+        '(longer than Secret volumes take to reach pods)',
       '5m',
     )
     .option(
@@ -270,7 +271,8 @@ function refuseOpenXds(opts: RunOptions): void {
     );
   if (!tls && !isLoopbackHost(host))
     process.stderr.write(
-      `turnpike: warning: serving xDS in plaintext on ${opts.xdsAddress}: anyone who reaches it reads every Gateway's keys\n`,
+      `turnpike: warning: serving xDS in plaintext on ${opts.xdsAddress}: ` +
+        "anyone who reaches it reads every Gateway's keys\n",
     );
   if (tls && !opts.xdsClientCa)
     process.stderr.write(
