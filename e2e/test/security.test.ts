@@ -135,7 +135,7 @@ describe('security', () => {
       apiVersion: 'v1',
       kind: 'Secret',
       metadata: { name: 'c-tp-xds', namespace: 'tenants' },
-      type: 'Opaque',
+      type: 'kubernetes.io/tls',
       data: { 'tls.crt': b64(a.cert), 'tls.key': b64(a.key), 'ca.crt': b64(a.ca) },
     } as Obj);
     await cluster.apply(gateway('c', 8004));
@@ -149,7 +149,7 @@ describe('security', () => {
     );
     expect(new X509Certificate(c.cert).subjectAltName).toBe(own);
     expect(controller.out).toContain("not adopting the xDS client certificate in the Secret: it is not this Gateway's");
-  });
+  }, 90_000);
 
   it('security: the plugin server refuses a client without a certificate and serves one with a proxy certificate', async () => {
     const a = await credsOfA();
