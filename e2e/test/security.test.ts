@@ -151,6 +151,20 @@ describe('security', () => {
     expect(controller.out).toContain("not adopting the xDS client certificate in the Secret: it is not this Gateway's");
   }, 90_000);
 
+  it("security: a Secret of another type under a proxy Secret's name is replaced, so the Gateway's proxies get their credentials", async () => {
+    await cluster.apply({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'd-tp-xds', namespace: 'tenants' },
+      type: 'Opaque',
+      data: { note: Buffer.from('taken').toString('base64') },
+    } as Obj);
+    await cluster.apply(gateway('d', 8005));
+    const d = await proxyCredentials(cluster, 'tenants', 'd', 'tp');
+    expect(new X509Certificate(d.cert).subjectAltName).toBe('URI:spiffe://turnpike.local/ns/tenants/gateway/d');
+    expect(controller.out).toContain('replacing an object whose immutable fields differ from ours');
+  }, 90_000);
+
   it('security: the plugin server refuses a client without a certificate and serves one with a proxy certificate', async () => {
     const a = await credsOfA();
     const get = (withCert: boolean) =>

@@ -96,6 +96,32 @@ export class InfraApplier {
     this.timer.stop();
   }
 
+  /**
+   * Server-side apply, forced. An object of ours whose name someone else took with a value the API
+   * server will not change in place (a Secret's `type`) is replaced: deleted, then applied, so it
+   * cannot keep a Gateway's proxies from their configuration.
+   */
+  private async applyReplacing(obj: KubeObject): Promise<void> {
+    const path = pathOf(obj.kind, obj.metadata.namespace!, obj.metadata.name);
+    const apply = () =>
+      this.o.client.must(
+        'PATCH',
+        `${path}?fieldManager=${FIELD_MANAGER}&force=true`,
+        obj,
+        'application/apply-patch+yaml',
+      );
+    try {
+      await apply();
+    } catch (e) {
+      if (!(e instanceof KubeApiError && e.status === 422 && /field is immutable/.test(e.message))) throw e;
+      this.o.log?.('warn', `replacing an object whose immutable fields differ from ours: ${e.message}`, {
+        object: `${obj.kind}/${obj.metadata.namespace}/${obj.metadata.name}`,
+      });
+      await this.o.client.must('DELETE', path);
+      await apply();
+    }
+  }
+
   private async run(): Promise<void> {
     if (this.running) {
       this.timer.schedule(100);
@@ -109,12 +135,7 @@ export class InfraApplier {
         const hash = createHash('sha256').update(JSON.stringify(obj)).digest('hex');
         if (this.applied.get(key) === hash) continue;
         try {
-          await this.o.client.must(
-            'PATCH',
-            `${pathOf(obj.kind, obj.metadata.namespace!, obj.metadata.name)}?fieldManager=${FIELD_MANAGER}&force=true`,
-            obj,
-            'application/apply-patch+yaml',
-          );
+          await this.applyReplacing(obj);
           this.applied.set(key, hash);
           this.stats.applies++;
         } catch (e) {
