@@ -10,6 +10,7 @@ export class Controller {
   private proc?: ChildProcess;
   out = '';
   healthPort = 0;
+  debugPort = 0;
   xdsPort = 0;
   pluginPort = 0;
 
@@ -33,6 +34,8 @@ export class Controller {
         '127.0.0.1:0',
         '--health-address',
         '127.0.0.1:0',
+        '--debug-address',
+        '127.0.0.1:0',
         '--quiet-ms',
         '50',
         '--max-delay-ms',
@@ -55,7 +58,9 @@ export class Controller {
         const m = /"address":"127\.0\.0\.1:(\d+)".*serving \/healthz/.exec(this.out);
         const x = /serving xDS on 127\.0\.0\.1:(\d+)/.exec(this.out);
         const p = /serving plugin content on 127\.0\.0\.1:(\d+)/.exec(this.out);
-        if (m && x) {
+        const d = /"address":"127\.0\.0\.1:(\d+)".*serving \/debug\/proxies/.exec(this.out);
+        if (m && x && d) {
+          this.debugPort = Number(d[1]);
           this.healthPort = Number(m[1]);
           this.xdsPort = Number(x[1]);
           this.pluginPort = Number(p?.[1] ?? 0);

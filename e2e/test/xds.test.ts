@@ -237,7 +237,7 @@ describe('xDS served from a cluster', () => {
             join(ROOT, 'packages/cli/dist/main.js'),
             'proxy-status',
             '--controller',
-            `http://127.0.0.1:${controller.healthPort}`,
+            `http://127.0.0.1:${controller.debugPort}`,
             ...args,
           ],
           { encoding: 'utf8' },
@@ -262,6 +262,9 @@ describe('xDS served from a cluster', () => {
         /^GATEWAY\s+ID\s+STREAM\s+SINCE\s+LDS\s+RDS\s+CDS\s+EDS\s+SDS\s+SYNC\s+REJECTED$/,
       );
       expect(text).toMatch(/status-probe .*behind \(rejected\)\s+Cluster/);
+      // security: the list of proxies (and their addresses) is on the debug address only, not on the
+      // health address that probes and Prometheus reach.
+      expect((await fetch(`http://127.0.0.1:${controller.healthPort}/debug/proxies`)).status).toBe(404);
       // The Gateway says so too, naming the proxy that runs an older configuration.
       const gwStatus = await waitFor(
         'ProxiesInSync=False naming the probe',

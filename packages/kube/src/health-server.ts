@@ -1,5 +1,6 @@
-// /healthz (the process serves), /readyz (first sync and translation done), /metrics, and JSON
-// debug endpoints (e.g. /debug/proxies for `turnpike proxy-status`).
+// /healthz (the process serves), /readyz (first sync and translation done), /metrics; and, on
+// their own address (loopback by default), JSON debug endpoints (/debug/proxies for `turnpike
+// proxy-status`), which name every connected proxy and its peer address.
 import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
 
@@ -45,6 +46,33 @@ export function startHealthServer(
       return;
     }
     res.writeHead(404).end();
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      const addr = server.address();
+      resolve({
+        server,
+        port: typeof addr === 'object' && addr ? addr.port : port,
+        close: () => new Promise((r) => server.close(() => r())),
+      });
+    });
+  });
+}
+
+/** JSON debug endpoints on an address of their own: GET PATH answers `endpoints[PATH]()`. */
+export function startDebugServer(
+  host: string,
+  port: number,
+  endpoints: Record<string, () => unknown>,
+): Promise<HealthServer> {
+  const server = createServer((req, res) => {
+    const dbg = endpoints[(req.url ?? '/').split('?')[0] ?? ''];
+    if (!dbg || req.method !== 'GET') {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end(`${JSON.stringify(dbg(), null, 2)}\n`);
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);

@@ -1,7 +1,7 @@
 // `turnpike proxy-status --controller URL`: the proxies connected to a running controller, the
 // configuration version each accepted per resource type, whether it runs the current configuration,
 // and what it last rejected. Reads the
-// controller's /debug/proxies (its health address; `kubectl port-forward` to port 8080).
+// controller's /debug/proxies (its debug address, loopback: `kubectl port-forward` to port 8081).
 import type { Command } from 'commander';
 import type { ProxyStream } from '@turnpike/xds';
 import { TYPE } from '@turnpike/xds';
@@ -50,7 +50,7 @@ export function registerProxyStatus(program: Command): void {
     .description(
       'list the proxies connected to a running controller, the versions they accepted and what they rejected',
     )
-    .option('--controller <url>', "the controller's health address", 'http://127.0.0.1:8080')
+    .option('--controller <url>', "the controller's debug address (--debug-address)", 'http://127.0.0.1:8081')
     .option('--gateway <ns/name>', "only this Gateway's proxies")
     .option('-o, --output <format>', 'text, json or yaml', 'text')
     .action(async (opts: { controller: string; gateway?: string; output: string }) => {

@@ -18,6 +18,7 @@ import {
   kubeSource,
   LeaderElector,
   StatusWriter,
+  startDebugServer,
   startHealthServer,
   XDS_CA_SECRET,
   XDS_CERT_DIR,
@@ -47,6 +48,7 @@ export interface KubeRunOptions extends PluginOptions {
   xdsAddress: string;
   xds: boolean;
   healthAddress: string;
+  debugAddress?: string;
   logLevel: string;
   leaderElectionNamespace?: string;
   leaderElect?: boolean;
@@ -110,7 +112,7 @@ function infraApplier(
   });
 }
 
-/** /healthz, /readyz (ready once a complete translation went out), /metrics and /debug/proxies. */
+/** /healthz, /readyz (ready once a complete translation went out) and /metrics. */
 async function serveHealth(
   address: string,
   isReady: () => boolean,
@@ -119,20 +121,27 @@ async function serveHealth(
   log: pino.Logger,
 ): Promise<{ port: number; close(): Promise<void> }> {
   const hostPort = hostPortFlag('--health-address', address);
-  const health = await startHealthServer(
-    hostPort.host,
-    hostPort.port,
-    isReady,
-    metrics.registry,
-    () => {
-      if (!xds) return;
-      metrics.xdsPushes.set(xds.server.stats.pushes);
-      metrics.connectedProxies.set(xds.server.connectedProxies);
-    },
-    { '/debug/proxies': () => xds?.server.proxies() ?? [] },
-  );
+  const health = await startHealthServer(hostPort.host, hostPort.port, isReady, metrics.registry, () => {
+    if (!xds) return;
+    metrics.xdsPushes.set(xds.server.stats.pushes);
+    metrics.connectedProxies.set(xds.server.connectedProxies);
+  });
   log.info({ address: `${hostPort.host}:${health.port}` }, 'serving /healthz, /readyz and /metrics');
   return health;
+}
+
+/** /debug/proxies (turnpike proxy-status): every proxy and its peer address, so loopback by default. */
+async function serveDebug(
+  address: string,
+  xds: XdsServing | undefined,
+  log: pino.Logger,
+): Promise<{ port: number; close(): Promise<void> }> {
+  const hostPort = hostPortFlag('--debug-address', address);
+  const debug = await startDebugServer(hostPort.host, hostPort.port, {
+    '/debug/proxies': () => xds?.server.proxies() ?? [],
+  });
+  log.info({ address: `${hostPort.host}:${debug.port}` }, 'serving /debug/proxies');
+  return debug;
 }
 
 export async function runInCluster(o: KubeRunOptions): Promise<void> {
@@ -273,6 +282,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     : undefined;
   let ready = false;
   const health = await serveHealth(o.healthAddress, () => ready, metrics, xds, log);
+  const debug = await serveDebug(o.debugAddress ?? '127.0.0.1:8081', xds, log);
 
   const sources = [plugins.worker.events, ...(xds ? [xds.events] : []), kubeSource({ client, log: say })];
   infraRef.applier = infra;
@@ -312,7 +322,13 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
       log.info({ signal }, 'shutting down');
       // Whatever still holds a socket open must not keep the process from exiting.
       setTimeout(() => process.exit(0), 5000).unref();
-      void Promise.all([controller.stop(), elector?.stop(), health.close(), consoleServer?.close()]).then(() => {
+      void Promise.all([
+        controller.stop(),
+        elector?.stop(),
+        health.close(),
+        debug.close(),
+        consoleServer?.close(),
+      ]).then(() => {
         client.close();
         resolve();
       });

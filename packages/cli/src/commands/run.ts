@@ -55,6 +55,12 @@ export function registerRun(program: Command): void {
     .option('--kubeconfig <path>', 'run against the cluster of this kubeconfig')
     .option('--in-cluster', "run inside a cluster, with the pod's service account")
     .option('--health-address <host:port>', 'with a cluster: /healthz, /readyz and /metrics', '0.0.0.0:8080')
+    .option(
+      '--debug-address <host:port>',
+      'with a cluster: /debug/proxies for turnpike proxy-status ' +
+        '(names every proxy: keep it on loopback, use a port-forward)',
+      '127.0.0.1:8081',
+    )
     .option('--log-level <level>', 'with a cluster: pino log level', 'info')
     .option('--leader-election-namespace <ns>', 'with a cluster: namespace of the leader Lease', 'turnpike-system')
     .option(
