@@ -287,7 +287,7 @@ describe('xDS served from a cluster', () => {
     }
   }, 60_000);
 
-  it('turnpike proxy-config prints what the Gateway is served, decoded, over mTLS, with private keys redacted', () => {
+  it('turnpike proxy-config prints what the Gateway is served, decoded, over mTLS, with private keys redacted', async () => {
     const dir = dirname(creds.files.cert);
     const out = execFileSync(
       process.execPath,
@@ -315,5 +315,12 @@ describe('xDS served from a cluster', () => {
     expect(cfg.secrets!.map((x) => x.name)).toEqual(['shop/cert']);
     expect(JSON.stringify(cfg.secrets)).toContain('<redacted>');
     expect(out).not.toContain('PRIVATE KEY');
+    // A debug read, not a proxy: the Gateway's sync accounting never saw it (the log is written
+    // asynchronously: wait for its line).
+    await waitFor(
+      'the debug read in the log',
+      async () => /debug read connected[^\n]*turnpike-proxy-config/.test(controller.out) || undefined,
+    );
+    expect(controller.out).not.toMatch(/proxy connected[^\n]*turnpike-proxy-config/);
   }, 60_000);
 });

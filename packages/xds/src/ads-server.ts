@@ -45,6 +45,8 @@ export interface ProxyStream {
   pending: Record<string, string>;
   /** The last configuration it rejected, if the rejection still stands. */
   rejected?: { typeUrl: string; version: string; message: string; at: string };
+  /** A debug read, not a proxy (DEBUG_READ_METADATA). */
+  debug?: boolean;
 }
 
 export interface AdsServerOptions {
@@ -86,6 +88,19 @@ export const DEFAULT_STREAM_LIMITS: StreamLimits = {
 interface Node {
   id?: string;
   cluster?: string;
+  // A google.protobuf.Struct: proto-loader gives its Value fields camelCased whatever keepCase says.
+  metadata?: { fields?: Record<string, { boolValue?: boolean }> };
+}
+
+/**
+ * Node metadata that marks a stream as a debug read (`turnpike proxy-config`): served like a proxy
+ * of its Gateway, but not one: it is left out of the proxies' sync accounting, the connected count
+ * and `/debug/proxies`, so reading what a Gateway is served never changes its status.
+ */
+export const DEBUG_READ_METADATA = 'turnpike.dev/debug-read';
+
+function isDebugRead(n: Node | undefined): boolean {
+  return n?.metadata?.fields?.[DEBUG_READ_METADATA]?.boolValue === true;
 }
 interface DiscoveryRequest {
   version_info?: string;
@@ -225,10 +240,11 @@ export class AdsServer {
   private sent(record: ProxyStream, typeUrl: string, version: string): void {
     this.stats.pushes++;
     record.pending[typeUrl] = version;
-    this.opts.onStreamChange?.(record, false);
+    if (!record.debug) this.opts.onStreamChange?.(record, false);
   }
 
   private acknowledged(record: ProxyStream, typeUrl: string, version: string): void {
+    if (record.debug) return;
     this.stats.acks++;
     this.opts.onAck?.(record.node, typeUrl, version);
     record.acked[typeUrl] = version;
@@ -239,6 +255,7 @@ export class AdsServer {
 
   /** A NACK: the proxy keeps its last accepted configuration; the rejection is logged and reported. */
   private rejected(record: ProxyStream, typeUrl: string, version: string, message: string): void {
+    if (record.debug) return;
     this.stats.nacks++;
     const report: NackReport = { node: record.node, typeUrl, version, message, at: new Date().toISOString() };
     this.log('proxy rejected configuration (NACK)', { ...report });
@@ -254,9 +271,13 @@ export class AdsServer {
     call: grpc.ServerDuplexStream<unknown, unknown>,
     stream: ProxyStream,
   ): void {
-    this.connected++;
-    this.streams.add(stream);
-    this.opts.onConnect?.(node, this.connected);
+    // A debug read is served updates like a proxy, and counted nowhere.
+    const proxy = !stream.debug;
+    if (proxy) {
+      this.connected++;
+      this.streams.add(stream);
+      this.opts.onConnect?.(node, this.connected);
+    }
     const handler = (nodes: string[]) => {
       if (nodes.includes(node)) onUpdate();
     };
@@ -265,10 +286,11 @@ export class AdsServer {
     const cleanup = () => {
       if (done) return;
       done = true;
-      this.connected--;
-      this.streams.delete(stream);
       this.opts.cache.off('update', handler);
       this.listeners.delete(end);
+      if (!proxy) return;
+      this.connected--;
+      this.streams.delete(stream);
       this.opts.onConnect?.(node, this.connected);
       this.opts.onStreamChange?.(stream, true);
     };
@@ -329,8 +351,13 @@ export class AdsServer {
       protocol,
       peer: call.getPeer(),
       connectedAt: new Date().toISOString(),
+      ...(isDebugRead(n) ? { debug: true } : {}),
     });
     this.track(node, onUpdate, call, record);
+    if (record.debug) {
+      this.log(`debug read connected (${protocol})`, { node, id: n?.id });
+      return node;
+    }
     this.log(`proxy connected (${protocol})`, { node, id: n?.id });
     this.opts.onStreamChange?.(record, false);
     return node;

@@ -2,7 +2,7 @@
 // streams that never name their Gateway, and subscriptions per stream. Each refusal is counted.
 import { afterEach, describe, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
-import { AdsServer, SnapshotCache, TYPE, type StreamRefusal } from '../src/index.js';
+import { AdsServer, DEBUG_READ_METADATA, SnapshotCache, TYPE, type StreamRefusal } from '../src/index.js';
 import { adsClient, reader, type Stream } from './ads-client.js';
 
 let server: AdsServer | undefined;
@@ -74,5 +74,38 @@ describe('ADS stream limits', () => {
       'a stream may subscribe to 5 resource names; this one asked for 6',
       'a stream may subscribe to 3 type URLs; this one asked for 4',
     ]);
+  });
+});
+
+describe('debug reads', () => {
+  it('a stream marked as a debug read is served, and left out of sync accounting, the connected count and the proxy list', async () => {
+    const changes: { node: string; debug?: boolean }[] = [];
+    const cache = new SnapshotCache();
+    server = new AdsServer({ cache, onStreamChange: (s) => changes.push({ node: s.node, debug: s.debug }) });
+    const port = await server.listen('127.0.0.1:0');
+    const ask = async (metadata?: Record<string, unknown>) => {
+      const { stream } = open(port);
+      const next = reader(stream);
+      stream.write({ node: { id: 'x', cluster: 'a/gw', ...(metadata ? { metadata } : {}) }, type_url: TYPE.listener });
+      const first = await next();
+      stream.write({
+        node: { cluster: 'a/gw' },
+        type_url: TYPE.listener,
+        version_info: first.version_info,
+        response_nonce: first.nonce,
+      });
+      return first;
+    };
+    const debugFirst = await ask({ fields: { [DEBUG_READ_METADATA]: { boolValue: true } } });
+    expect(debugFirst.type_url).toBe(TYPE.listener);
+    expect(server.connectedProxies).toBe(0);
+    expect(server.proxies()).toEqual([]);
+    expect(changes).toEqual([]);
+    // The same without the mark is a proxy: counted, listed, and its changes reported.
+    await ask();
+    await until(() => changes.length > 0);
+    expect(server.connectedProxies).toBe(1);
+    expect(server.proxies().map((p) => p.node)).toEqual(['a/gw']);
+    expect(changes.every((c) => !c.debug)).toBe(true);
   });
 });

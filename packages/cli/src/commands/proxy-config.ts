@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import type { Command } from 'commander';
-import { decodeMessage, loadAdsService, TYPE } from '@turnpike/xds';
+import { DEBUG_READ_METADATA, decodeMessage, loadAdsService, TYPE } from '@turnpike/xds';
 import { CliError } from '../errors.js';
 import { gatewayFlag, hostPortFlag } from '../flags.js';
 import { format, parseFormat } from '../output.js';
@@ -82,7 +82,12 @@ export async function fetchProxyConfig(o: {
     failure = e;
     for (const w of waiting.values()) w({});
   });
-  const node = { id: 'turnpike-proxy-config', cluster: o.node };
+  // A debug read: served what the Gateway's proxies are, left out of their sync accounting.
+  const node = {
+    id: 'turnpike-proxy-config',
+    cluster: o.node,
+    metadata: { fields: { [DEBUG_READ_METADATA]: { boolValue: true } } },
+  };
   const fetch = (typeUrl: string, names: string[]) =>
     new Promise<Json[]>((resolve, reject) => {
       const timer = setTimeout(
