@@ -144,7 +144,7 @@ describe('turnpike run --record and replay --verify', () => {
     writeFileSync(join(dir, 'r.yaml'), ROUTE('gone'));
     await waitFor(() => /HTTPRoute\/apps\/web .*ResolvedRefs=False\(BackendNotFound/.test(p.output()));
     rmSync(join(dir, 'r.yaml'));
-    await waitFor(() => p.output().includes('HTTPRoute/apps/web (no longer ours)'));
+    await waitFor(() => p.output().includes('HTTPRoute/apps/web (deleted)'));
     const res = await p.stop();
     expect(res.code).toBe(0);
 
@@ -178,6 +178,14 @@ describe('turnpike run --record and replay --verify', () => {
     const fail = turnpike('replay', altered, '--verify');
     expect(fail.code).toBe(1);
     expect(fail.stderr).toMatch(new RegExp(`diverges at the output after event \\d+`));
+
+    // A point past the end of the log is an error, not the last state.
+    const last = lines.filter((l) => typeof l.seq === 'number' && l.type !== 'output').at(-1).seq;
+    const past = turnpike('diff', `${log}@${first.seq}`, `${log}@${last + 100}`);
+    expect([past.code, past.stderr.trim()]).toEqual([
+      2,
+      `turnpike: ${log}@${last + 100}: the log ends at event ${last}`,
+    ]);
 
     // diff between two points of the log
     const d = turnpike('diff', `${log}@${first.seq}`, `${log}@${bad.seq}`, '--no-color');

@@ -20,7 +20,11 @@ export function loadSide(spec: string, validation: ManifestValidation = 'strict'
     if (!Number.isInteger(seq) || seq < 0)
       throw new CliError(`${spec}: "${spec.slice(at + 1)}" is not an event number`);
     if (!existsSync(path) || !statSync(path).isFile()) throw new CliError(`${spec}: no event log at ${path}`);
-    return stateAt(readEventLog(path), seq).result;
+    const log = readEventLog(path);
+    const last = log.events.at(-1)?.seq ?? 0;
+    // Past the end is a mistake, not the last state: the state asked for was never recorded.
+    if (seq > last) throw new CliError(`${spec}: the log ends at event ${last}`);
+    return stateAt(log, seq).result;
   }
   const r = translatePaths([spec], '1970-01-01T00:00:00Z', validation);
   for (const e of r.errors) process.stderr.write(`turnpike: error: ${e}\n`);

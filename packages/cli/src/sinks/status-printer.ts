@@ -20,12 +20,11 @@ export function statusPrinter(
       }
       for (const key of out.changes.statuses) {
         const status = out.result.statuses.get(key);
+        // A status that went away: the object was deleted, or it is still there but not ours any more.
+        const [kind = '', namespace = '', name = ''] = key.split('/');
+        const gone = status ? '' : out.snapshot.get(kind)?.get(namespace)?.get(name) ? '(no longer ours)' : '(deleted)';
         if (json) write(`${JSON.stringify({ time, seq: out.seq, object: key, status: status ?? null })}\n`);
-        else
-          write(
-            `${time.slice(11, 23)} ${key.replace(/\/\//, '/')} ` +
-              `${status ? statusSummary(status) : '(no longer ours)'}\n`,
-          );
+        else write(`${time.slice(11, 23)} ${key.replace(/\/\//, '/')} ` + `${status ? statusSummary(status) : gone}\n`);
       }
       if (!json)
         warn(
