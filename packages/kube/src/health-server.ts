@@ -17,7 +17,6 @@ export function startHealthServer(
   ready: () => boolean,
   registry: Registry,
   beforeScrape?: () => void,
-  debug: Record<string, () => unknown> = {},
 ): Promise<HealthServer> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -40,24 +39,9 @@ export function startHealthServer(
       );
       return;
     }
-    const dbg = debug[path ?? ''];
-    if (dbg && req.method === 'GET') {
-      res.writeHead(200, { 'Content-Type': 'application/json' }).end(`${JSON.stringify(dbg(), null, 2)}\n`);
-      return;
-    }
     res.writeHead(404).end();
   });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      const addr = server.address();
-      resolve({
-        server,
-        port: typeof addr === 'object' && addr ? addr.port : port,
-        close: () => new Promise((r) => server.close(() => r())),
-      });
-    });
-  });
+  return listen(server, host, port);
 }
 
 /** JSON debug endpoints on an address of their own: GET PATH answers `endpoints[PATH]()`. */
@@ -74,6 +58,11 @@ export function startDebugServer(
     }
     res.writeHead(200, { 'Content-Type': 'application/json' }).end(`${JSON.stringify(dbg(), null, 2)}\n`);
   });
+  return listen(server, host, port);
+}
+
+/** Listens on host:port (0: any free port); resolves with the port it got. */
+function listen(server: Server, host: string, port: number): Promise<HealthServer> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
