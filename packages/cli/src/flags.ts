@@ -49,3 +49,9 @@ export function fileInputOptions(command: Command): Command {
     )
     .option('--validate <mode>', VALIDATE_HELP, 'strict');
 }
+
+/** A loopback host name or address (127.0.0.0/8, ::1, localhost; brackets allowed). */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
+}

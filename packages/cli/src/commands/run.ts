@@ -6,7 +6,7 @@ import { DIRECTORY_SOURCE, DEFAULT_MAX_DELAY_MS, DEFAULT_QUIET_MS, directorySour
 import { openRecording } from '../record.js';
 import { startController } from '../controller.js';
 import { CliError } from '../errors.js';
-import { hostPortFlag, VALIDATE_HELP, validationFlag } from '../flags.js';
+import { hostPortFlag, isLoopbackHost, VALIDATE_HELP, validationFlag } from '../flags.js';
 import { ConsoleData } from '../console/console-data.js';
 import { LiveLog, teeRecorder } from '../console/live-log.js';
 import { serveConsole } from './console.js';
@@ -284,8 +284,4 @@ function refuseOpenXds(opts: RunOptions): void {
     process.stderr.write(
       "turnpike: warning: --xds-any-client: any client that connects reads every Gateway's configuration and keys\n",
     );
-}
-
-function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\./.test(host);
 }

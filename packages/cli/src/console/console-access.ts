@@ -6,13 +6,9 @@
 //   (`/?token=…`), kept in an HttpOnly, SameSite=Strict cookie for the page's API calls.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { isLoopbackHost } from '../flags.js';
 
 export const CONSOLE_COOKIE = 'turnpike_console';
-
-export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
-}
 
 export interface ConsoleAccess {
   /** Set when the console listens beyond loopback. */
