@@ -105,28 +105,26 @@ function screenRouteConfiguration(
 }
 
 function screenListener(listener: Listener, withheld: WithheldResource[]): Listener {
-  const problems = listenerLoadProblems(listener);
   const chains = listener.filter_chains ?? [];
-  const bad = new Set<number>();
-  for (const p of problems) {
+  /** Why each chain Envoy would refuse is refused: load rules, then field rules. */
+  const why = new Map<number, string[]>();
+  const add = (i: number, reasons: string[]) => why.set(i, [...(why.get(i) ?? []), ...reasons]);
+  for (const p of listenerLoadProblems(listener)) {
     const at = /^filter_chains\[(\d+)\]/.exec(p.field);
-    if (at) bad.add(Number(at[1]));
+    if (at) add(Number(at[1]), [p.message]);
   }
   chains.forEach((chain, i) => {
     const errors = validateMessage('envoy.config.listener.v3.FilterChain', chain, `filter_chains[${i}]`);
-    if (errors.length) bad.add(i);
+    if (errors.length) add(i, errors);
   });
-  if (!bad.size) return listener;
-  for (const i of [...bad].sort((a, b) => a - b))
+  if (!why.size) return listener;
+  for (const [i, reasons] of [...why].sort(([a], [b]) => a - b))
     withheld.push({
       resource: `Listener ${listener.name ?? ''}`,
       field: `filter_chains[${i}]`,
-      message: `filter chain ${chains[i]!.name ?? ''} withheld: ${[
-        ...problems.filter((p) => p.field.startsWith(`filter_chains[${i}]`)).map((p) => p.message),
-        ...validateMessage('envoy.config.listener.v3.FilterChain', chains[i], `filter_chains[${i}]`),
-      ].join('; ')}`,
+      message: `filter chain ${chains[i]!.name ?? ''} withheld: ${reasons.join('; ')}`,
     });
-  return { ...listener, filter_chains: chains.filter((_, i) => !bad.has(i)) };
+  return { ...listener, filter_chains: chains.filter((_, i) => !why.has(i)) };
 }
 
 /**
