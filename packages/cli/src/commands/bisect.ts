@@ -7,11 +7,10 @@
 // never changes (or never reaches STATUS), 2 on error.
 import type { Command } from 'commander';
 import { objectKey } from '@turnpike/api';
-import { applyEvents, readEventLog, type ParsedLog, type WatchEvent } from '@turnpike/engine';
+import { applyEvents, EMPTY_SNAPSHOT, readEventLog, type ParsedLog, type WatchEvent } from '@turnpike/engine';
 import { Translator, type TranslateResult } from '@turnpike/translator';
 import { textFormatFlag } from '../flags.js';
 import { CliError } from '../errors.js';
-import { LogCheckpoints } from '../log-checkpoints.js';
 import { format } from '../output.js';
 import { semanticDiff, type SemanticDiff } from '../semantic-diff.js';
 import { parseObjectRef } from './explain.js';
@@ -50,7 +49,8 @@ function baselineIndex(log: ParsedLog): number {
 export function bisectLog(log: ParsedLog, key: string, type: string, status?: string): BisectResult {
   const lo = baselineIndex(log);
   const translator = new Translator();
-  let snapshot = new LogCheckpoints(log).after(lo);
+  // The walk applies every event once: the baseline state is the log's first lo + 1 events.
+  let snapshot = applyEvents(EMPTY_SNAPSHOT, log.events.slice(0, lo + 1)).snapshot;
   let result = translator.translate(snapshot);
   let translations = 1;
   const baseline = conditionOf(result, key, type);
