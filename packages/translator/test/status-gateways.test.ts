@@ -4,21 +4,24 @@ import { describe, expect, it } from '@jest/globals';
 import { snapshotFromObjects, Translator } from '../src/index.js';
 import { gateway, gatewayClass, http, httpRoute, run, statusOf } from './builders.js';
 
+/** What the xDS serving edge tells the engine about Gateway infra/gw. */
+const proxyStatus = (status: Record<string, unknown>) => ({
+  apiVersion: 'turnpike.dev/internal',
+  kind: 'ProxyStatus',
+  metadata: { name: 'gw', namespace: 'infra' },
+  status,
+});
+
 describe('proxy feedback', () => {
   it('a configuration the proxies rejected shows on the Gateway as turnpike.dev/ConfigRejected', () => {
-    const ps = {
-      apiVersion: 'turnpike.dev/internal',
-      kind: 'ProxyStatus',
-      metadata: { name: 'gw', namespace: 'infra' },
-      status: {
-        rejected: {
-          typeUrl: 'type.googleapis.com/envoy.config.cluster.v3.Cluster',
-          version: 'abc',
-          message: 'unsupported lb_policy',
-          node: 'infra/gw',
-        },
+    const ps = proxyStatus({
+      rejected: {
+        typeUrl: 'type.googleapis.com/envoy.config.cluster.v3.Cluster',
+        version: 'abc',
+        message: 'unsupported lb_policy',
+        node: 'infra/gw',
       },
-    };
+    });
     const r = run([gatewayClass(), gateway('gw', [http()]), ps]);
     const c = statusOf(r, 'Gateway', 'infra', 'gw').conditions.find(
       (x: { type: string }) => x.type === 'turnpike.dev/ConfigRejected',
@@ -32,22 +35,17 @@ describe('proxy feedback', () => {
   });
 
   it('configuration the serving path withheld shows on the Gateway as turnpike.dev/ConfigWithheld, naming the route', () => {
-    const ps = {
-      apiVersion: 'turnpike.dev/internal',
-      kind: 'ProxyStatus',
-      metadata: { name: 'gw', namespace: 'infra' },
-      status: {
-        withheld: [
-          {
-            resource: 'RouteConfiguration tcp-80',
-            field: 'virtual_hosts[0].routes[0]',
-            message: 'route withheld: RE2 cannot compile "(?=b)"',
-            source: 'HTTPRoute apps/bad spec.rules[0].matches[0]',
-            object: 'HTTPRoute/apps/bad',
-          },
-        ],
-      },
-    };
+    const ps = proxyStatus({
+      withheld: [
+        {
+          resource: 'RouteConfiguration tcp-80',
+          field: 'virtual_hosts[0].routes[0]',
+          message: 'route withheld: RE2 cannot compile "(?=b)"',
+          source: 'HTTPRoute apps/bad spec.rules[0].matches[0]',
+          object: 'HTTPRoute/apps/bad',
+        },
+      ],
+    });
     const route = httpRoute('bad', { parentRefs: [{ name: 'gw', namespace: 'infra' }], rules: [{}] });
     const r = run([gatewayClass(), gateway('gw', [http()]), route, ps]);
     const c = statusOf(r, 'Gateway', 'infra', 'gw').conditions.find(
@@ -67,21 +65,16 @@ describe('proxy feedback', () => {
   });
 
   it('the withheld condition comes and goes on the route when ProxyStatus does, translating incrementally', () => {
-    const ps = {
-      apiVersion: 'turnpike.dev/internal',
-      kind: 'ProxyStatus',
-      metadata: { name: 'gw', namespace: 'infra' },
-      status: {
-        withheld: [
-          {
-            resource: 'RouteConfiguration tcp-80',
-            field: 'virtual_hosts[0].routes[0]',
-            message: 'route withheld: x',
-            object: 'HTTPRoute/apps/bad',
-          },
-        ],
-      },
-    };
+    const ps = proxyStatus({
+      withheld: [
+        {
+          resource: 'RouteConfiguration tcp-80',
+          field: 'virtual_hosts[0].routes[0]',
+          message: 'route withheld: x',
+          object: 'HTTPRoute/apps/bad',
+        },
+      ],
+    });
     const base = [
       gatewayClass(),
       gateway('gw', [http()]),
