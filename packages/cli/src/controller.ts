@@ -4,6 +4,7 @@
 import { everyKeyOf, runEngine, type EngineOutput, type SourceEvent, type WatchEvent } from '@turnpike/engine';
 import type { EventRecorder } from './console/live-log.js';
 import type { Observable, SchedulerLike } from 'rxjs';
+import { Translator, type TranslateOptions } from '@turnpike/translator';
 
 /** Where a translation's output goes: the xDS cache, the status writer, the infra applier, stdout… */
 export interface Sink {
@@ -29,6 +30,8 @@ export interface ControllerOptions {
   /** Sources fed by the translations (plugins) that must be synced before most sinks act on one. */
   completeAfter?: string[];
   sinks: Sink[];
+  /** The translator's options (where proxies are placed); the event log's header records them. */
+  translateOptions?: TranslateOptions;
   quietMs: number;
   maxDelayMs: number;
   scheduler?: SchedulerLike;
@@ -59,6 +62,7 @@ export function startController(o: ControllerOptions): Controller {
     quietMs: o.quietMs,
     maxDelayMs: o.maxDelayMs,
     ...(o.scheduler ? { scheduler: o.scheduler } : {}),
+    ...(o.translateOptions ? { translator: new Translator(o.translateOptions) } : {}),
     onEvent: (e) => {
       o.recorder?.event(e);
       o.onEvent?.(e);

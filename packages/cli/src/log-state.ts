@@ -4,6 +4,7 @@ import {
   EMPTY_SNAPSHOT,
   outputHash,
   snapshotObjects,
+  type LogHeader,
   type ParsedLog,
   type WatchEvent,
 } from '@turnpike/engine';
@@ -18,7 +19,12 @@ export interface StateAt {
   hash: string;
 }
 
-export function stateAt(log: ParsedLog, until?: number, translator = new Translator()): StateAt {
+/** A translator set up as the controller that wrote the log was (where it placed the proxies). */
+export function translatorFor(header: LogHeader): Translator {
+  return new Translator(header.proxyNamespace !== undefined ? { proxyNamespace: header.proxyNamespace } : {});
+}
+
+export function stateAt(log: ParsedLog, until?: number, translator = translatorFor(log.header)): StateAt {
   let snapshot = EMPTY_SNAPSHOT;
   let seq = 0;
   const batch: WatchEvent[] = [];
@@ -43,7 +49,7 @@ export function verifyLog(
   log: ParsedLog,
   progress?: (done: number, total: number) => void,
 ): { checked: number; divergence?: Divergence } {
-  const translator = new Translator();
+  const translator = translatorFor(log.header);
   let snapshot = EMPTY_SNAPSHOT;
   let i = 0;
   let checked = 0;

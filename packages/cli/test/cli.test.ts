@@ -1,6 +1,7 @@
 import { readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
+import { generatedName } from '@turnpike/translator';
 import { MANIFEST, ROUTE, start, tmp, turnpike, waitFor, write } from './cli-helpers.js';
 
 describe('turnpike translate', () => {
@@ -16,7 +17,7 @@ describe('turnpike translate', () => {
       route.status.parents[0].conditions.map((c: { type: string; status: string }) => `${c.type}=${c.status}`),
     ).toEqual(['Accepted=True', 'BackendsAvailable=False', 'ResolvedRefs=True']);
     expect(Object.keys(out.xdsIR.gateways)).toEqual(['infra/gw']);
-    expect(out.infraIR.gateways['infra/gw'].name).toBe('gw-tp');
+    expect(out.infraIR.gateways['infra/gw'].name).toBe(generatedName('infra', 'gw'));
   });
   it('prints YAML with -o yaml', () => {
     const dir = tmp();

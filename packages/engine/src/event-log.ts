@@ -22,6 +22,11 @@ export interface LogHeader {
    * Absent in logs written before: every synced source then gated the first translation.
    */
   completeAfter?: string[];
+  /**
+   * The namespace every proxy was placed in (TranslateOptions.proxyNamespace); absent: beside each
+   * Gateway. Replay translates with it, so statuses and the infra IR come out the same.
+   */
+  proxyNamespace?: string;
 }
 export interface OutputRecord {
   type: 'output';

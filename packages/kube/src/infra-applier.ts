@@ -32,6 +32,8 @@ function pathOf(kind: string, namespace: string, name?: string): string {
 
 export interface InfraApplierOptions extends InfraContext {
   client: KubeClient;
+  /** Every proxy lives in this namespace: prune looks there only (the controller may list nothing else). */
+  namespace?: string;
   log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
   onError?: () => void;
 }
@@ -163,9 +165,10 @@ export class InfraApplier {
 
   private async prune(): Promise<void> {
     for (const k of KINDS) {
+      const scope = this.o.namespace === undefined ? '' : `/namespaces/${this.o.namespace}`;
       const list = await this.o.client.must<{ items: KubeObject[] }>(
         'GET',
-        `${k.base}/${k.plural}?labelSelector=${encodeURIComponent(MANAGED_SELECTOR)}`,
+        `${k.base}${scope}/${k.plural}?labelSelector=${encodeURIComponent(MANAGED_SELECTOR)}`,
       );
       for (const item of list.items ?? []) {
         const key = `${k.kind}/${item.metadata.namespace}/${item.metadata.name}`;

@@ -1,11 +1,17 @@
 // The Kubernetes objects that run a Gateway's proxy, from its infra IR: ServiceAccount,
 // ConfigMap (the Envoy bootstrap), Secret (the proxy's xDS client certificate, with mTLS),
-// Deployment, Service and PodDisruptionBudget. All in the
-// Gateway's namespace, named from the IR, labelled with the Gateway's name and its
-// spec.infrastructure labels, and owned by the Gateway. Pure: no I/O.
+// Deployment, Service and PodDisruptionBudget. All in the namespace and under the name the IR
+// gives (proxy-placement.ts), labelled with the Gateway's name and namespace and its
+// spec.infrastructure labels, and owned by the Gateway when beside it (an owner reference cannot
+// cross namespaces: the garbage collector would delete the object). Pure: no I/O.
 import { createHash } from 'node:crypto';
 import { encodeSecretData, type KubeObject } from '@turnpike/api';
-import type { GatewayInfraIR } from '@turnpike/translator';
+import {
+  GATEWAY_NAME_LABEL,
+  GATEWAY_NAMESPACE_LABEL,
+  MANAGED_BY_LABEL,
+  type GatewayInfraIR,
+} from '@turnpike/translator';
 
 export const CONFIG_HASH_ANNOTATION = 'turnpike.dev/config-hash';
 // Proxy objects only: the controller's own Secrets (CA, URL key) carry managed-by too, but no Gateway name.
@@ -26,9 +32,8 @@ export interface InfraContext {
    * (the proxy objects wait: a proxy without them could not connect).
    */
   xdsCredentials?: (
-    namespace: string,
-    name: string,
-    secretName: string,
+    gateway: { namespace: string; name: string },
+    secret: { namespace: string; name: string },
   ) => { 'tls.crt': string; 'tls.key': string; 'ca.crt': string } | undefined;
   /** Plugin content by sha256, to copy installed plugins into the Gateway's namespace. */
   pluginContent?: (sha256: string) => Buffer | undefined;
@@ -88,7 +93,7 @@ function xdsClientSecret(
 ): { objects: KubeObject[]; volumes: unknown[]; mounts: unknown[] } {
   if (!ctx.xdsCredentials) return { objects: [], volumes: [], mounts: [] };
   const name = xdsClientSecretName(ir.name);
-  const creds = ctx.xdsCredentials(ir.gateway.namespace, ir.gateway.name, name);
+  const creds = ctx.xdsCredentials(ir.gateway, { namespace: ir.namespace, name });
   if (!creds)
     throw new InfraInputPending(
       `the xDS client certificate of Gateway ${ir.gateway.namespace}/${ir.gateway.name} is being issued`,
@@ -111,18 +116,19 @@ function xdsClientSecret(
 
 export function infraObjects(ir: GatewayInfraIR, ctx: InfraContext): KubeObject[] {
   const { namespace, name } = ir;
-  const owner = ir.gateway.uid
-    ? [
-        {
-          apiVersion: 'gateway.networking.k8s.io/v1',
-          kind: 'Gateway',
-          name: ir.gateway.name,
-          uid: ir.gateway.uid,
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ]
-    : undefined;
+  const owner =
+    ir.gateway.uid && ir.gateway.namespace === namespace
+      ? [
+          {
+            apiVersion: 'gateway.networking.k8s.io/v1',
+            kind: 'Gateway',
+            name: ir.gateway.name,
+            uid: ir.gateway.uid,
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ]
+      : undefined;
   const meta = (extra: Record<string, string> = {}) => ({
     name,
     namespace,
@@ -131,8 +137,9 @@ export function infraObjects(ir: GatewayInfraIR, ctx: InfraContext): KubeObject[
     ...(owner ? { ownerReferences: owner } : {}),
   });
   const selector = {
-    'gateway.networking.k8s.io/gateway-name': ir.labels['gateway.networking.k8s.io/gateway-name']!,
-    'app.kubernetes.io/managed-by': 'turnpike',
+    [GATEWAY_NAME_LABEL]: ir.labels[GATEWAY_NAME_LABEL]!,
+    [GATEWAY_NAMESPACE_LABEL]: ir.labels[GATEWAY_NAMESPACE_LABEL]!,
+    [MANAGED_BY_LABEL]: 'turnpike',
   };
   const bootstrap = ctx.bootstrap(ir.gateway.namespace, ir.gateway.name);
   const plugins = pluginCopies(ir, ctx, meta);

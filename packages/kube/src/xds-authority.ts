@@ -261,33 +261,36 @@ export class XdsAuthority {
    * A Gateway's client credentials, when they are ready and current. Otherwise undefined, and
    * they are adopted from the cluster or issued in the background (onCredentialsChanged follows).
    */
-  clientCredentials(namespace: string, name: string, secretName: string): ClientCredentials | undefined {
+  clientCredentials(
+    gateway: { namespace: string; name: string },
+    secret: { namespace: string; name: string },
+  ): ClientCredentials | undefined {
     const ca = this.ca;
     if (!ca) return undefined;
-    const key = `${namespace}/${name}`;
+    const key = `${gateway.namespace}/${gateway.name}`;
     const known = this.clients.get(key);
     if (known && known.issuer === ca.certPem && this.now().getTime() < known.renewAt) {
       return known.creds['ca.crt'] === ca.bundle ? known.creds : { ...known.creds, 'ca.crt': ca.bundle };
     }
     if (!this.pending.has(key)) {
       this.pending.add(key);
-      void this.obtain(namespace, name, secretName, ca, !known).finally(() => this.pending.delete(key));
+      void this.obtain(gateway, secret, ca, !known).finally(() => this.pending.delete(key));
     }
     // Until the new one is ready, the previous one (still trusted) keeps being written.
     return known && signedByBundle(known.creds['tls.crt'], ca.bundle, this.now()) ? known.creds : undefined;
   }
 
   private async obtain(
-    namespace: string,
-    name: string,
-    secretName: string,
+    gateway: { namespace: string; name: string },
+    secret: { namespace: string; name: string },
     ca: CAState,
     tryAdopt: boolean,
   ): Promise<void> {
+    const { namespace, name } = gateway;
     const key = `${namespace}/${name}`;
     try {
       if (tryAdopt) {
-        const adopted = await this.adopt(namespace, name, secretName, ca);
+        const adopted = await this.adopt(gateway, secret, ca);
         if (adopted) {
           this.clients.set(key, adopted);
           this.o.onCredentialsChanged?.();
@@ -317,18 +320,18 @@ export class XdsAuthority {
   /**
    * The certificate already in the Gateway's Secret, if the current CA signed it, it is not due,
    * it names this Gateway and nothing else, and the key beside it is its key. Anyone who can write
-   * a Secret in the Gateway's namespace could otherwise put another Gateway's credentials there
+   * a Secret in the proxies' namespace could otherwise put another Gateway's credentials there
    * and have its proxies read that Gateway's configuration.
    */
   private async adopt(
-    namespace: string,
-    name: string,
-    secretName: string,
+    gateway: { namespace: string; name: string },
+    secret: { namespace: string; name: string },
     ca: CAState,
   ): Promise<{ creds: ClientCredentials; renewAt: number; issuer: string } | undefined> {
+    const { namespace, name } = gateway;
     let s: Secret;
     try {
-      s = await this.o.client.must<Secret>('GET', `/api/v1/namespaces/${namespace}/secrets/${secretName}`);
+      s = await this.o.client.must<Secret>('GET', `/api/v1/namespaces/${secret.namespace}/secrets/${secret.name}`);
     } catch (e) {
       if (e instanceof KubeApiError && e.status === 404) return undefined;
       throw e;
@@ -339,7 +342,7 @@ export class XdsAuthority {
     if (!namesOnly(crt, gatewayIdentity(this.o.trustDomain, namespace, name)) || !keyOf(crt, keyPem)) {
       this.o.log?.('warn', "not adopting the xDS client certificate in the Secret: it is not this Gateway's", {
         gateway: `${namespace}/${name}`,
-        secret: `${namespace}/${secretName}`,
+        secret: `${secret.namespace}/${secret.name}`,
       });
       return undefined;
     }

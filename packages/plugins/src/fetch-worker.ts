@@ -119,6 +119,8 @@ export class PluginFetchWorker {
     }
     if (this.translated) return;
     this.translated = true;
+    // The first translation saw every PluginInstallation: what storage holds for others is stale.
+    this.opts.storage.retainOnly?.(requests.keys());
     this.awaiting = new Set([...this.jobs.values()].filter((j) => !j.emitted && !j.blocked).map((j) => j.key));
     const timer = setTimeout(() => this.reportSynced(), this.opts.syncTimeoutMs ?? 10_000);
     timer.unref?.();

@@ -25,6 +25,8 @@ export interface PluginStorage {
   load(pi: PluginInstallation): Promise<StoredPlugin | undefined>;
   /** The PluginInstallation is gone: drop what is held for it. */
   forget?(namespace: string, name: string): void;
+  /** Every PluginInstallation that exists (`namespace/name`): what is stored for any other may go. */
+  retainOnly?(existing: Iterable<string>): void;
 }
 
 /** Off-cluster: content lives in memory only; large content gets a URL. */

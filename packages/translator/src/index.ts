@@ -1,6 +1,7 @@
 export * from './snapshot.js';
 export * from './translate.js';
 export * from './infra-ir.js';
+export * from './proxy-placement.js';
 export * from './hostnames.js';
 export * from './compare.js';
 export { SUPPORTED_FEATURES } from './gateway-classes.js';

@@ -1,7 +1,6 @@
-// The infra IR: per Gateway, the proxy Deployment and Service to run. Names are
-// `<gateway>-<class>`, hashed and truncated to 63 characters; labels carry the Gateway's name
-// and spec.infrastructure labels; annotations carry spec.infrastructure annotations.
-import { createHash } from 'node:crypto';
+// The infra IR: per Gateway, the proxy Deployment and Service to run, named and placed as
+// proxy-placement.ts says; labels carry the Gateway's name and namespace and spec.infrastructure
+// labels; annotations carry spec.infrastructure annotations.
 import { proxyPortKey } from '@turnpike/api';
 import { gatewayListenPorts } from './listen-ports.js';
 import { requestedLoadBalancerIP } from './static-addresses.js';
@@ -10,10 +9,13 @@ import { mergedListeners } from './gateways.js';
 import { listenerProgrammable } from './listener-validity.js';
 import { transport } from './listener-protocols.js';
 import type { InstalledPlugin } from './plugins.js';
+import { proxyPlacement } from './proxy-placement.js';
 
 export const DEFAULT_PROXY_IMAGE = 'envoyproxy/envoy:distroless-v1.36.2';
 export const GATEWAY_NAME_LABEL = 'gateway.networking.k8s.io/gateway-name';
 export const GATEWAY_CLASS_LABEL = 'gateway.networking.k8s.io/gateway-class-name';
+/** Tells apart two Gateways of one name whose proxies share a namespace (and their pod selectors). */
+export const GATEWAY_NAMESPACE_LABEL = 'turnpike.dev/gateway-namespace';
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const TAGS_ANNOTATION = 'turnpike.dev/tags';
 
@@ -50,28 +52,25 @@ export interface InfraIR {
   gateways: ReadonlyMap<string, GatewayInfraIR>;
 }
 
-/** `<gateway>-<class>`; longer than 63 characters → 54 characters, '-', 8 hex of its sha256. */
-export function generatedName(gateway: string, gatewayClass: string): string {
-  const full = `${gateway}-${gatewayClass}`;
-  if (full.length <= 63) return full;
-  const hash = createHash('sha256').update(full).digest('hex').slice(0, 8);
-  return `${full.slice(0, 54).replace(/[-.]+$/, '')}-${hash}`;
-}
-
 function sorted(o: Record<string, string> | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   for (const k of Object.keys(o ?? {}).sort()) out[k] = (o as Record<string, string>)[k] as string;
   return out;
 }
 
-export function buildGatewayInfra(g: GatewayModel, plugins: GatewayInfraIR['plugins']): GatewayInfraIR {
+export function buildGatewayInfra(
+  g: GatewayModel,
+  plugins: GatewayInfraIR['plugins'],
+  proxyNamespace: string | undefined,
+): GatewayInfraIR {
   const gw = g.object;
-  const name = generatedName(gw.metadata.name, gw.spec.gatewayClassName);
+  const { namespace, name } = proxyPlacement(gw.metadata.namespace ?? '', gw.metadata.name, proxyNamespace);
   const pc = g.proxyConfig?.spec ?? {};
   const infra = gw.spec.infrastructure ?? {};
   const labels = sorted({
     ...infra.labels,
     [GATEWAY_NAME_LABEL]: gw.metadata.name.length <= 63 ? gw.metadata.name : name,
+    [GATEWAY_NAMESPACE_LABEL]: gw.metadata.namespace ?? '',
     [GATEWAY_CLASS_LABEL]: gw.spec.gatewayClassName,
     [MANAGED_BY_LABEL]: 'turnpike',
   });
@@ -102,7 +101,7 @@ export function buildGatewayInfra(g: GatewayModel, plugins: GatewayInfraIR['plug
       ...(gw.metadata.uid ? { uid: gw.metadata.uid } : {}),
     },
     name,
-    namespace: gw.metadata.namespace ?? '',
+    namespace,
     labels,
     annotations: sorted(infra.annotations),
     ports: [...ports.values()].sort((a, b) => a.port - b.port || (a.protocol < b.protocol ? -1 : 1)),

@@ -7,7 +7,7 @@ import type { ClassResult } from './gateway-classes.js';
 import { SUPPORTED_FEATURES } from './gateway-classes.js';
 import { mergedListeners } from './gateways.js';
 import { listenerConfigInvalid as configInvalid, listenerProgrammable } from './listener-validity.js';
-import { generatedName } from './infra-ir.js';
+import { proxyPlacement } from './proxy-placement.js';
 import { assignedStaticAddresses, staticAddressProblem } from './static-addresses.js';
 import type { GatewayModel, ListenerModel, ListenerSetModel } from './model.js';
 import type { Problem } from './conditions.js';
@@ -87,6 +87,7 @@ export function gatewayStatus(
   g: GatewayModel,
   attached: Map<ListenerModel, number>,
   services: ServiceLookup,
+  proxyNamespace: string | undefined,
 ): GatewayStatus {
   const gw: Gateway = g.object;
   const gen = gw.metadata.generation;
@@ -98,8 +99,9 @@ export function gatewayStatus(
 
   const listeners = mergedListeners(g);
   const programmable = listeners.filter(listenerProgrammable);
-  const serviceName = generatedName(gw.metadata.name, gw.spec.gatewayClassName);
-  const svc = services(gw.metadata.namespace ?? '', serviceName);
+  const proxies = proxyPlacement(gw.metadata.namespace ?? '', gw.metadata.name, proxyNamespace);
+  const serviceName = proxies.name;
+  const svc = services(proxies.namespace, serviceName);
   const addresses = assignedStaticAddresses(gw, svc) ?? serviceAddresses(svc);
   const addressing = staticAddressProblem(gw, g.proxyConfig?.spec.service?.type ?? 'LoadBalancer', serviceName, svc);
   // Whether an IR is served at all (a Gateway with no valid listener keeps its proxies and

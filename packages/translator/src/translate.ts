@@ -48,6 +48,11 @@ export interface TranslateResult {
 
 export interface TranslateOptions {
   controllerName?: string;
+  /**
+   * The namespace every Gateway's proxy objects are placed in (the controller's, so that its writes
+   * need a Role there only); undefined places them in the Gateway's own namespace.
+   */
+  proxyNamespace?: string;
 }
 
 const EMPTY_SNAPSHOT: Snapshot = new Map();
@@ -114,6 +119,7 @@ export class Translator {
       this.dependencies,
       new OutputEditors(this.outputs),
       this.options.controllerName ?? CONTROLLER_NAME,
+      this.options.proxyNamespace,
     );
     // The stages, in dependency order; each reads only what the ones before it derived.
     const endpointsChanged = this.endpoints.update(inputs, run.changes, run.facts);

@@ -15,6 +15,7 @@ import {
   tlsSecret,
 } from './builders.js';
 import { EXAMPLE_COM_CERT, EXAMPLE_COM_KEY, OTHER_TEST_CERT, OTHER_TEST_KEY } from './tls-fixtures.js';
+import { generatedName } from '../src/index.js';
 
 const https = (name: string, certName: string, ns?: string, hostname?: string) => ({
   name,
@@ -211,7 +212,7 @@ describe('Gateway listeners', () => {
     expect(sr(statusOf(r, 'Gateway', 'infra', 'gw').conditions, 'Accepted')).toBe('False/InvalidParameters');
   });
   it('the Gateway address comes from the generated Service, typed', () => {
-    const svc = { ...service('gw-turnpike', 'infra'), spec: { clusterIP: '10.96.0.10', ports: [] } };
+    const svc = { ...service(generatedName('infra', 'gw'), 'infra'), spec: { clusterIP: '10.96.0.10', ports: [] } };
     const r = run([gatewayClass(), gateway('gw', [http()]), svc]);
     expect(statusOf(r, 'Gateway', 'infra', 'gw').addresses).toEqual([{ type: 'IPAddress', value: '10.96.0.10' }]);
   });

@@ -3,10 +3,11 @@
 // load balancer reports that address, and its status lists only requested addresses it holds.
 import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
-import { Translator } from '../src/index.js';
+import { generatedName, Translator } from '../src/index.js';
 import { snapshotFromObjects } from '../src/snapshot.js';
 import { cond, gateway, gatewayClass, http, run, statusOf } from './builders.js';
 
+const PROXY_SERVICE = generatedName('infra', 'gw');
 const USABLE = '203.0.113.10';
 const UNUSABLE = '198.51.100.10';
 
@@ -15,7 +16,7 @@ function proxyService(ingress: string[]): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: { name: 'gw-turnpike', namespace: 'infra' },
+    metadata: { name: PROXY_SERVICE, namespace: 'infra' },
     spec: { type: 'LoadBalancer', clusterIP: '10.96.0.20', ports: [{ name: 'tcp-80', port: 80 }] },
     status: { loadBalancer: { ingress: ingress.map((ip) => ({ ip })) } },
   } as KubeObject;
@@ -56,7 +57,7 @@ describe('GatewayStaticAddresses', () => {
     expect(programmed(r)).toMatchObject({
       status: 'False',
       reason: 'AddressNotUsable',
-      message: `spec.addresses[0]: the load balancer has not assigned ${UNUSABLE} to Service infra/gw-turnpike (it reports: 203.0.113.99)`,
+      message: `spec.addresses[0]: the load balancer has not assigned ${UNUSABLE} to Service infra/${PROXY_SERVICE} (it reports: 203.0.113.99)`,
     });
     expect(statusOf(r, 'Gateway', 'infra', 'gw').addresses).toBeUndefined();
   });

@@ -8,7 +8,8 @@
 import type { Command } from 'commander';
 import { objectKey } from '@turnpike/api';
 import { applyEvents, EMPTY_SNAPSHOT, readEventLog, type ParsedLog, type WatchEvent } from '@turnpike/engine';
-import { Translator, type TranslateResult } from '@turnpike/translator';
+import type { TranslateResult } from '@turnpike/translator';
+import { translatorFor } from '../log-state.js';
 import { textFormatFlag } from '../flags.js';
 import { CliError } from '../errors.js';
 import { format } from '../output.js';
@@ -48,7 +49,7 @@ function baselineIndex(log: ParsedLog): number {
 
 export function bisectLog(log: ParsedLog, key: string, type: string, status?: string): BisectResult {
   const lo = baselineIndex(log);
-  const translator = new Translator();
+  const translator = translatorFor(log.header);
   // The walk applies every event once: the baseline state is the log's first lo + 1 events.
   let snapshot = applyEvents(EMPTY_SNAPSHOT, log.events.slice(0, lo + 1)).snapshot;
   let result = translator.translate(snapshot);

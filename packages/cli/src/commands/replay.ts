@@ -119,6 +119,9 @@ export function engineTimeline(
     sourceNames: sources,
     completeAfter,
     sinks: [],
+    ...(log.header.proxyNamespace !== undefined
+      ? { translateOptions: { proxyNamespace: log.header.proxyNamespace } }
+      : {}),
     quietMs: log.header.quietMs,
     maxDelayMs: log.header.maxDelayMs,
     scheduler,

@@ -62,7 +62,12 @@ export interface KubeRunOptions extends PluginOptions {
   certValidityMs?: number;
   /** Serve the web console here (off unless given; beyond loopback it asks for the token it prints). */
   consoleAddress?: string;
+  /** Every proxy in the controller's namespace (the default), or each beside its Gateway. */
+  proxyPlacement?: ProxyPlacementMode;
 }
+
+export const PROXY_PLACEMENTS = ['controller-namespace', 'gateway-namespace'] as const;
+export type ProxyPlacementMode = (typeof PROXY_PLACEMENTS)[number];
 
 /** Where the proxy objects mount the xDS credentials, and the name they check on the controller. */
 function controlPlaneTls(serverName: string): BootstrapTls {
@@ -86,9 +91,11 @@ function infraApplier(
   plugins: PluginServing,
   xdsPublic: { host: string; port: number },
   mtls: { tls: BootstrapTls; authority: XdsAuthority } | undefined,
+  proxyNamespace: string | undefined,
 ): InfraApplier {
   return new InfraApplier({
     client,
+    ...(proxyNamespace !== undefined ? { namespace: proxyNamespace } : {}),
     log,
     onError: () => metrics.applyErrors.inc(),
     pluginContent: (sha) => plugins.content.get(sha),
@@ -105,8 +112,7 @@ function infraApplier(
     ...(mtls
       ? {
           bootstrapFiles: bootstrapSdsFiles(mtls.tls),
-          xdsCredentials: (namespace: string, name: string, secret: string) =>
-            mtls.authority.clientCredentials(namespace, name, secret),
+          xdsCredentials: (gateway, secret) => mtls.authority.clientCredentials(gateway, secret),
         }
       : {}),
   });
@@ -152,6 +158,8 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     log[level](fields ?? {}, msg);
   const xdsPublic = hostPortFlag('--xds-public-address', o.xdsPublicAddress ?? 'turnpike.turnpike-system.svc:18000');
   const namespace = o.leaderElectionNamespace ?? 'turnpike-system';
+  // With every proxy in our namespace, the controller writes nowhere else (deploy/rbac.yaml's Role).
+  const proxyNamespace = o.proxyPlacement === 'gateway-namespace' ? undefined : namespace;
   const trustDomain = o.xdsTrustDomain ?? DEFAULT_TRUST_DOMAIN;
   let storage: ConfigMapPluginStorage | undefined;
   // Created once the plugin server is up; the CA and the elector call into it before that.
@@ -228,7 +236,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
       ...(authority ? { tls: servingTls(), readerOf: (san) => gatewayOfCertificate(san, trustDomain) } : {}),
     },
     say,
-    (urlFor) => (storage = new ConfigMapPluginStorage(client, urlFor, say)),
+    (urlFor) => (storage = new ConfigMapPluginStorage(client, urlFor, say, proxyNamespace)),
     (result) => metrics.pluginFetches.inc({ result }),
     async () => {
       try {
@@ -248,6 +256,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     plugins,
     xdsPublic,
     tls && authority ? { tls, authority } : undefined,
+    proxyNamespace,
   );
   const xds = o.xds
     ? await startXds({
@@ -266,6 +275,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     maxDelayMs: o.maxDelayMs,
     source: 'kube',
     completeAfter: [PLUGINS_SOURCE],
+    ...(proxyNamespace !== undefined ? { proxyNamespace } : {}),
   };
   const live = o.consoleAddress && o.consoleAddress !== 'off' ? new LiveLog(header) : undefined;
   const recorder = teeRecorder(o.record ? openRecording(o.record, header) : undefined, live);
@@ -304,6 +314,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     sourceNames: [KUBE_SOURCE],
     completeAfter: [PLUGINS_SOURCE],
     sinks,
+    ...(proxyNamespace !== undefined ? { translateOptions: { proxyNamespace } } : {}),
     quietMs: o.quietMs,
     maxDelayMs: o.maxDelayMs,
     ...(recorder ? { recorder } : {}),

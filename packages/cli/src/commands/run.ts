@@ -12,7 +12,7 @@ import { LiveLog, teeRecorder } from '../console/live-log.js';
 import { serveConsole } from './console.js';
 import { statusPrinter } from '../sinks/status-printer.js';
 import { startXds } from '../xds-serving.js';
-import { runInCluster } from './run-kube.js';
+import { PROXY_PLACEMENTS, runInCluster, type ProxyPlacementMode } from './run-kube.js';
 import { xdsTlsFromFiles, type XdsTlsFlags } from '../xds-tls.js';
 import { DEFAULT_TRUST_DOMAIN } from '@turnpike/xds';
 import { pluginFlagHelp, startPlugins, type PluginOptions } from '../plugin-serving.js';
@@ -41,6 +41,7 @@ export interface RunOptions extends PluginOptions, XdsTlsFlags {
   healthAddress: string;
   logLevel: string;
   leaderElectionNamespace: string;
+  proxyPlacement: string;
   leaderElect: boolean;
   xdsPublicAddress: string;
 }
@@ -62,7 +63,18 @@ export function registerRun(program: Command): void {
       '127.0.0.1:8081',
     )
     .option('--log-level <level>', 'with a cluster: pino log level', 'info')
-    .option('--leader-election-namespace <ns>', 'with a cluster: namespace of the leader Lease', 'turnpike-system')
+    .option(
+      '--leader-election-namespace <ns>',
+      "with a cluster: the controller's namespace (its leader Lease, CA Secret and, by default, every proxy)",
+      'turnpike-system',
+    )
+    .option(
+      '--proxy-placement <mode>',
+      "with a cluster: controller-namespace runs every Gateway's proxy in the controller's namespace (writes need a " +
+        'Role there only, deploy/rbac.yaml); gateway-namespace runs each beside its Gateway (needs the ClusterRole ' +
+        'of deploy/overlays/gateway-namespace)',
+      'controller-namespace',
+    )
     .option(
       '--xds-public-address <host:port>',
       'with a cluster: where proxies reach this controller for xDS',
@@ -142,8 +154,11 @@ export function registerRun(program: Command): void {
         throw new CliError(
           '--xds-tls-cert, --xds-tls-key and --xds-client-ca are for --dir; in a cluster the controller keeps its own CA',
         );
+      if (!(PROXY_PLACEMENTS as readonly string[]).includes(opts.proxyPlacement))
+        throw new CliError(`--proxy-placement ${opts.proxyPlacement}: use ${PROXY_PLACEMENTS.join(' or ')}`);
       await runInCluster({
         ...opts,
+        proxyPlacement: opts.proxyPlacement as ProxyPlacementMode,
         quietMs: parseMs(opts.quietMs, '--quiet-ms'),
         maxDelayMs: parseMs(opts.maxDelayMs, '--max-delay-ms'),
         caValidityMs: parseDuration(opts.xdsCaValidity, '--xds-ca-validity'),

@@ -6,6 +6,7 @@
 import { EMPTY_SNAPSHOT, type ParsedLog, type WatchEvent } from '@turnpike/engine';
 import { explain, Translator, type Snapshot, type TranslateResult } from '@turnpike/translator';
 import { LogCheckpoints } from '../log-checkpoints.js';
+import { translatorFor } from '../log-state.js';
 import { semanticDiff, type SemanticDiff } from '../semantic-diff.js';
 import { conditionRows, type ConditionRow } from '../status-conditions.js';
 import type {
@@ -29,7 +30,7 @@ const compact = (rows: readonly ConditionRow[]) =>
 export class ConsoleData {
   private checkpoints?: LogCheckpoints;
   private firstSeq?: number;
-  private readonly translator = new Translator();
+  private translator?: Translator;
   private readonly results = new Map<number, TranslateResult>();
 
   /**
@@ -83,7 +84,9 @@ export class ConsoleData {
       this.results.set(index, hit);
       return hit;
     }
-    const r = this.translator.translate(this.current().checkpoints.after(index));
+    const { log, checkpoints } = this.current();
+    this.translator ??= translatorFor(log.header);
+    const r = this.translator.translate(checkpoints.after(index));
     this.results.set(index, r);
     if (this.results.size > KEPT_RESULTS) this.results.delete(this.results.keys().next().value!);
     return r;

@@ -23,6 +23,8 @@ export class TranslationRun {
     readonly dependencies: DependencyIndex,
     readonly out: OutputEditors,
     readonly controllerName: string,
+    /** Where every Gateway's proxy objects live; undefined: beside each Gateway. */
+    readonly proxyNamespace: string | undefined,
   ) {}
 
   /** Changed objects of a kind (added, removed or updated), in a stable order. */

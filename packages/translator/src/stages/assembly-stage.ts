@@ -109,7 +109,10 @@ export class AssemblyStage {
     run.compute(PIECE, key, () => {
       const services = (serviceNamespace: string, serviceName: string) =>
         run.inputs.get<Service>('Service', serviceNamespace, serviceName);
-      run.out.statuses.set(gatewayKey, gatewayStatus(model, attached, services) as Record<string, unknown>);
+      run.out.statuses.set(
+        gatewayKey,
+        gatewayStatus(model, attached, services, run.proxyNamespace) as Record<string, unknown>,
+      );
       const gatewayServes = !model.parametersProblem && !model.addressProblem;
       group.listenerSets.forEach((set, index) => {
         this.listenerSetOwner.set(setKeys[index]!, key);
@@ -134,7 +137,7 @@ export class AssemblyStage {
           mountPath: plugin.mountPath!,
         }));
       this.serve(run, key, ir, endpoints);
-      run.out.infra.set(key, buildGatewayInfra(model, installed));
+      run.out.infra.set(key, buildGatewayInfra(model, installed, run.proxyNamespace));
     });
   }
 
