@@ -15,7 +15,7 @@ import { parseAllDocuments } from 'yaml';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const GATEWAY_API_VERSION = 'v1.6.3';
-const CONTROLLER_USER = 'system:serviceaccount:turnpike-system:turnpike';
+export const CONTROLLER_USER = 'system:serviceaccount:turnpike-system:turnpike';
 
 function freePort(): Promise<number> {
   return new Promise((res, rej) => {

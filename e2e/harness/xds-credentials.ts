@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeObject } from '@turnpike/api';
 import { waitFor, type Cluster } from './cluster.js';
+import { proxyObjectsOf } from './proxies.js';
 
 /** The name the controller's serving certificate carries by default (its Service). */
 export const XDS_SERVER_NAME = 'turnpike.turnpike-system.svc';
@@ -25,15 +26,20 @@ export function credentialFiles(c: { cert: string; key: string; ca: string }): P
   return { ...c, files };
 }
 
-/** Waits for the Secret `<gateway>-<class>-xds` and returns what it holds (optionally: until `accept` says yes). */
+/** The Secret a Gateway's proxies mount their xDS credentials from. */
+export function proxySecretOf(gatewayNamespace: string, gateway: string): { namespace: string; name: string } {
+  const at = proxyObjectsOf(gatewayNamespace, gateway);
+  return { namespace: at.namespace, name: `${at.name}-xds` };
+}
+
+/** Waits for a Gateway's xDS client Secret and returns what it holds (optionally: until `accept` says yes). */
 export async function proxyCredentials(
   cluster: Cluster,
-  namespace: string,
+  gatewayNamespace: string,
   gateway: string,
-  className: string,
   accept: (c: ProxyCredentials) => boolean = () => true,
 ): Promise<ProxyCredentials> {
-  const name = `${gateway}-${className}-xds`.slice(0, 253);
+  const { namespace, name } = proxySecretOf(gatewayNamespace, gateway);
   return waitFor(
     `xDS client Secret ${namespace}/${name}`,
     async () => {

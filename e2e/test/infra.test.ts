@@ -1,11 +1,16 @@
 // Infra: per Gateway the Deployment, Service, ServiceAccount and ConfigMap with the right
-// labels, owner references and tags annotation; changed when the ProxyConfig changes; pruned
-// when the Gateway goes; Gateway status.addresses from the Service.
+// labels and tags annotation, in the controller's namespace (deploy/'s Role allows writes there
+// only); changed when the ProxyConfig changes; pruned when the Gateway goes; Gateway
+// status.addresses from the Service.
 import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
 import { Cluster, waitFor } from '../harness/cluster.js';
 import { clusterWithController } from '../harness/setup.js';
 import { gatewayClass, ns } from '../harness/fixtures.js';
+import { proxyObjectsOf } from '../harness/proxies.js';
+
+const PROXIES = proxyObjectsOf('edge', 'public');
+const at = (base: string, plural: string) => `${base}/namespaces/${PROXIES.namespace}/${plural}/${PROXIES.name}`;
 
 const get = (c: Cluster, path: string) => c.admin.request<KubeObject & { spec: any }>('GET', path);
 
@@ -41,38 +46,39 @@ describe('proxy infrastructure', () => {
         ],
       },
     };
-    const created = await cluster.apply(gw);
+    await cluster.apply(gw);
     const deploy = await waitFor('Deployment', async () => {
-      const r = await get(cluster, '/apis/apps/v1/namespaces/edge/deployments/public-tp');
+      const r = await get(cluster, at('/apis/apps/v1', 'deployments'));
       return r.status === 200 ? r.body : undefined;
     });
+    expect(PROXIES.namespace).toBe('turnpike-system');
     expect(deploy.metadata.labels).toMatchObject({
       'gateway.networking.k8s.io/gateway-name': 'public',
+      'turnpike.dev/gateway-namespace': 'edge',
       'example.com/team': 'shop',
     });
-    expect(deploy.metadata.ownerReferences).toEqual([
-      expect.objectContaining({ kind: 'Gateway', name: 'public', uid: created.metadata.uid, controller: true }),
-    ]);
+    // An owner reference cannot cross namespaces: the applier prunes instead.
+    expect(deploy.metadata.ownerReferences).toBeUndefined();
     expect(deploy.spec.replicas).toBe(2);
     const podAnnotations = deploy.spec.template.metadata.annotations;
     expect(JSON.parse(podAnnotations['turnpike.dev/tags'])).toEqual({ team: 'shop', tier: 'edge' });
     expect(podAnnotations['turnpike.dev/config-hash']).toMatch(/^[0-9a-f]{16}$/);
-    const svc = (await get(cluster, '/api/v1/namespaces/edge/services/public-tp')).body;
+    const svc = (await get(cluster, at('/api/v1', 'services'))).body;
     expect(svc.spec.ports.map((p: any) => `${p.protocol}/${p.port}->${p.targetPort}`)).toEqual([
       'UDP/53->10053',
       'TCP/80->10080',
     ]);
     expect(svc.metadata.annotations?.['example.com/owner']).toBe('ops');
     for (const path of [
-      '/api/v1/namespaces/edge/serviceaccounts/public-tp',
-      '/api/v1/namespaces/edge/configmaps/public-tp',
-      '/apis/policy/v1/namespaces/edge/poddisruptionbudgets/public-tp',
+      at('/api/v1', 'serviceaccounts'),
+      at('/api/v1', 'configmaps'),
+      at('/apis/policy/v1', 'poddisruptionbudgets'),
     ]) {
       const r = await get(cluster, path);
       expect(r.status).toBe(200);
       expect(r.body.metadata.labels?.['gateway.networking.k8s.io/gateway-name']).toBe('public');
     }
-    const cm = (await get(cluster, '/api/v1/namespaces/edge/configmaps/public-tp')).body as KubeObject & {
+    const cm = (await get(cluster, at('/api/v1', 'configmaps'))).body as KubeObject & {
       data: Record<string, string>;
     };
     const bootstrap = JSON.parse(cm.data['envoy.json']!);
@@ -89,9 +95,7 @@ describe('proxy infrastructure', () => {
     // A ProxyConfig change reaches the Deployment.
     await cluster.apply({ ...pc, spec: { ...(pc.spec as object), replicas: 3 } });
     await waitFor('replicas 3', async () =>
-      (await get(cluster, '/apis/apps/v1/namespaces/edge/deployments/public-tp')).body.spec.replicas === 3
-        ? true
-        : undefined,
+      (await get(cluster, at('/apis/apps/v1', 'deployments'))).body.spec.replicas === 3 ? true : undefined,
     );
 
     // The Gateway goes: its objects are pruned (no garbage collector runs here; the applier prunes).
@@ -101,10 +105,10 @@ describe('proxy infrastructure', () => {
       async () => {
         const codes = await Promise.all(
           [
-            '/apis/apps/v1/namespaces/edge/deployments/public-tp',
-            '/api/v1/namespaces/edge/services/public-tp',
-            '/api/v1/namespaces/edge/configmaps/public-tp',
-            '/api/v1/namespaces/edge/serviceaccounts/public-tp',
+            at('/apis/apps/v1', 'deployments'),
+            at('/api/v1', 'services'),
+            at('/api/v1', 'configmaps'),
+            at('/api/v1', 'serviceaccounts'),
           ].map(async (p) => (await get(cluster, p)).status),
         );
         return codes.every((c) => c === 404) ? true : undefined;

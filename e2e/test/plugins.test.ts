@@ -11,6 +11,13 @@ import { cond, gatewayClass, ns, ourParents } from '../harness/fixtures.js';
 import { clusterWithController } from '../harness/setup.js';
 import { pullSecret, TestRegistry } from '../../packages/plugins/test/support/registry.js';
 import { proxyCredentials, xdsCheckTlsArgs } from '../harness/xds-credentials.js';
+import { proxyObjectsOf } from '../harness/proxies.js';
+
+/** A ConfigMap named by a PluginInstallation's status.storage.configMap (`namespace/name` or, beside it, `name`). */
+const storagePath = (ref: string, besides: string) => {
+  const [namespace, name] = ref.includes('/') ? ref.split('/') : [besides, ref];
+  return `/api/v1/namespaces/${namespace}/configmaps/${name}`;
+};
 
 const LUA_V1 = 'function envoy_on_request(h) h:headers():add("x-plugin", "v1") end\n';
 const LUA_V2 = 'function envoy_on_request(h) h:headers():add("x-plugin", "v2") end\n';
@@ -44,7 +51,7 @@ describe('plugins in a cluster', () => {
     };
     const created = await cluster.apply(pi);
 
-    // Fetched, with the digest, and the content stored in a ConfigMap owned by the plugin.
+    // Fetched, with the digest, and the content stored in a ConfigMap in the controller's namespace.
     const status = await waitFor(
       'plugin Fetched',
       async () => {
@@ -56,13 +63,11 @@ describe('plugins in a cluster', () => {
     expect(status.digest).toBe(d1);
     expect(status.observedGeneration).toBe(created.metadata.generation);
     expect(cond(status.conditions, 'Accepted')?.status).toBe('True');
-    const stored = (await get(`/api/v1/namespaces/edge/configmaps/${status.storage.configMap}`))!;
+    const stored = (await get(storagePath(status.storage.configMap, 'edge')))!;
     expect(stored.data!['plugin.lua']).toBe(LUA_V1);
-    expect(stored.metadata.ownerReferences?.[0]).toMatchObject({
-      kind: 'PluginInstallation',
-      name: 'hello',
-      uid: created.metadata.uid,
-    });
+    // In the controller's namespace: no owner reference (it cannot cross namespaces); it names its plugin.
+    expect(stored.metadata.ownerReferences).toBeUndefined();
+    expect(stored.metadata.annotations!['turnpike.dev/plugin-installation']).toBe('edge/hello');
     expect(status.storage.sha256).toBe(stored.metadata.annotations!['turnpike.dev/plugin-sha256']);
 
     // Installed through the Gateway's ProxyConfig: a copy next to the proxy, mounted.
@@ -92,7 +97,8 @@ describe('plugins in a cluster', () => {
       30_000,
     );
     expect(installed).toMatchObject({ name: 'hello', namespace: 'edge' });
-    const deployment = async () => get('/apis/apps/v1/namespaces/edge/deployments/public-tp');
+    const proxies = proxyObjectsOf('edge', 'public');
+    const deployment = async () => get(`/apis/apps/v1/namespaces/${proxies.namespace}/deployments/${proxies.name}`);
     const dep1 = await waitFor('Deployment with the plugin', async () => {
       const d = await deployment();
       return d?.spec.template.spec.volumes.some((v: any) => v.name.startsWith('plugin-')) ? d : undefined;
@@ -100,7 +106,7 @@ describe('plugins in a cluster', () => {
     const vol = dep1.spec.template.spec.volumes.find((v: any) => v.name.startsWith('plugin-'));
     const mount = dep1.spec.template.spec.containers[0].volumeMounts.find((m: any) => m.name === vol.name);
     expect(mount.mountPath).toBe('/etc/turnpike/plugins/edge/hello');
-    const copy = (await get(`/api/v1/namespaces/edge/configmaps/${vol.configMap.name}`))!;
+    const copy = (await get(`/api/v1/namespaces/${proxies.namespace}/configmaps/${vol.configMap.name}`))!;
     expect(copy.data!['plugin.lua']).toBe(LUA_V1);
     const hash1 = dep1.spec.template.metadata.annotations['turnpike.dev/config-hash'];
 
@@ -150,7 +156,7 @@ describe('plugins in a cluster', () => {
         cond(ourParents(await cluster.get(r))[0]?.conditions, 'ResolvedRefs')?.status === 'True' ? true : undefined,
       );
     }
-    const tlsArgs = xdsCheckTlsArgs(await proxyCredentials(cluster, 'edge', 'public', 'tp'));
+    const tlsArgs = xdsCheckTlsArgs(await proxyCredentials(cluster, 'edge', 'public'));
     const report = await waitFor('xDS with the plugin filter', async () => {
       const out = execFileSync(
         xdsCheckBinary(),
@@ -180,10 +186,10 @@ describe('plugins in a cluster', () => {
       30_000,
     );
     const vol2 = dep2.spec.template.spec.volumes.find((v: any) => v.name.startsWith('plugin-'));
-    expect((await get(`/api/v1/namespaces/edge/configmaps/${vol2.configMap.name}`))!.data!['plugin.lua']).toBe(LUA_V2);
-    expect((await get(`/api/v1/namespaces/edge/configmaps/${status.storage.configMap}`))!.data!['plugin.lua']).toBe(
-      LUA_V2,
-    );
+    expect(
+      (await get(`/api/v1/namespaces/${proxies.namespace}/configmaps/${vol2.configMap.name}`))!.data!['plugin.lua'],
+    ).toBe(LUA_V2);
+    expect((await get(storagePath(status.storage.configMap, 'edge')))!.data!['plugin.lua']).toBe(LUA_V2);
     expect(await controller.metric('turnpike_plugin_fetches_total', 'result="Fetched"')).toBeGreaterThanOrEqual(2);
 
     // A restart while the registry is down: the stored content is served, nothing rolls.
@@ -213,5 +219,12 @@ describe('plugins in a cluster', () => {
     ) as { routeFilters: Record<string, string[]> };
     expect(rep.routeFilters['httproute/edge/with/rule/0/match/0']).toEqual(['turnpike.plugin/edge/hello']);
     await reg.up();
+
+    // The PluginInstallation goes: its stored content goes too (no owner reference reaches across namespaces).
+    expect(status.storage.configMap).toMatch(/^turnpike-system\//);
+    await cluster.delete(pi);
+    await waitFor('storage ConfigMap deleted', async () =>
+      (await get(storagePath(status.storage.configMap, 'edge'))) === undefined ? true : undefined,
+    );
   }, 300_000);
 });

@@ -14,8 +14,10 @@ import { loadYaml, ROOT, waitFor, xdsCheckBinary, type Cluster } from '../harnes
 import type { Controller } from '../harness/controller.js';
 import { clusterWithController } from '../harness/setup.js';
 import { cond, gatewayClass, ns } from '../harness/fixtures.js';
+import { proxyObjectsOf } from '../harness/proxies.js';
 import {
   proxyCredentials,
+  proxySecretOf,
   XDS_SERVER_NAME,
   xdsCheckTlsArgs,
   type ProxyCredentials,
@@ -53,7 +55,7 @@ describe('security', () => {
   beforeAll(() => {
     ({ cluster, controller } = env);
   });
-  const credsOfA = () => proxyCredentials(cluster, 'tenants', 'a', 'tp');
+  const credsOfA = () => proxyCredentials(cluster, 'tenants', 'a');
 
   it('security: the proxy Deployment mounts a client certificate naming its Gateway, and the bootstrap speaks TLS to the controller', async () => {
     const a = await credsOfA();
@@ -66,13 +68,15 @@ describe('security', () => {
         (await cluster.get({
           apiVersion: 'apps/v1',
           kind: 'Deployment',
-          metadata: { name: 'a-tp', namespace: 'tenants' },
+          metadata: proxyObjectsOf('tenants', 'a'),
         })) as Obj | undefined,
     );
     const pod = dep.spec.template.spec;
     expect(pod.automountServiceAccountToken).toBe(false);
     expect(pod.volumes).toEqual(
-      expect.arrayContaining([{ name: 'xds-tls', secret: { secretName: 'a-tp-xds', defaultMode: 0o440 } }]),
+      expect.arrayContaining([
+        { name: 'xds-tls', secret: { secretName: proxySecretOf('tenants', 'a').name, defaultMode: 0o440 } },
+      ]),
     );
     expect(pod.containers[0].securityContext).toMatchObject({
       runAsNonRoot: true,
@@ -83,7 +87,7 @@ describe('security', () => {
     const cm = (await cluster.get({
       apiVersion: 'v1',
       kind: 'ConfigMap',
-      metadata: { name: 'a-tp', namespace: 'tenants' },
+      metadata: proxyObjectsOf('tenants', 'a'),
     })) as Obj;
     const bootstrap = JSON.parse(cm.data!['envoy.json']!);
     expect(bootstrap.static_resources.clusters[0].transport_socket.name).toBe('envoy.transport_sockets.tls');
@@ -130,11 +134,11 @@ describe('security', () => {
   it("security: a Secret holding another Gateway's certificate is not adopted: the new Gateway's proxies get one naming it", async () => {
     const a = await credsOfA();
     const b64 = (t: string) => Buffer.from(t).toString('base64');
-    // Written by someone who may write Secrets in the namespace, before Gateway c exists.
+    // Written by someone who may write Secrets in the proxies' namespace, before Gateway c exists.
     await cluster.apply({
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name: 'c-tp-xds', namespace: 'tenants' },
+      metadata: proxySecretOf('tenants', 'c'),
       type: 'kubernetes.io/tls',
       data: { 'tls.crt': b64(a.cert), 'tls.key': b64(a.key), 'ca.crt': b64(a.ca) },
     } as Obj);
@@ -144,7 +148,6 @@ describe('security', () => {
       cluster,
       'tenants',
       'c',
-      'tp',
       (x) => new X509Certificate(x.cert).subjectAltName === own,
     );
     expect(new X509Certificate(c.cert).subjectAltName).toBe(own);
@@ -155,12 +158,12 @@ describe('security', () => {
     await cluster.apply({
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name: 'd-tp-xds', namespace: 'tenants' },
+      metadata: proxySecretOf('tenants', 'd'),
       type: 'Opaque',
       data: { note: Buffer.from('taken').toString('base64') },
     } as Obj);
     await cluster.apply(gateway('d', 8005));
-    const d = await proxyCredentials(cluster, 'tenants', 'd', 'tp');
+    const d = await proxyCredentials(cluster, 'tenants', 'd');
     expect(new X509Certificate(d.cert).subjectAltName).toBe('URI:spiffe://turnpike.local/ns/tenants/gateway/d');
     expect(controller.out).toContain('replacing an object whose immutable fields differ from ours');
   }, 90_000);
@@ -262,7 +265,7 @@ describe('security', () => {
       const pushed = await r.next(15_000);
       expect(resourceText(pushed)).toContain('tcp-8003');
       // The proxy's Secret is reissued by the new CA, and that certificate connects.
-      const reissued = await proxyCredentials(cluster, 'tenants', 'a', 'tp', (c) =>
+      const reissued = await proxyCredentials(cluster, 'tenants', 'a', (c) =>
         new X509Certificate(c.cert).checkIssued(new X509Certificate(next)),
       );
       const again = await openListenerStream(controller.xdsPort, tlsOf(reissued, next), 'tenants/a');
@@ -292,7 +295,7 @@ describe('security', () => {
         (await cluster.get({
           apiVersion: 'apps/v1',
           kind: 'Deployment',
-          metadata: { name: 'a-tp', namespace: 'tenants' },
+          metadata: proxyObjectsOf('tenants', 'a'),
         })) as Obj | undefined,
     );
     const proxyPod = await create(podOf('proxy-psa-check', 'tenants', proxy.spec.template));

@@ -155,7 +155,7 @@ describe('xDS served from a cluster', () => {
     );
     await new Promise((r) => setTimeout(r, 1000));
     // Over mTLS, with the client certificate the controller issued for this Gateway's proxies.
-    creds = await proxyCredentials(cluster, 'shop', 'gw', 'tp');
+    creds = await proxyCredentials(cluster, 'shop', 'gw');
     let out = '';
     try {
       out = execFileSync(
