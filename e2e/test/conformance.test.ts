@@ -1,6 +1,8 @@
 // The upstream Gateway API conformance tests that need no traffic, run by the upstream Go suite
 // against a real kube-apiserver with kube-controller-manager and a fake kubelet, with the
-// controller under deploy/'s RBAC. Prints `conformance: P/T passed` and the failing tests.
+// controller under deploy/'s RBAC. Prints `conformance: P/T passed` and the failing tests. The suite
+// looks for the generated proxy objects in the Gateway's namespace (GatewayInfrastructureMetadata),
+// so the controller runs as deploy/overlays/gateway-namespace configures it.
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +14,7 @@ import { Controller } from '../harness/controller.js';
 import { FakeLoadBalancer } from '../harness/fake-load-balancer.js';
 import { FakeKubelet } from '../harness/fake-kubelet.js';
 import { gatewayClass } from '../harness/fixtures.js';
+import { applyGatewayNamespaceRbac, gatewayNamespaceArgs } from '../harness/proxies.js';
 
 describe('upstream conformance (status only)', () => {
   let cluster: Cluster;
@@ -28,7 +31,8 @@ describe('upstream conformance (status only)', () => {
     // GatewayStaticAddresses asks for a usable and an unusable address: the pool decides which is which.
     loadBalancer = new FakeLoadBalancer(cluster.admin, '203.0.113');
     loadBalancer.start();
-    controller = new Controller(cluster.controllerKubeconfig);
+    await applyGatewayNamespaceRbac(cluster);
+    controller = new Controller(cluster.controllerKubeconfig, gatewayNamespaceArgs());
     await controller.start();
     await controller.ready();
     await cluster.apply(gatewayClass('turnpike'));

@@ -3,17 +3,13 @@
 // by the other suites, which run under that RBAC and fail on a missing permission). The overlay
 // deploy/overlays/gateway-namespace (its RBAC and its controller arguments, read from its files)
 // runs each proxy beside its Gateway, owned by it.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { parse } from 'yaml';
 import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
-import { CONTROLLER_USER, loadYaml, ROOT, waitFor, type Cluster } from '../harness/cluster.js';
+import { CONTROLLER_USER, waitFor, type Cluster } from '../harness/cluster.js';
 import { cond, gateway, gatewayClass, ns } from '../harness/fixtures.js';
-import { proxyObjectsOf } from '../harness/proxies.js';
+import { applyGatewayNamespaceRbac, gatewayNamespaceArgs, proxyObjectsOf } from '../harness/proxies.js';
 import { clusterWithController } from '../harness/setup.js';
 
-const OVERLAY = join(ROOT, 'deploy/overlays/gateway-namespace');
 type Obj = KubeObject & { spec?: any; status?: any };
 
 /** Whether the API server's authorizer lets the controller's user do `verb` on `resource`. */
@@ -42,12 +38,6 @@ const WRITES: [string, string, string][] = [
   ['create', '', 'serviceaccounts'],
   ['delete', 'policy', 'poddisruptionbudgets'],
 ];
-
-/** The values the overlay's JSON patch appends to the controller's arguments. */
-function overlayArgs(): string[] {
-  const ops = parse(readFileSync(join(OVERLAY, 'controller-args.yaml'), 'utf8')) as { op: string; value: string }[];
-  return ops.map((o) => o.value);
-}
 
 describe('proxy placement, default (deploy/)', () => {
   const env = clusterWithController(async (c) => {
@@ -92,14 +82,14 @@ describe('proxy placement, default (deploy/)', () => {
 
 describe('proxy placement, deploy/overlays/gateway-namespace', () => {
   const env = clusterWithController(async (c) => {
-    for (const o of loadYaml(join(OVERLAY, 'rbac.yaml'))) await c.apply(o);
+    await applyGatewayNamespaceRbac(c);
     await c.apply(ns('edge'));
     await c.apply(gatewayClass('tp'));
-  }, overlayArgs());
+  }, gatewayNamespaceArgs());
 
   it('security: with the overlay, the proxies run beside their Gateway, owned by it, and are pruned with it', async () => {
     const { cluster } = env;
-    expect(overlayArgs()).toEqual(['--proxy-placement', 'gateway-namespace']);
+    expect(gatewayNamespaceArgs()).toEqual(['--proxy-placement', 'gateway-namespace']);
     for (const [verb, group, resource] of WRITES)
       expect(await allowed(cluster, verb, group, resource, 'edge')).toBe(true);
     const created = await cluster.apply(gateway('edge', 'web', 'tp'));
