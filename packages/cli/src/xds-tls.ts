@@ -4,6 +4,7 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { experimental } from '@grpc/grpc-js';
+import type { ContentServerTls } from '@turnpike/plugins';
 import { MemoryCertificateProvider, type AdsTlsOptions } from '@turnpike/xds';
 import { CliError } from './errors.js';
 
@@ -66,4 +67,33 @@ export function xdsTlsFromAuthority(provider: MemoryCertificateProvider, trustDo
     credentials: experimental.createCertificateProviderServerCredentials(provider, provider, true),
     trustDomain,
   };
+}
+
+/**
+ * The plugin content server's TLS from the same files as xDS (`run --dir`): the serving certificate,
+ * and the client CA when xDS requires client certificates. Read again every few seconds; `onChange`
+ * gets what changed. Undefined without xDS TLS.
+ */
+export function contentTlsFromFiles(
+  f: XdsTlsFlags,
+  onChange: (tls: ContentServerTls) => void,
+): ContentServerTls | undefined {
+  if (!f.xdsTlsCert || !f.xdsTlsKey) return undefined;
+  const read = (): ContentServerTls => ({
+    cert: readPem('--xds-tls-cert', f.xdsTlsCert!, (t) => new X509Certificate(t)),
+    key: readPem('--xds-tls-key', f.xdsTlsKey!, (t) => createPrivateKey(t)),
+    ...(f.xdsClientCa ? { ca: readPem('--xds-client-ca', f.xdsClientCa, (t) => new X509Certificate(t)) } : {}),
+  });
+  let current = read();
+  setInterval(() => {
+    try {
+      const next = read();
+      if (next.cert === current.cert && next.key === current.key && next.ca === current.ca) return;
+      current = next;
+      onChange(next);
+    } catch {
+      // A half-written file: the next read will do.
+    }
+  }, 5000).unref();
+  return current;
 }

@@ -2,6 +2,8 @@
 // from files, one Gateway per client certificate; and `bootstrap --xds-tls-dir` writes a
 // bootstrap whose SDS files name the certificate directory.
 import { readFileSync } from 'node:fs';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createAuthority, gatewayIdentity, issueCertificate, validateMessage, type Authority } from '@turnpike/xds';
@@ -28,6 +30,7 @@ describe('run --dir serving xDS over mTLS from files', () => {
   let dir: string;
   let p: ReturnType<typeof start>;
   let port = 0;
+  let pluginPort = 0;
   beforeAll(async () => {
     ca = await createAuthority('file CA', DAY);
     const serving = await issueCertificate(ca, {
@@ -60,6 +63,7 @@ describe('run --dir serving xDS over mTLS from files', () => {
     );
     await waitFor(() => /serving xDS on 127\.0\.0\.1:(\d+) \(mTLS/.test(p.errors()), 15_000);
     port = Number(/serving xDS on 127\.0\.0\.1:(\d+)/.exec(p.errors())![1]);
+    pluginPort = Number(/serving plugin content on 127\.0\.0\.1:(\d+)/.exec(p.errors())![1]);
   }, 30_000);
   afterAll(async () => {
     await p?.stop();
@@ -83,7 +87,39 @@ describe('run --dir serving xDS over mTLS from files', () => {
     expect(refused.ok).toBe(false);
     expect(refused.details).toContain("Gateway infra/other's; node.cluster infra/gw is not served to it");
   });
+
+  it('security: plugin content is served over TLS too, only to clients with a certificate from the client CA', async () => {
+    const proxy = await issueCertificate(ca, {
+      commonName: 'gw',
+      uris: [gatewayIdentity('turnpike.local', 'infra', 'gw')],
+      usage: 'client',
+      validityMs: DAY,
+    });
+    // Plain HTTP is not answered; TLS without a client certificate fails the handshake.
+    expect(await fetchContent(pluginPort, undefined)).toMatch(/^error /);
+    expect(await fetchContent(pluginPort, { ca: ca.certPem })).toMatch(/^error /);
+    // A proxy's certificate gets an answer: 404, as for content this Gateway does not use.
+    expect(await fetchContent(pluginPort, { ca: ca.certPem, cert: proxy.certPem, key: proxy.keyPem })).toBe(
+      'status 404',
+    );
+  });
 });
+
+/** The status of a GET to the plugin server, or the error that kept it from being answered. */
+function fetchContent(port: number, tls: { ca: string; cert?: string; key?: string } | undefined): Promise<string> {
+  return new Promise((resolve) => {
+    const path = `/plugins/${'A'.repeat(43)}.wasm`;
+    const done = (res: IncomingMessage) => {
+      res.resume();
+      resolve(`status ${res.statusCode}`);
+    };
+    const req = tls
+      ? httpsRequest({ host: '127.0.0.1', port, path, servername: SERVER, ...tls }, done)
+      : httpRequest({ host: '127.0.0.1', port, path }, done);
+    req.on('error', (e) => resolve(`error ${(e as NodeJS.ErrnoException).code ?? e.message}`));
+    req.end();
+  });
+}
 
 describe('bootstrap --xds-tls-dir', () => {
   it('writes envoy.json and the SDS files it names, all pointing at the certificate directory', () => {

@@ -15,7 +15,8 @@ import type { PluginContentStore } from './content-store.js';
 export interface ContentServerTls {
   cert: string;
   key: string;
-  ca: string;
+  /** Client certificates must chain to these CAs; absent: server TLS only, any client may fetch. */
+  ca?: string;
 }
 
 /** The Gateway (`namespace/name`) a client certificate's subjectAltName names, if it names one. */
@@ -49,7 +50,7 @@ export class PluginContentServer {
   setTls(tls: ContentServerTls): void {
     this.tls = tls;
     if (this.server && 'setSecureContext' in this.server)
-      this.server.setSecureContext({ cert: tls.cert, key: tls.key, ca: tls.ca });
+      this.server.setSecureContext({ cert: tls.cert, key: tls.key, ...(tls.ca ? { ca: tls.ca } : {}) });
   }
 
   /** The URL proxies fetch this content at. */
@@ -82,9 +83,7 @@ export class PluginContentServer {
           {
             cert: this.tls.cert,
             key: this.tls.key,
-            ca: this.tls.ca,
-            requestCert: true,
-            rejectUnauthorized: true,
+            ...(this.tls.ca ? { ca: this.tls.ca, requestCert: true, rejectUnauthorized: true } : {}),
             minVersion: 'TLSv1.2',
           },
           handle,
@@ -101,7 +100,7 @@ export class PluginContentServer {
   }
 
   private mayRead(req: IncomingMessage, sha256: string): boolean {
-    if (!this.tls || !this.readerOf) return true;
+    if (!this.tls?.ca || !this.readerOf) return true;
     const peer = (req.socket as TLSSocket).getPeerCertificate?.();
     const gateway = this.readerOf(peer?.subjectaltname);
     return gateway !== undefined && (this.readers.get(sha256)?.has(gateway) ?? false);

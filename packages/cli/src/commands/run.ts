@@ -1,6 +1,7 @@
 // `turnpike run --dir DIR`: the engine on a directory of YAML, printing status changes as they
 // happen. `--record FILE` writes the event log.
 import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { DIRECTORY_SOURCE, DEFAULT_MAX_DELAY_MS, DEFAULT_QUIET_MS, directorySource } from '@turnpike/engine';
 import { openRecording } from '../record.js';
@@ -13,9 +14,9 @@ import { serveConsole } from './console.js';
 import { statusPrinter } from '../sinks/status-printer.js';
 import { startXds } from '../xds-serving.js';
 import { PROXY_PLACEMENTS, runInCluster, type ProxyPlacementMode } from './run-kube.js';
-import { xdsTlsFromFiles, type XdsTlsFlags } from '../xds-tls.js';
-import { DEFAULT_TRUST_DOMAIN } from '@turnpike/xds';
-import { pluginFlagHelp, startPlugins, type PluginOptions } from '../plugin-serving.js';
+import { contentTlsFromFiles, xdsTlsFromFiles, type XdsTlsFlags } from '../xds-tls.js';
+import { DEFAULT_TRUST_DOMAIN, gatewayOfCertificate, type BootstrapTls } from '@turnpike/xds';
+import { pluginFlagHelp, startPlugins, type PluginOptions, type PluginServing } from '../plugin-serving.js';
 import { PLUGINS_SOURCE } from '@turnpike/plugins';
 
 export interface RunOptions extends PluginOptions, XdsTlsFlags {
@@ -42,6 +43,7 @@ export interface RunOptions extends PluginOptions, XdsTlsFlags {
   logLevel: string;
   leaderElectionNamespace: string;
   proxyPlacement: string;
+  proxyBootstrapDir: string;
   leaderElect: boolean;
   xdsPublicAddress: string;
 }
@@ -139,6 +141,12 @@ export function registerRun(program: Command): void {
       (v: string, acc: string[] = []) => [...acc, v],
     )
     .option(
+      '--proxy-bootstrap-dir <dir>',
+      "with --dir and --xds-tls-cert: where the proxies' bootstrap and its SDS files are (the --out-dir of turnpike " +
+        'bootstrap); their clusters to the plugin content server present the client certificate named there',
+      '/etc/envoy',
+    )
+    .option(
       '--insecure-registry <host>',
       'reach this plugin registry over plain HTTP (repeatable; loopback always is)',
       (v: string, acc: string[]) => [...acc, v],
@@ -208,12 +216,24 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
     onWarning: (m) => process.stderr.write(`turnpike: warning: ${m}\n`),
   });
   if (opts.xds) refuseOpenXds(opts);
-  const plugins = await startPlugins(opts, (level, msg, fields) => {
-    if (level !== 'info' || !json)
-      process.stderr.write(
-        `turnpike: ${level === 'info' ? '' : `${level}: `}${msg}${fields ? ` ${JSON.stringify(fields)}` : ''}\n`,
-      );
-  });
+  // With xDS over TLS, plugin content is too: with the same certificate and, when xDS requires
+  // client certificates, only to the proxies of Gateways whose configuration uses that content.
+  const pluginServer: { current?: PluginServing } = {};
+  const contentTls = contentTlsFromFiles(opts, (tls) => pluginServer.current?.server.setTls(tls));
+  const plugins = await startPlugins(
+    {
+      ...opts,
+      ...(contentTls ? { tls: contentTls } : {}),
+      ...(contentTls?.ca ? { readerOf: (san) => gatewayOfCertificate(san, opts.xdsTrustDomain) } : {}),
+    },
+    (level, msg, fields) => {
+      if (level !== 'info' || !json)
+        process.stderr.write(
+          `turnpike: ${level === 'info' ? '' : `${level}: `}${msg}${fields ? ` ${JSON.stringify(fields)}` : ''}\n`,
+        );
+    },
+  );
+  pluginServer.current = plugins;
   let xds: Awaited<ReturnType<typeof startXds>> | undefined;
   try {
     const tls = xdsTlsFromFiles(opts);
@@ -222,6 +242,9 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
           address: opts.xdsAddress,
           plugins: (sha) => plugins.content.get(sha),
           ...(tls ? { tls } : {}),
+          // The proxies fetch large Wasm with the client certificate their bootstrap's SDS files name
+          // (each content cluster checks the name of its URL's host, so no server name is given here).
+          ...(contentTls ? { controlPlaneTls: proxyTlsFiles(opts.proxyBootstrapDir) } : {}),
         })
       : undefined;
   } catch (e) {
@@ -267,6 +290,11 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+}
+
+function proxyTlsFiles(dir: string): BootstrapTls {
+  const at = resolve(dir);
+  return { certDir: at, sdsDir: at, serverName: '' };
 }
 
 /**
