@@ -34,6 +34,8 @@ export interface ControllerOptions {
   translateOptions?: TranslateOptions;
   quietMs: number;
   maxDelayMs: number;
+  /** Translate a change that finds the stream idle at once (recorded in the log header as leadingEdge). */
+  leadingEdge?: boolean;
   scheduler?: SchedulerLike;
   /** The event log file, the console's in-memory log, or both (teeRecorder). */
   recorder?: EventRecorder;
@@ -61,6 +63,7 @@ export function startController(o: ControllerOptions): Controller {
     ...(o.completeAfter ? { completeAfter: o.completeAfter } : {}),
     quietMs: o.quietMs,
     maxDelayMs: o.maxDelayMs,
+    ...(o.leadingEdge ? { leadingEdge: true } : {}),
     ...(o.scheduler ? { scheduler: o.scheduler } : {}),
     ...(o.translateOptions ? { translator: new Translator(o.translateOptions) } : {}),
     onEvent: (e) => {

@@ -21,6 +21,8 @@ export interface EngineOptions {
   completeAfter?: string[];
   quietMs?: number;
   maxDelayMs?: number;
+  /** A change on an idle stream is translated at once (holdoff `leading`); later ones coalesce. */
+  leadingEdge?: boolean;
   scheduler?: SchedulerLike;
   /** Stamps `at`; replay keeps the recorded stamps. */
   clock?: () => string;
@@ -150,6 +152,7 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
     holdoff<State>({
       quietMs: opts.quietMs ?? DEFAULT_QUIET_MS,
       maxDelayMs: opts.maxDelayMs ?? DEFAULT_MAX_DELAY_MS,
+      leading: opts.leadingEdge ?? false,
       ready: required.size ? ready$ : undefined,
       scheduler,
     }),

@@ -27,6 +27,11 @@ export interface LogHeader {
    * Gateway. Replay translates with it, so statuses and the infra IR come out the same.
    */
   proxyNamespace?: string;
+  /**
+   * The holdoff translated a change that found the stream idle at once (a leading edge); absent in
+   * logs of controllers that always waited out the quiet period. Replay batches events the same way.
+   */
+  leadingEdge?: boolean;
 }
 export interface OutputRecord {
   type: 'output';

@@ -3,6 +3,10 @@
 // a never-ending trickle still yields an emission every `maxDelay`. Nothing is emitted until
 // `ready` has fired (every source listed once); changes pending then are flushed at once.
 // (debounceTime starves under churn and auditTime fires mid-burst; this does neither.)
+// With `leading`, a change that finds the stream idle (nothing pending, nothing emitted for
+// `quietMs`) is emitted at once, after the current turn of the event loop so what arrives with it
+// comes along: an edit on a quiet cluster does not wait out a quiet period. Changes that follow
+// within `quietMs` coalesce as above.
 import { asyncScheduler, Observable, type OperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
 
 export interface HoldoffOptions {
@@ -10,6 +14,8 @@ export interface HoldoffOptions {
   maxDelayMs: number;
   /** Emits (once is enough) when the gate opens. Default: open from the start. */
   ready?: Observable<unknown>;
+  /** Emit a change that finds the stream idle at once (see above). Default: false. */
+  leading?: boolean;
   scheduler?: SchedulerLike;
 }
 
@@ -25,11 +31,14 @@ export function holdoff<T>(opts: HoldoffOptions): OperatorFunction<T, T> {
       let latest: T | undefined;
       let quietTimer: Subscription | undefined;
       let maxTimer: Subscription | undefined;
+      let leadingTimer: Subscription | undefined;
+      let lastEmission = Number.NEGATIVE_INFINITY;
 
       const clearTimers = () => {
         quietTimer?.unsubscribe();
         maxTimer?.unsubscribe();
-        quietTimer = maxTimer = undefined;
+        leadingTimer?.unsubscribe();
+        quietTimer = maxTimer = leadingTimer = undefined;
       };
       const flush = () => {
         if (!pending) return;
@@ -39,13 +48,20 @@ export function holdoff<T>(opts: HoldoffOptions): OperatorFunction<T, T> {
         }
         pending = false;
         clearTimers();
+        lastEmission = scheduler.now();
         subscriber.next(latest as T);
       };
 
       const sub = source.subscribe({
         next: (v) => {
           latest = v;
+          if (leadingTimer) return; // goes out with the change that opened this turn
+          const idle = !pending && scheduler.now() - lastEmission >= opts.quietMs;
           pending = true;
+          if (opts.leading && open && idle) {
+            leadingTimer = scheduler.schedule(flush, 0);
+            return;
+          }
           quietTimer?.unsubscribe();
           quietTimer = scheduler.schedule(flush, opts.quietMs);
           if (!maxTimer) maxTimer = scheduler.schedule(flush, opts.maxDelayMs);

@@ -48,3 +48,38 @@ describe('holdoff', () => {
     });
   });
 });
+
+describe('holdoff with a leading edge', () => {
+  const opts = { quietMs: 100, maxDelayMs: 500, leading: true };
+  it('a change on an idle stream goes out at once; what arrives in the same turn goes with it', () => {
+    scheduler().run(({ hot, expectObservable }) => {
+      expectObservable(hot('(ab)').pipe(holdoff(opts))).toBe('b', { b: 'b' });
+    });
+  });
+  it('changes that follow within the quiet period coalesce into one trailing emission', () => {
+    scheduler().run(({ hot, expectObservable }) => {
+      // a at 0 goes at once; b (10ms) and c (20ms) go 100ms after c; d (300ms) finds it idle again.
+      expectObservable(hot('a 9ms b 9ms c 279ms d').pipe(holdoff(opts))).toBe('a 119ms c 179ms d', {
+        a: 'a',
+        c: 'c',
+        d: 'd',
+      });
+    });
+  });
+  it('a never-ending trickle is still bounded by maxDelayMs', () => {
+    scheduler().run(({ hot, expectObservable }) => {
+      const src = hot(Array.from({ length: 30 }, () => 'x 39ms').join(' '));
+      // x at 0 at once; from 40ms on the trickle never goes quiet: flushes at 540ms and 1060ms.
+      expectObservable(src.pipe(holdoff(opts)), '^ 1199ms !').toBe('x 539ms x 519ms x', { x: 'x' });
+    });
+  });
+  it('nothing goes out before the gate opens', () => {
+    scheduler().run(({ hot, expectObservable }) => {
+      const ready = hot('50ms r');
+      expectObservable(hot('a 299ms b').pipe(holdoff({ ...opts, ready }))).toBe('50ms a 249ms b', {
+        a: 'a',
+        b: 'b',
+      });
+    });
+  });
+});

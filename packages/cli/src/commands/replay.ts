@@ -124,6 +124,7 @@ export function engineTimeline(
       : {}),
     quietMs: log.header.quietMs,
     maxDelayMs: log.header.maxDelayMs,
+    ...(log.header.leadingEdge ? { leadingEdge: true } : {}),
     scheduler,
     onTranslation: (o: EngineOutput) => {
       const at = new Date(start + scheduler.now()).toISOString();

@@ -275,6 +275,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     maxDelayMs: o.maxDelayMs,
     source: 'kube',
     completeAfter: [PLUGINS_SOURCE],
+    leadingEdge: true,
     ...(proxyNamespace !== undefined ? { proxyNamespace } : {}),
   };
   const live = o.consoleAddress && o.consoleAddress !== 'off' ? new LiveLog(header) : undefined;
@@ -317,6 +318,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     ...(proxyNamespace !== undefined ? { translateOptions: { proxyNamespace } } : {}),
     quietMs: o.quietMs,
     maxDelayMs: o.maxDelayMs,
+    leadingEdge: true,
     ...(recorder ? { recorder } : {}),
     onEvent: (e) => metrics.events.inc({ kind: e.kind, type: e.type }),
     onTranslation: (out) => {

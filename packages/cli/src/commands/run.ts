@@ -205,6 +205,7 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
     maxDelayMs,
     source: `dir:${opts.dir}`,
     completeAfter: [PLUGINS_SOURCE],
+    leadingEdge: true,
   };
   const live = (opts.consoleAddress ?? '127.0.0.1:0') === 'off' ? undefined : new LiveLog(header);
   const file = opts.record ? openRecording(opts.record, header) : undefined;
@@ -275,6 +276,7 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
     sinks: [plugins, ...(xds ? [xds] : []), statusPrinter(json)],
     quietMs,
     maxDelayMs,
+    leadingEdge: true,
     ...(recorder ? { recorder } : {}),
     onError: (where, e) => process.stderr.write(`turnpike: error: ${where} failed: ${e.message}\n`),
   });
