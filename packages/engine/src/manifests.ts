@@ -49,9 +49,14 @@ export interface FileStamp {
 /**
  * The manifest files under a path (a file is taken whatever its extension), in a stable order,
  * with what a rescan compares (mtime, size). Symbolic links are followed; one that dangles, or that
- * leads back into the tree (a loop), is given to `warn` and skipped.
+ * leads back into the tree (a loop), is given to `warn` and skipped. `directories`, if given,
+ * receives every directory walked.
  */
-export function listManifestTree(root: string, warn: (message: string) => void): Map<string, FileStamp> {
+export function listManifestTree(
+  root: string,
+  warn: (message: string) => void,
+  directories?: Set<string>,
+): Map<string, FileStamp> {
   let st;
   try {
     st = statSync(root);
@@ -76,6 +81,7 @@ export function listManifestTree(root: string, warn: (message: string) => void):
       return;
     }
     visited.add(real);
+    directories?.add(dir);
     let names: string[];
     try {
       names = readdirSync(dir).sort();

@@ -1,7 +1,7 @@
 // The directory source reads only what changed and emits only the objects that changed; broken
 // links, loops and duplicates never stop the rest from loading.
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Subscription } from 'rxjs';
@@ -27,15 +27,17 @@ function tree(files: Record<string, string>): string {
   return dir;
 }
 
-function watchDir(dir: string, errors: string[] = []) {
+function watchDir(dir: string, errors: string[] = [], pollMs = 50) {
   const events: SourceEvent[] = [];
   subs.push(
-    directorySource(dir, { pollMs: 50, onError: (m) => errors.push(m), now: () => '2026-01-01T00:00:00Z' }).subscribe(
-      (e) => events.push(e),
+    directorySource(dir, { pollMs, onError: (m) => errors.push(m), now: () => '2026-01-01T00:00:00Z' }).subscribe((e) =>
+      events.push(e),
     ),
   );
   return events;
 }
+const NO_RESCAN = 3_600_000;
+const valueOf = (e: SourceEvent) => (e.object as { data?: { v?: string } } | undefined)?.data?.v;
 
 const until = async (cond: () => boolean, ms = 3000) => {
   const end = Date.now() + ms;
@@ -67,6 +69,26 @@ describe('directory source', () => {
     utimesSync(join(dir, 'a.yaml'), atime, mtime);
     await until(() => events.length > 0);
     expect(names(events)).toEqual(['upsert a']);
+  });
+
+  it('saves that replace the file (write a temporary file, rename it over) are each seen from notifications alone', async () => {
+    const dir = tree({ 'sub/a.yaml': cm('a', 'v0') });
+    const events = watchDir(dir, [], NO_RESCAN);
+    for (const v of ['v1', 'v2', 'v3']) {
+      writeFileSync(join(dir, 'sub', '.a.yaml.tmp'), cm('a', v));
+      renameSync(join(dir, 'sub', '.a.yaml.tmp'), join(dir, 'sub', 'a.yaml'));
+      await until(() => events.some((e) => valueOf(e) === v), 10_000);
+    }
+  });
+
+  it('a directory created after the start is watched: a file written in it later is seen without a rescan', async () => {
+    const dir = tree({ 'a.yaml': cm('a', 'x') });
+    const events = watchDir(dir, [], NO_RESCAN);
+    mkdirSync(join(dir, 'team'));
+    writeFileSync(join(dir, 'team', 'b.yaml'), cm('b', 'one'));
+    await until(() => events.some((e) => valueOf(e) === 'one'), 10_000);
+    writeFileSync(join(dir, 'team', 'b.yaml'), cm('b', 'two'));
+    await until(() => events.some((e) => valueOf(e) === 'two'), 10_000);
   });
 
   it('a removed file deletes its objects; a broken file keeps them and says so', async () => {

@@ -1,4 +1,4 @@
-// The embedded default source: a directory of YAML manifests. fs events (recursive) name the files
+// The embedded default source: a directory of YAML manifests. fs events (a watcher per directory) name the files
 // that changed; a periodic rescan compares each file's mtime and size as a safety net. Only files
 // that changed are read and parsed again, and only the objects they define are compared and
 // emitted, so an idle controller does (almost) nothing and one edit costs one file.
@@ -7,11 +7,12 @@
 // previous version), unless validation says otherwise. An object defined twice keeps the copy seen
 // first. Objects get what an API server would give them: a creationTimestamp when first seen and a
 // generation bumped on spec changes.
-import { readFileSync, watch, type FSWatcher } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLUSTER_SCOPED, isWatchedKind, objectKey, type KubeObject } from '@turnpike/api';
 import { Observable } from 'rxjs';
 import { remove, synced, upsert, type SourceEvent } from '../events.js';
+import { DirectoryWatchers } from './directory-watch.js';
 import {
   listManifestTree,
   manifestProblem,
@@ -74,11 +75,16 @@ class ManifestDirectory {
     this.opts.onError?.(message);
   }
 
+  /** The directories of the tree at the last scan (empty when the root is a file). */
+  directories = new Set<string>();
+
   /** Stats every file; reads those that changed (or that an fs event named); emits what follows. */
   scan(named: ReadonlySet<string> = new Set()): void {
     let tree: Map<string, FileStamp>;
+    const directories = new Set<string>();
     try {
-      tree = listManifestTree(this.dir, (m) => this.report(`${m}; skipped`));
+      tree = listManifestTree(this.dir, (m) => this.report(`${m}; skipped`), directories);
+      this.directories = directories;
     } catch (e) {
       this.report((e as Error).message);
       return;
@@ -194,12 +200,14 @@ class ManifestDirectory {
 export function directorySource(dir: string, opts: DirectorySourceOptions = {}): Observable<SourceEvent> {
   return new Observable<SourceEvent>((subscriber) => {
     const directory = new ManifestDirectory(dir, opts, (event) => subscriber.next(event));
-    directory.scan();
-    subscriber.next(synced(DIRECTORY_SOURCE));
-
     // fs events say which files to read again, even when an edit keeps the mtime and size.
     const named = new Set<string>();
     let pending: NodeJS.Timeout | undefined;
+    const watchers = new DirectoryWatchers((file) => schedule(file));
+    const scan = (batch?: ReadonlySet<string>) => {
+      directory.scan(batch);
+      if (directory.directories.size) watchers.sync(directory.directories);
+    };
     const schedule = (file?: string) => {
       if (file) named.add(file);
       if (pending) return;
@@ -207,21 +215,18 @@ export function directorySource(dir: string, opts: DirectorySourceOptions = {}):
         pending = undefined;
         const batch = new Set(named);
         named.clear();
-        directory.scan(batch);
+        scan(batch);
       }, 20);
     };
-    let watcher: FSWatcher | undefined;
-    try {
-      watcher = watch(dir, { recursive: true }, (_event, name) => schedule(name ? join(dir, String(name)) : undefined));
-      watcher.on('error', () => undefined);
-    } catch {
-      watcher = undefined;
-    }
-    const poll = setInterval(() => directory.scan(), opts.pollMs ?? 1000);
+    scan();
+    if (!directory.directories.size) watchers.watchFile(dir);
+    subscriber.next(synced(DIRECTORY_SOURCE));
+
+    const poll = setInterval(() => scan(), opts.pollMs ?? 1000);
     return () => {
       clearInterval(poll);
       if (pending) clearTimeout(pending);
-      watcher?.close();
+      watchers.close();
     };
   });
 }
