@@ -146,7 +146,9 @@ try {
     const median = latencies[Math.floor(latencies.length / 2)];
     const p90 = latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.9))];
     figures[how] = { median: Math.round(median), p90: Math.round(p90) };
-    log(`  edit saved ${how} → ADS client: median ${median.toFixed(0)} ms, p90 ${p90.toFixed(0)} ms (holdoff included)`);
+    log(
+      `  edit saved ${how} → ADS client: median ${median.toFixed(0)} ms, p90 ${p90.toFixed(0)} ms (holdoff included)`,
+    );
   }
   stream.end();
   client.close();

@@ -8,7 +8,6 @@
 // first. Objects get what an API server would give them: a creationTimestamp when first seen and a
 // generation bumped on spec changes.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { CLUSTER_SCOPED, isWatchedKind, objectKey, type KubeObject } from '@turnpike/api';
 import { Observable } from 'rxjs';
 import { remove, synced, upsert, type SourceEvent } from '../events.js';
