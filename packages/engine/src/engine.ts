@@ -60,6 +60,12 @@ interface State {
   becameComplete: boolean;
   /** The `at` of the first relevant event no translation has seen yet. */
   pendingSince?: string;
+  /**
+   * Before the first translation: the events not yet folded into the snapshot. The initial listing
+   * (tens of thousands of objects) is applied in one batch when the sources are synced, rather
+   * than one structural copy per event.
+   */
+  unapplied: WatchEvent[];
 }
 
 export function isoNow(scheduler: SchedulerLike): string {
@@ -73,10 +79,19 @@ function nextState(
   required: ReadonlySet<string>,
   completing: ReadonlySet<string>,
 ): State {
-  const { snapshot, relevant } = applyEvents(state.snapshot, [event]);
   const synced = state.synced;
   if (event.type === 'synced' && event.kind === '*') synced.add(event.source);
   const ready = [...required].every((source) => synced.has(source));
+  let snapshot = state.snapshot;
+  let relevant: boolean;
+  if (!state.ready && !ready) {
+    // Nothing reads the snapshot before the first translation: keep the event for one batch.
+    state.unapplied.push(event);
+    relevant = event.type !== 'synced';
+  } else {
+    const batch = state.unapplied.length ? [...state.unapplied.splice(0), event] : [event];
+    ({ snapshot, relevant } = applyEvents(state.snapshot, batch));
+  }
   const complete = [...completing].every((source) => synced.has(source));
   const pendingSince = state.pendingSince ?? (relevant ? event.at : undefined);
   return {
@@ -89,6 +104,7 @@ function nextState(
     complete,
     becameComplete: complete && !state.complete,
     ...(pendingSince ? { pendingSince } : {}),
+    unapplied: state.unapplied,
   };
 }
 
@@ -124,6 +140,7 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
     becameReady: false,
     complete: completing.size === 0,
     becameComplete: false,
+    unapplied: [],
   };
   // Connected only after every consumer subscribed, so synchronous sources lose nothing.
   const state$ = connectable(
