@@ -1,14 +1,18 @@
 // Offline translation of manifests: load, translate, and merge statuses into the objects.
 import { CONTROLLER_NAME, OWNED_STATUS_KINDS, objectKey, type KubeObject } from '@turnpike/api';
 import { loadManifests, type ManifestValidation } from '@turnpike/engine';
-import { mergeStatus, snapshotFromObjects, translate, type TranslateResult } from '@turnpike/translator';
+import { mergeStatus, snapshotFromObjects, Translator, type TranslateResult } from '@turnpike/translator';
 
 export interface OfflineResult {
   resources: KubeObject[];
   result: TranslateResult;
+  /** The translator that made `result`, for what statuses do not say (every backend's verdict). */
+  translator: Translator;
   warnings: string[];
   /** Objects the API server would refuse (left out unless validation is `warn`). */
   errors: string[];
+  /** Skipped as `run --dir` skips them (dangling links, link loops, later copies of an object). */
+  skipped: string[];
 }
 
 export function withStatuses(objects: readonly KubeObject[], result: TranslateResult, now: string): KubeObject[] {
@@ -23,8 +27,9 @@ export function withStatuses(objects: readonly KubeObject[], result: TranslateRe
 }
 
 export function translateObjects(objects: KubeObject[], now: string): OfflineResult {
-  const result = translate(snapshotFromObjects(objects));
-  return { resources: withStatuses(objects, result, now), result, warnings: [], errors: [] };
+  const translator = new Translator();
+  const result = translator.translate(snapshotFromObjects(objects));
+  return { resources: withStatuses(objects, result, now), result, translator, warnings: [], errors: [], skipped: [] };
 }
 
 export function translatePaths(paths: string[], now: string, validation: ManifestValidation = 'strict'): OfflineResult {
@@ -34,5 +39,6 @@ export function translatePaths(paths: string[], now: string, validation: Manifes
     r.warnings.push(`ignoring kind ${kind} (first seen in ${file}): not a kind turnpike reads`);
   if (validation === 'warn') r.warnings.push(...loaded.invalid);
   else r.errors.push(...loaded.invalid.map((m) => `${m} (left out)`));
+  r.skipped.push(...loaded.skipped);
   return r;
 }

@@ -31,17 +31,19 @@ describe('turnpike translate', () => {
     expect(r.code).toBe(2);
     expect(r.stderr.trim()).toBe('turnpike: /nonexistent/x.yaml: cannot read (ENOENT)');
   });
-  it('a symbolic link loop or a dangling link in the tree is one clear line naming it, and exit 2', () => {
+  it('a symbolic link loop or a dangling link is skipped with one line naming it, as run --dir skips it', () => {
     const loop = tmp();
     write(loop, 'a.yaml', MANIFEST);
     symlinkSync(loop, join(loop, 'again'));
-    const r = turnpike('translate', '-f', loop);
-    expect(r.code).toBe(2);
-    expect(r.stderr.trim()).toBe(`turnpike: ${join(loop, 'again')}: a symbolic link loop`);
+    const r = turnpike('translate', '-f', loop, '-o', 'json');
+    expect(r.code).toBe(0);
+    expect(r.stderr.trim()).toBe(`turnpike: warning: ${join(loop, 'again')}: a symbolic link loop; skipped`);
+    expect(Object.keys(JSON.parse(r.stdout).xdsIR.gateways)).toEqual(['infra/gw']);
     const dangling = tmp();
+    write(dangling, 'a.yaml', MANIFEST);
     symlinkSync(join(dangling, 'gone.yaml'), join(dangling, 'b.yaml'));
     expect(turnpike('translate', '-f', dangling).stderr.trim()).toBe(
-      `turnpike: ${join(dangling, 'b.yaml')}: cannot read (ENOENT, a dangling link?)`,
+      `turnpike: warning: ${join(dangling, 'b.yaml')}: cannot read (ENOENT, a dangling link?); skipped`,
     );
   });
   it('a YAML syntax error names file:line:column, without a stack trace', () => {
@@ -59,13 +61,17 @@ describe('turnpike translate', () => {
     const noName = write(dir, 'noname.yaml', '---\napiVersion: v1\nkind: Service\nmetadata: {}\n');
     expect(turnpike('translate', '-f', noName).stderr).toContain(`${noName}:2: Service has no "metadata.name"`);
   });
-  it('the same object twice is an error naming both files', () => {
+  it('the same object twice: the copy seen first stays, and the warning names both files', () => {
     const dir = tmp();
     write(dir, 'a.yaml', MANIFEST);
-    write(dir, 'b.yaml', MANIFEST);
-    const r = turnpike('translate', '-f', dir);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/GatewayClass\/\/tp is defined twice \(first in .*a\.yaml\)/);
+    write(dir, 'b.yaml', MANIFEST.replace('port: 80,', 'port: 81,'));
+    const r = turnpike('translate', '-f', dir, '-o', 'json');
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(
+      /warning: .*b\.yaml: GatewayClass\/\/tp is defined twice \(first in .*a\.yaml\); ignoring this copy/,
+    );
+    const gw = JSON.parse(r.stdout).resources.find((o: { kind: string }) => o.kind === 'Gateway');
+    expect(gw.spec.listeners[0].port).toBe(80);
   });
   it('an unknown kind is warned about once and ignored', () => {
     const dir = tmp();
@@ -289,5 +295,17 @@ describe('turnpike explain', () => {
     const missing = turnpike('explain', 'HTTPRoute/apps/nope', '-f', dir);
     expect(missing.code).toBe(1);
     expect(turnpike('explain', 'Bogus/x/y', '-f', dir).code).toBe(2);
+  });
+  it('takes kinds as kubectl does (any case, plural) and a cluster-scoped object as KIND/NAME or KIND//NAME', () => {
+    const dir = tmp();
+    write(dir, 'm.yaml', MANIFEST);
+    write(dir, 'r.yaml', ROUTE('web'));
+    for (const ref of ['httproutes/apps/web', 'HTTPRoute/apps/web', 'httproute/apps/web'])
+      expect([ref, turnpike('explain', ref, '-f', dir).code]).toEqual([ref, 0]);
+    for (const ref of ['GatewayClass/tp', 'GatewayClass//tp', 'gatewayclasses/tp'])
+      expect([ref, turnpike('explain', ref, '-f', dir).stdout]).toEqual([
+        ref,
+        expect.stringContaining('Accepted=True'),
+      ]);
   });
 });

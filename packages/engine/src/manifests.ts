@@ -16,6 +16,11 @@ export interface LoadedManifests {
   files: string[];
   /** Objects the API server would refuse, one line each: left out (strict) or kept (warn). */
   invalid: string[];
+  /**
+   * What was skipped, one line each, as `run --dir` skips it: a dangling link, a link loop, the
+   * later copy of an object defined twice.
+   */
+  skipped: string[];
 }
 
 /**
@@ -108,11 +113,16 @@ export function listManifestTree(
 }
 
 /** Files under a path, in a stable order; an entry that cannot be read is an error naming it. */
-export function listManifestFiles(path: string): string[] {
+/** The manifest files under a path; a dangling link or a link loop is given to `skip`, or fails the listing. */
+export function listManifestFiles(path: string, skip?: (message: string) => void): string[] {
   return [
-    ...listManifestTree(path, (message) => {
-      throw new ManifestError(message);
-    }).keys(),
+    ...listManifestTree(
+      path,
+      skip ??
+        ((message) => {
+          throw new ManifestError(message);
+        }),
+    ).keys(),
   ];
 }
 
@@ -191,7 +201,8 @@ function checkObject(v: unknown, where: string): KubeObject {
  */
 export function loadManifests(paths: readonly string[], opts: LoadOptions = {}): LoadedManifests {
   const { defaultNamespace = 'default', validation = 'strict' } = opts;
-  const files = paths.flatMap(listManifestFiles);
+  const skipped: string[] = [];
+  const files = paths.flatMap((path) => listManifestFiles(path, (m) => skipped.push(`${m}; skipped`)));
   const objects: KubeObject[] = [];
   const invalid: string[] = [];
   const unknownKinds = new Map<string, string>();
@@ -211,14 +222,18 @@ export function loadManifests(paths: readonly string[], opts: LoadOptions = {}):
       normalizeNamespace(o, defaultNamespace);
       const key = objectKey(o.kind, o.metadata.namespace, o.metadata.name);
       const first = seen.get(key);
-      if (first) throw new ManifestError(`${file}: ${key} is defined twice (first in ${first})`);
+      if (first) {
+        // As `run --dir` does: the copy seen first stays.
+        skipped.push(`${file}: ${key} is defined twice (first in ${first}); ignoring this copy`);
+        continue;
+      }
       seen.set(key, file);
       const problem = manifestProblem(o, file, validation);
       if (problem) invalid.push(problem);
       if (!problem || validation === 'warn') objects.push(o);
     }
   }
-  return { objects, unknownKinds, files, invalid };
+  return { objects, unknownKinds, files, invalid, skipped };
 }
 
 /** Gives a manifest what the API server would on create: its namespace and generation 1. */

@@ -29,6 +29,7 @@ export function loadSide(spec: string, validation: ManifestValidation = 'strict'
   const r = translatePaths([spec], '1970-01-01T00:00:00Z', validation);
   for (const e of r.errors) process.stderr.write(`turnpike: error: ${e}\n`);
   for (const w of r.warnings) process.stderr.write(`turnpike: warning: ${w}\n`);
+  for (const m of r.skipped) process.stderr.write(`turnpike: warning: ${m}\n`);
   return r.result;
 }
 

@@ -53,6 +53,7 @@ export function registerTranslate(program: Command): void {
       const r = translatePaths(opts.file, now, validationFlag(opts.validate));
       for (const e of r.errors) process.stderr.write(`turnpike: error: ${e}\n`);
       for (const w of r.warnings) process.stderr.write(`turnpike: warning: ${w}\n`);
+      for (const m of r.skipped) process.stderr.write(`turnpike: warning: ${m}\n`);
       for (const d of r.result.diagnostics) process.stderr.write(`turnpike: ${d.level}: ${d.object}: ${d.message}\n`);
       let out: unknown;
       switch (opts.to) {
