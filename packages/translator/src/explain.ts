@@ -5,6 +5,33 @@ import { ROUTE_KINDS, objectKey, type Condition, type KubeObject, type ParentRef
 import type { ListenerVerdict } from './routes/attachment.js';
 import { getObject, type Snapshot } from './snapshot.js';
 import { Translator } from './translate.js';
+import { httpActionLines, l4ActionLine } from './explain-actions.js';
+import { listenerProgrammable } from './listener-validity.js';
+
+/** Why an object gets no status from us: its GatewayClass is another controller's, absent, or not Accepted. */
+function noStatusReason(
+  snapshot: Snapshot,
+  statusOf: (key: string) => Record<string, unknown> | undefined,
+  object: KubeObject,
+): string {
+  const className = (object.spec as { gatewayClassName?: string } | undefined)?.gatewayClassName;
+  if (object.kind !== 'Gateway' || !className)
+    return (
+      'no status from turnpike: not an object of a turnpike GatewayClass ' +
+      '(or not a kind whose status turnpike writes)'
+    );
+  const gc = getObject<KubeObject>(snapshot, 'GatewayClass', undefined, className);
+  if (!gc) return `no status from turnpike: its GatewayClass "${className}" does not exist`;
+  const classStatus = statusOf(objectKey('GatewayClass', undefined, className));
+  const accepted = (classStatus?.conditions as Condition[] | undefined)?.find((c) => c.type === 'Accepted');
+  const controller = (gc.spec as { controllerName?: string } | undefined)?.controllerName;
+  if (!classStatus)
+    return `no status from turnpike: its GatewayClass "${className}" belongs to controller ${controller}`;
+  return (
+    `no status from turnpike: its GatewayClass "${className}" is ours but not Accepted ` +
+    `(${accepted?.reason ?? 'unknown'}: ${accepted?.message ?? ''}), so none of its Gateways is served`
+  );
+}
 
 export interface Explanation {
   object: string;
@@ -22,7 +49,11 @@ function refText(ref: ParentReference, routeNs: string): string {
 function verdictText(v: ListenerVerdict, ref: ParentReference, kind: string, route: KubeObject): string {
   const l = v.listener.spec;
   const head = `listener ${l.name} (${l.protocol} :${l.port}${l.hostname ? `, hostname ${l.hostname}` : ''})`;
-  if (v.accepted) return `${head}: accepts the route; serves ${v.hostnames.join(', ')}`;
+  if (v.accepted) {
+    if (listenerProgrammable(v.listener)) return `${head}: accepts the route; serves ${v.hostnames.join(', ')}`;
+    const why = (v.listener.notAccepted ?? v.listener.conflicted ?? v.listener.refsProblem)?.message ?? 'invalid';
+    return `${head}: accepts the route, but is not programmed (${why}): the proxy serves nothing on it`;
+  }
   const ns = route.metadata.namespace;
   switch (v.reason) {
     case 'sectionName':
@@ -106,6 +137,9 @@ export function explain(snapshot: Snapshot, kind: string, namespace: string | un
       }
     }
     if (r?.partiallyInvalid) lines.push(`  some rules are invalid and answer 500: ${r.partiallyInvalid.message}`);
+    if (r?.invalid) lines.push(`  every rule is invalid: the proxy serves none of them (${r.invalid.message})`);
+    else if (r?.http?.length) lines.push('  what the proxy does', ...httpActionLines(r.http).map((l) => `    ${l}`));
+    else if (r?.l4) lines.push('  what the proxy does', `    ${l4ActionLine(r.l4)}`);
   } else if (status) {
     lines.push(...conditionLines(status.conditions, '  '));
     for (const l of (status.listeners as
@@ -119,10 +153,7 @@ export function explain(snapshot: Snapshot, kind: string, namespace: string | un
       lines.push(...conditionLines(a.conditions, '    '));
     }
   } else {
-    lines.push(
-      '  no status from turnpike: not an object of a turnpike GatewayClass ' +
-        '(or not a kind whose status turnpike writes)',
-    );
+    lines.push(`  ${noStatusReason(snapshot, result.statuses.get.bind(result.statuses), object)}`);
   }
   return status ? { object: key, found: true, lines, status } : { object: key, found: true, lines };
 }

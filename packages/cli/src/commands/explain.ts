@@ -1,20 +1,31 @@
 // `turnpike explain KIND/NAMESPACE/NAME -f FILE|DIR`: why an object has its status.
 import type { Command } from 'commander';
-import { CLUSTER_SCOPED, isWatchedKind } from '@turnpike/api';
+import { CLUSTER_SCOPED, isWatchedKind, WATCHED_KINDS } from '@turnpike/api';
 import { loadManifests } from '@turnpike/engine';
 import { explain, snapshotFromObjects } from '@turnpike/translator';
 import { CliError } from '../errors.js';
 import { fileInputOptions, textFormatFlag, validationFlag } from '../flags.js';
 import { format } from '../output.js';
 
+/** A kind as kubectl takes it: any case, singular or plural (`httproute`, `HTTPRoutes`, `gatewayclass`). */
+function canonicalKind(text: string): string | undefined {
+  const lower = text.toLowerCase();
+  return WATCHED_KINDS.find((k) => {
+    const kind = k.toLowerCase();
+    return lower === kind || lower === `${kind}s` || lower === `${kind}es`;
+  });
+}
+
 export function parseObjectRef(ref: string): { kind: string; namespace?: string; name: string } {
   const parts = ref.split('/');
-  const kind = parts[0] ?? '';
-  if (!isWatchedKind(kind))
-    throw new CliError(`${ref}: unknown kind "${kind}" (use KIND/NAMESPACE/NAME, e.g. HTTPRoute/shop/store)`);
+  const kind = canonicalKind(parts[0] ?? '');
+  if (!kind || !isWatchedKind(kind))
+    throw new CliError(`${ref}: unknown kind "${parts[0]}" (use KIND/NAMESPACE/NAME, e.g. HTTPRoute/shop/store)`);
   if (CLUSTER_SCOPED.has(kind)) {
-    if (parts.length !== 2 || !parts[1]) throw new CliError(`${ref}: ${kind} is cluster-scoped, use ${kind}/NAME`);
-    return { kind, name: parts[1] };
+    // KIND/NAME, or KIND//NAME as analyze and the status keys print it.
+    const name = parts.length === 2 ? parts[1] : parts.length === 3 && parts[1] === '' ? parts[2] : undefined;
+    if (!name) throw new CliError(`${ref}: ${kind} is cluster-scoped, use ${kind}/NAME`);
+    return { kind, name };
   }
   if (parts.length !== 3 || !parts[1] || !parts[2]) throw new CliError(`${ref}: use ${kind}/NAMESPACE/NAME`);
   return { kind, namespace: parts[1], name: parts[2] };
@@ -35,6 +46,7 @@ export function registerExplain(program: Command): void {
       const loaded = loadManifests(opts.file, { validation });
       for (const m of loaded.invalid)
         process.stderr.write(`turnpike: ${validation === 'warn' ? 'warning' : 'error'}: ${m}\n`);
+      for (const m of loaded.skipped) process.stderr.write(`turnpike: warning: ${m}\n`);
       const snapshot = snapshotFromObjects(loaded.objects);
       const e = explain(snapshot, kind, namespace, name);
       if (opts.output === 'json') process.stdout.write(`${JSON.stringify(e, null, 2)}\n`);

@@ -1,0 +1,82 @@
+// `explain` says exactly what the proxy does and why: a Gateway left without status because its class
+// is not Accepted, a listener that accepts a route but serves nothing, and per rule the match, the
+// filters and the answer (including the share that answers 500).
+import { describe, expect, it } from '@jest/globals';
+import type { KubeObject } from '@turnpike/api';
+import { explain, snapshotFromObjects } from '../src/index.js';
+import { endpointSlice, gateway, gatewayClass, http, httpRoute, service } from './builders.js';
+
+const toGw = { name: 'gw', namespace: 'infra' };
+const lines = (objects: KubeObject[], kind: string, ns: string | undefined, name: string) =>
+  explain(snapshotFromObjects(objects), kind, ns, name).lines.join('\n');
+
+describe('explain', () => {
+  it("a Gateway of our class whose class is not Accepted: says so and why, not that the class is someone else's", () => {
+    const badClass = {
+      ...gatewayClass(),
+      spec: {
+        controllerName: 'turnpike.dev/gateway-controller',
+        parametersRef: { group: 'turnpike.dev', kind: 'ProxyConfig', name: 'nope', namespace: 'infra' },
+      },
+    };
+    const text = lines([badClass, gateway('gw', [http()])], 'Gateway', 'infra', 'gw');
+    expect(text).toContain('its GatewayClass "turnpike" is ours but not Accepted (InvalidParameters');
+    expect(text).not.toContain('not an object of a turnpike GatewayClass');
+  });
+
+  it("a listener that accepts the route but is not programmed: the route's explanation says it serves nothing", () => {
+    const https = {
+      name: 'https',
+      port: 443,
+      protocol: 'HTTPS',
+      hostname: 'foo.example.com',
+      allowedRoutes: { namespaces: { from: 'All' } },
+      tls: { mode: 'Terminate', certificateRefs: [{ name: 'missing-cert' }] },
+    };
+    const objects = [
+      gatewayClass(),
+      gateway('gw', [https]),
+      service('svc'),
+      httpRoute('r', { parentRefs: [toGw], rules: [{ backendRefs: [{ name: 'svc', port: 8080 }] }] }),
+    ];
+    const text = lines(objects, 'HTTPRoute', 'apps', 'r');
+    expect(text).toMatch(
+      /listener https \(HTTPS :443, hostname foo\.example\.com\): accepts the route, but is not programmed \(.*missing-cert.*\): the proxy serves nothing on it/,
+    );
+    expect(text).not.toContain('serves foo.example.com');
+  });
+
+  it('per rule: the match, the filters, and the answer with the share that answers 500', () => {
+    const objects = [
+      gatewayClass(),
+      gateway('gw', [http()]),
+      service('svc'),
+      endpointSlice('svc'),
+      httpRoute('r', {
+        parentRefs: [toGw],
+        rules: [
+          {
+            matches: [{ path: { type: 'PathPrefix', value: '/api' }, method: 'GET' }],
+            filters: [
+              { type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'x-team', value: 'a' }] } },
+              { type: 'URLRewrite', urlRewrite: { path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/v2' } } },
+            ],
+            backendRefs: [
+              { name: 'svc', port: 8080, weight: 3 },
+              { name: 'gone', port: 8080, weight: 1 },
+            ],
+          },
+          {
+            matches: [{ path: { type: 'Exact', value: '/old' } }],
+            filters: [{ type: 'RequestRedirect', requestRedirect: { hostname: 'new.example.com', statusCode: 301 } }],
+          },
+        ],
+      }),
+    ];
+    const text = lines(objects, 'HTTPRoute', 'apps', 'r');
+    expect(text).toContain(
+      'rule/0/match/0: GET, path PathPrefix /api → request headers: set x-team → replaces the matched prefix with /v2 → sends 75% to apps/svc/8080, 25% answered 500 (backends that do not resolve)',
+    );
+    expect(text).toContain('rule/1/match/0: any method, path Exact /old → redirects (301) to host new.example.com');
+  });
+});
