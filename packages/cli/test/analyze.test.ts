@@ -1,6 +1,7 @@
 // `turnpike analyze`: a CI gate. Exit 1 and one line per problem (object, where, condition,
 // message) when the statuses would report any; exit 0 with a count when there is none.
-import { dirname, resolve } from 'node:path';
+import { symlinkSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import { conditionText, isTrouble } from '../src/status-lines.js';
@@ -51,6 +52,89 @@ describe('turnpike analyze', () => {
       /^error: \S+listener-validation\/input\.yaml: Gateway infra\/gw is invalid, as the API server would refuse it: spec\.listeners: hostname must not be specified for protocols \['TCP', 'UDP'\]/m,
     );
     expect(r.stdout).not.toContain('Gateway/infra/gw listener');
+  });
+
+  it("warns, with exit 3, about what is not ours to judge: an absent GatewayClass or parent, another controller's class", () => {
+    const dir = tmp();
+    write(dir, 'ok.yaml', MANIFEST);
+    write(
+      dir,
+      'others.yaml',
+      `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: theirs}
+spec: {controllerName: example.com/another-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: elsewhere, namespace: infra}
+spec: {gatewayClassName: theirs, listeners: [{name: http, port: 80, protocol: HTTP}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: typo, namespace: infra}
+spec: {gatewayClassName: tpp, listeners: [{name: http, port: 80, protocol: HTTP}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: lost, namespace: apps}
+spec:
+  parentRefs: [{name: gw, namespace: infra}, {name: nowhere, namespace: infra}, {name: elsewhere, namespace: infra}]
+  rules: [{backendRefs: [{name: web, port: 8080}]}]
+`,
+    );
+    const r = turnpike('analyze', '-f', dir);
+    expect(r.code).toBe(3);
+    const warnings = r.stdout.split('\n').filter((l) => l.startsWith('warning: '));
+    expect(warnings).toEqual([
+      'warning: Gateway/infra/elsewhere spec.gatewayClassName: GatewayClass "theirs" belongs to controller example.com/another-controller: not judged here',
+      'warning: Gateway/infra/typo spec.gatewayClassName: GatewayClass "tpp" is not in these manifests: no controller would serve this Gateway',
+      'warning: HTTPRoute/apps/lost spec.parentRefs[1]: Gateway infra/nowhere is not in these manifests: the route attaches to nothing',
+      'warning: HTTPRoute/apps/lost spec.parentRefs[2]: Gateway infra/elsewhere is of GatewayClass "theirs" (controller example.com/another-controller): not judged here',
+    ]);
+    expect(turnpike('analyze', '--help').stdout).toContain('3 only warnings about objects that are not ours to judge');
+  });
+
+  it('reports every backendRef that does not resolve, not only the first that ResolvedRefs names', () => {
+    const dir = tmp();
+    write(dir, 'ok.yaml', MANIFEST);
+    write(
+      dir,
+      'route.yaml',
+      `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: two, namespace: apps}
+spec:
+  parentRefs: [{name: gw, namespace: infra}]
+  rules:
+  - backendRefs: [{name: nope, port: 8080}]
+  - backendRefs: [{name: web, port: 8080}, {name: gone, port: 8080, weight: 3}]
+`,
+    );
+    const r = turnpike('analyze', '-f', dir);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(
+      'HTTPRoute/apps/two parent infra/gw: ResolvedRefs=False (BackendNotFound): spec.rules[0].backendRefs[0]: Service apps/nope not found',
+    );
+    expect(r.stdout).toContain(
+      'HTTPRoute/apps/two spec.rules[1].backendRefs[1]: BackendRef=False (BackendNotFound): Service apps/gone not found (its share of the rule, weight 3, answers 500)',
+    );
+  });
+
+  it('a dangling link and a second copy of an object are skipped, as run --dir skips them, and count as problems', () => {
+    const dir = tmp();
+    write(dir, 'a.yaml', MANIFEST);
+    write(dir, 'b.yaml', MANIFEST.split('---')[0]!);
+    symlinkSync(join(dir, 'missing.yaml'), join(dir, 'c.yaml'));
+    const r = turnpike('analyze', '-f', dir);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('GatewayClass//tp is defined twice (first in');
+    expect(r.stdout).toMatch(/c\.yaml: cannot read \(ENOENT, a dangling link\?\); skipped/);
+    // translate goes on with what it could read, and says what it skipped.
+    const t = turnpike('translate', '-f', dir, '-o', 'json');
+    expect(t.code).toBe(0);
+    expect(t.stderr).toContain('turnpike: warning: ');
+    expect(JSON.parse(t.stdout).infraIR.gateways['infra/gw']).toBeDefined();
   });
 
   it('one notion of trouble for run and analyze: True is trouble for RouteRulesOverlap and ConfigRejected, False for the others', () => {

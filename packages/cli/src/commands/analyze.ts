@@ -1,12 +1,14 @@
 // `turnpike analyze -f FILE|DIR`: for CI. Translates the manifests offline and lists every
-// problem a status would report (and every manifest or translation error), one line each, naming
-// the object, where in it, the condition and why. Exits 1 when there is any, 0 when there is none.
+// problem a status would report, every backendRef that does not resolve, every manifest or
+// translation error and everything skipped, one line each, naming the object, where in it and why;
+// and, as warnings, what is not ours to judge (analyze-scope.ts). Exit codes in EXIT_CODES_HELP.
 import type { Command } from 'commander';
 import type { Condition } from '@turnpike/api';
 import { fileInputOptions, textFormatFlag, validationFlag } from '../flags.js';
 import { translatePaths } from '../offline.js';
 import { format } from '../output.js';
 import { isTrouble } from '../status-lines.js';
+import { backendProblems, scopeWarnings } from '../analyze-scope.js';
 
 export interface Finding {
   object: string;
@@ -54,11 +56,18 @@ export function findings(statuses: Iterable<[string, unknown]>, withEndpoints: b
   return out;
 }
 
+export const EXIT_CODES_HELP =
+  'Exit codes: 0 nothing to report; 1 a problem (a status condition that is not as it should be, a backendRef ' +
+  'that does not resolve, an object the API server would refuse, a file or object skipped); 3 only warnings ' +
+  'about objects that are not ours to judge (a gatewayClassName or parent Gateway absent from the manifests, or ' +
+  "another controller's); 2 the input could not be read.";
+
 export function registerAnalyze(program: Command): void {
   fileInputOptions(
     program
       .command('analyze')
-      .description('list every problem the statuses of these manifests would report; exit 1 if there is any (for CI)'),
+      .description('list every problem the statuses of these manifests would report; exit 1 if there is any (for CI)')
+      .addHelpText('after', `\n${EXIT_CODES_HELP}`),
   )
     .option('--endpoints', 'also report backends without ready endpoints (when the manifests include EndpointSlices)')
     .option('-o, --output <format>', 'text, json or yaml', 'text')
@@ -69,24 +78,43 @@ export function registerAnalyze(program: Command): void {
         [...r.result.statuses.sortedKeys()].map((k) => [k, r.result.statuses.get(k)]),
         !!opts.endpoints,
       );
+      const inputs = r.resources;
+      // ResolvedRefs names the first; the others are reported on their own.
+      const said = (b: { object: string; where: string }) =>
+        found.some((f) => f.object === b.object && f.type === 'ResolvedRefs' && f.message.startsWith(`${b.where}: `));
+      for (const b of backendProblems(inputs, r.translator).filter((b) => !said(b)))
+        found.push({
+          object: b.object,
+          where: b.where,
+          type: 'BackendRef',
+          status: 'False',
+          reason: b.reason,
+          message: b.message,
+        });
       const errors = [
         ...r.errors.map((e) => ({ level: 'error', message: e })),
+        ...r.skipped.map((m) => ({ level: 'error', message: m })),
         ...r.warnings.map((w) => ({ level: 'warning', message: w })),
         ...r.result.diagnostics.map((d) => ({ level: d.level, message: `${d.object}: ${d.message}` })),
       ];
+      const outOfScope = scopeWarnings(inputs);
       if (opts.output === 'text') {
         for (const e of errors) process.stdout.write(`${e.level}: ${e.message}\n`);
+        for (const w of outOfScope) process.stdout.write(`warning: ${w.object} ${w.where}: ${w.message}\n`);
         for (const f of found)
           process.stdout.write(
             `${f.object}${f.where ? ` ${f.where}` : ''}: ${f.type}=${f.status} (${f.reason}): ${f.message}\n`,
           );
         process.stdout.write(
           `${found.length} problem(s) in ${r.result.statuses.size} ` +
-            `status(es)${errors.length ? `, ${errors.length} manifest or translation message(s)` : ''}\n`,
+            `status(es)${errors.length ? `, ${errors.length} manifest or translation message(s)` : ''}` +
+            `${outOfScope.length ? `, ${outOfScope.length} warning(s) about objects not ours to judge` : ''}\n`,
         );
       } else {
-        process.stdout.write(format({ problems: found, messages: errors }, opts.output as 'json' | 'yaml'));
+        process.stdout.write(
+          format({ problems: found, messages: errors, notJudged: outOfScope }, opts.output as 'json' | 'yaml'),
+        );
       }
-      process.exitCode = found.length || errors.some((e) => e.level === 'error') ? 1 : 0;
+      process.exitCode = found.length || errors.some((e) => e.level === 'error') ? 1 : outOfScope.length ? 3 : 0;
     });
 }
