@@ -92,17 +92,20 @@ export function evaluateBackendTLSPolicy(inputs: Inputs, p: BackendTLSPolicy): B
     return m;
   }
   const bundles: string[] = [];
+  const unusable: string[] = [];
   (v.caCertificateRefs ?? []).forEach((ref, i) => {
     const f = `spec.validation.caCertificateRefs[${i}]`;
     const r = caBundleOf(inputs, p.metadata.namespace ?? '', ref);
-    if ('problem' in r) m.refsProblem ??= { reason: r.reason, message: `${f}: ${r.problem}` };
-    else bundles.push(r.pem);
+    if ('problem' in r) {
+      m.refsProblem ??= { reason: r.reason, message: `${f}: ${r.problem}` };
+      unusable.push(`${f}: ${r.problem}`);
+    } else bundles.push(r.pem);
   });
   if (bundles.length) m.caBundle = bundles.join('\n');
   else
     m.notAccepted ??= {
       reason: 'NoValidCACertificate',
-      message: 'spec.validation: none of the CA certificate references is usable',
+      message: `spec.validation: none of the CA certificate references is usable: ${unusable.join('; ')}`,
     };
   return m;
 }

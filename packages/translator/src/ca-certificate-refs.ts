@@ -18,5 +18,6 @@ export function caBundleInObject(
   const pem =
     kind === 'ConfigMap' ? (object as ConfigMap).data?.[CA_BUNDLE_KEY] : secretText(object as Secret, CA_BUNDLE_KEY);
   const problem = checkCABundle(pem);
-  return problem ? { problem } : { pem: pem! };
+  // Name the object the key was looked up in: "no "ca.crt" entry" alone leaves the reader guessing which.
+  return problem ? { problem: `${kind} ${namespace}/${name}: ${problem}` } : { pem: pem! };
 }

@@ -143,6 +143,7 @@ function checkFrontendValidation(inputs: Inputs, gateway: Gateway, listener: Lis
   const gatewayNamespace = gateway.metadata.namespace ?? '';
   const bundles: string[] = [];
   let first: Problem | undefined;
+  const unusable: string[] = [];
   validation.caCertificateRefs.forEach((ref, index) => {
     const field = `spec.tls.frontend.caCertificateRefs[${index}]`;
     const kind = ref.kind ?? 'ConfigMap';
@@ -151,6 +152,7 @@ function checkFrontendValidation(inputs: Inputs, gateway: Gateway, listener: Lis
         reason: 'InvalidCACertificateKind',
         message: `${field}: ${kind} is not supported, use ConfigMap or Secret`,
       };
+      unusable.push(first.message);
       return;
     }
     const namespace = ref.namespace ?? gatewayNamespace;
@@ -162,18 +164,21 @@ function checkFrontendValidation(inputs: Inputs, gateway: Gateway, listener: Lis
     );
     if (notPermitted) {
       first ??= notPermitted;
+      unusable.push(notPermitted.message);
       return;
     }
     const bundle = caBundleInObject(inputs, kind, namespace, ref.name);
-    if ('problem' in bundle) first ??= { reason: 'InvalidCACertificateRef', message: `${field}: ${bundle.problem}` };
-    else bundles.push(bundle.pem);
+    if ('problem' in bundle) {
+      first ??= { reason: 'InvalidCACertificateRef', message: `${field}: ${bundle.problem}` };
+      unusable.push(`${field}: ${bundle.problem}`);
+    } else bundles.push(bundle.pem);
   });
   if (first) out.refsProblem ??= first;
   if (bundles.length) out.clientCA = bundles.join('\n');
   else
     out.notAccepted = {
       reason: 'NoValidCACertificate',
-      message: 'spec.tls.frontend: none of the CA certificate references is usable',
+      message: `spec.tls.frontend: none of the CA certificate references is usable: ${unusable.join('; ')}`,
     };
   if (validation.mode === 'AllowInsecureFallback') out.clientCAOptional = true;
   else if (validation.mode !== undefined && validation.mode !== 'AllowValidOnly')
