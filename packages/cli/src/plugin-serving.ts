@@ -29,6 +29,8 @@ export interface PluginOptions {
   tls?: ContentServerTls;
   /** With `tls`: the Gateway a client certificate names; content goes only to Gateways that use it. */
   readerOf?: ContentReader;
+  /** A taken --plugin-address is reported and tried again (run --dir) rather than fatal (in a cluster). */
+  retryListen?: boolean;
 }
 
 export const PLUGIN_DEFAULTS = { maxBytes: String(32 * 1024 * 1024), resolveIntervalS: '600' };
@@ -78,11 +80,24 @@ export async function startPlugins(
     throw new CliError(`--plugin-public-url ${o.pluginPublicUrl}: plugin content is served over TLS, use https://`);
   const server = new PluginContentServer(content, o.pluginPublicUrl, key, o.tls, o.readerOf);
   const hp = hostPortFlag('--plugin-address', o.pluginAddress);
-  try {
+  const listen = async () => {
     const port = await server.listen(hp.host, hp.port);
     log('info', `serving plugin content on ${hp.host}:${port}`);
+  };
+  try {
+    await listen();
   } catch (e) {
-    throw new CliError(`--plugin-address ${o.pluginAddress}: cannot listen (${(e as Error).message})`);
+    const why = `--plugin-address ${o.pluginAddress}: cannot listen (${(e as Error).message})`;
+    if (!o.retryListen) throw new CliError(why);
+    // Most directories use no plugin, or only ones small enough to go inline: go on, and keep trying.
+    log('warn', `${why}; plugin content too large to send inline cannot be served until it can; trying every 5 s`);
+    const retry = setInterval(() => {
+      listen().then(
+        () => clearInterval(retry),
+        () => undefined,
+      );
+    }, 5000);
+    retry.unref();
   }
   const urlFor = (sha: string, type: string) => server.urlFor(sha, type);
   const worker = new PluginFetchWorker({

@@ -5,7 +5,7 @@ import { generatedName } from '@turnpike/translator';
 import { MANIFEST, ROUTE, start, tmp, turnpike, waitFor, write } from './cli-helpers.js';
 
 describe('turnpike translate', () => {
-  it('prints the input objects with statuses, the xDS IR and the infra IR', () => {
+  it('prints the input objects with statuses, the xDS IR, the infra IR and the Envoy resources', () => {
     const dir = tmp();
     write(dir, 'a.yaml', MANIFEST);
     write(dir, 'b.yaml', ROUTE('web'));
@@ -18,6 +18,13 @@ describe('turnpike translate', () => {
     ).toEqual(['Accepted=True', 'BackendsAvailable=False', 'ResolvedRefs=True']);
     expect(Object.keys(out.xdsIR.gateways)).toEqual(['infra/gw']);
     expect(out.infraIR.gateways['infra/gw'].name).toBe(generatedName('infra', 'gw'));
+    // --to all (the default) includes the Envoy resources, as --to xds prints them.
+    expect(out.xds['infra/gw'].listeners.map((l: { name: string }) => l.name)).toEqual(
+      JSON.parse(turnpike('translate', '-f', dir, '--to', 'xds').stdout).xds['infra/gw'].listeners.map(
+        (l: { name: string }) => l.name,
+      ),
+    );
+    expect(out.xds['infra/gw'].listeners.length).toBeGreaterThan(0);
   });
   it('prints YAML with -o yaml', () => {
     const dir = tmp();

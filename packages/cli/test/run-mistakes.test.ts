@@ -2,7 +2,9 @@
 // an empty configuration or hanging.
 import { describe, expect, it } from '@jest/globals';
 import { join } from 'node:path';
-import { start, tmp, turnpike, waitFor, write } from './cli-helpers.js';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { MANIFEST, start, tmp, turnpike, waitFor, write } from './cli-helpers.js';
 
 describe('turnpike run --dir mistakes', () => {
   it('a missing directory exits 2 naming it', () => {
@@ -31,6 +33,25 @@ describe('turnpike run --dir mistakes', () => {
       expect(second.stderr).toMatch(new RegExp(`--xds-address 127\\.0\\.0\\.1:${port}: cannot listen`));
     } finally {
       await first.stop();
+    }
+  }, 30_000);
+
+  it('a plugin port already in use is reported and the controller goes on serving (most directories use no plugin)', async () => {
+    const dir = tmp();
+    write(dir, 'a.yaml', MANIFEST);
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', () => r()));
+    const port = (taken.address() as AddressInfo).port;
+    const p = start('run', '--dir', dir, '--xds-address', '127.0.0.1:0', '--plugin-address', `127.0.0.1:${port}`);
+    try {
+      await waitFor(
+        () => /serving xDS on 127\.0\.0\.1:\d+/.test(p.errors()) && /Gateway\/infra\/gw Accepted=True/.test(p.output()),
+      );
+      expect(p.errors()).toContain(`--plugin-address 127.0.0.1:${port}: cannot listen`);
+      expect(p.errors()).toContain('trying every 5 s');
+    } finally {
+      await p.stop();
+      taken.close();
     }
   }, 30_000);
 

@@ -10,22 +10,32 @@ import { portFamily, transport } from './listener-protocols.js';
 import type { ListenerModel } from './model.js';
 import { listenerClaimsPort, listenerStands } from './listener-validity.js';
 
+/**
+ * A listener as a message names it: by its name within one object; with its Gateway or ListenerSet
+ * when the other party belongs to another (a Gateway's "http" and a ListenerSet's "http" are two).
+ */
+function named(l: ListenerModel, other: ListenerModel): string {
+  if (l.owner === other.owner) return `"${l.spec.name}"`;
+  return `"${l.spec.name}" of ${l.ownerKind} ${l.owner.metadata.namespace}/${l.owner.metadata.name}`;
+}
+
 export function conflictBetween(a: ListenerModel, b: ListenerModel): Problem | undefined {
   const la = a.spec,
     lb = b.spec;
+  const na = named(a, b),
+    nb = named(b, a);
   if (la.port !== lb.port || transport(la.protocol) !== transport(lb.protocol)) return undefined;
   const where = `port ${la.port}`;
   if (portFamily(la.protocol) !== portFamily(lb.protocol)) {
     return {
       reason: 'ProtocolConflict',
-      message:
-        `${where}: listeners "${la.name}" (${la.protocol}) and "${lb.name}" (${lb.protocol}) cannot ` + `share a port`,
+      message: `${where}: listeners ${na} (${la.protocol}) and ${nb} (${lb.protocol}) cannot share a port`,
     };
   }
   if ((la.hostname ?? '') === (lb.hostname ?? '')) {
     return {
       reason: 'HostnameConflict',
-      message: `${where}: listeners "${la.name}" and "${lb.name}" have the same hostname "${la.hostname ?? ''}"`,
+      message: `${where}: listeners ${na} and ${nb} have ${la.hostname ? `the same hostname "${la.hostname}"` : 'no hostname (both take any host)'}`,
     };
   }
   return undefined;
@@ -76,8 +86,8 @@ export function markOverlappingHostnames(listeners: ListenerModel[]): void {
       const p: Problem = {
         reason: 'OverlappingHostnames',
         message:
-          `port ${a.spec.port}: the hostnames of listeners "${a.spec.name}" ` +
-          `(${a.spec.hostname ?? 'any'}) and "${b.spec.name}" (${b.spec.hostname ?? 'any'}) overlap`,
+          `port ${a.spec.port}: the hostnames of listeners ${named(a, b)} ` +
+          `(${a.spec.hostname ?? 'any'}) and ${named(b, a)} (${b.spec.hostname ?? 'any'}) overlap`,
       };
       a.overlappingTLS ??= p;
       b.overlappingTLS ??= p;
@@ -106,7 +116,7 @@ export function markOverlappingCertificates(listeners: ListenerModel[]): void {
       const p: Problem = {
         reason: 'OverlappingCertificates',
         message:
-          `port ${a.spec.port}: the certificates of listeners "${a.spec.name}" and "${b.spec.name}" both ` +
+          `port ${a.spec.port}: the certificates of listeners ${named(a, b)} and ${named(b, a)} both ` +
           `cover ${shared}`,
       };
       a.overlappingTLS ??= p;

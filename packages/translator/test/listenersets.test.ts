@@ -72,6 +72,13 @@ describe('ListenerSet (GEP-1713)', () => {
     const newer = statusOf(r, 'ListenerSet', 'infra', 'newer');
     expect(sr(newer.listeners[0].conditions, 'Conflicted')).toBe('True/HostnameConflict');
     expect(sr(newer.conditions, 'Accepted')).toBe('False/ListenersNotValid');
+    // Two listeners of one name in two objects are named with their object, not "dup" and "dup".
+    expect(newer.listeners[0].conditions.find((c: { type: string }) => c.type === 'Conflicted').message).toBe(
+      'port 9090: listeners "dup" of ListenerSet infra/older and "dup" of ListenerSet infra/newer have no hostname (both take any host)',
+    );
+    expect(clash.conditions.find((c: { type: string }) => c.type === 'Conflicted').message).toBe(
+      'port 8080: listeners "core" of Gateway infra/gw and "clash" of ListenerSet infra/older have the same hostname "x.test"',
+    );
   });
   it('a listener that loses to the Gateway does not take its own set down (ListenerSetProtocolConflict)', () => {
     const gw = gateway('gw', [http('core', 80, { hostname: 'core.test' })], {

@@ -224,6 +224,7 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
   const plugins = await startPlugins(
     {
       ...opts,
+      retryListen: true,
       ...(contentTls ? { tls: contentTls } : {}),
       ...(contentTls?.ca ? { readerOf: (san) => gatewayOfCertificate(san, opts.xdsTrustDomain) } : {}),
     },

@@ -58,7 +58,12 @@ export function registerTranslate(program: Command): void {
       let out: unknown;
       switch (opts.to) {
         case 'all':
-          out = { resources: r.resources, xdsIR: r.result.xdsIR, infraIR: r.result.infraIR };
+          out = {
+            resources: r.resources,
+            xdsIR: r.result.xdsIR,
+            infraIR: r.result.infraIR,
+            xds: envoyResourcesByGateway(r),
+          };
           break;
         case 'resources':
           out = { resources: r.resources };
