@@ -82,6 +82,8 @@ export class Cluster {
   private kcm?: ChildProcess;
   readonly adminKubeconfig: string;
   readonly controllerKubeconfig: string;
+  /** User `viewer` (no permission unless a test binds one, e.g. the ClusterRole turnpike-viewer). */
+  readonly viewerKubeconfig: string;
 
   private constructor(
     readonly dir: string,
@@ -90,9 +92,11 @@ export class Cluster {
     readonly apiPort: number,
     private readonly adminToken: string,
     private readonly controllerToken: string,
+    viewerToken: string,
   ) {
     this.adminKubeconfig = this.kubeconfig('admin', adminToken);
     this.controllerKubeconfig = this.kubeconfig('controller', controllerToken);
+    this.viewerKubeconfig = this.kubeconfig('viewer', viewerToken);
     this.admin = KubeClient.fromKubeconfig(this.adminKubeconfig);
   }
 
@@ -104,11 +108,13 @@ export class Cluster {
     writeFileSync(join(dir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
     const adminToken = randomBytes(16).toString('hex');
     const controllerToken = randomBytes(16).toString('hex');
+    const viewerToken = randomBytes(16).toString('hex');
     writeFileSync(
       join(dir, 'tokens.csv'),
-      `${adminToken},admin,admin,"system:masters"\n${controllerToken},${CONTROLLER_USER},turnpike-uid,"system:serviceaccounts,system:serviceaccounts:turnpike-system,system:authenticated"\n`,
+      `${adminToken},admin,admin,"system:masters"\n${controllerToken},${CONTROLLER_USER},turnpike-uid,"system:serviceaccounts,system:serviceaccounts:turnpike-system,system:authenticated"\n` +
+        `${viewerToken},viewer,viewer-uid,"system:authenticated"\n`,
     );
-    const c = new Cluster(dir, bin, await freePort(), await freePort(), adminToken, controllerToken);
+    const c = new Cluster(dir, bin, await freePort(), await freePort(), adminToken, controllerToken, viewerToken);
     await c.startEtcd();
     await c.startApiserver();
     await c.install();
@@ -257,7 +263,11 @@ export class Cluster {
         return c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True') ? true : undefined;
       });
     }
-    for (const o of [...loadYaml(join(ROOT, 'deploy/namespace.yaml')), ...loadYaml(join(ROOT, 'deploy/rbac.yaml'))])
+    for (const o of [
+      ...loadYaml(join(ROOT, 'deploy/namespace.yaml')),
+      ...loadYaml(join(ROOT, 'deploy/rbac.yaml')),
+      ...loadYaml(join(ROOT, 'deploy/viewer-rbac.yaml')),
+    ])
       await this.apply(o);
   }
 

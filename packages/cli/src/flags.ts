@@ -50,6 +50,29 @@ export function fileInputOptions(command: Command): Command {
     .option('--validate <mode>', VALIDATE_HELP, 'strict');
 }
 
+/**
+ * Input from files or from a live cluster (kubectl's flags): `-f` for files; `--kubeconfig` (and
+ * `--context`) to read the cluster's objects once, read-only; `-n`/`-A` choose what is reported.
+ */
+export function liveOrFileInputOptions(command: Command, files = 'manifest file or directory (repeatable)'): Command {
+  return command
+    .option('-f, --file <path>', files, (value: string, earlier: string[]) => [...earlier, value], [] as string[])
+    .option('--kubeconfig <path>', "read a live cluster's objects instead (read-only; ClusterRole turnpike-viewer)")
+    .option('--context <name>', 'with --kubeconfig: the kubeconfig context to use')
+    .option('-n, --namespace <ns>', 'with --kubeconfig: report on objects of this namespace only')
+    .option('-A, --all-namespaces', 'with --kubeconfig: report on every namespace (the default)')
+    .option('--validate <mode>', VALIDATE_HELP, 'strict');
+}
+
+export interface LiveOrFileInput {
+  file: string[];
+  kubeconfig?: string;
+  context?: string;
+  namespace?: string;
+  allNamespaces?: boolean;
+  validate: string;
+}
+
 /** A loopback host name or address (127.0.0.0/8, ::1, localhost; brackets allowed). */
 export function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();

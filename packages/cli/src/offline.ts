@@ -1,7 +1,14 @@
 // Offline translation of manifests: load, translate, and merge statuses into the objects.
 import { CONTROLLER_NAME, OWNED_STATUS_KINDS, objectKey, type KubeObject } from '@turnpike/api';
 import { loadManifests, type ManifestValidation } from '@turnpike/engine';
-import { mergeStatus, snapshotFromObjects, Translator, type TranslateResult } from '@turnpike/translator';
+import { listLiveObjects, liveClient, proxyNamespaceOf, withFilesApplied, type LiveFlags } from './live-cluster.js';
+import {
+  mergeStatus,
+  snapshotFromObjects,
+  Translator,
+  type TranslateOptions,
+  type TranslateResult,
+} from '@turnpike/translator';
 
 export interface OfflineResult {
   resources: KubeObject[];
@@ -26,8 +33,8 @@ export function withStatuses(objects: readonly KubeObject[], result: TranslateRe
   });
 }
 
-export function translateObjects(objects: KubeObject[], now: string): OfflineResult {
-  const translator = new Translator();
+export function translateObjects(objects: KubeObject[], now: string, options: TranslateOptions = {}): OfflineResult {
+  const translator = new Translator(options);
   const result = translator.translate(snapshotFromObjects(objects));
   return { resources: withStatuses(objects, result, now), result, translator, warnings: [], errors: [], skipped: [] };
 }
@@ -41,4 +48,20 @@ export function translatePaths(paths: string[], now: string, validation: Manifes
   else r.errors.push(...loaded.invalid.map((m) => `${m} (left out)`));
   r.skipped.push(...loaded.skipped);
   return r;
+}
+
+/** A live cluster's objects, listed once (live-cluster.ts), translated as its controller would. */
+export async function translateLive(flags: LiveFlags, now: string, files: KubeObject[] = []): Promise<OfflineResult> {
+  const client = liveClient(flags);
+  try {
+    const live = await listLiveObjects(client);
+    const proxyNamespace = proxyNamespaceOf(live);
+    return translateObjects(
+      files.length ? withFilesApplied(live, files) : live,
+      now,
+      proxyNamespace !== undefined ? { proxyNamespace } : {},
+    );
+  } finally {
+    client.close();
+  }
 }

@@ -35,9 +35,14 @@ export class KubeClient {
         : new Agent({ keepAlive: true, maxSockets: 64 });
   }
 
-  static fromKubeconfig(path: string): KubeClient {
+  /** `context`: one of the kubeconfig's contexts instead of its current one (kubectl's --context). */
+  static fromKubeconfig(path: string, context?: string): KubeClient {
     const kc = new KubeConfig();
     kc.loadFromFile(path);
+    if (context !== undefined) {
+      if (!kc.getContextObject(context)) throw new Error(`no context "${context}" in ${path}`);
+      kc.setCurrentContext(context);
+    }
     return new KubeClient(kc);
   }
 

@@ -4,7 +4,7 @@
 import { ROUTE_KINDS, objectKey, type Condition, type KubeObject, type ParentReference } from '@turnpike/api';
 import type { ListenerVerdict } from './routes/attachment.js';
 import { getObject, type Snapshot } from './snapshot.js';
-import { Translator } from './translate.js';
+import { Translator, type TranslateOptions } from './translate.js';
 import { httpActionLines, l4ActionLine } from './explain-actions.js';
 import { listenerProgrammable } from './listener-validity.js';
 
@@ -91,7 +91,13 @@ function conditionLines(conditions: unknown, indent: string): string[] {
   );
 }
 
-export function explain(snapshot: Snapshot, kind: string, namespace: string | undefined, name: string): Explanation {
+export function explain(
+  snapshot: Snapshot,
+  kind: string,
+  namespace: string | undefined,
+  name: string,
+  options: TranslateOptions = {},
+): Explanation {
   const key = objectKey(kind, namespace, name);
   const object = getObject<KubeObject>(snapshot, kind, namespace, name);
   if (!object)
@@ -100,7 +106,7 @@ export function explain(snapshot: Snapshot, kind: string, namespace: string | un
       found: false,
       lines: [`${kind} ${namespace ? namespace + '/' : ''}${name} not found in the input`],
     };
-  const translator = new Translator();
+  const translator = new Translator(options);
   const result = translator.translate(snapshot);
   const status = result.statuses.get(key);
   const lines: string[] = [`${kind} ${namespace ? namespace + '/' : ''}${name}`];

@@ -4,8 +4,9 @@
 // and, as warnings, what is not ours to judge (analyze-scope.ts). Exit codes in EXIT_CODES_HELP.
 import type { Command } from 'commander';
 import type { Condition } from '@turnpike/api';
-import { fileInputOptions, textFormatFlag, validationFlag } from '../flags.js';
-import { translatePaths } from '../offline.js';
+import { CliError } from '../errors.js';
+import { liveOrFileInputOptions, textFormatFlag, validationFlag, type LiveOrFileInput } from '../flags.js';
+import { translateLive, translatePaths, type OfflineResult } from '../offline.js';
 import { format } from '../output.js';
 import { isTrouble } from '../status-lines.js';
 import { backendProblems, scopeWarnings } from '../analyze-scope.js';
@@ -62,27 +63,52 @@ export const EXIT_CODES_HELP =
   'about objects that are not ours to judge (a gatewayClassName or parent Gateway absent from the manifests, or ' +
   "another controller's); 2 the input could not be read.";
 
+/** Objects of the namespace asked for (-n); cluster-scoped ones are always reported. */
+function inNamespace(namespace: string | undefined): (object: string) => boolean {
+  if (namespace === undefined) return () => true;
+  return (object) => {
+    const [, ns] = object.split('/');
+    return ns === '' || ns === namespace;
+  };
+}
+
+/** Files (-f), or a live cluster (--kubeconfig), translated. */
+export async function analyzedInput(opts: LiveOrFileInput): Promise<OfflineResult> {
+  if (opts.kubeconfig !== undefined) {
+    if (opts.file.length) throw new CliError('give -f FILE|DIR or --kubeconfig PATH, not both');
+    return translateLive(opts, new Date().toISOString());
+  }
+  if (!opts.file.length) throw new CliError('give -f FILE|DIR (repeatable) or --kubeconfig PATH');
+  if (opts.context !== undefined || opts.namespace !== undefined)
+    throw new CliError('--context and -n/--namespace are for --kubeconfig');
+  return translatePaths(opts.file, new Date().toISOString(), validationFlag(opts.validate));
+}
+
 export function registerAnalyze(program: Command): void {
-  fileInputOptions(
+  liveOrFileInputOptions(
     program
       .command('analyze')
-      .description('list every problem the statuses of these manifests would report; exit 1 if there is any (for CI)')
+      .description(
+        'list every problem the statuses of these manifests (or of a live cluster) would report; exit 1 if there ' +
+          'is any (for CI)',
+      )
       .addHelpText('after', `\n${EXIT_CODES_HELP}`),
   )
     .option('--endpoints', 'also report backends without ready endpoints (when the manifests include EndpointSlices)')
     .option('-o, --output <format>', 'text, json or yaml', 'text')
-    .action((opts: { file: string[]; endpoints?: boolean; output: string; validate: string }) => {
+    .action(async (opts: LiveOrFileInput & { endpoints?: boolean; output: string }) => {
       textFormatFlag(opts.output);
-      const r = translatePaths(opts.file, new Date().toISOString(), validationFlag(opts.validate));
+      const r = await analyzedInput(opts);
+      const wanted = inNamespace(opts.allNamespaces ? undefined : opts.namespace);
       const found = findings(
         [...r.result.statuses.sortedKeys()].map((k) => [k, r.result.statuses.get(k)]),
-        !!opts.endpoints,
-      );
+        !!opts.endpoints || opts.kubeconfig !== undefined,
+      ).filter((f) => wanted(f.object));
       const inputs = r.resources;
       // ResolvedRefs names the first; the others are reported on their own.
       const said = (b: { object: string; where: string }) =>
         found.some((f) => f.object === b.object && f.type === 'ResolvedRefs' && f.message.startsWith(`${b.where}: `));
-      for (const b of backendProblems(inputs, r.translator).filter((b) => !said(b)))
+      for (const b of backendProblems(inputs, r.translator).filter((b) => !said(b) && wanted(b.object)))
         found.push({
           object: b.object,
           where: b.where,
@@ -97,7 +123,7 @@ export function registerAnalyze(program: Command): void {
         ...r.warnings.map((w) => ({ level: 'warning', message: w })),
         ...r.result.diagnostics.map((d) => ({ level: d.level, message: `${d.object}: ${d.message}` })),
       ];
-      const outOfScope = scopeWarnings(inputs);
+      const outOfScope = scopeWarnings(inputs).filter((w) => wanted(w.object));
       if (opts.output === 'text') {
         for (const e of errors) process.stdout.write(`${e.level}: ${e.message}\n`);
         for (const w of outOfScope) process.stdout.write(`warning: ${w.object} ${w.where}: ${w.message}\n`);

@@ -2,13 +2,13 @@
 // does to statuses and proxy configuration. Exit 0 when the same, 1 when different, 2 on error.
 import { existsSync, statSync } from 'node:fs';
 import type { Command } from 'commander';
-import { readEventLog, type ManifestValidation } from '@turnpike/engine';
+import { loadManifests, readEventLog, type ManifestValidation } from '@turnpike/engine';
 import type { TranslateResult } from '@turnpike/translator';
 import pc from 'picocolors';
 import { CliError } from '../errors.js';
 import { VALIDATE_HELP, validationFlag } from '../flags.js';
 import { stateAt } from '../log-state.js';
-import { translatePaths } from '../offline.js';
+import { translateLive, translatePaths } from '../offline.js';
 import { semanticDiff, type SemanticDiff, type SetChange } from '../semantic-diff.js';
 
 /** A side is a manifest file or directory, or `LOG@SEQ` (the state after event SEQ). */
@@ -33,25 +33,76 @@ export function loadSide(spec: string, validation: ManifestValidation = 'strict'
   return r.result;
 }
 
+/**
+ * A live cluster against the same cluster with the files applied on top (as `kubectl apply` merges
+ * a manifest into a custom resource): what the change would do, before anyone applies it.
+ */
+async function liveSides(
+  opts: { file: string[]; kubeconfig?: string; context?: string },
+  validation: ManifestValidation,
+): Promise<[TranslateResult, TranslateResult]> {
+  const loaded = opts.file.length ? loadManifests(opts.file, { validation }) : undefined;
+  for (const m of loaded?.invalid ?? []) process.stderr.write(`turnpike: error: ${m} (left out)\n`);
+  for (const m of loaded?.skipped ?? []) process.stderr.write(`turnpike: warning: ${m}\n`);
+  const now = '1970-01-01T00:00:00Z';
+  const before = await translateLive(opts, now);
+  const after = loaded?.objects.length ? await translateLive(opts, now, loaded.objects) : before;
+  return [before.result, after.result];
+}
+
 export function registerDiff(program: Command): void {
   program
     .command('diff')
-    .description('show what changes between two sets of manifests (or LOG@SEQ points) in statuses, xDS and infra')
-    .argument('<a>', 'manifest file/directory or LOG@SEQ')
-    .argument('<b>', 'manifest file/directory or LOG@SEQ')
+    .description(
+      'show what changes between two sets of manifests (or LOG@SEQ points), or what files would change in a live ' +
+        'cluster (--kubeconfig K -f CHANGES), in statuses, xDS and infra',
+    )
+    .argument('[a]', 'manifest file/directory or LOG@SEQ')
+    .argument('[b]', 'manifest file/directory or LOG@SEQ')
+    .option(
+      '-f, --file <path>',
+      'with --kubeconfig: the changes, applied on top of the live objects (repeatable)',
+      (value: string, earlier: string[]) => [...earlier, value],
+      [] as string[],
+    )
+    .option('--kubeconfig <path>', "compare a live cluster's objects with those files applied (read-only)")
+    .option('--context <name>', 'with --kubeconfig: the kubeconfig context to use')
     .option('-o, --output <format>', 'text or json', 'text')
     .option('--color', 'force colour')
     .option('--no-color', 'no colour')
     .option('--validate <mode>', VALIDATE_HELP, 'strict')
-    .action((a: string, b: string, opts: { output: string; color?: boolean; validate: string }) => {
-      const validation = validationFlag(opts.validate);
-      const d = semanticDiff(loadSide(a, validation), loadSide(b, validation));
-      if (opts.output === 'json') process.stdout.write(`${JSON.stringify(d, null, 2)}\n`);
-      else if (opts.output === 'text')
-        process.stdout.write(renderDiff(d, useColor(opts.color, process.stdout.isTTY === true, process.env)));
-      else throw new CliError(`-o ${opts.output}: unknown format (text, json)`);
-      process.exitCode = d.same ? 0 : 1;
-    });
+    .action(
+      async (
+        a: string | undefined,
+        b: string | undefined,
+        opts: {
+          output: string;
+          color?: boolean;
+          validate: string;
+          file: string[];
+          kubeconfig?: string;
+          context?: string;
+        },
+      ) => {
+        const validation = validationFlag(opts.validate);
+        let sides: [TranslateResult, TranslateResult];
+        if (opts.kubeconfig !== undefined) {
+          if (a !== undefined) throw new CliError('with --kubeconfig, give the changes with -f, not as A B');
+          sides = await liveSides(opts, validation);
+        } else {
+          if (a === undefined || b === undefined)
+            throw new CliError('diff needs A and B, or --kubeconfig K -f CHANGES');
+          if (opts.file.length) throw new CliError('-f is for --kubeconfig; give A and B');
+          sides = [loadSide(a, validation), loadSide(b, validation)];
+        }
+        const d = semanticDiff(sides[0], sides[1]);
+        if (opts.output === 'json') process.stdout.write(`${JSON.stringify(d, null, 2)}\n`);
+        else if (opts.output === 'text')
+          process.stdout.write(renderDiff(d, useColor(opts.color, process.stdout.isTTY === true, process.env)));
+        else throw new CliError(`-o ${opts.output}: unknown format (text, json)`);
+        process.exitCode = d.same ? 0 : 1;
+      },
+    );
 }
 
 /** --color/--no-color decide; otherwise colour on a terminal, unless NO_COLOR is set (no-color.org). */

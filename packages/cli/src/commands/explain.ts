@@ -2,9 +2,10 @@
 import type { Command } from 'commander';
 import { CLUSTER_SCOPED, isWatchedKind, WATCHED_KINDS } from '@turnpike/api';
 import { loadManifests } from '@turnpike/engine';
-import { explain, snapshotFromObjects } from '@turnpike/translator';
+import { explain, snapshotFromObjects, type Snapshot, type TranslateOptions } from '@turnpike/translator';
+import { listLiveObjects, liveClient, proxyNamespaceOf } from '../live-cluster.js';
 import { CliError } from '../errors.js';
-import { fileInputOptions, textFormatFlag, validationFlag } from '../flags.js';
+import { liveOrFileInputOptions, textFormatFlag, validationFlag, type LiveOrFileInput } from '../flags.js';
 import { format } from '../output.js';
 
 /** A kind as kubectl takes it: any case, singular or plural (`httproute`, `HTTPRoutes`, `gatewayclass`). */
@@ -32,23 +33,39 @@ export function parseObjectRef(ref: string): { kind: string; namespace?: string;
 }
 
 export function registerExplain(program: Command): void {
-  fileInputOptions(
+  liveOrFileInputOptions(
     program
       .command('explain')
-      .description('explain why an object has its status: listeners considered, backends resolved')
+      .description('explain why an object has its status: listeners considered, backends resolved, what the proxy does')
       .argument('<object>', 'KIND/NAMESPACE/NAME (or KIND/NAME for cluster-scoped kinds)'),
   )
     .option('-o, --output <format>', 'text, json or yaml', 'text')
-    .action((ref: string, opts: { file: string[]; output: string; validate: string }) => {
+    .action(async (ref: string, opts: LiveOrFileInput & { output: string }) => {
       textFormatFlag(opts.output);
       const { kind, namespace, name } = parseObjectRef(ref);
-      const validation = validationFlag(opts.validate);
-      const loaded = loadManifests(opts.file, { validation });
-      for (const m of loaded.invalid)
-        process.stderr.write(`turnpike: ${validation === 'warn' ? 'warning' : 'error'}: ${m}\n`);
-      for (const m of loaded.skipped) process.stderr.write(`turnpike: warning: ${m}\n`);
-      const snapshot = snapshotFromObjects(loaded.objects);
-      const e = explain(snapshot, kind, namespace, name);
+      let snapshot: Snapshot;
+      let options: TranslateOptions = {};
+      if (opts.kubeconfig !== undefined) {
+        if (opts.file.length) throw new CliError('give -f FILE|DIR or --kubeconfig PATH, not both');
+        const client = liveClient(opts);
+        try {
+          const objects = await listLiveObjects(client);
+          const proxyNamespace = proxyNamespaceOf(objects);
+          if (proxyNamespace !== undefined) options = { proxyNamespace };
+          snapshot = snapshotFromObjects(objects);
+        } finally {
+          client.close();
+        }
+      } else {
+        if (!opts.file.length) throw new CliError('give -f FILE|DIR (repeatable) or --kubeconfig PATH');
+        const validation = validationFlag(opts.validate);
+        const loaded = loadManifests(opts.file, { validation });
+        for (const m of loaded.invalid)
+          process.stderr.write(`turnpike: ${validation === 'warn' ? 'warning' : 'error'}: ${m}\n`);
+        for (const m of loaded.skipped) process.stderr.write(`turnpike: warning: ${m}\n`);
+        snapshot = snapshotFromObjects(loaded.objects);
+      }
+      const e = explain(snapshot, kind, namespace, name, options);
       if (opts.output === 'json') process.stdout.write(`${JSON.stringify(e, null, 2)}\n`);
       else if (opts.output === 'yaml') process.stdout.write(format(e, 'yaml'));
       else process.stdout.write(`${e.lines.join('\n')}\n`);

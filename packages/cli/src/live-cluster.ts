@@ -1,0 +1,127 @@
+// The objects of a live cluster, listed once, for the file commands' live modes (`analyze`,
+// `explain`, `diff` with --kubeconfig). Read-only: one list per kind the controller watches (a kind
+// the cluster does not serve is skipped), and, for what the controller alone knows, the fetch result
+// of each PluginInstallation rebuilt from the status the controller wrote.
+import type { Condition, KubeObject, PluginFetch, PluginInstallation } from '@turnpike/api';
+import { CONFIGMAP_LABEL_SELECTOR, KubeApiError, KubeClient, RESOURCES, collectionPath } from '@turnpike/kube';
+import { GATEWAY_NAMESPACE_LABEL } from '@turnpike/translator';
+import { CliError } from './errors.js';
+
+export interface LiveFlags {
+  kubeconfig?: string;
+  context?: string;
+}
+
+export function liveClient(flags: LiveFlags): KubeClient {
+  try {
+    return KubeClient.fromKubeconfig(flags.kubeconfig!, flags.context);
+  } catch (e) {
+    throw new CliError(`--kubeconfig ${flags.kubeconfig}: ${(e as Error).message}`);
+  }
+}
+
+/** Every object of every watched kind, across namespaces (statuses depend on objects anywhere). */
+export async function listLiveObjects(client: KubeClient): Promise<KubeObject[]> {
+  const out: KubeObject[] = [];
+  for (const r of RESOURCES) {
+    const query = r.kind === 'ConfigMap' ? `?labelSelector=${encodeURIComponent(CONFIGMAP_LABEL_SELECTOR)}` : '';
+    let list: { items?: KubeObject[] };
+    try {
+      list = await client.must<{ items?: KubeObject[] }>('GET', `${collectionPath(r)}${query}`);
+    } catch (e) {
+      // A kind this cluster does not serve (ClusterTrustBundle is off by default) has no objects.
+      if (e instanceof KubeApiError && e.status === 404) continue;
+      if (e instanceof KubeApiError && e.status === 403)
+        throw new CliError(`cannot list ${r.plural}: ${e.message} (bind the ClusterRole turnpike-viewer)`);
+      throw new CliError(`cannot list ${r.plural}: ${(e as Error).message}`);
+    }
+    const apiVersion = r.group ? `${r.group}/${r.version}` : r.version;
+    for (const item of list.items ?? []) {
+      const { managedFields: _drop, ...metadata } = item.metadata;
+      out.push({ ...item, apiVersion, kind: r.kind, metadata });
+    }
+  }
+  return [...out, ...pluginFetchesFromStatus(out)];
+}
+
+/**
+ * What the controller's fetch worker reported for each PluginInstallation, as its status says it:
+ * the translator reads fetch results as inputs, and they are not stored in the cluster otherwise.
+ */
+function pluginFetchesFromStatus(objects: readonly KubeObject[]): PluginFetch[] {
+  const out: PluginFetch[] = [];
+  for (const o of objects) {
+    if (o.kind !== 'PluginInstallation') continue;
+    const pi = o as PluginInstallation;
+    const fetched = (pi.status?.conditions as Condition[] | undefined)?.find((c) => c.type === 'Fetched');
+    if (!fetched) continue;
+    const storage = pi.status?.storage;
+    out.push({
+      apiVersion: 'turnpike.dev/internal',
+      kind: 'PluginFetch',
+      metadata: { namespace: pi.metadata.namespace!, name: pi.metadata.name },
+      status: {
+        ...(pi.status?.observedGeneration !== undefined ? { observedGeneration: pi.status.observedGeneration } : {}),
+        image: pi.spec.image,
+        fetched: fetched.status === 'True',
+        reason: fetched.status === 'True' ? 'Fetched' : (fetched.reason as PluginFetch['status']['reason']),
+        message: fetched.message,
+        ...(pi.status?.digest ? { digest: pi.status.digest } : {}),
+        ...(storage?.sha256 ? { sha256: storage.sha256 } : {}),
+        ...(storage?.size !== undefined ? { size: storage.size } : {}),
+        ...(storage?.configMap || storage?.url
+          ? {
+              storage: {
+                ...(storage.configMap ? { configMap: storage.configMap } : {}),
+                ...(storage.url ? { url: storage.url } : {}),
+              },
+            }
+          : {}),
+      },
+    });
+  }
+  return out;
+}
+
+/**
+ * Where the controller placed the proxies, read from the cluster: a proxy Service labelled with a
+ * Gateway namespace other than its own means every proxy is in the controller's namespace.
+ */
+export function proxyNamespaceOf(objects: readonly KubeObject[]): string | undefined {
+  for (const o of objects) {
+    const of = o.kind === 'Service' ? o.metadata.labels?.[GATEWAY_NAMESPACE_LABEL] : undefined;
+    if (of !== undefined && of !== o.metadata.namespace) return o.metadata.namespace;
+  }
+  return undefined;
+}
+
+/** RFC 7386 JSON merge patch, as kubectl apply merges a manifest into a custom resource: maps merge, lists are replaced. */
+export function mergePatch(target: unknown, patch: unknown): unknown {
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return patch;
+  const out: Record<string, unknown> =
+    typeof target === 'object' && target !== null && !Array.isArray(target) ? { ...(target as object) } : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = mergePatch(out[k], v);
+  }
+  return out;
+}
+
+/** The live objects with the files applied on top: an object in both is merged, a new one added. */
+export function withFilesApplied(live: readonly KubeObject[], files: readonly KubeObject[]): KubeObject[] {
+  const key = (o: KubeObject) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+  const byKey = new Map(live.map((o) => [key(o), o]));
+  for (const f of files) {
+    const current = byKey.get(key(f));
+    if (!current) {
+      byKey.set(key(f), f);
+      continue;
+    }
+    const merged = mergePatch(current, { ...f, metadata: { ...f.metadata, generation: null } }) as KubeObject;
+    // As the API server does: a changed spec bumps the generation.
+    const specChanged = JSON.stringify(merged.spec ?? null) !== JSON.stringify(current.spec ?? null);
+    merged.metadata.generation = (current.metadata.generation ?? 1) + (specChanged ? 1 : 0);
+    byKey.set(key(f), merged);
+  }
+  return [...byKey.values()];
+}
