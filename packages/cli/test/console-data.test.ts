@@ -1,7 +1,8 @@
 // The console's data on a running controller's log: LiveLog folds its oldest events into a base
 // snapshot past its cap, and every moment it still holds looks exactly as on the whole log.
 import { describe, expect, it } from '@jest/globals';
-import { parseEventLog } from '@turnpike/engine';
+import type { KubeObject } from '@turnpike/api';
+import { LOG_FORMAT, LOG_VERSION, parseEventLog, type ParsedLog, type WatchEvent } from '@turnpike/engine';
 import { ConsoleData } from '../src/console/console-data.js';
 import { LiveLog } from '../src/console/live-log.js';
 import { DELETED_AT, recordedLog } from './grant-log.js';
@@ -25,11 +26,12 @@ describe('console data', () => {
     for (const seq of [500, 550, 600]) expect(capped.objects(seq)).toEqual(whole.objects(seq));
   });
 
-  it('history finds each change with few translations; a diff of the same moment is empty', () => {
+  it('history finds each change; a diff of the same moment is empty', () => {
     const data = new ConsoleData(() => full);
     const h = data.history('HTTPRoute/apps/web');
-    expect(h.changes.map((c) => c.seq)).toEqual([7, DELETED_AT]);
-    expect(h.probes).toBeLessThan(16 + 2 * 10);
+    // 7: the route, refused (no grant yet); 8: the grant; then the grant's deletion. Sampling merged 7 and 8.
+    expect(h.changes.map((c) => c.seq)).toEqual([7, 8, DELETED_AT]);
+    expect(h.changes[0]!.after.join(' ')).toContain('ResolvedRefs=False/RefNotPermitted');
     expect(data.diff(400, 400).same).toBe(true);
     expect(data.eventAt(0)).toBeUndefined();
     expect(data.eventAt(DELETED_AT)).toMatchObject({
@@ -38,5 +40,82 @@ describe('console data', () => {
       kind: 'ReferenceGrant',
       object: 'backends/let-apps',
     });
+  });
+
+  it("history follows the controller's recorded translations when the log has them: a state no translation saw is not a change", () => {
+    const last = full.events.at(-1)!.seq;
+    const log: ParsedLog = {
+      ...full,
+      outputs: [8, 200, DELETED_AT, last].map((seq) => ({ type: 'output' as const, seq, hash: 'x' })),
+    };
+    const h = new ConsoleData(() => log).history('HTTPRoute/apps/web');
+    // Events 7 (route, refused) and 8 (grant) went into one translation: the route was never refused.
+    expect(h.changes.map((c) => c.seq)).toEqual([8, DELETED_AT]);
+    expect(h.probes).toBe(5);
+  });
+
+  it('history lists a change that is undone at the next event, wherever it falls (no sampling)', () => {
+    const at = '2026-12-04T00:00:00.000Z';
+    let seq = 0;
+    const up = (object: KubeObject): WatchEvent => ({
+      seq: ++seq,
+      at,
+      source: 'kube',
+      type: 'upsert',
+      kind: object.kind,
+      name: object.metadata.name,
+      ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}),
+      object,
+    });
+    const svc = {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web', namespace: 'apps' },
+      spec: { ports: [{ port: 8080 }] },
+    } as KubeObject;
+    const filler = (i: number) =>
+      up({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `filler-${i}` } } as KubeObject);
+    const events: WatchEvent[] = [
+      up({
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'GatewayClass',
+        metadata: { name: 'tp' },
+        spec: { controllerName: 'turnpike.dev/gateway-controller' },
+      } as KubeObject),
+      up({
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'Gateway',
+        metadata: { name: 'gw', namespace: 'infra' },
+        spec: {
+          gatewayClassName: 'tp',
+          listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }],
+        },
+      } as KubeObject),
+      up(svc),
+      up({
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'HTTPRoute',
+        metadata: { name: 'web', namespace: 'apps' },
+        spec: {
+          parentRefs: [{ name: 'gw', namespace: 'infra' }],
+          rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }],
+        },
+      } as KubeObject),
+    ];
+    for (let i = 0; i < 37; i++) events.push(filler(i));
+    const gone = ++seq;
+    events.push({ seq: gone, at, source: 'kube', type: 'delete', kind: 'Service', namespace: 'apps', name: 'web' });
+    const back = up(svc);
+    events.push(back);
+    for (let i = 37; i < 60; i++) events.push(filler(i));
+    const log: ParsedLog = {
+      header: { format: LOG_FORMAT, version: LOG_VERSION, createdAt: at, quietMs: 100, maxDelayMs: 500 },
+      events,
+      outputs: [],
+    };
+    const h = new ConsoleData(() => log).history('HTTPRoute/apps/web');
+    expect(h.changes.map((c) => c.seq).slice(-2)).toEqual([gone, back.seq]);
+    expect(h.changes.at(-2)!.after.join(' ')).toContain('ResolvedRefs=False/BackendNotFound');
+    expect(h.changes.at(-1)!.after.join(' ')).toContain('ResolvedRefs=True/ResolvedRefs');
   });
 });

@@ -3,7 +3,7 @@
 // the semantic diff of two moments. A moment is an event (by seq). States come from checkpoints
 // (LogCheckpoints) and one Translator, whose memo reuses what two probed states share; the last
 // translations are kept, so moving the timeline back and forth costs little.
-import { EMPTY_SNAPSHOT, type ParsedLog, type WatchEvent } from '@turnpike/engine';
+import { applyEvents, EMPTY_SNAPSHOT, type ParsedLog, type WatchEvent } from '@turnpike/engine';
 import { explain, Translator, type Snapshot, type TranslateResult } from '@turnpike/translator';
 import { LogCheckpoints } from '../log-checkpoints.js';
 import { translatorFor } from '../log-state.js';
@@ -198,43 +198,34 @@ export class ConsoleData {
   }
 
   /**
-   * An object's conditions over the whole log: the value at `samples` evenly spread events, and each
-   * change between two samples located by bisection (one change per stretch is assumed, as bisect does).
+   * An object's conditions over the whole log: every change, exact even when a value comes back (as
+   * `bisect --all`), at each translation the controller recorded (what it could have written), or
+   * after each event in a log that records none. One incremental translator walks the log; a moment
+   * that touches nothing the object depends on costs little.
    */
-  history(key: string, samples = 16): History {
-    const { log } = this.current();
+  history(key: string): History {
+    const { log, checkpoints } = this.current();
     const n = log.events.length;
     if (!n) return { changes: [], probes: 0 };
-    const probed = new Set<number>();
-    const valueAt = (i: number) => {
-      probed.add(i);
-      return compact(conditionRows(this.resultAt(i).statuses.get(key)));
-    };
-    const points = [
-      ...new Set(
-        Array.from({ length: Math.min(samples, n) }, (_, k) =>
-          Math.round((k * (n - 1)) / Math.max(1, Math.min(samples, n) - 1)),
-        ),
-      ),
-    ];
-    const values = points.map(valueAt);
-    const same = (a: string[], b: string[]) => a.join('\n') === b.join('\n');
-    const changes: HistoryChange[] = [];
-    const first = values[0]!;
-    if (first.length) changes.push(this.change(log, points[0]!, [], first));
-    for (let k = 1; k < points.length; k++) {
-      if (same(values[k - 1]!, values[k]!)) continue;
-      let lo = points[k - 1]!;
-      let hi = points[k]!;
-      const before = values[k - 1]!;
-      while (hi - lo > 1) {
-        const mid = (lo + hi) >> 1;
-        if (same(valueAt(mid), before)) lo = mid;
-        else hi = mid;
-      }
-      changes.push(this.change(log, hi, before, valueAt(hi)));
+    const outputs = new Set(log.outputs.map((o) => o.seq));
+    const moment = (i: number) => outputs.size === 0 || outputs.has(log.events[i]!.seq) || i === n - 1;
+    const translator = translatorFor(log.header);
+    let snapshot = checkpoints.after(0);
+    let before = compact(conditionRows(translator.translate(snapshot).statuses.get(key)));
+    let probes = 1;
+    const changes: HistoryChange[] = before.length ? [this.change(log, 0, [], before)] : [];
+    let pending: WatchEvent[] = [];
+    for (let i = 1; i < n; i++) {
+      pending.push(log.events[i]!);
+      if (!moment(i)) continue;
+      snapshot = applyEvents(snapshot, pending).snapshot;
+      pending = [];
+      const after = compact(conditionRows(translator.translate(snapshot).statuses.get(key)));
+      probes++;
+      if (after.join('\n') !== before.join('\n')) changes.push(this.change(log, i, before, after));
+      before = after;
     }
-    return { changes, probes: probed.size };
+    return { changes, probes };
   }
 
   private change(log: ParsedLog, index: number, before: string[], after: string[]): HistoryChange {
