@@ -1,6 +1,7 @@
 // `run --dir` mistakes end the process with exit 2 and one clear line, instead of running on
 // an empty configuration or hanging.
 import { describe, expect, it } from '@jest/globals';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -53,6 +54,31 @@ describe('turnpike run --dir mistakes', () => {
       await p.stop();
       taken.close();
     }
+  }, 30_000);
+
+  it('a file that breaks and is fixed: both moments are in the event log, the fix is printed, replay --verify passes', async () => {
+    const dir = tmp();
+    const file = write(dir, 'a.yaml', MANIFEST);
+    const log = join(tmp(), 'events.ndjson');
+    const p = start('run', '--dir', dir, '--no-xds', '--plugin-address', '127.0.0.1:0', '--record', log);
+    try {
+      await waitFor(() => /Gateway\/infra\/gw Accepted=True/.test(p.output()));
+      writeFileSync(file, `${MANIFEST}---\nkind: [broken\n`);
+      await waitFor(() => /YAML syntax error/.test(p.errors()));
+      writeFileSync(file, MANIFEST);
+      await waitFor(() => p.errors().includes(`turnpike: fixed: ${file}: parses again`));
+    } finally {
+      await p.stop();
+    }
+    const problems = readFileSync(log, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"type":"problem"'))
+      .map((l) => JSON.parse(l) as { name: string; fixed?: boolean });
+    expect(problems.map((e) => [e.name, e.fixed ?? false])).toEqual([
+      [file, false],
+      [file, true],
+    ]);
+    expect(turnpike('replay', log, '--verify').code).toBe(0);
   }, 30_000);
 
   it('security: TLS without client certificates is refused unless --xds-any-client says so', () => {

@@ -87,7 +87,7 @@ function nextState(
   if (!state.ready && !ready) {
     // Nothing reads the snapshot before the first translation: keep the event for one batch.
     state.unapplied.push(event);
-    relevant = event.type !== 'synced';
+    relevant = event.type !== 'synced' && event.type !== 'problem';
   } else {
     const batch = state.unapplied.length ? [...state.unapplied.splice(0), event] : [event];
     ({ snapshot, relevant } = applyEvents(state.snapshot, batch));

@@ -106,7 +106,7 @@ export function parseEventLog(text: string, path = 'log'): ParsedLog {
       outputs.push(v as unknown as OutputRecord);
       return;
     }
-    if (v.type !== 'upsert' && v.type !== 'delete' && v.type !== 'synced')
+    if (v.type !== 'upsert' && v.type !== 'delete' && v.type !== 'synced' && v.type !== 'problem')
       throw new LogFormatError(`${path}:${i + 1}: unknown record type ${JSON.stringify(v.type)}`);
     if (typeof v.seq !== 'number' || typeof v.at !== 'string' || typeof v.kind !== 'string')
       throw new LogFormatError(`${path}:${i + 1}: event needs seq, at and kind`);

@@ -1,7 +1,12 @@
 // The event model: everything that happens to the watched objects, from any source.
 import type { KubeObject } from '@turnpike/api';
 
-export type EventType = 'upsert' | 'delete' | 'synced';
+/**
+ * `problem`: input that could not be taken (a file that does not parse, an update the API server
+ * would refuse) or, with `fixed`, the end of such a problem. It changes no object; it is recorded so
+ * that replay and the console show the moment a file broke and the moment it was fixed.
+ */
+export type EventType = 'upsert' | 'delete' | 'synced' | 'problem';
 
 export interface WatchEvent {
   /** Position in the stream, assigned by the engine (1, 2, 3, ...). */
@@ -16,6 +21,10 @@ export interface WatchEvent {
   namespace?: string;
   name?: string;
   object?: KubeObject;
+  /** For `problem`: what is wrong, or how it was fixed. */
+  message?: string;
+  /** For `problem`: true when this ends the problem named by `name`. */
+  fixed?: boolean;
 }
 
 /** What a source emits before the engine numbers and stamps it. */
@@ -35,4 +44,9 @@ export function remove(source: string, kind: string, namespace: string | undefin
 
 export function synced(source: string, kind = '*'): SourceEvent {
   return { source, type: 'synced', kind };
+}
+
+/** A problem with input (`name` says which, e.g. a file), or its end (`fixed`). */
+export function problem(source: string, name: string, message: string, fixed = false): SourceEvent {
+  return { source, type: 'problem', kind: 'Input', name, message, ...(fixed ? { fixed: true } : {}) };
 }

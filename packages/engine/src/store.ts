@@ -37,7 +37,7 @@ export function applyEvents(snapshot: Snapshot, events: readonly WatchEvent[]): 
   let relevant = false;
   const next = produce(snapshot as MutableStore, (draft) => {
     for (const e of events) {
-      if (e.type === 'synced' || !e.name) continue;
+      if (e.type === 'synced' || e.type === 'problem' || !e.name) continue;
       const ns = e.namespace ?? '';
       if (e.type === 'delete') {
         const byNs = draft.get(e.kind);

@@ -46,7 +46,9 @@ const until = async (cond: () => boolean, ms = 3000) => {
     await new Promise((r) => setTimeout(r, 10));
   }
 };
-const names = (events: SourceEvent[]) => events.filter((e) => e.type !== 'synced').map((e) => `${e.type} ${e.name}`);
+// The object events (problem events have a test of their own).
+const names = (events: SourceEvent[]) =>
+  events.filter((e) => e.type !== 'synced' && e.type !== 'problem').map((e) => `${e.type} ${e.name}`);
 
 describe('directory source', () => {
   it('an edit of one file emits the objects of that file that changed, and nothing else', async () => {
@@ -155,5 +157,47 @@ describe('directory source', () => {
     writeFileSync(join(dir, 'a.yaml'), gw('bad', 8080) + '---\n' + gw('good', 81));
     await until(() => events.length >= 2);
     expect(names(events).sort()).toEqual(['upsert bad', 'upsert good']);
+  });
+});
+
+describe('directory source problems as events', () => {
+  it('a file that breaks and is fixed, and an update refused then accepted, are recorded as problem events', async () => {
+    const dir = tree({ 'a.yaml': cm('a', 'x') });
+    const fixed: string[] = [];
+    const events: SourceEvent[] = [];
+    subs.push(
+      directorySource(dir, { pollMs: 50, onFixed: (m) => fixed.push(m), now: () => '2026-01-01T00:00:00Z' }).subscribe(
+        (e) => events.push(e),
+      ),
+    );
+    const file = join(dir, 'a.yaml');
+    writeFileSync(file, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a\n');
+    await until(() => events.some((e) => e.type === 'problem' && !e.fixed));
+    writeFileSync(file, cm('a', 'y'));
+    await until(() => events.some((e) => e.type === 'problem' && e.fixed));
+    const problems = events.filter((e) => e.type === 'problem');
+    expect(problems.map((e) => [e.name, e.fixed ?? false])).toEqual([
+      [file, false],
+      [file, true],
+    ]);
+    expect(problems[0]!.message).toContain('YAML');
+    expect(fixed).toEqual([`${file}: parses again`]);
+    // An update the API server would refuse (a Gateway listener port out of range), then a good one.
+    const gw = (port: number) =>
+      `apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: gw, namespace: infra}\n` +
+      `spec: {gatewayClassName: tp, listeners: [{name: http, port: ${port}, protocol: HTTP}]}\n`;
+    writeFileSync(join(dir, 'gw.yaml'), gw(80));
+    await until(() => events.some((e) => e.type === 'upsert' && e.name === 'gw'));
+    writeFileSync(join(dir, 'gw.yaml'), gw(70000));
+    await until(() => events.filter((e) => e.type === 'problem').length === 3);
+    writeFileSync(join(dir, 'gw.yaml'), gw(81));
+    await until(() => events.filter((e) => e.type === 'problem').length === 4);
+    const [refused, accepted] = events.filter((e) => e.type === 'problem').slice(2);
+    expect(refused).toMatchObject({ name: `${join(dir, 'gw.yaml')}#Gateway/infra/gw` });
+    expect(refused!.message).toContain('70000');
+    expect(accepted).toMatchObject({
+      fixed: true,
+      message: `${join(dir, 'gw.yaml')}: Gateway/infra/gw is accepted now`,
+    });
   });
 });

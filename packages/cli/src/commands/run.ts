@@ -215,6 +215,7 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
     validation: validationFlag(opts.validate),
     onError: (m) => process.stderr.write(`turnpike: error: ${m}\n`),
     onWarning: (m) => process.stderr.write(`turnpike: warning: ${m}\n`),
+    onFixed: (m) => process.stderr.write(`turnpike: fixed: ${m}\n`),
   });
   if (opts.xds) refuseOpenXds(opts);
   // With xDS over TLS, plugin content is too: with the same certificate and, when xDS requires

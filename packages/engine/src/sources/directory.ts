@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { CLUSTER_SCOPED, isWatchedKind, objectKey, type KubeObject } from '@turnpike/api';
 import { Observable } from 'rxjs';
-import { remove, synced, upsert, type SourceEvent } from '../events.js';
+import { problem, remove, synced, upsert, type SourceEvent } from '../events.js';
 import { DirectoryWatchers } from './directory-watch.js';
 import {
   listManifestTree,
@@ -30,6 +30,8 @@ export interface DirectorySourceOptions {
   now?: () => string;
   onError?: (message: string) => void;
   onWarning?: (message: string) => void;
+  /** A problem reported through onError is over (the file parses again, the object is accepted). */
+  onFixed?: (message: string) => void;
 }
 
 /** What was emitted for an object, to tell a real change from a re-read. */
@@ -57,6 +59,8 @@ class ManifestDirectory {
   private readonly emitted = new Map<string, Emitted>();
   /** Problems already reported (by file, or file and object), so each is said once. */
   private readonly reported = new Set<string>();
+  /** Problems that keep input out (a file that does not parse, a refused object), by key, until fixed. */
+  private readonly open = new Map<string, string>();
   private readonly unknownKinds = new Set<string>();
   private readonly now: () => string;
 
@@ -66,6 +70,21 @@ class ManifestDirectory {
     private readonly emit: (event: SourceEvent) => void,
   ) {
     this.now = opts.now ?? (() => new Date().toISOString());
+  }
+
+  /** A problem that keeps input out: said once, and recorded as a `problem` event until it is fixed. */
+  private raise(key: string, message: string): void {
+    if (this.open.get(key) === message) return;
+    this.open.set(key, message);
+    this.opts.onError?.(message);
+    this.emit(problem(DIRECTORY_SOURCE, key, message));
+  }
+
+  /** The problem under `key`, if any, is over: said, and recorded. */
+  private fix(key: string, message: string): void {
+    if (!this.open.delete(key)) return;
+    this.opts.onFixed?.(message);
+    this.emit(problem(DIRECTORY_SOURCE, key, message, true));
   }
 
   private report(message: string, key = message): void {
@@ -113,6 +132,8 @@ class ManifestDirectory {
       }
       this.files.delete(file);
       this.reported.delete(file);
+      for (const key of [...this.open.keys()])
+        if (key === file || key.startsWith(`${file}#`)) this.fix(key, `${file}: removed, and its problem with it`);
     }
     for (const key of [...affected].sort()) this.settle(key);
   }
@@ -128,9 +149,9 @@ class ManifestDirectory {
     let parsed: KubeObject[];
     try {
       parsed = parseManifests(readFileSync(file, 'utf8'), file);
-      this.reported.delete(file);
+      this.fix(file, `${file}: parses again`);
     } catch (e) {
-      this.report(`${(e as Error).message} (keeping this file's previous objects)`, file);
+      this.raise(file, `${(e as Error).message} (keeping this file's previous objects)`);
       this.files.set(file, { stamp, objects: before ?? new Map() });
       return before ?? new Map();
     }
@@ -148,15 +169,16 @@ class ManifestDirectory {
         this.report(`${file}: ${key} is defined twice in this file; ignoring the later copy`, `${file}#${key}`);
         continue;
       }
-      const problem = manifestProblem(object, file, this.opts.validation ?? 'strict');
-      if (problem && this.opts.validation !== 'warn') {
+      const refusal = manifestProblem(object, file, this.opts.validation ?? 'strict');
+      if (refusal && this.opts.validation !== 'warn') {
         // As the API server refuses an update: the version accepted before stays.
         const previous = before?.get(key);
-        this.report(`${problem} (${previous ? 'keeping its previous version' : 'not loaded'})`);
+        this.raise(`${file}#${key}`, `${refusal} (${previous ? 'keeping its previous version' : 'not loaded'})`);
         if (previous) objects.set(key, previous);
         continue;
       }
-      if (problem) this.opts.onWarning?.(problem);
+      this.fix(`${file}#${key}`, `${file}: ${key} is accepted now`);
+      if (refusal) this.opts.onWarning?.(refusal);
       objects.set(key, object);
     }
     this.files.set(file, { stamp, objects });
