@@ -50,23 +50,23 @@ const log = {
   outputs: [],
 };
 
-const time = (label, f) => {
+const time = async (label, f) => {
   const t0 = performance.now();
-  const r = f();
+  const r = await f();
   console.log(`${label.padEnd(44)} ${(performance.now() - t0).toFixed(0).padStart(7)} ms`);
   return r;
 };
 console.log(`${objects.length} objects, ${events.length} events`);
 const data = new ConsoleData(() => log);
-time('open (checkpoints every 1000 events)', () => data.summary());
+await time('open (checkpoints every 1000 events)', () => data.summary());
 const route = objects.find((o) => o.kind === 'HTTPRoute');
 const key = `HTTPRoute/${route.metadata.namespace}/${route.metadata.name}`;
-time('statuses at the last event (first translation)', () => data.objects(events.length, { limit: 100 }));
-time('statuses at event 60 000 (not seen before)', () => data.objects(60_000, { limit: 100 }));
-time('statuses at event 60 001', () => data.objects(60_001, { limit: 100 }));
-time('statuses at event 60 000 again (kept)', () => data.objects(60_000, { limit: 100 }));
-time('one object: conditions, explain, xDS', () => data.object(key, 60_000));
-const h = time('one object over the whole log (history)', () => data.history(key));
+await time('statuses at the last event (first translation)', () => data.objects(events.length, { limit: 100 }));
+await time('statuses at event 60 000 (not seen before)', () => data.objects(60_000, { limit: 100 }));
+await time('statuses at event 60 001', () => data.objects(60_001, { limit: 100 }));
+await time('statuses at event 60 000 again (kept)', () => data.objects(60_000, { limit: 100 }));
+await time('one object: conditions, explain, xDS', () => data.object(key, 60_000));
+const h = await time('one object over the whole log (history)', () => data.history(key));
 console.log(`${''.padEnd(44)} ${h.probes} translations, ${h.changes.length} changes`);
-time('diff of two moments 30 000 events apart', () => data.diff(50_000, 80_000));
-time('events page', () => data.events(70_000, 50));
+await time('diff of two moments 30 000 events apart', () => data.diff(50_000, 80_000));
+await time('events page', () => data.events(70_000, 50));

@@ -26,9 +26,9 @@ describe('console data', () => {
     for (const seq of [500, 550, 600]) expect(capped.objects(seq)).toEqual(whole.objects(seq));
   });
 
-  it('history finds each change; a diff of the same moment is empty', () => {
+  it('history finds each change; a diff of the same moment is empty', async () => {
     const data = new ConsoleData(() => full);
-    const h = data.history('HTTPRoute/apps/web');
+    const h = await data.history('HTTPRoute/apps/web');
     // 7: the route, refused (no grant yet); 8: the grant; then the grant's deletion. Sampling merged 7 and 8.
     expect(h.changes.map((c) => c.seq)).toEqual([7, 8, DELETED_AT]);
     expect(h.changes[0]!.after.join(' ')).toContain('ResolvedRefs=False/RefNotPermitted');
@@ -42,19 +42,19 @@ describe('console data', () => {
     });
   });
 
-  it("history follows the controller's recorded translations when the log has them: a state no translation saw is not a change", () => {
+  it("history follows the controller's recorded translations when the log has them: a state no translation saw is not a change", async () => {
     const last = full.events.at(-1)!.seq;
     const log: ParsedLog = {
       ...full,
       outputs: [8, 200, DELETED_AT, last].map((seq) => ({ type: 'output' as const, seq, hash: 'x' })),
     };
-    const h = new ConsoleData(() => log).history('HTTPRoute/apps/web');
+    const h = await new ConsoleData(() => log).history('HTTPRoute/apps/web');
     // Events 7 (route, refused) and 8 (grant) went into one translation: the route was never refused.
     expect(h.changes.map((c) => c.seq)).toEqual([8, DELETED_AT]);
     expect(h.probes).toBe(5);
   });
 
-  it('history lists a change that is undone at the next event, wherever it falls (no sampling)', () => {
+  it('history lists a change that is undone at the next event, wherever it falls (no sampling)', async () => {
     const at = '2026-12-04T00:00:00.000Z';
     let seq = 0;
     const up = (object: KubeObject): WatchEvent => ({
@@ -113,7 +113,7 @@ describe('console data', () => {
       events,
       outputs: [],
     };
-    const h = new ConsoleData(() => log).history('HTTPRoute/apps/web');
+    const h = await new ConsoleData(() => log).history('HTTPRoute/apps/web');
     expect(h.changes.map((c) => c.seq).slice(-2)).toEqual([gone, back.seq]);
     expect(h.changes.at(-2)!.after.join(' ')).toContain('ResolvedRefs=False/BackendNotFound');
     expect(h.changes.at(-1)!.after.join(' ')).toContain('ResolvedRefs=True/ResolvedRefs');

@@ -32,6 +32,8 @@ export class ConsoleData {
   private firstSeq?: number;
   private translator?: Translator;
   private readonly results = new Map<number, TranslateResult>();
+  /** Histories computed, by key, for the log as it was (a growing log computes them again). */
+  private readonly histories = new Map<string, { events: number; last: number | undefined; history: History }>();
 
   /**
    * `log` is read again on every request: a running controller's log grows (and, past its cap, drops
@@ -203,8 +205,10 @@ export class ConsoleData {
    * after each event in a log that records none. One incremental translator walks the log; a moment
    * that touches nothing the object depends on costs little.
    */
-  history(key: string): History {
+  async history(key: string): Promise<History> {
     const { log, checkpoints } = this.current();
+    const cached = this.histories.get(key);
+    if (cached && cached.events === log.events.length && cached.last === log.events.at(-1)?.seq) return cached.history;
     const n = log.events.length;
     if (!n) return { changes: [], probes: 0 };
     const outputs = new Set(log.outputs.map((o) => o.seq));
@@ -218,6 +222,7 @@ export class ConsoleData {
     for (let i = 1; i < n; i++) {
       pending.push(log.events[i]!);
       if (!moment(i)) continue;
+      if (probes % 500 === 0) await new Promise((resolve) => setImmediate(resolve));
       snapshot = applyEvents(snapshot, pending).snapshot;
       pending = [];
       const after = compact(conditionRows(translator.translate(snapshot).statuses.get(key)));
@@ -225,7 +230,10 @@ export class ConsoleData {
       if (after.join('\n') !== before.join('\n')) changes.push(this.change(log, i, before, after));
       before = after;
     }
-    return { changes, probes };
+    const history = { changes, probes };
+    this.histories.set(key, { events: n, last: log.events.at(-1)?.seq, history });
+    if (this.histories.size > KEPT_RESULTS) this.histories.delete(this.histories.keys().next().value!);
+    return history;
   }
 
   private change(log: ParsedLog, index: number, before: string[], after: string[]): HistoryChange {

@@ -94,14 +94,19 @@ function handle(data: ConsoleData, access: ConsoleAccess, req: IncomingMessage, 
     }
   }
   if (!url.pathname.startsWith('/api/')) return send(res, 404, 'text/plain', 'not found\n');
+  const fail = (e: unknown) => {
+    const status = e instanceof BadRequest ? 400 : 500;
+    send(res, status, 'application/json', JSON.stringify({ error: (e as Error).message }));
+  };
   try {
     const body = api(data, url.pathname, url.searchParams);
     if (body === undefined)
       return send(res, 404, 'application/json', JSON.stringify({ error: `no such endpoint ${url.pathname}` }));
-    send(res, 200, 'application/json', JSON.stringify(body));
+    // A long answer (an object's history) is computed in slices: other requests are served meanwhile.
+    if (body instanceof Promise) body.then((b) => send(res, 200, 'application/json', JSON.stringify(b)), fail);
+    else send(res, 200, 'application/json', JSON.stringify(body));
   } catch (e) {
-    const status = e instanceof BadRequest ? 400 : 500;
-    send(res, status, 'application/json', JSON.stringify({ error: (e as Error).message }));
+    fail(e);
   }
 }
 
