@@ -27,6 +27,9 @@ if [[ -d e2e/test ]]; then
   command -v go >/dev/null || { echo "scripts/test.sh: the end-to-end suites need Go (1.26) on PATH" >&2; exit 1; }
   TURNPIKE_KUBE_BIN=$(bash e2e/scripts/build-kube.sh)
   export TURNPIKE_KUBE_BIN
+  # The chart tests run real Helm, built the same way (cached under ~/.cache too).
+  TURNPIKE_HELM=$(bash e2e/scripts/build-helm.sh)
+  export TURNPIKE_HELM
   exec node scripts/run-tests.mjs --e2e
 fi
 exec node scripts/run-tests.mjs

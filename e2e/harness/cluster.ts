@@ -100,7 +100,8 @@ export class Cluster {
     this.admin = KubeClient.fromKubeconfig(this.adminKubeconfig);
   }
 
-  static async start(): Promise<Cluster> {
+  /** `deployRbac: false`: leave deploy/'s namespace objects and RBAC out (a test installs them another way, Helm). */
+  static async start(opts: { deployRbac?: boolean } = {}): Promise<Cluster> {
     const bin = kubeBinDir();
     const dir = mkdtempSync(join(tmpdir(), 'turnpike-e2e-'));
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -117,7 +118,7 @@ export class Cluster {
     const c = new Cluster(dir, bin, await freePort(), await freePort(), adminToken, controllerToken, viewerToken);
     await c.startEtcd();
     await c.startApiserver();
-    await c.install();
+    await c.install(opts.deployRbac ?? true);
     return c;
   }
 
@@ -247,7 +248,7 @@ export class Cluster {
     await this.startApiserver();
   }
 
-  private async install(): Promise<void> {
+  private async install(deployRbac: boolean): Promise<void> {
     const crds = [
       ...gatewayApiCrds(),
       ...loadYaml(join(ROOT, 'deploy/crds/turnpike.dev_proxyconfigs.yaml')),
@@ -263,11 +264,9 @@ export class Cluster {
         return c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True') ? true : undefined;
       });
     }
-    for (const o of [
-      ...loadYaml(join(ROOT, 'deploy/namespace.yaml')),
-      ...loadYaml(join(ROOT, 'deploy/rbac.yaml')),
-      ...loadYaml(join(ROOT, 'deploy/viewer-rbac.yaml')),
-    ])
+    await this.apply(loadYaml(join(ROOT, 'deploy/namespace.yaml'))[0]!);
+    if (!deployRbac) return;
+    for (const o of [...loadYaml(join(ROOT, 'deploy/rbac.yaml')), ...loadYaml(join(ROOT, 'deploy/viewer-rbac.yaml'))])
       await this.apply(o);
   }
 

@@ -1,0 +1,145 @@
+// The Helm chart against the real API server, with real Helm (built from Go modules): install with
+// server-side apply, then the controller with the installed Deployment's arguments (as its pod would
+// run them; no kubelet runs containers here) serves a Gateway; upgrade with a changed value rolls the
+// controller without losing a status; uninstall leaves nothing behind but the CRDs.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { KubeObject } from '@turnpike/api';
+import { Cluster, ROOT, waitFor } from '../harness/cluster.js';
+import { Controller } from '../harness/controller.js';
+import { cond, gateway, gatewayClass, ns } from '../harness/fixtures.js';
+import { proxyObjectsOf } from '../harness/proxies.js';
+
+type Obj = KubeObject & { spec?: any; status?: any };
+const CHART = join(ROOT, 'deploy/helm/turnpike');
+// The arguments that say where to listen stay the harness's (loopback, free ports).
+const LISTEN_FLAGS = new Set(['--xds-address', '--health-address', '--plugin-address', '--in-cluster']);
+
+describe('helm', () => {
+  let cluster: Cluster;
+  let controller: Controller | undefined;
+  let helmPath: string;
+  const helm = (...args: string[]) => {
+    const r = spawnSync(helmPath, [...args, '--kubeconfig', cluster.adminKubeconfig], { encoding: 'utf8' });
+    return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+  };
+  /** The controller as the installed Deployment runs it. */
+  const startInstalled = async () => {
+    const dep = (await cluster.get({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'turnpike', namespace: 'turnpike-system' },
+    })) as Obj;
+    const args: string[] = dep.spec.template.spec.containers[0].args;
+    const kept: string[] = [];
+    for (let i = 1; i < args.length; i++) {
+      if (LISTEN_FLAGS.has(args[i]!)) {
+        if (args[i] !== '--in-cluster') i++;
+        continue;
+      }
+      kept.push(args[i]!);
+    }
+    controller = new Controller(cluster.controllerKubeconfig, kept);
+    await controller.start();
+    await controller.ready();
+    return { dep, args };
+  };
+  const web = gateway('edge', 'web', 'tp');
+
+  beforeAll(async () => {
+    helmPath =
+      process.env.TURNPIKE_HELM ??
+      execFileSync('bash', [join(ROOT, 'e2e/scripts/build-helm.sh')], { encoding: 'utf8' }).trim();
+    cluster = await Cluster.start({ deployRbac: false });
+  }, 900_000);
+  afterAll(async () => {
+    await controller?.stop();
+    await cluster?.stop();
+  }, 30_000);
+
+  it('helm: install with server-side apply, and the controller it describes serves a Gateway', async () => {
+    const r = helm('install', 'turnpike', CHART, '-n', 'turnpike-system', '--server-side=true');
+    expect([r.code, r.code === 0 ? '' : r.stderr]).toEqual([0, '']);
+    const { args } = await startInstalled();
+    expect(args[args.indexOf('--proxy-placement') + 1]).toBe('controller-namespace');
+    await cluster.apply(ns('edge'));
+    await cluster.apply(gatewayClass('tp'));
+    await cluster.apply(web);
+    await waitFor('Gateway Programmed', async () => {
+      const g = (await cluster.get(web)) as Obj | undefined;
+      return cond(g?.status?.conditions, 'Programmed')?.status === 'True' ? true : undefined;
+    });
+    // Its proxy objects, written under the chart's RBAC (a missing permission would fail the apply).
+    await waitFor('proxy Deployment', async () =>
+      (await cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: proxyObjectsOf('edge', 'web') }))
+        ? true
+        : undefined,
+    );
+    expect(controller!.out).not.toMatch(/forbidden/i);
+  }, 180_000);
+
+  it('helm: upgrade with a changed value rolls the controller without losing a status', async () => {
+    const before = (await cluster.get(web)) as Obj;
+    const r = helm(
+      'upgrade',
+      'turnpike',
+      CHART,
+      '-n',
+      'turnpike-system',
+      '--server-side=true',
+      '--set',
+      'logLevel=debug',
+    );
+    expect([r.code, r.code === 0 ? '' : r.stderr]).toEqual([0, '']);
+    await controller!.stop();
+    const { dep, args } = await startInstalled();
+    expect(args[args.indexOf('--log-level') + 1]).toBe('debug');
+    expect(dep.metadata.generation).toBeGreaterThan(1);
+    // The status stays as it was: the new controller writes the same conditions.
+    const brief = (g: Obj) => g.status.conditions.map((c: { type: string; status: string }) => `${c.type}=${c.status}`);
+    const after = await waitFor('status after the roll', async () => {
+      const g = (await cluster.get(web)) as Obj | undefined;
+      return g?.status?.conditions ? g : undefined;
+    });
+    expect(brief(after)).toEqual(brief(before));
+  }, 180_000);
+
+  it('helm: uninstall leaves nothing behind but the CRDs', async () => {
+    // The controller prunes its proxy objects when the Gateway goes; then it stops and the chart goes.
+    await cluster.delete(web);
+    await waitFor('proxy objects pruned', async () =>
+      (await cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: proxyObjectsOf('edge', 'web') }))
+        ? undefined
+        : true,
+    );
+    await controller!.stop();
+    controller = undefined;
+    const manifest = helm('get', 'manifest', 'turnpike', '-n', 'turnpike-system');
+    expect(manifest.code).toBe(0);
+    const installed = manifest.stdout
+      .split(/^---$/m)
+      .map((d) => /kind: (\w+)[\s\S]*?name: ([\w.-]+)/.exec(d))
+      .filter((m): m is RegExpExecArray => !!m);
+    expect(installed.length).toBeGreaterThan(5);
+    expect(helm('uninstall', 'turnpike', '-n', 'turnpike-system').code).toBe(0);
+    for (const path of [
+      '/apis/apps/v1/namespaces/turnpike-system/deployments/turnpike',
+      '/api/v1/namespaces/turnpike-system/services/turnpike',
+      '/api/v1/namespaces/turnpike-system/serviceaccounts/turnpike',
+      '/apis/rbac.authorization.k8s.io/v1/clusterroles/turnpike',
+      '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/turnpike',
+      '/apis/rbac.authorization.k8s.io/v1/namespaces/turnpike-system/roles/turnpike-proxies',
+      '/apis/policy/v1/namespaces/turnpike-system/poddisruptionbudgets/turnpike',
+      '/apis/networking.k8s.io/v1/namespaces/turnpike-system/networkpolicies/turnpike-controller',
+      '/apis/rbac.authorization.k8s.io/v1/clusterroles/turnpike-viewer',
+    ])
+      expect([path, (await cluster.admin.request('GET', path)).status]).toEqual([path, 404]);
+    // The CRDs stay (Helm never deletes what crds/ installed), as docs say.
+    const crd = await cluster.admin.request(
+      'GET',
+      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/proxyconfigs.turnpike.dev',
+    );
+    expect(crd.status).toBe(200);
+  }, 180_000);
+});

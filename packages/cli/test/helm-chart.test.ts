@@ -1,0 +1,106 @@
+// The Helm chart (deploy/helm/turnpike) with real Helm, built from Go modules (e2e/scripts/build-helm.sh):
+// it lints, refuses a typo in values, and with its default values renders exactly the objects of
+// deploy/ (one source of truth: the two cannot drift); gateway-namespace renders the overlay's RBAC
+// and argument.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from '@jest/globals';
+import { parseAllDocuments } from 'yaml';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const CHART = join(ROOT, 'deploy/helm/turnpike');
+type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } } & Record<
+  string,
+  unknown
+>;
+
+let helmPath: string | undefined;
+function helm(...args: string[]): { code: number; stdout: string; stderr: string } {
+  helmPath ??=
+    process.env.TURNPIKE_HELM ??
+    execFileSync('bash', [join(ROOT, 'e2e/scripts/build-helm.sh')], { encoding: 'utf8' }).trim();
+  const r = spawnSync(helmPath, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+function objects(text: string): Obj[] {
+  return parseAllDocuments(text)
+    .map((d) => d.toJS() as Obj | null)
+    .filter((o): o is Obj => !!o && !!o.kind);
+}
+const keyOf = (o: Obj) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+const byKey = (list: Obj[]) => new Map(list.map((o) => [keyOf(o), o]));
+
+function render(...set: string[]): Obj[] {
+  const r = helm(
+    'template',
+    'turnpike',
+    CHART,
+    '-n',
+    'turnpike-system',
+    '--include-crds',
+    ...set.flatMap((s) => ['--set', s]),
+  );
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+  return objects(r.stdout);
+}
+
+const deployFiles = (...names: string[]) =>
+  names.flatMap((n) => objects(execFileSync('cat', [join(ROOT, 'deploy', n)], { encoding: 'utf8' })));
+
+describe('helm chart', () => {
+  it('helm: lint passes, and a typo in values fails with the key named', () => {
+    const lint = helm('lint', CHART);
+    expect([lint.code, lint.stdout]).toEqual([0, expect.stringContaining('0 chart(s) failed')]);
+    const typo = helm('template', 'turnpike', CHART, '--set', 'replicass=3');
+    expect(typo.code).not.toBe(0);
+    expect(typo.stderr).toMatch(/replicass/);
+    const wrong = helm('template', 'turnpike', CHART, '--set', 'proxyPlacement=anywhere');
+    expect(wrong.code).not.toBe(0);
+    expect(wrong.stderr).toMatch(/proxyPlacement/);
+  });
+
+  it('helm: the default values render exactly the objects of deploy/ (the kustomize base)', () => {
+    const chart = byKey(render('namespace.create=true'));
+    const base = byKey(
+      deployFiles(
+        'namespace.yaml',
+        'crds/turnpike.dev_proxyconfigs.yaml',
+        'crds/turnpike.dev_plugininstallations.yaml',
+        'rbac.yaml',
+        'viewer-rbac.yaml',
+        'controller.yaml',
+        'networkpolicy.yaml',
+      ),
+    );
+    expect([...chart.keys()].sort()).toEqual([...base.keys()].sort());
+    for (const [key, o] of base) expect([key, chart.get(key)]).toEqual([key, o]);
+  });
+
+  it("helm: gateway-namespace placement renders the overlay's RBAC and argument; values reach the controller", () => {
+    const chart = byKey(
+      render('proxyPlacement=gateway-namespace', 'replicas=3', 'logLevel=debug', 'extraArgs={--quiet-ms=50}'),
+    );
+    for (const o of objects(
+      execFileSync('cat', [join(ROOT, 'deploy/overlays/gateway-namespace/rbac.yaml')], { encoding: 'utf8' }),
+    ))
+      expect(chart.get(keyOf(o))).toEqual(o);
+    const deployment = chart.get('Deployment/turnpike-system/turnpike') as Obj & {
+      spec: { replicas: number; template: { spec: { containers: { args: string[] }[] } } };
+    };
+    expect(deployment.spec.replicas).toBe(3);
+    const args = deployment.spec.template.spec.containers[0]!.args;
+    expect(args.slice(args.indexOf('--proxy-placement'), args.indexOf('--proxy-placement') + 2)).toEqual([
+      '--proxy-placement',
+      'gateway-namespace',
+    ]);
+    expect(args.at(-1)).toBe('--quiet-ms=50');
+    expect(args[args.indexOf('--log-level') + 1]).toBe('debug');
+    // The Gateway API CRDs only when asked.
+    expect([...chart.keys()].filter((k) => k.includes('gateway.networking.k8s.io'))).toEqual([]);
+    const withCrds = render('gatewayAPI.installCRDs=true').filter((o) => o.kind === 'CustomResourceDefinition');
+    expect(withCrds.map((o) => o.metadata.name)).toContain('httproutes.gateway.networking.k8s.io');
+  });
+});
