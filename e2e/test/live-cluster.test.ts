@@ -2,7 +2,7 @@
 // user bound only to the ClusterRole turnpike-viewer (deploy/viewer-rbac.yaml), on the objects the
 // controller under test serves.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from '@jest/globals';
@@ -70,7 +70,7 @@ describe('live cluster', () => {
       });
   }, 60_000);
 
-  it('live cluster: analyze --kubeconfig reports the route whose backend is missing, and -n narrows the report', () => {
+  it('live cluster: analyze --kubeconfig reports the route whose backend is missing, -n narrows it, and kubectl turnpike reads $KUBECONFIG', () => {
     const r = cli('analyze', '--kubeconfig', kubeconfig);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(1);
@@ -80,6 +80,14 @@ describe('live cluster', () => {
     expect(r.stdout).not.toContain('HTTPRoute/edge/shop');
     const other = cli('analyze', '--kubeconfig', kubeconfig, '-n', 'other');
     expect([other.code, other.stdout]).toEqual([0, expect.stringMatching(/^0 problem\(s\)/m)]);
+    // As a kubectl plugin: no flag but $KUBECONFIG, as kubectl itself reads it.
+    const dir = mkdtempSync(join(tmpdir(), 'turnpike-plugin-'));
+    symlinkSync(join(ROOT, 'packages/cli/dist/main.js'), join(dir, 'kubectl-turnpike'));
+    const plugin = spawnSync(process.execPath, [join(dir, 'kubectl-turnpike'), 'analyze', '-A', '-o', 'wide'], {
+      encoding: 'utf8',
+      env: { ...process.env, KUBECONFIG: kubeconfig },
+    });
+    expect(plugin.stdout).toContain('HTTPRoute/edge/blog parent edge/web: ResolvedRefs=False (BackendNotFound)');
   });
 
   it("live cluster: explain --kubeconfig agrees with the controller's written status", async () => {

@@ -32,9 +32,11 @@ export const VALIDATE_HELP =
   'strict (leave out objects the API server would refuse), warn (keep them, with a warning) or ignore';
 
 /** `-o text|json|yaml` of the commands that also print for people. */
+/** `-o`: text (or `wide`, as kubectl says it: our text lines are already whole), json or yaml. */
 export function textFormatFlag(value: string): 'text' | 'json' | 'yaml' {
+  if (value === 'wide') return 'text';
   if (value !== 'text' && value !== 'json' && value !== 'yaml')
-    throw new CliError(`-o ${value}: unknown format (text, json, yaml)`);
+    throw new CliError(`-o ${value}: unknown format (text, wide, json, yaml)`);
   return value;
 }
 

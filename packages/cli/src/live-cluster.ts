@@ -2,6 +2,9 @@
 // `explain`, `diff` with --kubeconfig). Read-only: one list per kind the controller watches (a kind
 // the cluster does not serve is skipped), and, for what the controller alone knows, the fetch result
 // of each PluginInstallation rebuilt from the status the controller wrote.
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { delimiter, join } from 'node:path';
 import type { Condition, KubeObject, PluginFetch, PluginInstallation } from '@turnpike/api';
 import { CONFIGMAP_LABEL_SELECTOR, KubeApiError, KubeClient, RESOURCES, collectionPath } from '@turnpike/kube';
 import { GATEWAY_NAMESPACE_LABEL } from '@turnpike/translator';
@@ -10,6 +13,18 @@ import { CliError } from './errors.js';
 export interface LiveFlags {
   kubeconfig?: string;
   context?: string;
+}
+
+/**
+ * The kubeconfig kubectl would use: --kubeconfig, else the first file of $KUBECONFIG, else
+ * ~/.kube/config (when it exists); undefined when there is none.
+ */
+export function kubeconfigPath(flag: string | undefined): string | undefined {
+  if (flag !== undefined) return flag;
+  const fromEnv = process.env.KUBECONFIG?.split(delimiter).find((p) => p !== '');
+  if (fromEnv) return fromEnv;
+  const home = join(homedir(), '.kube', 'config');
+  return existsSync(home) ? home : undefined;
 }
 
 export function liveClient(flags: LiveFlags): KubeClient {

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The turnpike command.
 import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { registerAnalyze } from './commands/analyze.js';
 import { registerBisect } from './commands/bisect.js';
@@ -25,8 +26,13 @@ function cliVersion(): string {
   }
 }
 
+/** `kubectl turnpike ...` runs us as kubectl-turnpike (a kubectl plugin): help then names it so. */
+function programName(): string {
+  return basename(process.argv[1] ?? '') === 'kubectl-turnpike' ? 'kubectl turnpike' : 'turnpike';
+}
+
 export function buildProgram(): Command {
-  const program = new Command('turnpike')
+  const program = new Command(programName())
     .description('Turnpike: a Kubernetes Gateway API controller')
     .version(cliVersion(), '--version', 'print the version')
     .option('--debug', 'print stack traces on errors')

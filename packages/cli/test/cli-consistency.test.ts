@@ -1,11 +1,12 @@
 // CLI consistency a new user expects: --version, formats every command accepts or refuses by
 // name, a recorded log never overwritten, NO_COLOR honoured.
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import { useColor } from '../src/commands/diff.js';
-import { MANIFEST, tmp, turnpike, write } from './cli-helpers.js';
+import { CLI, MANIFEST, tmp, turnpike, write } from './cli-helpers.js';
 
 const version = (
   JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '../package.json'), 'utf8')) as {
@@ -27,7 +28,10 @@ describe('CLI consistency', () => {
     expect(y.stdout).toMatch(/^object: Gateway\/infra\/gw\n/);
     expect(y.stdout).toMatch(/\nfound: true\n/);
     const bad = turnpike('explain', 'Gateway/infra/gw', '-f', f, '-o', 'xml');
-    expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining('-o xml: unknown format (text, json, yaml)')]);
+    expect([bad.code, bad.stderr]).toEqual([
+      2,
+      expect.stringContaining('-o xml: unknown format (text, wide, json, yaml)'),
+    ]);
   });
 
   it('replay --to with an unknown target is refused, not read as "all"', () => {
@@ -88,5 +92,20 @@ describe('CLI consistency', () => {
     expect(useColor(undefined, false, {})).toBe(false);
     expect(useColor(true, false, { NO_COLOR: '1' })).toBe(true);
     expect(useColor(false, true, {})).toBe(false);
+  });
+});
+
+describe('kubectl turnpike', () => {
+  it('installed as kubectl-turnpike (npm i -g gives both names), it names itself as kubectl does and takes -o wide', () => {
+    const pkg = JSON.parse(readFileSync(join(CLI, '../../package.json'), 'utf8')) as { bin: Record<string, string> };
+    expect(pkg.bin['kubectl-turnpike']).toBe(pkg.bin.turnpike);
+    const dir = tmp();
+    const plugin = join(dir, 'kubectl-turnpike');
+    symlinkSync(CLI, plugin);
+    const help = spawnSync(process.execPath, [plugin, '--help'], { encoding: 'utf8' });
+    expect(help.stdout).toMatch(/^Usage: kubectl turnpike /);
+    const f = write(dir, 'm.yaml', MANIFEST);
+    const wide = spawnSync(process.execPath, [plugin, 'analyze', '-f', f, '-o', 'wide'], { encoding: 'utf8' });
+    expect([wide.status, wide.stdout]).toEqual([0, expect.stringMatching(/^0 problem\(s\)/m)]);
   });
 });

@@ -10,6 +10,7 @@ import { translateLive, translatePaths, type OfflineResult } from '../offline.js
 import { format } from '../output.js';
 import { isTrouble } from '../status-lines.js';
 import { backendProblems, scopeWarnings } from '../analyze-scope.js';
+import { kubeconfigPath } from '../live-cluster.js';
 
 export interface Finding {
   object: string;
@@ -74,11 +75,13 @@ function inNamespace(namespace: string | undefined): (object: string) => boolean
 
 /** Files (-f), or a live cluster (--kubeconfig), translated. */
 export async function analyzedInput(opts: LiveOrFileInput): Promise<OfflineResult> {
-  if (opts.kubeconfig !== undefined) {
-    if (opts.file.length) throw new CliError('give -f FILE|DIR or --kubeconfig PATH, not both');
-    return translateLive(opts, new Date().toISOString());
-  }
-  if (!opts.file.length) throw new CliError('give -f FILE|DIR (repeatable) or --kubeconfig PATH');
+  if (opts.kubeconfig !== undefined && opts.file.length)
+    throw new CliError('give -f FILE|DIR or --kubeconfig PATH, not both');
+  // Without files, the cluster kubectl would talk to (as `kubectl turnpike analyze -A` expects).
+  const kubeconfig = opts.file.length ? undefined : kubeconfigPath(opts.kubeconfig);
+  if (kubeconfig !== undefined) return translateLive({ ...opts, kubeconfig }, new Date().toISOString());
+  if (!opts.file.length)
+    throw new CliError('give -f FILE|DIR (repeatable), or a cluster: --kubeconfig PATH, $KUBECONFIG or ~/.kube/config');
   if (opts.context !== undefined || opts.namespace !== undefined)
     throw new CliError('--context and -n/--namespace are for --kubeconfig');
   return translatePaths(opts.file, new Date().toISOString(), validationFlag(opts.validate));
@@ -97,12 +100,12 @@ export function registerAnalyze(program: Command): void {
     .option('--endpoints', 'also report backends without ready endpoints (when the manifests include EndpointSlices)')
     .option('-o, --output <format>', 'text, json or yaml', 'text')
     .action(async (opts: LiveOrFileInput & { endpoints?: boolean; output: string }) => {
-      textFormatFlag(opts.output);
+      opts.output = textFormatFlag(opts.output);
       const r = await analyzedInput(opts);
       const wanted = inNamespace(opts.allNamespaces ? undefined : opts.namespace);
       const found = findings(
         [...r.result.statuses.sortedKeys()].map((k) => [k, r.result.statuses.get(k)]),
-        !!opts.endpoints || opts.kubeconfig !== undefined,
+        !!opts.endpoints || opts.file.length === 0,
       ).filter((f) => wanted(f.object));
       const inputs = r.resources;
       // ResolvedRefs names the first; the others are reported on their own.

@@ -115,7 +115,7 @@ export function registerBisect(program: Command): void {
     .option('--no-color', 'no colour')
     .action(
       (path: string, opts: { object: string; condition: string; output: string; color?: boolean; all?: boolean }) => {
-        textFormatFlag(opts.output);
+        opts.output = textFormatFlag(opts.output);
         const ref = parseObjectRef(opts.object);
         const { type, status } = parseCondition(opts.condition);
         const log = readEventLog(path);

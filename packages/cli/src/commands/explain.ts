@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { CLUSTER_SCOPED, isWatchedKind, WATCHED_KINDS } from '@turnpike/api';
 import { loadManifests } from '@turnpike/engine';
 import { explain, snapshotFromObjects, type Snapshot, type TranslateOptions } from '@turnpike/translator';
-import { listLiveObjects, liveClient, proxyNamespaceOf } from '../live-cluster.js';
+import { kubeconfigPath, listLiveObjects, liveClient, proxyNamespaceOf } from '../live-cluster.js';
 import { CliError } from '../errors.js';
 import { liveOrFileInputOptions, textFormatFlag, validationFlag, type LiveOrFileInput } from '../flags.js';
 import { format } from '../output.js';
@@ -41,13 +41,15 @@ export function registerExplain(program: Command): void {
   )
     .option('-o, --output <format>', 'text, json or yaml', 'text')
     .action(async (ref: string, opts: LiveOrFileInput & { output: string }) => {
-      textFormatFlag(opts.output);
+      opts.output = textFormatFlag(opts.output);
       const { kind, namespace, name } = parseObjectRef(ref);
       let snapshot: Snapshot;
       let options: TranslateOptions = {};
-      if (opts.kubeconfig !== undefined) {
-        if (opts.file.length) throw new CliError('give -f FILE|DIR or --kubeconfig PATH, not both');
-        const client = liveClient(opts);
+      if (opts.kubeconfig !== undefined && opts.file.length)
+        throw new CliError('give -f FILE|DIR or --kubeconfig PATH, not both');
+      const kubeconfig = opts.file.length ? undefined : kubeconfigPath(opts.kubeconfig);
+      if (kubeconfig !== undefined) {
+        const client = liveClient({ ...opts, kubeconfig });
         try {
           const objects = await listLiveObjects(client);
           const proxyNamespace = proxyNamespaceOf(objects);
@@ -57,7 +59,10 @@ export function registerExplain(program: Command): void {
           client.close();
         }
       } else {
-        if (!opts.file.length) throw new CliError('give -f FILE|DIR (repeatable) or --kubeconfig PATH');
+        if (!opts.file.length)
+          throw new CliError(
+            'give -f FILE|DIR (repeatable), or a cluster: --kubeconfig PATH, $KUBECONFIG or ~/.kube/config',
+          );
         const validation = validationFlag(opts.validate);
         const loaded = loadManifests(opts.file, { validation });
         for (const m of loaded.invalid)

@@ -54,7 +54,7 @@ export function registerProxyStatus(program: Command): void {
     .option('--gateway <ns/name>', "only this Gateway's proxies")
     .option('-o, --output <format>', 'text, json or yaml', 'text')
     .action(async (opts: { controller: string; gateway?: string; output: string }) => {
-      textFormatFlag(opts.output);
+      opts.output = textFormatFlag(opts.output);
       const url = `${opts.controller.replace(/\/$/, '')}/debug/proxies`;
       let proxies: ProxyStream[];
       try {
