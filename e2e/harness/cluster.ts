@@ -13,7 +13,8 @@ import type { KubeObject } from '@turnpike/api';
 import { KubeApiError, KubeClient, objectPath, resourceInfo, collectionPath } from '@turnpike/kube';
 import { parseAllDocuments } from 'yaml';
 
-export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+// TURNPIKE_ROOT: the harness compiled elsewhere (bench/propagation.mjs) still finds the repository.
+export const ROOT = process.env.TURNPIKE_ROOT ?? resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const GATEWAY_API_VERSION = 'v1.6.3';
 export const CONTROLLER_USER = 'system:serviceaccount:turnpike-system:turnpike';
 

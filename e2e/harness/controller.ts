@@ -24,7 +24,8 @@ export class Controller {
     this.proc = spawn(
       process.execPath,
       [
-        join(ROOT, 'packages/cli/dist/main.js'),
+        // TURNPIKE_CLI: another build of the CLI (bench/propagation.mjs --cli, to measure a previous commit).
+        process.env.TURNPIKE_CLI ?? join(ROOT, 'packages/cli/dist/main.js'),
         'run',
         '--kubeconfig',
         this.kubeconfig,

@@ -36,6 +36,8 @@ export interface ControllerOptions {
   maxDelayMs: number;
   /** Translate a change that finds the stream idle at once (recorded in the log header as leadingEdge). */
   leadingEdge?: boolean;
+  /** The trailing quiet period follows what translations cost (wall time: not for replay). */
+  adaptiveQuiet?: boolean;
   scheduler?: SchedulerLike;
   /** The event log file, the console's in-memory log, or both (teeRecorder). */
   recorder?: EventRecorder;
@@ -64,6 +66,7 @@ export function startController(o: ControllerOptions): Controller {
     quietMs: o.quietMs,
     maxDelayMs: o.maxDelayMs,
     ...(o.leadingEdge ? { leadingEdge: true } : {}),
+    ...(o.adaptiveQuiet ? { adaptiveQuiet: true } : {}),
     ...(o.scheduler ? { scheduler: o.scheduler } : {}),
     ...(o.translateOptions ? { translator: new Translator(o.translateOptions) } : {}),
     onEvent: (e) => {

@@ -23,6 +23,11 @@ export interface EngineOptions {
   maxDelayMs?: number;
   /** A change on an idle stream is translated at once (holdoff `leading`); later ones coalesce. */
   leadingEdge?: boolean;
+  /**
+   * With leadingEdge: the trailing quiet period follows what translations cost (4x the last one,
+   * 5 ms to quietMs). It depends on wall time, so replay (virtual time) leaves it off.
+   */
+  adaptiveQuiet?: boolean;
   scheduler?: SchedulerLike;
   /** Stamps `at`; replay keeps the recorded stamps. */
   clock?: () => string;
@@ -67,6 +72,9 @@ interface State {
    */
   unapplied: WatchEvent[];
 }
+
+/** The shortest trailing quiet period of the adaptive holdoff. */
+const MIN_ADAPTIVE_QUIET_MS = 5;
 
 export function isoNow(scheduler: SchedulerLike): string {
   return new Date(scheduler.now()).toISOString();
@@ -159,6 +167,7 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
     take(1),
   );
   let lastHash = '';
+  let lastDurationMs = Number.POSITIVE_INFINITY;
   let hasher = new OutputHasher();
   let last: TranslateResult | undefined;
   // After a failed translation the translator starts over: the next output's changes then cover
@@ -170,6 +179,11 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
       quietMs: opts.quietMs ?? DEFAULT_QUIET_MS,
       maxDelayMs: opts.maxDelayMs ?? DEFAULT_MAX_DELAY_MS,
       leading: opts.leadingEdge ?? false,
+      // With the leading edge, the trailing quiet period follows what a translation costs: waiting
+      // 100 ms for a burst to end is pointless when translating it takes 2 ms (never under 5 ms).
+      ...(opts.leadingEdge && opts.adaptiveQuiet
+        ? { quietNow: () => Math.max(MIN_ADAPTIVE_QUIET_MS, 4 * lastDurationMs) }
+        : {}),
       ready: required.size ? ready$ : undefined,
       scheduler,
     }),
@@ -196,6 +210,7 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
       lastHash = hash;
       void s;
       const durationMs = performance.now() - t0;
+      lastDurationMs = durationMs;
       return {
         seq: current.seq,
         hash,

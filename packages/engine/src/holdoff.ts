@@ -4,9 +4,10 @@
 // `ready` has fired (every source listed once); changes pending then are flushed at once.
 // (debounceTime starves under churn and auditTime fires mid-burst; this does neither.)
 // With `leading`, a change that finds the stream idle (nothing pending, nothing emitted for
-// `quietMs`) is emitted at once, after the current turn of the event loop so what arrives with it
-// comes along: an edit on a quiet cluster does not wait out a quiet period. Changes that follow
-// within `quietMs` coalesce as above.
+// LEADING_GAP_MS) is emitted at once, after the current turn of the event loop so what arrives with
+// it comes along: an edit on a quiet cluster does not wait out a quiet period. Changes that follow
+// closer than that coalesce as above. (The gap is short on purpose: the proxies' acknowledgements of
+// the previous push come back as events a few ms later, and must not make the next edit wait.)
 import { asyncScheduler, Observable, type OperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
 
 export interface HoldoffOptions {
@@ -16,10 +17,17 @@ export interface HoldoffOptions {
   ready?: Observable<unknown>;
   /** Emit a change that finds the stream idle at once (see above). Default: false. */
   leading?: boolean;
+  /**
+   * The quiet period to wait now, at most `quietMs` (adaptive: a consumer whose work is cheap need
+   * not wait long for a burst to end). Default: always `quietMs`.
+   */
+  quietNow?: () => number;
   scheduler?: SchedulerLike;
 }
 
 export const DEFAULT_QUIET_MS = 100;
+/** With `leading`: how long after an emission a change counts as the start of a new burst. */
+export const LEADING_GAP_MS = 20;
 export const DEFAULT_MAX_DELAY_MS = 500;
 
 export function holdoff<T>(opts: HoldoffOptions): OperatorFunction<T, T> {
@@ -56,14 +64,14 @@ export function holdoff<T>(opts: HoldoffOptions): OperatorFunction<T, T> {
         next: (v) => {
           latest = v;
           if (leadingTimer) return; // goes out with the change that opened this turn
-          const idle = !pending && scheduler.now() - lastEmission >= opts.quietMs;
+          const idle = !pending && scheduler.now() - lastEmission >= Math.min(opts.quietMs, LEADING_GAP_MS);
           pending = true;
           if (opts.leading && open && idle) {
             leadingTimer = scheduler.schedule(flush, 0);
             return;
           }
           quietTimer?.unsubscribe();
-          quietTimer = scheduler.schedule(flush, opts.quietMs);
+          quietTimer = scheduler.schedule(flush, Math.min(opts.quietMs, opts.quietNow?.() ?? opts.quietMs));
           if (!maxTimer) maxTimer = scheduler.schedule(flush, opts.maxDelayMs);
         },
         error: (e) => subscriber.error(e),

@@ -68,15 +68,35 @@ describe('holdoff with a leading edge', () => {
   });
   it('a never-ending trickle is still bounded by maxDelayMs', () => {
     scheduler().run(({ hot, expectObservable }) => {
-      const src = hot(Array.from({ length: 30 }, () => 'x 39ms').join(' '));
-      // x at 0 at once; from 40ms on the trickle never goes quiet: flushes at 540ms and 1060ms.
-      expectObservable(src.pipe(holdoff(opts)), '^ 1199ms !').toBe('x 539ms x 519ms x', { x: 'x' });
+      const src = hot(Array.from({ length: 120 }, () => 'x 9ms').join(' '));
+      // x at 0 at once; from 10ms on the trickle never goes quiet: flushes at 510ms and 1020ms.
+      expectObservable(src.pipe(holdoff(opts)), '^ 1199ms !').toBe('x 509ms x 509ms x', { x: 'x' });
+    });
+  });
+  it('a change LEADING_GAP_MS or more after the last emission goes at once, even within the quiet period', () => {
+    scheduler().run(({ hot, expectObservable }) => {
+      // a at once; b 40ms later (nothing pending) at once too: an acknowledgement a few ms after a
+      // push must not make the next edit wait out the quiet period.
+      expectObservable(hot('a 39ms b').pipe(holdoff(opts))).toBe('a 39ms b', { a: 'a', b: 'b' });
     });
   });
   it('nothing goes out before the gate opens', () => {
     scheduler().run(({ hot, expectObservable }) => {
       const ready = hot('50ms r');
       expectObservable(hot('a 299ms b').pipe(holdoff({ ...opts, ready }))).toBe('50ms a 249ms b', {
+        a: 'a',
+        b: 'b',
+      });
+    });
+  });
+  it('an adaptive quiet period (quietNow) ends a burst sooner when the consumer is cheap, never past quietMs', () => {
+    scheduler().run(({ hot, expectObservable }) => {
+      // a at once; b 5ms later waits 10ms of quiet (not 100): out at 15ms.
+      expectObservable(hot('a 4ms b').pipe(holdoff({ ...opts, quietNow: () => 10 }))).toBe('a 14ms b', {
+        a: 'a',
+        b: 'b',
+      });
+      expectObservable(hot('a 4ms b').pipe(holdoff({ ...opts, quietNow: () => 1e9 }))).toBe('a 104ms b', {
         a: 'a',
         b: 'b',
       });

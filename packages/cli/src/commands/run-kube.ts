@@ -319,6 +319,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     quietMs: o.quietMs,
     maxDelayMs: o.maxDelayMs,
     leadingEdge: true,
+    adaptiveQuiet: true,
     ...(recorder ? { recorder } : {}),
     onEvent: (e) => metrics.events.inc({ kind: e.kind, type: e.type }),
     onTranslation: (out) => {

@@ -279,6 +279,7 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
     quietMs,
     maxDelayMs,
     leadingEdge: true,
+    adaptiveQuiet: true,
     ...(recorder ? { recorder } : {}),
     onError: (where, e) => process.stderr.write(`turnpike: error: ${where} failed: ${e.message}\n`),
   });
