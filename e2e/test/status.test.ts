@@ -197,6 +197,10 @@ describe('statuses in a real cluster', () => {
       return cond((g?.status as { listeners?: { conditions: unknown }[] })?.listeners?.[0]?.conditions, 'ResolvedRefs');
     });
     expect(listener).toMatchObject({ status: 'False', reason: 'InvalidCertificateRef' });
-    expect(cond(ourParents(await cluster.get(good))[0]?.conditions, 'Accepted')?.status).toBe('True');
+    // Written in its own time (statuses go out as each translation finishes): wait for it, then look.
+    const goodAccepted = await waitFor('good route status', async () =>
+      cond(ourParents(await cluster.get(good))[0]?.conditions, 'Accepted'),
+    );
+    expect(goodAccepted?.status).toBe('True');
   }, 120_000);
 });
