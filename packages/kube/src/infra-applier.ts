@@ -4,7 +4,7 @@
 // retried with backoff.
 import { createHash } from 'node:crypto';
 import type { KubeObject } from '@turnpike/api';
-import { GATEWAY_NAME_LABEL, type InfraIR } from '@turnpike/translator';
+import { GATEWAY_NAME_LABEL, GATEWAY_NAMESPACE_LABEL, type InfraIR } from '@turnpike/translator';
 import { KubeApiError, type KubeClient } from './client.js';
 import { InfraInputPending, infraObjects, MANAGED_SELECTOR, type InfraContext } from './infra-objects.js';
 import { WorkTimer } from './work-timer.js';
@@ -65,10 +65,12 @@ export class InfraApplier {
         this.o.log?.('warn', `not applying the proxy objects yet: ${e.message}`, {
           gateway: `${ir.gateway.namespace}/${ir.gateway.name}`,
         });
-        const gatewayLabel = ir.labels[GATEWAY_NAME_LABEL];
-        for (const [k, o] of this.desired)
-          if (o.metadata.namespace === ir.namespace && o.metadata.labels?.[GATEWAY_NAME_LABEL] === gatewayLabel)
-            next.set(k, o);
+        // Its objects, by both labels: in one proxy namespace, two Gateways may share a name.
+        const ofThisGateway = (o: KubeObject) =>
+          o.metadata.namespace === ir.namespace &&
+          o.metadata.labels?.[GATEWAY_NAME_LABEL] === ir.labels[GATEWAY_NAME_LABEL] &&
+          o.metadata.labels?.[GATEWAY_NAMESPACE_LABEL] === ir.labels[GATEWAY_NAMESPACE_LABEL];
+        for (const [k, o] of this.desired) if (ofThisGateway(o)) next.set(k, o);
         this.pendingInfra = infra;
         setTimeout(() => {
           if (this.pendingInfra === infra) this.update(infra);
