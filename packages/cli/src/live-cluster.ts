@@ -7,7 +7,8 @@ import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { Condition, KubeObject, PluginFetch, PluginInstallation } from '@turnpike/api';
 import { CONFIGMAP_LABEL_SELECTOR, KubeApiError, KubeClient, RESOURCES, collectionPath } from '@turnpike/kube';
-import { GATEWAY_NAMESPACE_LABEL } from '@turnpike/translator';
+import { sanitize } from '@turnpike/engine';
+import { GATEWAY_NAMESPACE_LABEL, type TranslateOptions } from '@turnpike/translator';
 import { CliError } from './errors.js';
 
 export interface LiveFlags {
@@ -51,10 +52,7 @@ export async function listLiveObjects(client: KubeClient): Promise<KubeObject[]>
       throw new CliError(`cannot list ${r.plural}: ${(e as Error).message}`);
     }
     const apiVersion = r.group ? `${r.group}/${r.version}` : r.version;
-    for (const item of list.items ?? []) {
-      const { managedFields: _drop, ...metadata } = item.metadata;
-      out.push({ ...item, apiVersion, kind: r.kind, metadata });
-    }
+    for (const item of list.items ?? []) out.push(sanitize({ ...item, apiVersion, kind: r.kind }));
   }
   return [...out, ...pluginFetchesFromStatus(out)];
 }
@@ -96,6 +94,23 @@ function pluginFetchesFromStatus(objects: readonly KubeObject[]): PluginFetch[] 
     });
   }
   return out;
+}
+
+/** A live cluster read once: its objects, and how its controller translates them. */
+export interface LiveCluster {
+  objects: KubeObject[];
+  options: TranslateOptions;
+}
+
+export async function readLiveCluster(flags: LiveFlags): Promise<LiveCluster> {
+  const client = liveClient(flags);
+  try {
+    const objects = await listLiveObjects(client);
+    const proxyNamespace = proxyNamespaceOf(objects);
+    return { objects, options: proxyNamespace !== undefined ? { proxyNamespace } : {} };
+  } finally {
+    client.close();
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 // Offline translation of manifests: load, translate, and merge statuses into the objects.
 import { CONTROLLER_NAME, OWNED_STATUS_KINDS, objectKey, type KubeObject } from '@turnpike/api';
 import { loadManifests, type ManifestValidation } from '@turnpike/engine';
-import { listLiveObjects, liveClient, proxyNamespaceOf, withFilesApplied, type LiveFlags } from './live-cluster.js';
+import { withFilesApplied, type LiveCluster } from './live-cluster.js';
 import {
   mergeStatus,
   snapshotFromObjects,
@@ -50,18 +50,7 @@ export function translatePaths(paths: string[], now: string, validation: Manifes
   return r;
 }
 
-/** A live cluster's objects, listed once (live-cluster.ts), translated as its controller would. */
-export async function translateLive(flags: LiveFlags, now: string, files: KubeObject[] = []): Promise<OfflineResult> {
-  const client = liveClient(flags);
-  try {
-    const live = await listLiveObjects(client);
-    const proxyNamespace = proxyNamespaceOf(live);
-    return translateObjects(
-      files.length ? withFilesApplied(live, files) : live,
-      now,
-      proxyNamespace !== undefined ? { proxyNamespace } : {},
-    );
-  } finally {
-    client.close();
-  }
+/** A live cluster's objects (read once, live-cluster.ts), with files applied on top if any, translated as its controller would. */
+export function translateLive(live: LiveCluster, now: string, files: KubeObject[] = []): OfflineResult {
+  return translateObjects(files.length ? withFilesApplied(live.objects, files) : live.objects, now, live.options);
 }

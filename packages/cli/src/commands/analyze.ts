@@ -10,7 +10,7 @@ import { translateLive, translatePaths, type OfflineResult } from '../offline.js
 import { format } from '../output.js';
 import { isTrouble } from '../status-lines.js';
 import { backendProblems, scopeWarnings } from '../analyze-scope.js';
-import { kubeconfigPath } from '../live-cluster.js';
+import { kubeconfigPath, readLiveCluster } from '../live-cluster.js';
 
 export interface Finding {
   object: string;
@@ -79,7 +79,8 @@ export async function analyzedInput(opts: LiveOrFileInput): Promise<OfflineResul
     throw new CliError('give -f FILE|DIR or --kubeconfig PATH, not both');
   // Without files, the cluster kubectl would talk to (as `kubectl turnpike analyze -A` expects).
   const kubeconfig = opts.file.length ? undefined : kubeconfigPath(opts.kubeconfig);
-  if (kubeconfig !== undefined) return translateLive({ ...opts, kubeconfig }, new Date().toISOString());
+  if (kubeconfig !== undefined)
+    return translateLive(await readLiveCluster({ ...opts, kubeconfig }), new Date().toISOString());
   if (!opts.file.length)
     throw new CliError('give -f FILE|DIR (repeatable), or a cluster: --kubeconfig PATH, $KUBECONFIG or ~/.kube/config');
   if (opts.context !== undefined || opts.namespace !== undefined)

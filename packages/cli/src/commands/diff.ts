@@ -8,6 +8,7 @@ import pc from 'picocolors';
 import { CliError } from '../errors.js';
 import { VALIDATE_HELP, validationFlag } from '../flags.js';
 import { stateAt } from '../log-state.js';
+import { readLiveCluster } from '../live-cluster.js';
 import { translateLive, translatePaths } from '../offline.js';
 import { semanticDiff, type SemanticDiff, type SetChange } from '../semantic-diff.js';
 
@@ -45,8 +46,10 @@ async function liveSides(
   for (const m of loaded?.invalid ?? []) process.stderr.write(`turnpike: error: ${m} (left out)\n`);
   for (const m of loaded?.skipped ?? []) process.stderr.write(`turnpike: warning: ${m}\n`);
   const now = '1970-01-01T00:00:00Z';
-  const before = await translateLive(opts, now);
-  const after = loaded?.objects.length ? await translateLive(opts, now, loaded.objects) : before;
+  // The cluster is listed once; both sides are translated from that one reading.
+  const live = await readLiveCluster(opts);
+  const before = translateLive(live, now);
+  const after = loaded?.objects.length ? translateLive(live, now, loaded.objects) : before;
   return [before.result, after.result];
 }
 

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { CLUSTER_SCOPED, isWatchedKind, WATCHED_KINDS } from '@turnpike/api';
 import { loadManifests } from '@turnpike/engine';
 import { explain, snapshotFromObjects, type Snapshot, type TranslateOptions } from '@turnpike/translator';
-import { kubeconfigPath, listLiveObjects, liveClient, proxyNamespaceOf } from '../live-cluster.js';
+import { kubeconfigPath, readLiveCluster } from '../live-cluster.js';
 import { CliError } from '../errors.js';
 import { liveOrFileInputOptions, textFormatFlag, validationFlag, type LiveOrFileInput } from '../flags.js';
 import { format } from '../output.js';
@@ -49,15 +49,9 @@ export function registerExplain(program: Command): void {
         throw new CliError('give -f FILE|DIR or --kubeconfig PATH, not both');
       const kubeconfig = opts.file.length ? undefined : kubeconfigPath(opts.kubeconfig);
       if (kubeconfig !== undefined) {
-        const client = liveClient({ ...opts, kubeconfig });
-        try {
-          const objects = await listLiveObjects(client);
-          const proxyNamespace = proxyNamespaceOf(objects);
-          if (proxyNamespace !== undefined) options = { proxyNamespace };
-          snapshot = snapshotFromObjects(objects);
-        } finally {
-          client.close();
-        }
+        const live = await readLiveCluster({ ...opts, kubeconfig });
+        options = live.options;
+        snapshot = snapshotFromObjects(live.objects);
       } else {
         if (!opts.file.length)
           throw new CliError(
