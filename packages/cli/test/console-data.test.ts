@@ -2,7 +2,15 @@
 // snapshot past its cap, and every moment it still holds looks exactly as on the whole log.
 import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
-import { LOG_FORMAT, LOG_VERSION, parseEventLog, type ParsedLog, type WatchEvent } from '@turnpike/engine';
+import {
+  LOG_FORMAT,
+  LOG_VERSION,
+  parseEventLog,
+  remove,
+  upsert,
+  type ParsedLog,
+  type WatchEvent,
+} from '@turnpike/engine';
 import { ConsoleData } from '../src/console/console-data.js';
 import { LiveLog } from '../src/console/live-log.js';
 import { DELETED_AT, recordedLog } from './grant-log.js';
@@ -57,16 +65,7 @@ describe('console data', () => {
   it('history lists a change that is undone at the next event, wherever it falls (no sampling)', async () => {
     const at = '2026-12-04T00:00:00.000Z';
     let seq = 0;
-    const up = (object: KubeObject): WatchEvent => ({
-      seq: ++seq,
-      at,
-      source: 'kube',
-      type: 'upsert',
-      kind: object.kind,
-      name: object.metadata.name,
-      ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}),
-      object,
-    });
+    const up = (object: KubeObject): WatchEvent => ({ seq: ++seq, at, ...upsert('kube', object) });
     const svc = {
       apiVersion: 'v1',
       kind: 'Service',
@@ -104,7 +103,7 @@ describe('console data', () => {
     ];
     for (let i = 0; i < 37; i++) events.push(filler(i));
     const gone = ++seq;
-    events.push({ seq: gone, at, source: 'kube', type: 'delete', kind: 'Service', namespace: 'apps', name: 'web' });
+    events.push({ seq: gone, at, ...remove('kube', 'Service', 'apps', 'web') });
     const back = up(svc);
     events.push(back);
     for (let i = 37; i < 60; i++) events.push(filler(i));

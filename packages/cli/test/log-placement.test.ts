@@ -2,7 +2,7 @@
 // header's proxyNamespace reaches the translator of replay --verify, bisect and the console.
 import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
-import { LOG_FORMAT, LOG_VERSION, outputHash, type ParsedLog, type WatchEvent } from '@turnpike/engine';
+import { LOG_FORMAT, LOG_VERSION, outputHash, synced, upsert, type ParsedLog, type WatchEvent } from '@turnpike/engine';
 import { generatedName, snapshotFromObjects, Translator } from '@turnpike/translator';
 import { stateAt, verifyLog } from '../src/log-state.js';
 
@@ -31,14 +31,9 @@ function logOf(proxyNamespace: string | undefined): ParsedLog {
   const events: WatchEvent[] = [CLASS, GATEWAY, SERVICE].map((object, i) => ({
     seq: i + 1,
     at,
-    source: 'kube',
-    type: 'upsert',
-    kind: object.kind,
-    name: object.metadata.name,
-    ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}),
-    object,
+    ...upsert('kube', object),
   }));
-  events.push({ seq: 4, at, source: 'kube', type: 'synced', kind: '*' });
+  events.push({ seq: 4, at, ...synced('kube') });
   // What the controller computed, with its placement.
   const written = new Translator({ proxyNamespace: 'turnpike-system' }).translate(
     snapshotFromObjects([CLASS, GATEWAY, SERVICE]),
