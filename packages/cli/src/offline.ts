@@ -50,7 +50,10 @@ export function translatePaths(paths: string[], now: string, validation: Manifes
   return r;
 }
 
-/** A live cluster's objects (read once, live-cluster.ts), with files applied on top if any, translated as its controller would. */
+/**
+ * A live cluster's objects (read once, live-cluster.ts), with files applied on top if any, translated
+ * as its controller would.
+ */
 export function translateLive(live: LiveCluster, now: string, files: KubeObject[] = []): OfflineResult {
   return translateObjects(files.length ? withFilesApplied(live.objects, files) : live.objects, now, live.options);
 }
