@@ -30,6 +30,9 @@ const KINDS = {
   Namespace: { group: '', clusterScoped: true },
   ConfigMap: { group: '' },
   ClusterTrustBundle: { group: 'certificates.k8s.io', clusterScoped: true },
+  // Only the proxy Deployments this controller applies (labelled as ours): their rollout decides
+  // whether a plugin is installed (isProxyDeployment).
+  Deployment: { group: 'apps' },
   ProxyConfig: { group: TURNPIKE_GROUP, ownsStatus: true },
   PluginInstallation: { group: TURNPIKE_GROUP, ownsStatus: true },
 } as const satisfies Record<string, KindInfo>;
@@ -67,7 +70,11 @@ export interface ProxyStatus extends KubeObject {
     rejected?: { typeUrl: string; version: string; message: string; node: string };
     /** What the serving path withheld from the proxies as Envoy would refuse it (resource-screen.ts). */
     withheld?: { resource: string; field: string; message: string; source?: string; object?: string }[];
-    sync?: { connected: number; behind: string[] };
+    /**
+     * `plugins`: the plugins (`namespace/name@sha256`) the routes of the configuration that every
+     * connected proxy acknowledged run (referencedPlugins of that configuration).
+     */
+    sync?: { connected: number; behind: string[]; plugins?: string[] };
   };
 }
 
@@ -81,6 +88,21 @@ export type RouteKind = (typeof ROUTE_KINDS)[number];
 
 export function isWatchedKind(kind: string): kind is WatchedKind {
   return (WATCHED_KINDS as readonly string[]).includes(kind);
+}
+
+/** Labels of every proxy object the controller applies (the Deployment among them). */
+export const PROXY_MANAGED_BY = 'app.kubernetes.io/managed-by';
+export const PROXY_GATEWAY_NAME_LABEL = 'gateway.networking.k8s.io/gateway-name';
+
+/** A Deployment that runs a Gateway's proxies and that we applied: the only Deployments we read. */
+export function isProxyDeployment(o: KubeObject): boolean {
+  const labels = o.metadata.labels ?? {};
+  return o.kind === 'Deployment' && labels[PROXY_MANAGED_BY] === 'turnpike' && !!labels[PROXY_GATEWAY_NAME_LABEL];
+}
+
+/** Whether an object of a file or a cluster is input: a watched kind, and of Deployments only ours. */
+export function isInputObject(o: KubeObject): boolean {
+  return isWatchedKind(o.kind) && (o.kind !== 'Deployment' || isProxyDeployment(o));
 }
 
 /** `kind/namespace/name`, the identity used across the engine, logs and diffs. */

@@ -20,8 +20,26 @@ export interface ProxyConfig extends KubeObject {
     tags?: Record<string, string>;
     plugins?: PluginRef[];
     proxylessGRPC?: boolean;
+    /** How changes that need new proxy Pods reach them. */
+    rollout?: {
+      /** Keep the proxy Deployments' pod template as it is until released (xDS changes still flow). */
+      hold?: boolean;
+      /** The Deployments' spec.progressDeadlineSeconds: a rollout stuck this long is reported failed. */
+      progressDeadlineSeconds?: number;
+    };
   };
   status?: { conditions?: Condition[]; plugins?: { name: string; namespace: string; conditions: Condition[] }[] };
+}
+
+/** A Gateway annotation that holds the rollout of its proxies, as ProxyConfig.spec.rollout.hold does for all of its Gateways. */
+export const ROLLOUT_HOLD_ANNOTATION = 'turnpike.dev/rollout-hold';
+
+/** Who uses a plugin: a ProxyConfig that installs it, or a Gateway whose proxies install it or whose routes run it. */
+export interface PluginConsumer {
+  group: string;
+  kind: 'ProxyConfig' | 'Gateway';
+  namespace: string;
+  name: string;
 }
 
 export interface PluginInstallation extends KubeObject {
@@ -37,8 +55,14 @@ export interface PluginInstallation extends KubeObject {
     observedGeneration?: number;
     digest?: string;
     storage?: { configMap?: string; url?: string; sha256?: string; size?: number };
+    /** The first consumers (at most MAX_PLUGIN_CONSUMERS, sorted), and how many there are. */
+    consumers?: PluginConsumer[];
+    consumerCount?: number;
   };
 }
+
+/** The bound on PluginInstallation.status.consumers, as the Gateway API bounds policy ancestors. */
+export const MAX_PLUGIN_CONSUMERS = 16;
 
 /** Why a plugin is not fetched (the `Fetched` condition's reason when False). */
 export type PluginFetchReason =

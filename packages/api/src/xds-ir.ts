@@ -168,8 +168,12 @@ export interface GatewayIR {
   proxyless?: boolean;
   /** The Secret (`namespace/name`, also in `secrets`) whose certificate the proxies present to TLS backends. */
   backendClientCertificate?: string;
-  /** Plugins installed in this Gateway's proxies (ProxyConfig.spec.plugins) whose file is mounted there. */
-  installedPlugins?: { name: string; sha256: string; mountPath: string }[];
+  /**
+   * Plugins installed in this Gateway's proxies (ProxyConfig.spec.plugins) whose file every proxy
+   * Pod has mounted (the rollout that mounts it completed). `held`: the Pods keep this digest
+   * while their rollout is held; routes run it whatever digest they name.
+   */
+  installedPlugins?: { name: string; sha256: string; mountPath: string; held?: boolean }[];
 }
 
 /**
@@ -179,4 +183,20 @@ export interface GatewayIR {
 export interface XdsIR {
   gateways: ReadonlyMap<string, GatewayIR>;
   endpoints: ReadonlyMap<string, EndpointIR[]>;
+}
+
+/**
+ * The plugins (`namespace/name@sha256`) this Gateway's routes run, sorted: the digest a route names,
+ * or the one the proxies keep while their rollout is held. What a proxy's acknowledgement of this
+ * configuration tells us it runs.
+ */
+export function referencedPlugins(gw: GatewayIR): string[] {
+  const held = new Map((gw.installedPlugins ?? []).filter((p) => p.held).map((p) => [p.name, p.sha256]));
+  const out = new Set<string>();
+  for (const port of gw.ports)
+    for (const listener of port.listeners)
+      for (const vh of listener.virtualHosts ?? [])
+        for (const route of vh.routes)
+          for (const p of route.filters?.plugins ?? []) out.add(`${p.name}@${held.get(p.name) ?? p.sha256}`);
+  return [...out].sort();
 }

@@ -6,7 +6,14 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { Condition, KubeObject, PluginFetch, PluginInstallation } from '@turnpike/api';
-import { CONFIGMAP_LABEL_SELECTOR, KubeApiError, KubeClient, RESOURCES, collectionPath } from '@turnpike/kube';
+import {
+  CONFIGMAP_LABEL_SELECTOR,
+  KubeApiError,
+  KubeClient,
+  PROXY_DEPLOYMENT_SELECTOR,
+  RESOURCES,
+  collectionPath,
+} from '@turnpike/kube';
 import { sanitize } from '@turnpike/engine';
 import { GATEWAY_NAMESPACE_LABEL, type TranslateOptions } from '@turnpike/translator';
 import { CliError } from './errors.js';
@@ -40,7 +47,9 @@ export function liveClient(flags: LiveFlags): KubeClient {
 export async function listLiveObjects(client: KubeClient): Promise<KubeObject[]> {
   const out: KubeObject[] = [];
   for (const r of RESOURCES) {
-    const query = r.kind === 'ConfigMap' ? `?labelSelector=${encodeURIComponent(CONFIGMAP_LABEL_SELECTOR)}` : '';
+    const selector =
+      r.kind === 'ConfigMap' ? CONFIGMAP_LABEL_SELECTOR : r.kind === 'Deployment' ? PROXY_DEPLOYMENT_SELECTOR : '';
+    const query = selector ? `?labelSelector=${encodeURIComponent(selector)}` : '';
     let list: { items?: KubeObject[] };
     try {
       list = await client.must<{ items?: KubeObject[] }>('GET', `${collectionPath(r)}${query}`);

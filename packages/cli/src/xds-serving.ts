@@ -1,7 +1,7 @@
 // Serving the engine's outputs over ADS: a sink that applies each output's changes to the node
 // snapshots (only the Gateways and clusters that changed are rebuilt).
 import type { EngineOutput } from '@turnpike/engine';
-import type { KubeObject, ProxyStatus } from '@turnpike/api';
+import { referencedPlugins, type KubeObject, type ProxyStatus } from '@turnpike/api';
 import { remove, upsert, type SourceEvent } from '@turnpike/engine';
 import { Subject } from 'rxjs';
 import {
@@ -118,7 +118,17 @@ export async function startXds(o: XdsServingOptions): Promise<XdsServing> {
     accept(out: EngineOutput) {
       const lookup = (kind: string, ns: string, name: string) =>
         out.snapshot.get(kind)?.get(ns)?.get(name) as KubeObject | undefined;
-      sync.push(out.since, () => cache.update(builder.update(out.result.xdsIR, out.changes, lookup, plugins)));
+      // What each changed Gateway's routes run, so that an ACK says which plugins its proxies run.
+      const referenced = new Map<string, string[] | undefined>();
+      for (const key of out.changes.gateways) {
+        const gw = out.result.xdsIR.gateways.get(key);
+        referenced.set(key, gw ? referencedPlugins(gw) : undefined);
+      }
+      sync.push(
+        out.since,
+        () => cache.update(builder.update(out.result.xdsIR, out.changes, lookup, plugins)),
+        referenced,
+      );
     },
     close: () => server.close(),
   };

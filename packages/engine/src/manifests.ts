@@ -2,7 +2,7 @@
 // line and column, or the object and field. Unknown kinds are reported once and skipped.
 import { readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
-import { CLUSTER_SCOPED, isWatchedKind, objectKey, type KubeObject } from '@turnpike/api';
+import { CLUSTER_SCOPED, isInputObject, objectKey, type KubeObject } from '@turnpike/api';
 import jsyaml from 'js-yaml';
 import { LineCounter, parseAllDocuments } from 'yaml';
 import { describeInvalidManifest, validateManifest } from './schema/manifest-validation.js';
@@ -215,7 +215,7 @@ export function loadManifests(paths: readonly string[], opts: LoadOptions = {}):
       throw new ManifestError(`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
     }
     for (const o of parseManifests(text, file)) {
-      if (!isWatchedKind(o.kind)) {
+      if (!isInputObject(o)) {
         if (!unknownKinds.has(o.kind)) unknownKinds.set(o.kind, file);
         continue;
       }

@@ -6,7 +6,13 @@ import { createHash } from 'node:crypto';
 import type { KubeObject } from '@turnpike/api';
 import { GATEWAY_NAME_LABEL, GATEWAY_NAMESPACE_LABEL, type InfraIR } from '@turnpike/translator';
 import { KubeApiError, type KubeClient } from './client.js';
-import { InfraInputPending, infraObjects, MANAGED_SELECTOR, type InfraContext } from './infra-objects.js';
+import {
+  heldPluginCopies,
+  InfraInputPending,
+  infraObjects,
+  MANAGED_SELECTOR,
+  type InfraContext,
+} from './infra-objects.js';
 import { WorkTimer } from './work-timer.js';
 
 export const FIELD_MANAGER = 'turnpike';
@@ -41,6 +47,8 @@ export interface InfraApplierOptions extends InfraContext {
 export class InfraApplier {
   private applied = new Map<string, string>();
   private desired = new Map<string, KubeObject>();
+  /** Objects a held rollout keeps as they are: not applied, not pruned. */
+  private kept = new Set<string>();
   private readonly timer = new WorkTimer(() => this.run());
   private running = false;
   private dirty = false;
@@ -55,7 +63,9 @@ export class InfraApplier {
     this.pendingInfra = undefined;
     this.lastInfra = infra;
     const next = new Map<string, KubeObject>();
+    const kept = new Set<string>();
     for (const ir of infra.gateways.values()) {
+      for (const key of heldPluginCopies(ir)) kept.add(key);
       let objects: KubeObject[];
       try {
         objects = infraObjects(ir, this.o);
@@ -80,6 +90,7 @@ export class InfraApplier {
       for (const obj of objects) next.set(`${obj.kind}/${obj.metadata.namespace}/${obj.metadata.name}`, obj);
     }
     this.desired = next;
+    this.kept = kept;
     this.dirty = true;
     this.timer.schedule(0);
   }
@@ -174,7 +185,7 @@ export class InfraApplier {
       );
       for (const item of list.items ?? []) {
         const key = `${k.kind}/${item.metadata.namespace}/${item.metadata.name}`;
-        if (this.desired.has(key)) continue;
+        if (this.desired.has(key) || this.kept.has(key)) continue;
         try {
           await this.o.client.must('DELETE', pathOf(k.kind, item.metadata.namespace!, item.metadata.name));
           this.stats.prunes++;

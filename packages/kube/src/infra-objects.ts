@@ -7,13 +7,14 @@
 import { createHash } from 'node:crypto';
 import { encodeSecretData, type KubeObject } from '@turnpike/api';
 import {
+  CONFIG_HASH_ANNOTATION,
   GATEWAY_NAME_LABEL,
   GATEWAY_NAMESPACE_LABEL,
   MANAGED_BY_LABEL,
   type GatewayInfraIR,
 } from '@turnpike/translator';
 
-export const CONFIG_HASH_ANNOTATION = 'turnpike.dev/config-hash';
+export { CONFIG_HASH_ANNOTATION };
 // Proxy objects only: the controller's own Secrets (CA, URL key) carry managed-by too, but no Gateway name.
 export const MANAGED_SELECTOR = 'app.kubernetes.io/managed-by=turnpike,gateway.networking.k8s.io/gateway-name';
 
@@ -50,6 +51,8 @@ function pluginCopies(
   meta: (extra?: Record<string, string>) => KubeObject['metadata'],
 ): { objects: KubeObject[]; volumes: unknown[]; mounts: unknown[] } {
   const out = { objects: [] as KubeObject[], volumes: [] as unknown[], mounts: [] as unknown[] };
+  // A held template mounts the copies it has (kept as they are: heldPluginCopies); no new ones.
+  if (ir.held) return out;
   for (const p of ir.plugins) {
     if (!p.mountPath) continue;
     const content = ctx.pluginContent?.(p.sha256);
@@ -114,6 +117,18 @@ function xdsClientSecret(
   };
 }
 
+/**
+ * The ConfigMaps a held pod template mounts (plugin copies, named `<infra>-plugin-…`): kept as they
+ * are, neither written (their content may be a digest no longer fetched) nor pruned.
+ */
+export function heldPluginCopies(ir: GatewayInfraIR): string[] {
+  const volumes = (ir.held?.template.spec as { volumes?: { configMap?: { name?: string } }[] } | undefined)?.volumes;
+  return (volumes ?? [])
+    .map((v) => v.configMap?.name)
+    .filter((name): name is string => !!name && name.startsWith(`${ir.name.slice(0, 63 - 18)}-plugin-`))
+    .map((name) => `ConfigMap/${ir.namespace}/${name}`);
+}
+
 export function infraObjects(ir: GatewayInfraIR, ctx: InfraContext): KubeObject[] {
   const { namespace, name } = ir;
   const owner =
@@ -144,9 +159,16 @@ export function infraObjects(ir: GatewayInfraIR, ctx: InfraContext): KubeObject[
   const bootstrap = ctx.bootstrap(ir.gateway.namespace, ir.gateway.name);
   const plugins = pluginCopies(ir, ctx, meta);
   const tls = xdsClientSecret(ir, ctx, meta);
-  // Pods roll when what they run changes: the bootstrap, the image, the plugins' content.
+  // Pods roll when what they run changes: the bootstrap, the image, the mounted plugins' content
+  // (one served over HTTP reaches the proxies through xDS alone).
   const configHash = createHash('sha256')
-    .update(JSON.stringify({ bootstrap, image: ir.image, plugins: ir.plugins.map((p) => p.sha256) }))
+    .update(
+      JSON.stringify({
+        bootstrap,
+        image: ir.image,
+        plugins: ir.plugins.filter((p) => p.mountPath).map((p) => p.sha256),
+      }),
+    )
     .digest('hex')
     .slice(0, 16);
   return [
@@ -161,8 +183,10 @@ export function infraObjects(ir: GatewayInfraIR, ctx: InfraContext): KubeObject[
       metadata: meta(),
       spec: {
         replicas: ir.replicas,
+        ...(ir.progressDeadlineSeconds !== undefined ? { progressDeadlineSeconds: ir.progressDeadlineSeconds } : {}),
         selector: { matchLabels: selector },
-        template: {
+        // A held rollout keeps the template the Deployment has, byte for byte.
+        template: ir.held?.template ?? {
           metadata: {
             labels: { ...ir.pod.labels, ...selector },
             annotations: { ...ir.pod.annotations, [CONFIG_HASH_ANNOTATION]: configHash },

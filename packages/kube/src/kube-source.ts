@@ -3,6 +3,7 @@
 import { synced, type SourceEvent } from '@turnpike/engine';
 import { Observable } from 'rxjs';
 import type { KubeClient } from './client.js';
+import { MANAGED_SELECTOR } from './infra-objects.js';
 import { Reflector, type ReflectorOptions } from './reflector.js';
 import { RESOURCES } from './resources.js';
 
@@ -14,10 +15,15 @@ export const SECRET_FIELD_SELECTOR = 'type!=helm.sh/release.v1,type!=kubernetes.
 /** ConfigMaps we write ourselves (proxy bootstraps, plugin content) are never input. */
 export const CONFIGMAP_LABEL_SELECTOR = 'app.kubernetes.io/managed-by notin (turnpike,turnpike-plugins)';
 
+/** The proxy Deployments we apply: the only Deployments read. */
+export const PROXY_DEPLOYMENT_SELECTOR = MANAGED_SELECTOR;
+
 export interface KubeSourceOptions extends Partial<
-  Omit<ReflectorOptions, 'client' | 'resource' | 'source' | 'emit' | 'onSynced'>
+  Omit<ReflectorOptions, 'client' | 'resource' | 'source' | 'emit' | 'onSynced' | 'namespace'>
 > {
   client: KubeClient;
+  /** Where the proxy Deployments live; undefined: beside their Gateways, in every namespace. */
+  proxyNamespace?: string;
   onReflectors?: (r: Reflector[]) => void;
 }
 
@@ -32,6 +38,15 @@ export function kubeSource(opts: KubeSourceOptions): Observable<SourceEvent> {
           source: KUBE_SOURCE,
           ...(resource.kind === 'Secret' ? { fieldSelector: SECRET_FIELD_SELECTOR } : {}),
           ...(resource.kind === 'ConfigMap' ? { labelSelector: CONFIGMAP_LABEL_SELECTOR } : {}),
+          ...(resource.kind === 'Deployment'
+            ? {
+                labelSelector: PROXY_DEPLOYMENT_SELECTOR,
+                ...(opts.proxyNamespace !== undefined ? { namespace: opts.proxyNamespace } : {}),
+                optional:
+                  'plugins are reported installed only once the proxy Deployments can be read ' +
+                  '(grant list and watch on deployments, as deploy/rbac.yaml does)',
+              }
+            : {}),
           emit: (e) => subscriber.next(e),
           onSynced: () => {
             subscriber.next(synced(KUBE_SOURCE, resource.kind));

@@ -18,6 +18,14 @@ export interface ReflectorOptions {
   log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
   fieldSelector?: string;
   labelSelector?: string;
+  /** Watch one namespace only. */
+  namespace?: string;
+  /**
+   * A list the controller may not make (403) counts as synced with nothing, warned and tried again
+   * later: for a kind that only refines the output (the proxy Deployments), so that RBAC of an
+   * older release does not keep the controller from starting.
+   */
+  optional?: string;
   pageSize?: number;
   /** Server-side watch timeout range in seconds; a random value in it per watch. */
   timeoutSeconds?: [number, number];
@@ -92,6 +100,14 @@ export class Reflector {
           rv = undefined;
           continue;
         }
+        if (this.o.optional && e instanceof KubeApiError && e.status === 403 && rv === undefined) {
+          if (!this.missingReported)
+            this.log('warn', `cannot list ${this.o.resource.plural} (403): ${this.o.optional}; looking again later`);
+          this.missingReported = true;
+          if (!this.synced) this.markSynced();
+          await this.sleep(this.o.missingRetryMs ?? 30_000);
+          continue;
+        }
         if (e instanceof KubeApiError && e.status === 404 && rv === undefined) {
           if (!this.missingReported)
             this.log(
@@ -140,7 +156,7 @@ export class Reflector {
       const page = await this.o.client.must<{
         metadata: { resourceVersion: string; continue?: string };
         items: KubeObject[];
-      }>('GET', `${collectionPath(this.o.resource)}?${q}`);
+      }>('GET', `${collectionPath(this.o.resource, this.o.namespace)}?${q}`);
       for (const raw of page.items ?? []) {
         const item = this.normalize(raw);
         const key = `${item.metadata.namespace ?? ''}/${item.metadata.name}`;
@@ -185,7 +201,7 @@ export class Reflector {
     if (this.o.labelSelector) q.set('labelSelector', this.o.labelSelector);
     const abort = new AbortController();
     this.abort = abort;
-    const res = await this.o.client.stream(`${collectionPath(this.o.resource)}?${q}`, abort.signal);
+    const res = await this.o.client.stream(`${collectionPath(this.o.resource, this.o.namespace)}?${q}`, abort.signal);
     if (res.statusCode === 410) {
       res.resume();
       throw new Gone();

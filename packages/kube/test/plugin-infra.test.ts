@@ -2,8 +2,8 @@
 // mounted where the xDS config reads it, and a pod-template hash that moves with the content only.
 import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
-import { snapshotFromObjects, translate } from '@turnpike/translator';
-import { CONFIG_HASH_ANNOTATION, infraObjects, PluginContentMissing } from '../src/index.js';
+import { PLUGINS_ANNOTATION, snapshotFromObjects, translate } from '@turnpike/translator';
+import { CONFIG_HASH_ANNOTATION, heldPluginCopies, infraObjects, PluginContentMissing } from '../src/index.js';
 
 const LUA = 'function envoy_on_request(h) end\n';
 const SHA = 'e'.repeat(64),
@@ -85,9 +85,40 @@ describe('plugin installation in proxy objects', () => {
     };
     const vol = dep.spec.template.spec.volumes.find((v) => v.configMap.name === copy.metadata.name)!;
     const mount = dep.spec.template.spec.containers[0]!.volumeMounts.find((m) => m.name === vol.name)!;
-    expect(`${mount.mountPath}/plugin.lua`).toBe(
-      translate(snapshotFromObjects(objects(SHA))).xdsIR.gateways.get('infra/gw')!.installedPlugins![0]!.mountPath,
+    // The path the xDS config reads once every Pod mounts it (plugin-installation.ts).
+    expect(`${mount.mountPath}/plugin.lua`).toBe(infraFor(SHA).plugins[0]!.mountPath);
+    // Which digest the Pods mount, read back from the Deployment to tell when they run it.
+    expect(JSON.parse(dep.spec.template.metadata.annotations[PLUGINS_ANNOTATION]!)).toEqual({ 'infra/hello': SHA });
+  });
+
+  it('a held rollout keeps the Deployment template it has, byte for byte, and the plugin copies it mounts', () => {
+    const live = infraObjects(infraFor(SHA), ctx).find((o) => o.kind === 'Deployment')!;
+    const template = (live as unknown as { spec: { template: unknown } }).spec.template;
+    // As the cluster reports it once rolled out.
+    const reported = {
+      ...live,
+      metadata: { ...live.metadata, generation: 1 },
+      status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1 },
+    } as KubeObject;
+    const heldObjects = objects(SHA2).map((o) =>
+      o.kind === 'ProxyConfig'
+        ? { ...o, spec: { ...(o.spec as object), rollout: { hold: true, progressDeadlineSeconds: 30 } } }
+        : o,
     );
+    const ir = translate(snapshotFromObjects([...heldObjects, reported])).infraIR.gateways.get('infra/gw')!;
+    expect(ir.held?.pending).toEqual([`plugin infra/hello sha256 ${SHA.slice(0, 12)} → ${SHA2.slice(0, 12)}`]);
+    const objs = infraObjects(ir, ctx);
+    const dep = objs.find((o) => o.kind === 'Deployment') as unknown as {
+      spec: { template: unknown; progressDeadlineSeconds: number };
+    };
+    expect(JSON.stringify(dep.spec.template)).toBe(JSON.stringify(template));
+    expect(dep.spec.progressDeadlineSeconds).toBe(30);
+    // The copy of the old content is neither rewritten nor pruned: the applier keeps it.
+    expect(objs.some((o) => o.kind === 'ConfigMap' && o.metadata.name.includes('-plugin-'))).toBe(false);
+    const copyName = infraObjects(infraFor(SHA), ctx).find(
+      (o) => o.kind === 'ConfigMap' && o.metadata.name.includes('-plugin-'),
+    )!.metadata.name;
+    expect(heldPluginCopies(ir)).toEqual([`ConfigMap/infra/${copyName}`]);
   });
 
   it('the pod template hash moves when the plugin content changes, and not when something unrelated does', () => {

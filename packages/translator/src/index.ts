@@ -16,3 +16,5 @@ export { deepEqual } from './incremental/deep-equal.js';
 export { CONFIG_REJECTED, CONFIG_WITHHELD } from './status-gateways.js';
 export * from './reasons.js';
 export * from './plugin-fetch-requests.js';
+export { CONFIG_HASH_ANNOTATION, PLUGINS_ANNOTATION, type PodTemplate } from './proxy-rollout.js';
+export { PLUGINS_INSTALLED, ROLLOUT_HELD } from './plugin-installation.js';

@@ -10,6 +10,7 @@ import { listenerProgrammable } from './listener-validity.js';
 import { transport } from './listener-protocols.js';
 import type { InstalledPlugin } from './plugins.js';
 import { proxyPlacement } from './proxy-placement.js';
+import { PLUGINS_ANNOTATION, type PodTemplate, type TemplateWants } from './proxy-rollout.js';
 
 export const DEFAULT_PROXY_IMAGE = 'envoyproxy/envoy:distroless-v1.36.2';
 export const GATEWAY_NAME_LABEL = 'gateway.networking.k8s.io/gateway-name';
@@ -46,6 +47,13 @@ export interface GatewayInfraIR {
   tags: Record<string, string>;
   /** Plugins the ProxyConfig installs; those with a mountPath are mounted from a copy of their ConfigMap. */
   plugins: InstalledPlugin[];
+  /** ProxyConfig.spec.rollout.progressDeadlineSeconds, for the Deployment. */
+  progressDeadlineSeconds?: number;
+  /**
+   * The rollout is held: the Deployment keeps this pod template (the one it has) and the plugin
+   * copies it mounts; `pending` names what would change.
+   */
+  held?: { by: string; template: PodTemplate; pending: string[] };
 }
 
 export interface InfraIR {
@@ -89,10 +97,13 @@ export function buildGatewayInfra(
       });
   }
   const tags = sorted(pc.tags);
+  const mounted = mountedPlugins(plugins);
   const podAnnotations = sorted({
     ...pc.pod?.annotations,
     ...infra.annotations,
     [TAGS_ANNOTATION]: JSON.stringify(tags),
+    // What the Pods mount, read back from the Deployment to know when they run it (proxy-rollout.ts).
+    ...(Object.keys(mounted).length ? { [PLUGINS_ANNOTATION]: JSON.stringify(mounted) } : {}),
   });
   const out: GatewayInfraIR = {
     gateway: {
@@ -117,5 +128,29 @@ export function buildGatewayInfra(
     plugins,
   };
   if (pc.resources) out.resources = pc.resources;
+  if (pc.rollout?.progressDeadlineSeconds !== undefined)
+    out.progressDeadlineSeconds = pc.rollout.progressDeadlineSeconds;
   return out;
+}
+
+/** The plugins whose file the Pods mount: `namespace/name` → sha256, sorted. */
+export function mountedPlugins(plugins: readonly InstalledPlugin[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const p of [...plugins].filter((x) => x.mountPath).sort((a, b) => (a.sha256 < b.sha256 ? -1 : 1)))
+    out[`${p.namespace}/${p.name}`] = p.sha256;
+  return sorted(out);
+}
+
+/** What the pod template is made of, as the translator decides it (compared with the live one under a hold). */
+export function templateWants(ir: GatewayInfraIR): TemplateWants {
+  const annotations = { ...ir.pod.annotations };
+  delete annotations[PLUGINS_ANNOTATION];
+  return {
+    image: ir.image,
+    ...(ir.resources ? { resources: ir.resources } : {}),
+    labels: ir.pod.labels,
+    annotations,
+    ports: ir.ports.map((p) => ({ name: p.name, containerPort: p.containerPort, protocol: p.protocol })),
+    plugins: mountedPlugins(ir.plugins),
+  };
 }

@@ -75,7 +75,7 @@ export interface GatewayModel {
   /** The same, per route it names (`Kind/namespace/name`), for the route's own status. */
   withheldByRoute?: Map<string, string[]>;
   /** Connected proxies and those that have not acknowledged the current configuration (from ProxyStatus). */
-  proxySync?: { connected: number; behind: string[] };
+  proxySync?: { connected: number; behind: string[]; plugins?: string[] };
   listeners: ListenerModel[];
   listenerSets: ListenerSetModel[];
 }

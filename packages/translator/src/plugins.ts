@@ -184,14 +184,20 @@ export function pluginMountPath(namespace: string, name: string, type: string): 
   return `${PLUGIN_MOUNT_ROOT}/${namespace}/${name}/plugin.${type}`;
 }
 
-/** The plugins a ProxyConfig installs, and its status (Installed per plugin). */
+/** One entry of ProxyConfig.spec.plugins: resolved, or why it cannot be installed. */
+export interface ProxyConfigPluginEntry {
+  name: string;
+  namespace: string;
+  problem?: Problem;
+}
+
+/** The plugins a ProxyConfig installs, and per entry of spec.plugins whether it resolves (Installed is decided per Gateway). */
 export function proxyConfigPlugins(
   inputs: Inputs,
   pc: ProxyConfig,
-): { installed: InstalledPlugin[]; status: Record<string, unknown> } {
-  const gen = pc.metadata.generation;
+): { installed: InstalledPlugin[]; entries: ProxyConfigPluginEntry[] } {
   const installed: InstalledPlugin[] = [];
-  const entries: { name: string; namespace: string; conditions: Condition[] }[] = [];
+  const entries: ProxyConfigPluginEntry[] = [];
   const seen = new Set<string>();
   for (const [i, ref] of (pc.spec?.plugins ?? []).entries()) {
     const ns = ref.namespace || pc.metadata.namespace || '';
@@ -205,11 +211,7 @@ export function proxyConfigPlugins(
       `spec.plugins[${i}]`,
     );
     if (r.problem) {
-      entries.push({
-        name: ref.name,
-        namespace: ns,
-        conditions: [condition('Installed', false, r.problem.reason, r.problem.message, gen)],
-      });
+      entries.push({ name: ref.name, namespace: ns, problem: r.problem });
       continue;
     }
     const { plugin, content } = r.resolved!;
@@ -227,29 +229,10 @@ export function proxyConfigPlugins(
     }
     if (content.storage?.url) p.url = content.storage.url;
     installed.push(p);
-    const where = p.mountPath
-      ? `mounted at ${p.mountPath}`
-      : 'served to the proxies over HTTP (too large for a ConfigMap)';
-    entries.push({
-      name: ref.name,
-      namespace: ns,
-      conditions: [condition('Installed', true, 'Installed', `sha256 ${p.sha256.slice(0, 12)} ${where}`, gen)],
-    });
+    entries.push({ name: ref.name, namespace: ns });
   }
-  const allOk = entries.every((e) => e.conditions[0]!.status === 'True');
   return {
     installed: installed.sort((a, b) => (`${a.namespace}/${a.name}` < `${b.namespace}/${b.name}` ? -1 : 1)),
-    status: {
-      conditions: [
-        condition(
-          'Accepted',
-          true,
-          'Accepted',
-          allOk ? 'All plugins are installed' : 'Some plugins are not installed (see status.plugins)',
-          gen,
-        ),
-      ],
-      plugins: entries,
-    },
+    entries,
   };
 }

@@ -72,6 +72,10 @@ export const TURNPIKE_REASONS = [
   // PluginInstallation and ProxyConfig conditions (Fetched, Installed) and plugin references.
   'Fetched',
   'Installed',
+  // Installed=False and turnpike.dev/PluginsInstalled=False while the proxies do not run a plugin yet.
+  'RolloutInProgress',
+  'RolloutHeld',
+  'RolloutFailed',
   'InvalidImage',
   'InvalidPullSecret',
   'PluginNotFound',

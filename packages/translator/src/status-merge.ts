@@ -39,6 +39,10 @@ const OWN_CONDITION_TYPES = new Set([
   'SupportedVersion',
   'Fetched',
   'Installed',
+  'RolloutHeld',
+  'turnpike.dev/PluginsInstalled',
+  'turnpike.dev/RolloutHeld',
+  'turnpike.dev/ProxiesInSync',
 ]);
 
 function mergeEntries(

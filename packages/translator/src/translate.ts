@@ -27,6 +27,7 @@ import { BackendTLSStatusStage } from './stages/backend-tls-status-stage.js';
 import { ClassStage } from './stages/class-stage.js';
 import { EndpointStage } from './stages/endpoints.js';
 import { GatewayStage } from './stages/gateway-stage.js';
+import { InstallationStage } from './stages/installation-stage.js';
 import { PluginStage } from './stages/plugin-stage.js';
 import { PolicyStage } from './stages/policy-stage.js';
 import { RouteStage } from './stages/route-stage.js';
@@ -72,6 +73,7 @@ export class Translator {
   private backendTLSStatuses = new BackendTLSStatusStage();
   private routeStatuses = new RouteStatusStage();
   private policyAncestors = new PolicyAncestorsStage();
+  private installation = new InstallationStage();
 
   constructor(private readonly options: TranslateOptions = {}) {}
 
@@ -109,6 +111,7 @@ export class Translator {
     this.backendTLSStatuses = new BackendTLSStatusStage();
     this.routeStatuses = new RouteStatusStage();
     this.policyAncestors = new PolicyAncestorsStage();
+    this.installation = new InstallationStage();
   }
 
   private run(snapshot: Snapshot): { result: TranslateResult; changes: OutputChanges } {
@@ -138,6 +141,7 @@ export class Translator {
       endpointsChanged,
       this.policyAncestors,
     );
+    this.installation.update(run, this.plugins, this.assembly);
     this.routeStatuses.update(run, this.routes, this.assembly, this.policyAncestors);
     this.backendTLSStatuses.update(run, this.policies, this.routes, this.policyAncestors);
     if (this.routes.diagnosticsChanged || this.previous === EMPTY_SNAPSHOT)

@@ -2,7 +2,7 @@
 // references often resolve: shared by the property tests of the translator and the xDS builder.
 import { CONTROLLER_NAME, type KubeObject } from '@turnpike/api';
 import fc from 'fast-check';
-import type { Snapshot } from '../src/index.js';
+import { generatedName, type Snapshot } from '../src/index.js';
 import { EXAMPLE_COM_CERT, EXAMPLE_COM_KEY, OTHER_TEST_CERT, OTHER_TEST_KEY } from './tls-fixtures.js';
 
 export const GW = 'gateway.networking.k8s.io/v1';
@@ -302,12 +302,55 @@ export const anyObject: fc.Arbitrary<KubeObject> = fc.oneof(
         },
       },
     })),
-  fc.record({ replicas: pick(1, 2), plugin: fc.boolean() }).map(({ replicas, plugin }) => ({
+  fc.record({ replicas: pick(1, 2), plugin: fc.boolean(), hold: fc.boolean() }).map(({ replicas, plugin, hold }) => ({
     apiVersion: 'turnpike.dev/v1alpha1',
     kind: 'ProxyConfig',
     metadata: meta('pc', 'infra', { generation: 1 }),
-    spec: { replicas, ...(plugin ? { plugins: [{ name: 'p1', namespace: 'apps' }] } : {}) },
+    spec: {
+      replicas,
+      ...(plugin ? { plugins: [{ name: 'p1', namespace: 'apps' }] } : {}),
+      ...(hold ? { rollout: { hold: true } } : {}),
+    },
   })),
+  // The proxy Deployments as the cluster reports them: which plugin digest the template mounts, how far the rollout is.
+  fc
+    .record({
+      gateway: pick('gw1', 'gw2'),
+      mounts: pick(undefined, 'a', 'c'),
+      image: pick('envoy:1', 'envoyproxy/envoy:distroless-v1.36.2'),
+      updated: pick(0, 1, 2),
+      failed: fc.boolean(),
+    })
+    .map(({ gateway, mounts, image, updated, failed }) => ({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: meta(generatedName('infra', gateway), 'infra', {
+        generation: 2,
+        labels: {
+          'app.kubernetes.io/managed-by': 'turnpike',
+          'gateway.networking.k8s.io/gateway-name': gateway,
+          'turnpike.dev/gateway-namespace': 'infra',
+        },
+      }),
+      spec: {
+        replicas: 2,
+        template: {
+          metadata: {
+            annotations: mounts ? { 'turnpike.dev/plugins': JSON.stringify({ 'apps/p1': mounts.repeat(64) }) } : {},
+          },
+          spec: { containers: [{ name: 'envoy', image }] },
+        },
+      },
+      status: {
+        observedGeneration: 2,
+        replicas: 2,
+        updatedReplicas: updated,
+        availableReplicas: updated,
+        ...(failed
+          ? { conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'x' }] }
+          : {}),
+      },
+    })),
   fc
     .record({
       image: pick('registry.test/p1:1', 'not an image'),
@@ -382,21 +425,30 @@ export const anyObject: fc.Arbitrary<KubeObject> = fc.oneof(
         : {}),
     },
   })),
-  fc.record({ rejected: fc.boolean() }).map(({ rejected }) => ({
-    apiVersion: 'turnpike.dev/internal',
-    kind: 'ProxyStatus',
-    metadata: meta('gw1', 'infra'),
-    status: rejected
-      ? {
-          rejected: {
-            typeUrl: 'type.googleapis.com/envoy.config.listener.v3.Listener',
-            version: 'v1',
-            message: 'bad',
-            node: 'infra/gw1',
-          },
-        }
-      : {},
-  })),
+  fc
+    .record({
+      rejected: fc.boolean(),
+      gateway: pick('gw1', 'gw2'),
+      acked: pick(undefined, [], ['apps/p1@' + 'a'.repeat(64)]),
+    })
+    .map(({ rejected, gateway, acked }) => ({
+      apiVersion: 'turnpike.dev/internal',
+      kind: 'ProxyStatus',
+      metadata: meta(gateway, 'infra'),
+      status: {
+        ...(rejected
+          ? {
+              rejected: {
+                typeUrl: 'type.googleapis.com/envoy.config.listener.v3.Listener',
+                version: 'v1',
+                message: 'bad',
+                node: `infra/${gateway}`,
+              },
+            }
+          : {}),
+        ...(acked ? { sync: { connected: 1, behind: [], plugins: acked } } : {}),
+      },
+    })),
 );
 
 const http = (name: string, port: number, from = 'All') => ({

@@ -57,7 +57,8 @@ export function pluginHttpFilters(used: readonly PluginUse[], gw: GatewayIR, loo
   const mounted = new Map((gw.installedPlugins ?? []).map((p) => [p.name, p]));
   return used.map((p): HttpFilter => {
     const m = mounted.get(p.name);
-    const file = m && m.sha256 === p.sha256 ? m.mountPath : undefined;
+    // A held rollout pins the digest the Pods have mounted: never a route that asks for content they lack.
+    const file = m && (m.sha256 === p.sha256 || m.held) ? m.mountPath : undefined;
     const name = pluginFilterName(p.name);
     const content = file ? undefined : lookup(p.sha256);
     if (p.type === 'lua' || (!file && !content && !p.url)) {
@@ -98,13 +99,13 @@ export function pluginHttpFilters(used: readonly PluginUse[], gw: GatewayIR, loo
   });
 }
 
-/** Clusters that reach the controller's plugin content server, for Wasm served over HTTP. */
 /** The clusters that reach the plugin content server; over TLS (with the proxy's client certificate) for https URLs. */
 export function pluginContentClusters(used: readonly PluginUse[], gw: GatewayIR, tls?: BootstrapTls): Cluster[] {
-  const mounted = new Set((gw.installedPlugins ?? []).map((p) => `${p.name}@${p.sha256}`));
+  const mounted = new Map((gw.installedPlugins ?? []).map((p) => [p.name, p]));
   const out = new Map<string, Cluster>();
   for (const p of used) {
-    if (p.type !== 'wasm' || !p.url || mounted.has(`${p.name}@${p.sha256}`)) continue;
+    const m = mounted.get(p.name);
+    if (p.type !== 'wasm' || !p.url || (m && (m.sha256 === p.sha256 || m.held))) continue;
     const c = contentCluster(p.url);
     const https = new URL(p.url).protocol === 'https:';
     out.set(c.name, {

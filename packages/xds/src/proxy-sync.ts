@@ -1,7 +1,8 @@
 // Whether each Gateway's connected proxies run the configuration we serve, from their ACKs: a stream is
 // behind while a response sent to it is neither accepted nor rejected, or while its last rejection
 // stands. Per Gateway the tracker reports how many proxies are connected and which are behind
-// (when that changes), and, per proxy, how long a change took from its first event to the ACK.
+// (when that changes), the plugins the configuration they all acknowledged runs, and, per proxy, how
+// long a change took from its first event to the ACK.
 import type { ProxyStream } from './ads-server.js';
 
 export interface GatewaySync {
@@ -9,6 +10,11 @@ export interface GatewaySync {
   connected: number;
   /** The node ids of those that do not run the current configuration, sorted. */
   behind: string[];
+  /**
+   * The plugins (`namespace/name@sha256`) referenced by the configuration every connected proxy
+   * acknowledged; absent while none did since the last proxy connected.
+   */
+  plugins?: string[];
 }
 
 export interface ProxySyncOptions {
@@ -23,6 +29,8 @@ interface StreamState {
   gateway: string;
   id: string;
   inSync: boolean;
+  /** It acknowledged a response: a stream that just opened runs nothing of ours yet. */
+  acknowledged: boolean;
   /** When the change it is catching up with began (epoch ms). */
   awaitingSince?: number;
 }
@@ -30,6 +38,9 @@ interface StreamState {
 export class ProxySyncTracker {
   private readonly streams = new Map<ProxyStream, StreamState>();
   private readonly reported = new Map<string, string>();
+  /** Per Gateway the plugins the configuration served now references, and those of the last one all acknowledged. */
+  private readonly serving = new Map<string, string[]>();
+  private readonly acked = new Map<string, string[]>();
   /** While a push is under way: when the events it carries began. */
   private pushSince?: number;
   private readonly now: () => number;
@@ -39,14 +50,21 @@ export class ProxySyncTracker {
   }
 
   /** Brackets a cache update: streams that fall behind during it are catching up with events since `since`. */
-  push(since: string, update: () => void): void {
+  push(since: string, update: () => void, plugins?: ReadonlyMap<string, string[] | undefined>): void {
     const at = Date.parse(since);
     this.pushSince = Number.isNaN(at) ? this.now() : at;
+    // Set before the update: the streams that fall behind during it are catching up with this.
+    for (const [gateway, list] of plugins ?? []) {
+      if (list?.length) this.serving.set(gateway, list);
+      else this.serving.delete(gateway);
+    }
     try {
       update();
     } finally {
       this.pushSince = undefined;
     }
+    // A change that sent nothing new (all still in sync) is acknowledged as it stands.
+    for (const gateway of plugins?.keys() ?? []) this.report(gateway);
   }
 
   /** The ADS server's onStreamChange. */
@@ -55,9 +73,10 @@ export class ProxySyncTracker {
     const inSync = !closed && Object.keys(stream.pending).length === 0 && !stream.rejected;
     let st = this.streams.get(stream);
     if (!st) {
-      st = { gateway: stream.node, id: stream.id || stream.peer, inSync: true };
+      st = { gateway: stream.node, id: stream.id || stream.peer, inSync: true, acknowledged: false };
       this.streams.set(stream, st);
     }
+    if (Object.keys(stream.acked).length > 0) st.acknowledged = true;
     if (closed) this.streams.delete(stream);
     else if (st.inSync && !inSync) st.awaitingSince = this.pushSince ?? this.now();
     else if (!st.inSync && inSync && st.awaitingSince !== undefined) {
@@ -70,19 +89,22 @@ export class ProxySyncTracker {
 
   summary(gateway: string): GatewaySync {
     const mine = [...this.streams.values()].filter((s) => s.gateway === gateway);
-    return {
-      connected: mine.length,
-      behind: mine
-        .filter((s) => !s.inSync)
-        .map((s) => s.id)
-        .sort(),
-    };
+    const behind = mine
+      .filter((s) => !s.inSync)
+      .map((s) => s.id)
+      .sort();
+    if (mine.length === 0) this.acked.delete(gateway);
+    else if (behind.length === 0 && mine.every((s) => s.acknowledged))
+      this.acked.set(gateway, this.serving.get(gateway) ?? []);
+    const plugins = this.acked.get(gateway);
+    return { connected: mine.length, behind, ...(plugins ? { plugins } : {}) };
   }
 
   private report(gateway: string): void {
     const sync = this.summary(gateway);
     const text = JSON.stringify(sync);
     if (this.reported.get(gateway) === text) return;
+    if (sync.connected === 0 && !this.reported.has(gateway)) return;
     if (sync.connected === 0) this.reported.delete(gateway);
     else this.reported.set(gateway, text);
     this.opts.onChange(gateway, sync);

@@ -1,7 +1,7 @@
 // Plugins in Envoy resources: one disabled HTTP filter per plugin, enabled on the routes that
 // name it; code from the mounted file, inline, or fetched from the controller with its sha256.
 import { describe, expect, it } from '@jest/globals';
-import type { GatewayIR, HTTPRouteIR } from '@turnpike/api';
+import { referencedPlugins, type GatewayIR, type HTTPRouteIR } from '@turnpike/api';
 import { decodeMessage, encodeMessage, envoyResourcesFor, pluginFilterName, validateResources } from '../src/index.js';
 
 const LUA = 'function envoy_on_request(h) h:headers():add("x-plugin", "hi") end';
@@ -142,5 +142,19 @@ describe('plugin filters on routes the proxy answers itself', () => {
     expect(Object.keys(res.routes[0]!.virtual_hosts![0]!.routes![0]!.typed_per_filter_config ?? {})).toEqual([
       pluginFilterName('apps/hello'),
     ]);
+  });
+  it('a held rollout pins the mounted file: a route naming a newer digest reads what the Pods have', () => {
+    const mounted = { name: 'apps/hello', sha256: SHA_LUA, mountPath: '/etc/turnpike/plugins/apps/hello/plugin.lua' };
+    const newer = [route('r', [{ name: 'apps/hello', type: 'lua' as const, sha256: 'd'.repeat(64) }])];
+    const source = (installed: GatewayIR['installedPlugins']) =>
+      (
+        hcmFilters(envoyResourcesFor(gatewayIR(newer, installed), () => undefined, lookup))[0]!.typed_config as {
+          default_source_code: Record<string, string>;
+        }
+      ).default_source_code;
+    // Not held: the mounted file is another digest, so the content comes inline (here: unavailable, fails closed).
+    expect(source([mounted]).filename).toBeUndefined();
+    expect(source([{ ...mounted, held: true }])).toEqual({ filename: mounted.mountPath });
+    expect(referencedPlugins(gatewayIR(newer, [{ ...mounted, held: true }]))).toEqual([`apps/hello@${SHA_LUA}`]);
   });
 });

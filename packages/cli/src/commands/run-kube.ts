@@ -295,7 +295,11 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
   const health = await serveHealth(o.healthAddress, () => ready, metrics, xds, log);
   const debug = await serveDebug(o.debugAddress ?? '127.0.0.1:8081', xds, log);
 
-  const sources = [plugins.worker.events, ...(xds ? [xds.events] : []), kubeSource({ client, log: say })];
+  const sources = [
+    plugins.worker.events,
+    ...(xds ? [xds.events] : []),
+    kubeSource({ client, log: say, ...(proxyNamespace !== undefined ? { proxyNamespace } : {}) }),
+  ];
   infraRef.applier = infra;
 
   const sinks: Sink[] = [

@@ -8,7 +8,7 @@
 // first. Objects get what an API server would give them: a creationTimestamp when first seen and a
 // generation bumped on spec changes.
 import { readFileSync } from 'node:fs';
-import { CLUSTER_SCOPED, isWatchedKind, objectKey, type KubeObject } from '@turnpike/api';
+import { CLUSTER_SCOPED, isInputObject, objectKey, type KubeObject } from '@turnpike/api';
 import { Observable } from 'rxjs';
 import { problem, remove, synced, upsert, type SourceEvent } from '../events.js';
 import { DirectoryWatchers } from './directory-watch.js';
@@ -157,7 +157,7 @@ class ManifestDirectory {
     }
     const objects = new Map<string, KubeObject>();
     for (const object of parsed) {
-      if (!isWatchedKind(object.kind)) {
+      if (!isInputObject(object)) {
         if (!this.unknownKinds.has(object.kind))
           this.opts.onWarning?.(`ignoring kind ${object.kind} (first seen in ${file}): not a kind turnpike reads`);
         this.unknownKinds.add(object.kind);

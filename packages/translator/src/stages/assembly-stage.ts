@@ -2,10 +2,19 @@
 // ListenerSets' status (attachedRoutes), its xDS IR, its infra IR, and the endpoints of the
 // clusters it serves. A Gateway is assembled again only when its group was rebuilt, one of its
 // routes changed, or what else it read changed (its generated Service's address, its plugins).
-import { ROUTE_KINDS, objectKey, type ClusterIR, type GatewayIR, type Service } from '@turnpike/api';
+import { ROUTE_KINDS, objectKey, referencedPlugins, type ClusterIR, type GatewayIR, type Service } from '@turnpike/api';
+import { sortConditions } from '../conditions.js';
 import type { TranslationRun } from '../incremental/run.js';
-import { buildGatewayInfra } from '../infra-ir.js';
-import type { GatewayModel, ListenerModel } from '../model.js';
+import { buildGatewayInfra, templateWants } from '../infra-ir.js';
+import {
+  mountedForRoutes,
+  pluginInstallStates,
+  pluginsInstalledCondition,
+  rolloutHeldCondition,
+  type GatewayInstallReport,
+} from '../plugin-installation.js';
+import { pendingTemplateChanges, proxyRollout, rolloutHeldBy } from '../proxy-rollout.js';
+import type { Condition, GatewayModel, ListenerModel } from '../model.js';
 import type { RouteOverlaps } from '../route-overlaps.js';
 import type { RouteResult } from '../routes/route-result.js';
 import { gatewayStatus, listenerSetStatus } from '../status-gateways.js';
@@ -43,6 +52,13 @@ export class AssemblyStage {
   private readonly withheldOf = new Map<string, Map<string, string[]>>();
   /** Routes whose overlaps or withheld lines changed in the last run. */
   overlapTouched = new Set<string>();
+  /**
+   * Per Gateway what its proxies run of its ProxyConfig's plugins, which ProxyConfig that is, and
+   * which PluginInstallations it consumes (installed or run by its routes).
+   */
+  readonly installs = new Map<string, { proxyConfig?: string; report: GatewayInstallReport; consumes: string[] }>();
+  /** Gateways whose entry in `installs` was set or removed in the last run, with the entry before. */
+  installsChanged = new Map<string, { proxyConfig?: string; consumes: string[] } | undefined>();
 
   update(
     run: TranslationRun,
@@ -55,6 +71,7 @@ export class AssemblyStage {
   ): void {
     const dirty = run.dirtyPieces(PIECE);
     this.overlapTouched = new Set();
+    this.installsChanged = new Map();
     for (const gatewayKey of gateways.changed) dirty.add(gatewayKey);
     for (const gatewayKey of ancestors.changedGateways) dirty.add(gatewayKey);
     for (const gatewayKey of routes.touchedGateways) dirty.add(gatewayKey);
@@ -96,6 +113,7 @@ export class AssemblyStage {
       run.out.statuses.delete(gatewayKey);
       this.serve(run, key, undefined, endpoints);
       this.setOverlaps(key, new Map());
+      this.setInstalls(key, undefined);
       return;
     }
     this.listenerSetsOf.set(key, setKeys);
@@ -107,38 +125,85 @@ export class AssemblyStage {
     }
     const attached = attachedRoutes(model, results);
     run.compute(PIECE, key, () => {
+      const gw = model.object;
       const services = (serviceNamespace: string, serviceName: string) =>
         run.inputs.get<Service>('Service', serviceNamespace, serviceName);
-      run.out.statuses.set(
-        gatewayKey,
-        gatewayStatus(model, attached, services, run.proxyNamespace) as Record<string, unknown>,
-      );
+      const status = gatewayStatus(model, attached, services, run.proxyNamespace) as Record<string, unknown>;
       const gatewayServes = !model.parametersProblem && !model.addressProblem;
       group.listenerSets.forEach((set, index) => {
         this.listenerSetOwner.set(setKeys[index]!, key);
         run.out.statuses.set(setKeys[index]!, listenerSetStatus(set, attached, gatewayServes));
       });
       const installed = model.proxyConfig ? plugins.installed(run, model.proxyConfig) : [];
+      const proxyConfig = model.proxyConfig
+        ? `${model.proxyConfig.metadata.namespace}/${model.proxyConfig.metadata.name}`
+        : undefined;
+      const rollout = proxyRollout(run.inputs, gw, run.proxyNamespace);
+      const holdAsked = rolloutHeldBy(gw, model.proxyConfig);
+      // Nothing to hold until the Deployment exists: it is created as specified.
+      const heldBy = rollout ? holdAsked : undefined;
+      let ir: GatewayIR | undefined;
+      let held: string[] | undefined;
+      let pending: ReturnType<typeof pendingTemplateChanges> | undefined;
       if (!gatewayServes) {
         this.serve(run, key, undefined, endpoints);
         this.setOverlaps(key, new Map());
         this.setWithheld(key, new Map());
-        return;
+      } else {
+        const overlaps: RouteOverlaps = new Map();
+        ir = assembleGateway(model, results, ageOf, overlaps, ancestors.blockedOn(key));
+        this.setOverlaps(key, overlaps);
+        this.setWithheld(key, model.withheldByRoute ?? new Map());
+        const mounted = mountedForRoutes(installed, rollout, heldBy);
+        if (mounted.length) ir.installedPlugins = mounted;
+        this.serve(run, key, ir, endpoints);
+        const infra = buildGatewayInfra(model, installed, run.proxyNamespace);
+        if (heldBy && rollout) {
+          pending = pendingTemplateChanges(templateWants(infra), rollout.template);
+          held = [...pending.fields, ...pending.plugins.map((p) => `plugin ${p}`)];
+          infra.held = { by: heldBy, template: rollout.template, pending: held };
+        }
+        run.out.infra.set(key, infra);
       }
-      const overlaps: RouteOverlaps = new Map();
-      const ir = assembleGateway(model, results, ageOf, overlaps, ancestors.blockedOn(key));
-      this.setOverlaps(key, overlaps);
-      this.setWithheld(key, model.withheldByRoute ?? new Map());
-      const mounted = installed.filter((plugin) => plugin.mountPath);
-      if (mounted.length)
-        ir.installedPlugins = mounted.map((plugin) => ({
-          name: `${plugin.namespace}/${plugin.name}`,
-          sha256: plugin.sha256,
-          mountPath: plugin.mountPath!,
-        }));
-      this.serve(run, key, ir, endpoints);
-      run.out.infra.set(key, buildGatewayInfra(model, installed, run.proxyNamespace));
+      const states = ir
+        ? pluginInstallStates(key, installed, rollout, heldBy, new Set(referencedPlugins(ir)), model.proxySync)
+        : installed.map((p) => ({
+            plugin: `${p.namespace}/${p.name}`,
+            sha256: p.sha256,
+            ...(p.digest ? { digest: p.digest } : {}),
+            reason: 'Pending' as const,
+            message: `Gateway ${key} is not accepted: no configuration is served to its proxies`,
+          }));
+      const extra = [
+        pluginsInstalledCondition(states, gw.metadata.generation),
+        rolloutHeldCondition(holdAsked, rollout, pending, gw.metadata.generation),
+      ].filter((c) => c !== undefined);
+      if (extra.length) status.conditions = sortConditions([...(status.conditions as Condition[]), ...extra]);
+      run.out.statuses.set(gatewayKey, status);
+      const consumes = new Set(installed.map((p) => `${p.namespace}/${p.name}`));
+      for (const ref of ir ? referencedPlugins(ir) : []) consumes.add(ref.slice(0, ref.lastIndexOf('@')));
+      this.setInstalls(key, {
+        ...(proxyConfig ? { proxyConfig } : {}),
+        report: { gateway: key, states, ...(held ? { held } : {}) },
+        consumes: [...consumes].sort(),
+      });
     });
+  }
+
+  private setInstalls(
+    key: string,
+    next: { proxyConfig?: string; report: GatewayInstallReport; consumes: string[] } | undefined,
+  ): void {
+    const before = this.installs.get(key);
+    if (!before && !next) return;
+    if (before && next && JSON.stringify(before) === JSON.stringify(next)) return;
+    if (!this.installsChanged.has(key))
+      this.installsChanged.set(
+        key,
+        before && { ...(before.proxyConfig ? { proxyConfig: before.proxyConfig } : {}), consumes: before.consumes },
+      );
+    if (next) this.installs.set(key, next);
+    else this.installs.delete(key);
   }
 
   /** The overlaps of one route, per Gateway it attaches to (`namespace/name`). */

@@ -1,12 +1,18 @@
-// Stage 3: plugins. Per ProxyConfig, the plugins it installs and its status; per
+// Stage 3: plugins. Per ProxyConfig, the plugins it installs and whether each entry resolves; per
 // PluginInstallation, its status and what the fetch worker is to fetch. Publishes
 // `@installs:<namespace>/<name>` when what a ProxyConfig installs changes, which re-derives the
-// proxies of the Gateways that use it.
+// proxies of the Gateways that use it. The statuses of both kinds are finished by the installation
+// stage, once the Gateways said what their proxies run.
 import { objectKey, type PluginInstallation, type ProxyConfig } from '@turnpike/api';
 import { deepEqual } from '../incremental/deep-equal.js';
 import type { TranslationRun } from '../incremental/run.js';
 import { pluginFetchRequest } from '../plugin-fetch-requests.js';
-import { pluginInstallationStatus, proxyConfigPlugins, type InstalledPlugin } from '../plugins.js';
+import {
+  pluginInstallationStatus,
+  proxyConfigPlugins,
+  type InstalledPlugin,
+  type ProxyConfigPluginEntry,
+} from '../plugins.js';
 
 const PROXY_CONFIG = 'proxyconfig:';
 const PLUGIN = 'plugin:';
@@ -14,6 +20,12 @@ export const installsFact = (namespace: string, name: string): string => `@insta
 
 export class PluginStage {
   private readonly installs = new Map<string, InstalledPlugin[]>();
+  /** Per ProxyConfig (`namespace/name`) its object and entries; per PluginInstallation its object and status so far. */
+  readonly proxyConfigs = new Map<string, { object: ProxyConfig; entries: ProxyConfigPluginEntry[] }>();
+  readonly pluginStatuses = new Map<string, { object: PluginInstallation; status: Record<string, unknown> }>();
+  /** Keys derived again in the last run (present or gone). */
+  changedProxyConfigs = new Set<string>();
+  changedPlugins = new Set<string>();
 
   /** What a ProxyConfig installs, recording the dependency on it. */
   installed(run: TranslationRun, pc: ProxyConfig): InstalledPlugin[] {
@@ -23,18 +35,21 @@ export class PluginStage {
   }
 
   update(run: TranslationRun): void {
+    this.changedProxyConfigs = new Set();
+    this.changedPlugins = new Set();
     for (const { key, namespace, name, object: pc } of run.dirtyObjects<ProxyConfig>(PROXY_CONFIG, 'ProxyConfig')) {
-      const statusKey = objectKey('ProxyConfig', namespace, name);
       const before = this.installs.get(key);
+      this.changedProxyConfigs.add(key);
       if (!pc) {
         run.forget(PROXY_CONFIG, key);
         this.installs.delete(key);
-        run.out.statuses.delete(statusKey);
+        this.proxyConfigs.delete(key);
+        run.out.statuses.delete(objectKey('ProxyConfig', namespace, name));
         if (before) run.facts.add(installsFact(namespace, name));
         continue;
       }
       const r = run.compute(PROXY_CONFIG, key, () => proxyConfigPlugins(run.inputs, pc));
-      run.out.statuses.set(statusKey, r.status);
+      this.proxyConfigs.set(key, { object: pc, entries: r.entries });
       if (!before || !deepEqual(before, r.installed)) {
         this.installs.set(key, r.installed);
         run.facts.add(installsFact(namespace, name));
@@ -44,10 +59,11 @@ export class PluginStage {
       PLUGIN,
       'PluginInstallation',
     )) {
-      const statusKey = objectKey('PluginInstallation', namespace, name);
+      this.changedPlugins.add(key);
       if (!pi) {
         run.forget(PLUGIN, key);
-        run.out.statuses.delete(statusKey);
+        this.pluginStatuses.delete(key);
+        run.out.statuses.delete(objectKey('PluginInstallation', namespace, name));
         run.out.pluginFetches.delete(key);
         continue;
       }
@@ -55,7 +71,7 @@ export class PluginStage {
         status: pluginInstallationStatus(run.inputs, pi),
         fetch: pluginFetchRequest(run.inputs, pi),
       }));
-      run.out.statuses.set(statusKey, derived.status);
+      this.pluginStatuses.set(key, { object: pi, status: derived.status });
       run.out.pluginFetches.set(key, derived.fetch);
     }
   }
