@@ -1,10 +1,18 @@
 // A fake kubelet: one Ready Node; every pending Pod is bound to it and marked Running and Ready
 // with a pod IP, so Deployments (through kube-controller-manager) become available without a
-// container runtime; deleted Pods are removed at once.
+// container runtime; deleted Pods are removed at once. A test may keep some Pods from becoming
+// Ready (`unready`), to hold a rollout in progress or make it miss its deadline.
 import type { KubeClient } from '@turnpike/kube';
 
-interface Pod {
-  metadata: { name: string; namespace: string; resourceVersion?: string; deletionTimestamp?: string };
+export interface Pod {
+  metadata: {
+    name: string;
+    namespace: string;
+    resourceVersion?: string;
+    deletionTimestamp?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   spec: { nodeName?: string; containers: { name: string; image?: string }[] };
   status?: { phase?: string; conditions?: { type: string; status: string }[] };
 }
@@ -15,6 +23,8 @@ export class FakeKubelet {
   private readonly ips = new Map<string, string>();
   readonly node = 'fake-node';
   stopped = false;
+  /** Pods for which this says true run but never become Ready (their containers fail their probes). */
+  unready: (pod: Pod) => boolean = () => false;
 
   constructor(private readonly client: KubeClient) {}
 
@@ -85,10 +95,15 @@ export class FakeKubelet {
         continue;
       }
       const ready = p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
-      if (p.status?.phase === 'Running' && ready) continue;
+      const wantReady = !this.unready(p);
+      if (p.status?.phase === 'Running' && ready === wantReady) continue;
       const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
       const ip = this.ipFor(`${namespace}/${name}`);
-      const cond = (type: string) => ({ type, status: 'True', lastTransitionTime: now });
+      const cond = (type: string) => ({
+        type,
+        status: wantReady || (type !== 'Ready' && type !== 'ContainersReady') ? 'True' : 'False',
+        lastTransitionTime: now,
+      });
       await this.client.request('PUT', `/api/v1/namespaces/${namespace}/pods/${name}/status`, {
         ...p,
         status: {
@@ -102,7 +117,7 @@ export class FakeKubelet {
             name: c.name,
             image: c.image ?? '',
             imageID: '',
-            ready: true,
+            ready: wantReady,
             started: true,
             restartCount: 0,
             state: { running: { startedAt: now } },

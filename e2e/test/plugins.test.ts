@@ -1,6 +1,6 @@
 // Plugins end to end: a real apiserver, a real registry (docker-registry behind htpasswd), the
 // controller as a process. PluginInstallation → content stored in a ConfigMap → installed into
-// the proxy Deployment (mount and rollout hash) → ProxyConfig Installed; an HTTPRoute's
+// the proxy Deployment (mount and rollout hash) → ProxyConfig says the rollout is under way; an HTTPRoute's
 // ExtensionRef enables the filter on its own xDS route and on no other.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -88,15 +88,18 @@ describe('plugins in a cluster', () => {
         listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'Same' } } }],
       },
     });
+    // No controller-manager runs in this suite: the Deployment never rolls out, so the plugin is not
+    // Installed, and says so (the states through to Installed: plugin-rollout.test.ts).
     const installed = await waitFor(
-      'ProxyConfig Installed',
+      'ProxyConfig Installed=False RolloutInProgress',
       async () => {
         const p = ((await cluster.get(pc)) as Obj | undefined)?.status?.plugins?.[0];
-        return cond(p?.conditions, 'Installed')?.status === 'True' ? p : undefined;
+        return cond(p?.conditions, 'Installed')?.reason === 'RolloutInProgress' ? p : undefined;
       },
       30_000,
     );
     expect(installed).toMatchObject({ name: 'hello', namespace: 'edge' });
+    expect(cond(installed.conditions, 'Installed')?.message).toMatch(/0 of 1 replicas run sha256 \w{12}/);
     const proxies = proxyObjectsOf('edge', 'public');
     const deployment = async () => get(`/apis/apps/v1/namespaces/${proxies.namespace}/deployments/${proxies.name}`);
     const dep1 = await waitFor('Deployment with the plugin', async () => {

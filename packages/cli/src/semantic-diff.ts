@@ -37,6 +37,8 @@ export interface InfraChange {
   gateway: string;
   change: 'added' | 'removed' | 'changed';
   fields: string[];
+  /** After the change the rollout is held: by whom, and what waits for its release. */
+  held?: { by: string; pending: string[] };
 }
 export interface SemanticDiff {
   objects: ObjectChange[];
@@ -165,7 +167,14 @@ export function semanticDiff(before: TranslateResult, after: TranslateResult): S
     const fields = unionKeys(Object.keys(infraBefore), Object.keys(infraAfter)).filter(
       (field) => canonical(infraBefore[field]) !== canonical(infraAfter[field]),
     );
-    if (fields.length) infra.push({ gateway, change: 'changed', fields });
+    const held = after.infraIR.gateways.get(gateway)?.held;
+    if (fields.length)
+      infra.push({
+        gateway,
+        change: 'changed',
+        fields,
+        ...(held ? { held: { by: held.by, pending: held.pending } } : {}),
+      });
   }
   return { objects, xds, infra, same: !objects.length && !xds.length && !infra.length };
 }

@@ -125,6 +125,48 @@ describe('turnpike diff', () => {
     expect(j.same).toBe(false);
     expect(j.xds[0].routes.changed).toHaveLength(1);
   });
+  it("names what a held rollout keeps waiting, from the proxy Deployment's template", () => {
+    // The Gateway's proxy Deployment as `kubectl get -o yaml` shows it (ours: labelled so), rolled out.
+    const deployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ${generatedName('infra', 'held')}
+  namespace: infra
+  generation: 1
+  labels: {app.kubernetes.io/managed-by: turnpike, gateway.networking.k8s.io/gateway-name: held, turnpike.dev/gateway-namespace: infra}
+spec:
+  replicas: 1
+  template:
+    metadata: {labels: {app: old}}
+    spec: {containers: [{name: envoy, image: envoyproxy/envoy:v1.35.0}]}
+status: {observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1}
+`;
+    const side = (image: string) => `${MANIFEST}---
+apiVersion: turnpike.dev/v1alpha1
+kind: ProxyConfig
+metadata: {name: pc, namespace: infra}
+spec: {image: ${image}, rollout: {hold: true}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: held, namespace: infra}
+spec:
+  gatewayClassName: tp
+  infrastructure: {parametersRef: {group: turnpike.dev, kind: ProxyConfig, name: pc}}
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+`;
+    const a = tmp(),
+      b = tmp();
+    write(a, 'm.yaml', side('envoyproxy/envoy:v1.35.0'));
+    write(b, 'm.yaml', side('envoyproxy/envoy:v1.36.2'));
+    for (const d of [a, b]) write(d, 'deployment.yaml', deployment);
+    const r = turnpike('diff', a, b, '--no-color');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('~ gateway infra/held: held, image');
+    expect(r.stdout).toMatch(
+      /rollout held by ProxyConfig infra\/pc spec.rollout.hold: the Deployment keeps its pod template; pending: image, pod labels/,
+    );
+  });
   it('exits 2 on a bad side', () => {
     expect(turnpike('diff', '/nonexistent', '/nonexistent2').code).toBe(2);
     expect(turnpike('diff', '/tmp/nothing.log@x', '/tmp').code).toBe(2);

@@ -116,6 +116,15 @@ function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 }
 
+/** The API server stores no resources as `{}`: the same as none. */
+function nonEmptyResources(r: unknown): unknown {
+  const o = (r ?? {}) as { requests?: Record<string, string>; limits?: Record<string, string> };
+  const out: Record<string, unknown> = {};
+  if (o.limits && Object.keys(o.limits).length) out.limits = o.limits;
+  if (o.requests && Object.keys(o.requests).length) out.requests = o.requests;
+  return Object.keys(out).length ? out : undefined;
+}
+
 function sortedEntries(o: Record<string, string> | undefined): [string, string][] {
   return Object.entries(o ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
@@ -132,7 +141,7 @@ export function pendingTemplateChanges(
   const container = live.spec?.containers?.find((c) => c.name === 'envoy') ?? live.spec?.containers?.[0];
   const fields: string[] = [];
   if (container?.image !== wants.image) fields.push('image');
-  if (!sameJson(container?.resources ?? undefined, wants.resources)) fields.push('resources');
+  if (!sameJson(nonEmptyResources(container?.resources), nonEmptyResources(wants.resources))) fields.push('resources');
   if (!sameJson(sortedEntries(live.metadata?.labels), sortedEntries(wants.labels))) fields.push('pod labels');
   const liveAnnotations = { ...live.metadata?.annotations };
   delete liveAnnotations[CONFIG_HASH_ANNOTATION];

@@ -145,7 +145,13 @@ export function renderDiff(d: SemanticDiff, color: boolean): string {
     set('cluster', g.clusters);
   }
   if (d.infra.length) lines.push(c.bold('infra'));
-  for (const i of d.infra)
+  for (const i of d.infra) {
     lines.push(`${sym(i.change)} gateway ${i.gateway}${i.fields.length ? `: ${i.fields.join(', ')}` : ''}`);
+    if (i.held)
+      lines.push(
+        `    rollout held by ${i.held.by}: the Deployment keeps its pod template; ` +
+          (i.held.pending.length ? `pending: ${i.held.pending.join(', ')}` : 'no change pending'),
+      );
+  }
   return `${lines.join('\n')}\n`;
 }
