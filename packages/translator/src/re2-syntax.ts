@@ -1,8 +1,9 @@
 // Regular expressions as Envoy runs them: RE2 (safe_regex), not JavaScript. RE2 has no
 // lookaround, backreferences, atomic groups or possessive quantifiers, which JavaScript accepts,
 // and it has inline flags `(?i)`, `(?i:…)` and Python-style `(?P<name>…)`, which JavaScript
-// refuses. The check rejects what RE2 lacks, rewrites what only RE2 has into its JavaScript
-// equivalent, and lets JavaScript's parser judge the structure (brackets, quantifiers, escapes).
+// refuses. The check names what RE2 lacks in words of its own, then lets RE2JS (a port of RE2's
+// parser) judge the rest.
+import { RE2JS } from '@bufbuild/re2';
 
 const UNSUPPORTED: [RegExp, string][] = [
   [/\(\?<?[=!]/, 'lookahead and lookbehind ((?=, (?!, (?<=, (?<!) are not supported by RE2'],
@@ -24,21 +25,12 @@ export function re2Problem(re: string): string | undefined {
     // Backreferences are escapes: look at the raw text for those, at the structure for the rest.
     if (pattern.test(why.includes('backreference') ? re : bare)) return why;
   }
-  // RE2-only syntax, in its JavaScript form: (?P<n>…) → (?<n>…); flag groups → plain groups.
-  const js = re
-    .replace(/\(\?P<([A-Za-z_][A-Za-z0-9_]*)>/g, '(?<$1>')
-    .replace(/\(\?[imsU-]+\)/g, '')
-    .replace(/\(\?[imsU-]+:/g, '(?:');
+  // The same engine as the serving path's check (xds envoy-load-rules.ts), so that what is admitted here
+  // is never withheld there: RE2's syntax as RE2JS parses it (it refuses \C, which RE2 in C++ allows).
   try {
-    new RegExp(js, 'u');
+    RE2JS.compile(re);
     return undefined;
   } catch (e) {
-    try {
-      // Without the u flag for escapes RE2 accepts and JavaScript's unicode mode does not (\_).
-      new RegExp(js);
-      return undefined;
-    } catch {
-      return (e as Error).message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /, '');
-    }
+    return (e as Error).message.replace(/^error parsing regexp: /, '');
   }
 }
