@@ -6,8 +6,18 @@
 //   idle         one HTTPRoute update (time of the API server's answer) → the last client of its
 //                Gateway has it; p50 / p99 over --updates updates, one at a time
 //   churn        the same updates while a background writer changes --churn objects per second
+//                (routes, EndpointSlices, Services); then whether every background write reached
+//                every client of its Gateway (`lost`: those that did not within 30 s)
+//   endpoints    --endpoint-rate EndpointSlice updates per second for --endpoint-seconds: write →
+//                every client of the one Gateway that serves that cluster has the new address (EDS);
+//                p99, the rate reached, and the controller's CPU meanwhile
+//   fan-out      more clients, up to --fanout in all: the controller's resident memory per stream,
+//                then one change to a Gateway → all its clients have it, and one change to a Service
+//                every Gateway uses → all clients have it
+// Heap and RSS come from the controller's /metrics (prom-client's process metrics).
 // xDS is served in plaintext here (the bench measures propagation, not TLS handshakes).
-//   pnpm bench:propagation [--routes 1000] [--gateways 100] [--proxies 200] [--updates 50] [--churn 50] [--json]
+//   pnpm bench:propagation [--routes 1000] [--gateways 100] [--proxies 200] [--updates 50] [--churn 50]
+//                          [--endpoint-rate 500] [--endpoint-seconds 60] [--fanout 1000] [--json]
 //                          [--cli OTHER/packages/cli/dist/main.js]
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -22,6 +32,9 @@ const gateways = Number(opt('--gateways', '100'));
 const proxies = Number(opt('--proxies', '200'));
 const updates = Number(opt('--updates', '50'));
 const churnPerSecond = Number(opt('--churn', '50'));
+const endpointRate = Number(opt('--endpoint-rate', '500'));
+const endpointSeconds = Number(opt('--endpoint-seconds', '60'));
+const fanout = Number(opt('--fanout', '1000'));
 const json = args.includes('--json');
 // Another build's CLI as the controller (the before of a before/after table), e.g. a worktree's.
 if (args.includes('--cli')) process.env.TURNPIKE_CLI = opt('--cli', '');
@@ -72,6 +85,9 @@ const Ads = grpc.loadPackageDefinition(
   }),
 ).envoy.service.discovery.v3.AggregatedDiscoveryService;
 const RDS = 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration';
+const EDS = 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment';
+const CDS = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
+const TYPES = [RDS, EDS, CDS];
 const GW = 'gateway.networking.k8s.io/v1';
 
 const pct = (list, p) => {
@@ -79,7 +95,7 @@ const pct = (list, p) => {
   return s.length ? Math.round(s[Math.min(s.length - 1, Math.floor((s.length * p) / 100))]) : null;
 };
 
-/** One proxy: RDS of its Gateway (all names), every response ACKed; `text` is what it holds now. */
+/** One proxy: RDS, EDS and CDS of its Gateway (all names), every response ACKed; `held` is what it holds now. */
 function proxyClient(port, gateway, delta, id) {
   // A connection per proxy, as real proxies have (grpc-js would share one, and the server allows
   // 100 streams per connection).
@@ -97,28 +113,37 @@ function proxyClient(port, gateway, delta, id) {
   if (delta) {
     const stream = client.DeltaAggregatedResources();
     stream.on('data', (r) => {
-      for (const res of r.resources ?? []) held.set(res.name, res.resource.value.toString('latin1'));
-      for (const name of r.removed_resources ?? []) held.delete(name);
-      stream.write({ type_url: RDS, response_nonce: r.nonce });
+      for (const res of r.resources ?? []) held.set(`${r.type_url} ${res.name}`, res.resource.value.toString('latin1'));
+      for (const name of r.removed_resources ?? []) held.delete(`${r.type_url} ${name}`);
+      stream.write({ type_url: r.type_url, response_nonce: r.nonce });
       notify();
     });
     stream.on('error', () => undefined);
-    stream.write({ node, type_url: RDS, resource_names_subscribe: ['*'] });
+    for (const type of TYPES)
+      stream.write({ ...(type === RDS ? { node } : {}), type_url: type, resource_names_subscribe: ['*'] });
     return { name: `${gateway} (delta)`, held, waiters, close: () => (stream.end(), client.close()) };
   }
   const stream = client.StreamAggregatedResources();
   stream.on('data', (r) => {
-    held.clear();
-    (r.resources ?? []).forEach((res, i) => held.set(String(i), res.value.toString('latin1')));
-    stream.write({ node, type_url: RDS, resource_names: ['*'], version_info: r.version_info, response_nonce: r.nonce });
+    for (const key of [...held.keys()]) if (key.startsWith(`${r.type_url} `)) held.delete(key);
+    (r.resources ?? []).forEach((res, i) => held.set(`${r.type_url} ${i}`, res.value.toString('latin1')));
+    stream.write({
+      node,
+      type_url: r.type_url,
+      resource_names: ['*'],
+      version_info: r.version_info,
+      response_nonce: r.nonce,
+    });
     notify();
   });
   stream.on('error', () => undefined);
-  stream.write({ node, type_url: RDS, resource_names: ['*'] });
+  for (const type of TYPES) stream.write({ node, type_url: type, resource_names: ['*'] });
   return { name: `${gateway} (sotw)`, held, waiters, close: () => (stream.end(), client.close()) };
 }
 
-const has = (c, marker) => [...c.held.values()].some((t) => t.includes(marker));
+/** The client holds `marker` somewhere, or `marker` is a predicate on the client. */
+const has = (c, marker) =>
+  typeof marker === 'function' ? marker(c) : [...c.held.values()].some((t) => t.includes(marker));
 const until = (c, marker, timeoutMs = 60_000) =>
   has(c, marker)
     ? Promise.resolve(performance.now())
@@ -131,6 +156,19 @@ const until = (c, marker, timeoutMs = 60_000) =>
         }, timeoutMs).unref();
       });
 
+/** The newest endpoint-churn write (its sequence number) a client holds for the cluster of `ep-<g>`. */
+function endpointSeen(c, g) {
+  let best = -1;
+  for (const [key, text] of c.held) {
+    if (!key.startsWith(EDS) || !text.includes(`bench/ep-${g}/8080`)) continue;
+    for (const m of text.matchAll(/10\.(1[0-9]{2})\.([0-9]{1,3})\.([0-9]{1,3})/g))
+      best = Math.max(best, ((Number(m[1]) - 100) << 16) | (Number(m[2]) << 8) | Number(m[3]));
+  }
+  return best;
+}
+
+// Every route sends to the Service `app`, which every Gateway uses; the first route of each Gateway
+// also to `ep-<g>`, a Service only that Gateway serves (the endpoint churn writes its EndpointSlice).
 const route = (r, marker = `/r${r}`) => ({
   apiVersion: GW,
   kind: 'HTTPRoute',
@@ -138,16 +176,46 @@ const route = (r, marker = `/r${r}`) => ({
   spec: {
     parentRefs: [{ name: `gw-${r % gateways}`, namespace: 'bench' }],
     hostnames: [`r${r}.example.com`],
-    rules: [{ matches: [{ path: { type: 'PathPrefix', value: marker } }], backendRefs: [{ name: 'app', port: 8080 }] }],
+    rules: [
+      { matches: [{ path: { type: 'PathPrefix', value: marker } }], backendRefs: [{ name: 'app', port: 8080 }] },
+      ...(r < gateways
+        ? [
+            {
+              matches: [{ path: { type: 'PathPrefix', value: `/ep${r}` } }],
+              backendRefs: [{ name: `ep-${r}`, port: 8080 }],
+            },
+          ]
+        : []),
+    ],
   },
 });
+/** An address no other write used: the marker a client looks for in EDS. */
+const addressOf = (i) => `10.${100 + ((i >> 16) & 127)}.${(i >> 8) & 255}.${i & 255}`;
+const slice = (g, i) => ({
+  apiVersion: 'discovery.k8s.io/v1',
+  kind: 'EndpointSlice',
+  metadata: { name: `ep-${g}-1`, namespace: 'bench', labels: { 'kubernetes.io/service-name': `ep-${g}` } },
+  addressType: 'IPv4',
+  ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+  endpoints: [{ addresses: [addressOf(i)], conditions: { ready: true } }],
+});
+/** The controller's process metrics (prom-client), by name. */
+async function processMetrics(ctl) {
+  const text = await (await fetch(`http://127.0.0.1:${ctl.healthPort}/metrics`)).text();
+  const value = (name) => Number(new RegExp(`^${name} ([0-9.e+]+)`, 'm').exec(text)?.[1] ?? NaN);
+  return {
+    cpuSeconds: value('turnpike_process_process_cpu_seconds_total'),
+    rssBytes: value('turnpike_process_process_resident_memory_bytes'),
+    heapBytes: value('turnpike_process_nodejs_heap_size_used_bytes'),
+  };
+}
 
 const cluster = await Cluster.start();
 const clients = [];
 let controller;
 try {
   const admin = cluster.admin;
-  const plural = { Service: 'services', Gateway: 'gateways', HTTPRoute: 'httproutes' };
+  const plural = { Service: 'services', Gateway: 'gateways', HTTPRoute: 'httproutes', EndpointSlice: 'endpointslices' };
   const create = (o) =>
     admin.must(
       'POST',
@@ -167,13 +235,21 @@ try {
     metadata: { name: 'app', namespace: 'bench' },
     spec: { ports: [{ name: 'http', port: 8080 }] },
   });
-  for (let g = 0; g < gateways; g++)
+  for (let g = 0; g < gateways; g++) {
     await create({
       apiVersion: GW,
       kind: 'Gateway',
       metadata: { name: `gw-${g}`, namespace: 'bench' },
       spec: { gatewayClassName: 'bench', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] },
     });
+    await create({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: `ep-${g}`, namespace: 'bench' },
+      spec: { ports: [{ name: 'http', port: 8080 }] },
+    });
+    await create(slice(g, g));
+  }
   const t0 = performance.now();
   for (let r = 0; r < routes; r += 20)
     await Promise.all(Array.from({ length: Math.min(20, routes - r) }, (_, i) => create(route(r + i))));
@@ -195,11 +271,17 @@ try {
   const lastRouteOf = (g) => {
     let r = g;
     while (r + gateways < routes) r += gateways;
-    return `/r${r}`;
+    // The hostname: measured updates change the route's path, background writes keep this name.
+    return `r${r}.example.com`;
   };
   await Promise.all(clients.map((c, p) => until(c, lastRouteOf(p % gateways))));
   const coldStartMs = Math.round(performance.now() - started);
-  log(`cold start: controller start → all ${proxies} clients have their routes in ${coldStartMs} ms`);
+  const afterStart = await processMetrics(controller);
+  const heapMib = Math.round(afterStart.heapBytes / 2 ** 20);
+  log(
+    `cold start: controller start → all ${proxies} clients have their routes in ${coldStartMs} ms ` +
+      `(heap ${heapMib} MiB, RSS ${Math.round(afterStart.rssBytes / 2 ** 20)} MiB)`,
+  );
 
   /** One route update; ms from the API server's answer to the last client of its Gateway having it. */
   const updateOnce = async (r, i) => {
@@ -210,7 +292,8 @@ try {
     await admin.must(
       'PATCH',
       `/apis/${GW}/namespaces/bench/httproutes/route-${r}`,
-      { spec: route(r, marker).spec },
+      // Its rules only: a background write's hostname stays, so that `lost` can look for it.
+      { spec: { rules: route(r, marker).spec.rules } },
       'application/merge-patch+json',
     );
     const written = performance.now();
@@ -227,16 +310,42 @@ try {
   const churn = [];
   let stop = false;
   let churned = 0;
+  // The last background write of each kind and object, and the Gateway whose clients must see it.
+  const lastWrite = new Map();
   const writer = (async () => {
     let i = 0;
     while (!stop) {
-      const r = (i++ * 104729) % routes;
-      await admin.must(
-        'PATCH',
-        `/apis/${GW}/namespaces/bench/httproutes/route-${r}`,
-        { spec: { hostnames: [`r${r}.example.com`, `c${i}.example.com`] } },
-        'application/merge-patch+json',
-      );
+      i++;
+      const which = i % 5;
+      if (which < 3) {
+        // A route (3 in 5): a hostname its Gateway's RDS carries.
+        const r = (i * 104729) % routes;
+        await admin.must(
+          'PATCH',
+          `/apis/${GW}/namespaces/bench/httproutes/route-${r}`,
+          { spec: { hostnames: [`r${r}.example.com`, `c${i}.example.com`] } },
+          'application/merge-patch+json',
+        );
+        lastWrite.set(`route-${r}`, { gateway: r % gateways, marker: `c${i}.example.com` });
+      } else if (which === 3) {
+        // An EndpointSlice: an address in its Gateway's EDS.
+        const g = (i * 7919) % gateways;
+        await admin.must(
+          'PUT',
+          `/apis/discovery.k8s.io/v1/namespaces/bench/endpointslices/ep-${g}-1`,
+          slice(g, 1_000_000 + i),
+        );
+        lastWrite.set(`slice-${g}`, { gateway: g, marker: addressOf(1_000_000 + i) });
+      } else {
+        // A Service: an annotation (nothing a proxy sees; the controller still has to look).
+        const g = (i * 31) % gateways;
+        await admin.must(
+          'PATCH',
+          `/api/v1/namespaces/bench/services/ep-${g}`,
+          { metadata: { annotations: { 'bench/churn': String(i) } } },
+          'application/merge-patch+json',
+        );
+      }
       churned++;
       await sleep(1000 / churnPerSecond);
     }
@@ -247,16 +356,132 @@ try {
   }
   stop = true;
   await writer;
-  log(
-    `churn (${churnPerSecond}/s background writes, ${churned} in all): p50 ${pct(churn, 50)} ms, p99 ${pct(churn, 99)} ms`,
+  // Lost: a background write whose effect some client of its Gateway never got.
+  let lost = 0;
+  await Promise.all(
+    [...lastWrite.values()].map(async ({ gateway, marker }) => {
+      const mine = clients.filter((_, p) => p % gateways === gateway);
+      const got = await Promise.all(
+        mine.map((c) =>
+          until(c, marker, 30_000).then(
+            () => true,
+            () => false,
+          ),
+        ),
+      );
+      if (got.includes(false)) lost++;
+    }),
   );
+  log(
+    `churn (${churnPerSecond}/s background writes, ${churned} in all): p50 ${pct(churn, 50)} ms, p99 ${pct(churn, 99)} ms; ` +
+      `${lost} of ${lastWrite.size} last writes lost`,
+  );
+
+  // Endpoint churn at the rate asked, one write in flight per slice (two would race at the API server);
+  // a write's lag ends when every client of its Gateway holds it or a later write of the same slice.
+  const lags = [];
+  const pendingLags = [];
+  let endpointWrites = 0;
+  const cpuBefore = await processMetrics(controller);
+  const endpointStart = performance.now();
+  const endAt = endpointStart + endpointSeconds * 1000;
+  const inFlight = new Set();
+  const sliceBusy = new Map();
+  for (let i = 0; performance.now() < endAt; i++) {
+    const g = (i * 7919) % gateways;
+    const n = 2_000_000 + i;
+    const write = (sliceBusy.get(g) ?? Promise.resolve())
+      .then(() => admin.must('PUT', `/apis/discovery.k8s.io/v1/namespaces/bench/endpointslices/ep-${g}-1`, slice(g, n)))
+      .then(() => {
+        const written = performance.now();
+        const mine = clients.filter((_, p) => p % gateways === g);
+        pendingLags.push(
+          Promise.all(mine.map((c) => until(c, (x) => endpointSeen(x, g) >= n, 30_000))).then(
+            (seen) => lags.push(Math.max(...seen) - written),
+            () => lags.push(30_000),
+          ),
+        );
+        endpointWrites++;
+      });
+    sliceBusy.set(g, write);
+    inFlight.add(write);
+    write.finally(() => inFlight.delete(write));
+    if (inFlight.size >= endpointRate) await Promise.race(inFlight);
+    const due = endpointStart + ((i + 1) * 1000) / endpointRate;
+    if (due > performance.now()) await sleep(due - performance.now());
+  }
+  await Promise.all(inFlight);
+  const endpointElapsed = (performance.now() - endpointStart) / 1000;
+  await Promise.all(pendingLags);
+  const cpuAfter = await processMetrics(controller);
+  const endpointCpu = Math.round(((cpuAfter.cpuSeconds - cpuBefore.cpuSeconds) / endpointElapsed) * 100);
+  log(
+    `endpoints: ${endpointWrites} EndpointSlice writes in ${endpointElapsed.toFixed(1)} s ` +
+      `(${Math.round(endpointWrites / endpointElapsed)}/s of ${endpointRate}/s asked): lag p50 ${pct(lags, 50)} ms, ` +
+      `p99 ${pct(lags, 99)} ms; controller CPU ${endpointCpu}% of a core`,
+  );
+
+  // Fan-out: more clients, then the memory each stream costs, then one change seen by many.
+  const before = await processMetrics(controller);
+  const firstNew = clients.length;
+  for (let p = firstNew; p < fanout; p++)
+    clients.push(proxyClient(controller.xdsPort, `bench/gw-${p % gateways}`, p % 2 === 0, p));
+  await Promise.all(clients.slice(firstNew).map((c, k) => until(c, lastRouteOf((firstNew + k) % gateways), 120_000)));
+  await sleep(2000);
+  const after = await processMetrics(controller);
+  const added = clients.length - firstNew;
+  const streamKib = added > 0 ? Math.round((after.rssBytes - before.rssBytes) / 1024 / added) : null;
+  log(`fan-out: ${clients.length} clients; ${streamKib} KiB of controller RSS per added stream`);
+  // One Gateway: a second listener (a new route configuration) reaches all its clients.
+  const g0 = 1 % gateways;
+  await admin.must(
+    'PATCH',
+    `/apis/${GW}/namespaces/bench/gateways/gw-${g0}`,
+    {
+      spec: {
+        listeners: [
+          { name: 'http', port: 80, protocol: 'HTTP' },
+          { name: 'alt', port: 8080, protocol: 'HTTP' },
+        ],
+      },
+    },
+    'application/merge-patch+json',
+  );
+  let written = performance.now();
+  const gatewayClients = clients.filter((_, p) => p % gateways === g0);
+  const fanoutGateway = Math.round(
+    Math.max(...(await Promise.all(gatewayClients.map((c) => until(c, 'tcp-8080', 120_000))))) - written,
+  );
+  // The Service every Gateway uses: h2c (appProtocol) renames its cluster in every Gateway's routes.
+  await admin.must(
+    'PATCH',
+    `/api/v1/namespaces/bench/services/app`,
+    { spec: { ports: [{ name: 'http', port: 8080, appProtocol: 'kubernetes.io/h2c' }] } },
+    'application/strategic-merge-patch+json',
+  );
+  written = performance.now();
+  const fanoutAll = Math.round(
+    Math.max(...(await Promise.all(clients.map((c) => until(c, 'bench/app/8080/h2', 120_000))))) - written,
+  );
+  log(
+    `fan-out: one Gateway's ${gatewayClients.length} clients in ${fanoutGateway} ms; all ${clients.length} in ${fanoutAll} ms`,
+  );
+
   const result = {
     routes,
     gateways,
     proxies,
     idle_ms: { p50: pct(idle, 50), p99: pct(idle, 99) },
     churn_ms: { p50: pct(churn, 50), p99: pct(churn, 99) },
+    lost,
+    endpoint_lag_ms: { p50: pct(lags, 50), p99: pct(lags, 99) },
+    endpoint_rate: Math.round(endpointWrites / endpointElapsed),
+    endpoint_cpu_pct: endpointCpu,
+    fanout_ms: { gateway: fanoutGateway, all: fanoutAll },
+    fanout_clients: clients.length,
+    stream_kib: streamKib,
     cold_start_ms: coldStartMs,
+    heap_mib: heapMib,
   };
   if (json) process.stdout.write(`${JSON.stringify({ sizes: [result] })}\n`);
 } finally {
