@@ -11,7 +11,7 @@
 //   endpoints    --endpoint-rate EndpointSlice updates per second for --endpoint-seconds: write →
 //                every client of the one Gateway that serves that cluster has the new address (EDS);
 //                p99, the rate reached, and the controller's CPU meanwhile
-//   fan-out      more clients, up to --fanout in all: the controller's resident memory per stream,
+//   fan-out      more clients, up to --fanout in all: the controller's heap and buffers per stream,
 //                then one change to a Gateway → all its clients have it, and one change to a Service
 //                every Gateway uses → all clients have it
 // Heap and RSS come from the controller's /metrics (prom-client's process metrics).
@@ -22,6 +22,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -207,7 +208,33 @@ async function processMetrics(ctl) {
     cpuSeconds: value('turnpike_process_process_cpu_seconds_total'),
     rssBytes: value('turnpike_process_process_resident_memory_bytes'),
     heapBytes: value('turnpike_process_nodejs_heap_size_used_bytes'),
+    externalBytes: value('turnpike_process_nodejs_external_memory_bytes'),
   };
+}
+/** turnpike_config_latency_seconds (first event of a change → a proxy's ACK), summed over Gateways: le → count. */
+async function configLatencyBuckets(ctl) {
+  const text = await (await fetch(`http://127.0.0.1:${ctl.healthPort}/metrics`)).text();
+  const out = new Map();
+  for (const m of text.matchAll(/^turnpike_config_latency_seconds_bucket\{le="([^"]+)"[^}]*\} ([0-9.e+]+)$/gm))
+    out.set(m[1], (out.get(m[1]) ?? 0) + Number(m[2]));
+  return out;
+}
+/** The upper bound (ms) of the bucket holding quantile q of the ACKs between two readings. */
+function bucketQuantile(before, after, q) {
+  const les = [...after.keys()].filter((le) => le !== '+Inf').sort((a, b) => Number(a) - Number(b));
+  const total = (after.get('+Inf') ?? 0) - (before.get('+Inf') ?? 0);
+  for (const le of les) if ((after.get(le) ?? 0) - (before.get(le) ?? 0) >= q * total) return Number(le) * 1000;
+  return Infinity;
+}
+/** The controller's JS heap plus external (buffers) memory: the median of 5 samples, 500 ms apart (GC makes one noisy). */
+async function settledMemory(ctl) {
+  const samples = [];
+  for (let i = 0; i < 5; i++) {
+    const m = await processMetrics(ctl);
+    samples.push(m.heapBytes + m.externalBytes);
+    await sleep(500);
+  }
+  return samples.sort((a, b) => a - b)[2];
 }
 
 const cluster = await Cluster.start();
@@ -383,6 +410,11 @@ try {
   const pendingLags = [];
   let endpointWrites = 0;
   const cpuBefore = await processMetrics(controller);
+  const acksBefore = await configLatencyBuckets(controller);
+  // The bench's own event loop: a late client is not a late controller.
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
+  const benchCpuBefore = process.cpuUsage();
   const endpointStart = performance.now();
   const endAt = endpointStart + endpointSeconds * 1000;
   const inFlight = new Set();
@@ -415,6 +447,18 @@ try {
   await Promise.all(pendingLags);
   const cpuAfter = await processMetrics(controller);
   const endpointCpu = Math.round(((cpuAfter.cpuSeconds - cpuBefore.cpuSeconds) / endpointElapsed) * 100);
+  loopDelay.disable();
+  // The controller's share: from the watch event it got to the proxies' ACK.
+  const acksAfter = await configLatencyBuckets(controller);
+  log(
+    `  (controller: watch event → ACK p50 ≤ ${bucketQuantile(acksBefore, acksAfter, 0.5)} ms, ` +
+      `p99 ≤ ${bucketQuantile(acksBefore, acksAfter, 0.99)} ms)`,
+  );
+  const benchCpu = process.cpuUsage(benchCpuBefore);
+  log(
+    `  (the bench itself meanwhile: ${Math.round((benchCpu.user + benchCpu.system) / 1e4 / endpointElapsed)}% of a core, ` +
+      `event loop delay p99 ${Math.round(loopDelay.percentile(99) / 1e6)} ms)`,
+  );
   log(
     `endpoints: ${endpointWrites} EndpointSlice writes in ${endpointElapsed.toFixed(1)} s ` +
       `(${Math.round(endpointWrites / endpointElapsed)}/s of ${endpointRate}/s asked): lag p50 ${pct(lags, 50)} ms, ` +
@@ -422,16 +466,15 @@ try {
   );
 
   // Fan-out: more clients, then the memory each stream costs, then one change seen by many.
-  const before = await processMetrics(controller);
+  const before = await settledMemory(controller);
   const firstNew = clients.length;
   for (let p = firstNew; p < fanout; p++)
     clients.push(proxyClient(controller.xdsPort, `bench/gw-${p % gateways}`, p % 2 === 0, p));
   await Promise.all(clients.slice(firstNew).map((c, k) => until(c, lastRouteOf((firstNew + k) % gateways), 120_000)));
-  await sleep(2000);
-  const after = await processMetrics(controller);
+  const after = await settledMemory(controller);
   const added = clients.length - firstNew;
-  const streamKib = added > 0 ? Math.round((after.rssBytes - before.rssBytes) / 1024 / added) : null;
-  log(`fan-out: ${clients.length} clients; ${streamKib} KiB of controller RSS per added stream`);
+  const streamKib = added > 0 ? Math.round((after - before) / 1024 / added) : null;
+  log(`fan-out: ${clients.length} clients; ${streamKib} KiB of controller heap and buffers per added stream`);
   // One Gateway: a second listener (a new route configuration) reaches all its clients.
   const g0 = 1 % gateways;
   await admin.must(

@@ -37,6 +37,8 @@ describe("ProxiesInSync and config latency from the proxies' ACKs", () => {
   const metrics = createMetrics();
   const latencies: number[] = [];
   let latest: Condition | undefined | null = null;
+  const seen: string[] = [];
+  let translations = 0;
   let xds: XdsServing;
   let controller: Controller;
   let port = 0;
@@ -72,6 +74,8 @@ describe("ProxiesInSync and config latency from the proxies' ACKs", () => {
       onTranslation: (out: EngineOutput) => {
         const st = out.result.statuses.get('Gateway/infra/gw') as { conditions: Condition[] } | undefined;
         latest = st?.conditions.find((c) => c.type === 'turnpike.dev/ProxiesInSync');
+        if (latest) seen.push(latest.status);
+        translations++;
       },
       onError: (w, e) => {
         throw new Error(`${w}: ${e.message}`);
@@ -146,5 +150,32 @@ describe("ProxiesInSync and config latency from the proxies' ACKs", () => {
     // No proxy left: the condition goes (nothing is known about the data plane).
     a.end();
     await until((c) => c === undefined);
+  }, 20_000);
+
+  it('a push acknowledged at once is not news: no Behind, no extra translation', async () => {
+    const c: Stream = adsClient(port).StreamAggregatedResources();
+    const next = reader(c);
+    const node = { id: 'proxy-c', cluster: 'infra/gw' };
+    c.write({ node, type_url: TYPE.listener });
+    let r = await next();
+    c.write({ node, type_url: TYPE.listener, version_info: r.version_info, response_nonce: r.nonce });
+    await until((x) => x?.status === 'True');
+    seen.length = 0;
+    const before = translations;
+    for (const ports of [
+      [80, 81],
+      [80, 82],
+      [80, 83],
+    ]) {
+      source.next(upsert('test', gateway(ports)));
+      r = await next();
+      c.write({ node, type_url: TYPE.listener, version_info: r.version_info, response_nonce: r.nonce });
+    }
+    // Past the grace period: anything reported behind would have been by now.
+    await sleep(1500);
+    expect(seen.filter((x) => x === 'False')).toEqual([]);
+    // One translation per change; none for the proxy's brief lag behind each push.
+    expect(translations - before).toBe(3);
+    c.end();
   }, 20_000);
 });

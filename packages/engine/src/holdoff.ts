@@ -22,6 +22,11 @@ export interface HoldoffOptions {
    * not wait long for a burst to end). Default: always `quietMs`.
    */
   quietNow?: () => number;
+  /**
+   * The longest a change waits now, at most `maxDelayMs` (adaptive: under a never-ending trickle
+   * of cheap changes, emit every few ms rather than every `maxDelayMs`). Default: `maxDelayMs`.
+   */
+  maxDelayNow?: () => number;
   scheduler?: SchedulerLike;
 }
 
@@ -72,7 +77,8 @@ export function holdoff<T>(opts: HoldoffOptions): OperatorFunction<T, T> {
           }
           quietTimer?.unsubscribe();
           quietTimer = scheduler.schedule(flush, Math.min(opts.quietMs, opts.quietNow?.() ?? opts.quietMs));
-          if (!maxTimer) maxTimer = scheduler.schedule(flush, opts.maxDelayMs);
+          if (!maxTimer)
+            maxTimer = scheduler.schedule(flush, Math.min(opts.maxDelayMs, opts.maxDelayNow?.() ?? opts.maxDelayMs));
         },
         error: (e) => subscriber.error(e),
         complete: () => {

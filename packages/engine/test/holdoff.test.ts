@@ -102,4 +102,21 @@ describe('holdoff with a leading edge', () => {
       });
     });
   });
+  it('an adaptive max delay (maxDelayNow) emits a never-ending trickle every few ms, never past maxDelayMs', () => {
+    scheduler().run(({ hot, expectObservable }) => {
+      // A change every 10ms (quiet never comes): with maxDelayNow 30, out at 30, 70, 110 (the first
+      // change after a flush starts the next wait); with a huge one, maxDelayMs still bounds it.
+      const src = hot(Array.from({ length: 12 }, () => 'x 9ms').join(' '));
+      expectObservable(src.pipe(holdoff({ quietMs: 100, maxDelayMs: 500, maxDelayNow: () => 30 })), '^ 119ms !').toBe(
+        '30ms x 39ms x 39ms x',
+        { x: 'x' },
+      );
+      expectObservable(
+        hot(Array.from({ length: 60 }, () => 'x 9ms').join(' ')).pipe(
+          holdoff({ quietMs: 100, maxDelayMs: 500, maxDelayNow: () => 1e9 }),
+        ),
+        '^ 599ms !',
+      ).toBe('500ms x', { x: 'x' });
+    });
+  });
 });

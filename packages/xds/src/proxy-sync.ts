@@ -3,6 +3,10 @@
 // stands. Per Gateway the tracker reports how many proxies are connected and which are behind
 // (when that changes), the plugins the configuration they all acknowledged runs, and, per proxy, how
 // long a change took from its first event to the ACK.
+//
+// A proxy counts as behind only once it has been for `behindAfterMs` (or at once after a NACK): a
+// push acknowledged within that is not news. Reporting every push's few milliseconds of "behind"
+// would turn each endpoint change into two more translations and two Gateway status writes.
 import type { ProxyStream } from './ads-server.js';
 
 export interface GatewaySync {
@@ -23,30 +27,44 @@ export interface ProxySyncOptions {
   /** A proxy caught up: seconds from the first event of the change to its ACK. */
   onLatency?: (gateway: string, seconds: number) => void;
   now?: () => number;
+  /** How long a proxy may take to ACK before it is reported behind (default 1000 ms). */
+  behindAfterMs?: number;
 }
+
+export const DEFAULT_BEHIND_AFTER_MS = 1000;
 
 interface StreamState {
   gateway: string;
   id: string;
   inSync: boolean;
+  /** Its last response was rejected: behind at once. */
+  rejected: boolean;
   /** It acknowledged a response: a stream that just opened runs nothing of ours yet. */
   acknowledged: boolean;
+  /** Since when it is out of sync (epoch ms). */
+  behindSince?: number;
   /** When the change it is catching up with began (epoch ms). */
   awaitingSince?: number;
 }
 
 export class ProxySyncTracker {
   private readonly streams = new Map<ProxyStream, StreamState>();
+  /** Gateway → its streams' states. */
+  private readonly byGateway = new Map<string, Set<StreamState>>();
   private readonly reported = new Map<string, string>();
   /** Per Gateway the plugins the configuration served now references, and those of the last one all acknowledged. */
   private readonly serving = new Map<string, string[]>();
   private readonly acked = new Map<string, string[]>();
+  /** Per Gateway a pending look at streams that may have been behind too long by then. */
+  private readonly timers = new Map<string, NodeJS.Timeout>();
   /** While a push is under way: when the events it carries began. */
   private pushSince?: number;
   private readonly now: () => number;
+  private readonly behindAfterMs: number;
 
   constructor(private readonly opts: ProxySyncOptions) {
     this.now = opts.now ?? Date.now;
+    this.behindAfterMs = opts.behindAfterMs ?? DEFAULT_BEHIND_AFTER_MS;
   }
 
   /** Brackets a cache update: streams that fall behind during it are catching up with events since `since`. */
@@ -73,31 +91,62 @@ export class ProxySyncTracker {
     const inSync = !closed && Object.keys(stream.pending).length === 0 && !stream.rejected;
     let st = this.streams.get(stream);
     if (!st) {
-      st = { gateway: stream.node, id: stream.id || stream.peer, inSync: true, acknowledged: false };
+      st = { gateway: stream.node, id: stream.id || stream.peer, inSync: true, rejected: false, acknowledged: false };
       this.streams.set(stream, st);
+      let mine = this.byGateway.get(st.gateway);
+      if (!mine) this.byGateway.set(st.gateway, (mine = new Set()));
+      mine.add(st);
     }
     if (Object.keys(stream.acked).length > 0) st.acknowledged = true;
-    if (closed) this.streams.delete(stream);
-    else if (st.inSync && !inSync) st.awaitingSince = this.pushSince ?? this.now();
-    else if (!st.inSync && inSync && st.awaitingSince !== undefined) {
+    st.rejected = !!stream.rejected;
+    if (closed) {
+      this.streams.delete(stream);
+      const mine = this.byGateway.get(st.gateway);
+      mine?.delete(st);
+      if (mine?.size === 0) this.byGateway.delete(st.gateway);
+    } else if (st.inSync && !inSync) {
+      st.awaitingSince = this.pushSince ?? this.now();
+      st.behindSince = this.now();
+      this.lookAgain(st.gateway);
+    } else if (!st.inSync && inSync && st.awaitingSince !== undefined) {
       this.opts.onLatency?.(st.gateway, Math.max(0, this.now() - st.awaitingSince) / 1000);
       st.awaitingSince = undefined;
     }
+    if (inSync) st.behindSince = undefined;
     st.inSync = inSync;
     this.report(st.gateway);
   }
 
   summary(gateway: string): GatewaySync {
-    const mine = [...this.streams.values()].filter((s) => s.gateway === gateway);
+    const mine = [...(this.byGateway.get(gateway) ?? [])];
+    const now = this.now();
     const behind = mine
-      .filter((s) => !s.inSync)
+      .filter((s) => !s.inSync && (s.rejected || now - (s.behindSince ?? now) >= this.behindAfterMs))
       .map((s) => s.id)
       .sort();
     if (mine.length === 0) this.acked.delete(gateway);
-    else if (behind.length === 0 && mine.every((s) => s.acknowledged))
-      this.acked.set(gateway, this.serving.get(gateway) ?? []);
+    else if (mine.every((s) => s.inSync && s.acknowledged)) this.acked.set(gateway, this.serving.get(gateway) ?? []);
     const plugins = this.acked.get(gateway);
     return { connected: mine.length, behind, ...(plugins ? { plugins } : {}) };
+  }
+
+  /** Reports again once a stream that fell behind now would count as behind. */
+  private lookAgain(gateway: string): void {
+    if (this.timers.has(gateway)) return;
+    const timer = setTimeout(() => {
+      this.timers.delete(gateway);
+      this.report(gateway);
+      // Streams that fell behind later than the first one are looked at again in turn.
+      const now = this.now();
+      if (
+        [...(this.byGateway.get(gateway) ?? [])].some(
+          (s) => !s.inSync && now - (s.behindSince ?? now) < this.behindAfterMs,
+        )
+      )
+        this.lookAgain(gateway);
+    }, this.behindAfterMs + 1);
+    timer.unref();
+    this.timers.set(gateway, timer);
   }
 
   private report(gateway: string): void {
