@@ -1,12 +1,13 @@
 // The pipeline: every source merges into one stream; events are numbered and stamped, folded
 // into the store, and after the holdoff the whole snapshot goes to the translator. Outputs that
 // hash the same as the previous one are not passed on.
+import type { KubeObject } from '@turnpike/api';
 import { Translator, type OutputChanges, type Snapshot, type TranslateResult } from '@turnpike/translator';
 import { asyncScheduler, connectable, filter, map, merge, Observable, type SchedulerLike, Subject, take } from 'rxjs';
 import type { SourceEvent, WatchEvent } from './events.js';
 import { DEFAULT_MAX_DELAY_MS, DEFAULT_QUIET_MS, holdoff, LEADING_GAP_MS } from './holdoff.js';
 import { OutputHasher } from './output-hash.js';
-import { applyEvents, EMPTY_SNAPSHOT } from './store.js';
+import { applyEvents, EMPTY_SNAPSHOT, isRelevantChange, sanitize } from './store.js';
 
 export interface EngineOptions {
   /** Sources; each emits `synced` with kind `*` once it has listed everything. */
@@ -66,12 +67,19 @@ interface State {
   /** The `at` of the first relevant event no translation has seen yet. */
   pendingSince?: string;
   /**
-   * Before the first translation: the events not yet folded into the snapshot. The initial listing
-   * (tens of thousands of objects) is applied in one batch when the sources are synced, rather
-   * than one structural copy per event.
+   * The events not yet folded into the snapshot, applied in one batch when a translation reads it
+   * (or when this many pile up: UNAPPLIED_LIMIT): the initial listing (tens of thousands of
+   * objects) at once when the sources are synced, and later the events of one holdoff window.
+   * One structural copy per event copied a namespace's whole shard each time (10 000 routes, and
+   * every status write's echo among them).
    */
   unapplied: WatchEvent[];
+  /** After the first translation: the newest version of each object in `unapplied` (null: deleted). */
+  overlay: Map<string, KubeObject | null>;
 }
+
+/** Past this many unapplied events the snapshot is brought up to date anyway (bounded memory). */
+const UNAPPLIED_LIMIT = 1024;
 
 /** The shortest trailing quiet period of the adaptive holdoff. */
 const MIN_ADAPTIVE_QUIET_MS = 5;
@@ -96,9 +104,12 @@ function nextState(
     // Nothing reads the snapshot before the first translation: keep the event for one batch.
     state.unapplied.push(event);
     relevant = event.type !== 'synced' && event.type !== 'problem';
+  } else if (!state.ready) {
+    // The sources are synced: the whole listing in one batch.
+    ({ snapshot, relevant } = applyEvents(state.snapshot, [...state.unapplied.splice(0), event]));
   } else {
-    const batch = state.unapplied.length ? [...state.unapplied.splice(0), event] : [event];
-    ({ snapshot, relevant } = applyEvents(state.snapshot, batch));
+    relevant = deferEvent(state, event);
+    if (state.unapplied.length >= UNAPPLIED_LIMIT) snapshot = materialize(state).snapshot;
   }
   const complete = [...completing].every((source) => synced.has(source));
   const pendingSince = state.pendingSince ?? (relevant ? event.at : undefined);
@@ -113,7 +124,40 @@ function nextState(
     becameComplete: complete && !state.complete,
     ...(pendingSince ? { pendingSince } : {}),
     unapplied: state.unapplied,
+    overlay: state.overlay,
   };
+}
+
+/**
+ * Queues one event for the snapshot and says whether it matters to the translator, judged against
+ * the newest version of its object (queued or in the snapshot), as applyEvents would.
+ */
+function deferEvent(state: State, e: WatchEvent): boolean {
+  if (e.type === 'synced' || e.type === 'problem' || !e.name) return false;
+  const ns = e.namespace ?? '';
+  const key = `${e.kind}/${ns}/${e.name}`;
+  const queued = state.overlay.get(key);
+  const prev = queued !== undefined ? (queued ?? undefined) : state.snapshot.get(e.kind)?.get(ns)?.get(e.name);
+  let relevant: boolean;
+  if (e.type === 'delete') {
+    relevant = prev !== undefined;
+    state.overlay.set(key, null);
+  } else {
+    if (!e.object) return false;
+    const obj = sanitize(e.object);
+    relevant = isRelevantChange(prev, obj);
+    state.overlay.set(key, obj);
+  }
+  state.unapplied.push(e);
+  return relevant;
+}
+
+/** Folds the queued events into the snapshot (one structural copy for them all). */
+function materialize(state: State): State {
+  if (!state.unapplied.length) return state;
+  state.snapshot = applyEvents(state.snapshot, state.unapplied.splice(0)).snapshot;
+  state.overlay.clear();
+  return state;
 }
 
 /**
@@ -149,6 +193,7 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
     complete: completing.size === 0,
     becameComplete: false,
     unapplied: [],
+    overlay: new Map(),
   };
   // Connected only after every consumer subscribed, so synchronous sources lose nothing.
   const state$ = connectable(
@@ -195,7 +240,7 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
     }),
     map((s) => {
       // Translate the latest snapshot (level-triggered), not only the batch that woke us.
-      const current = state;
+      const current = materialize(state);
       const since = current.pendingSince ?? isoNow(scheduler);
       state = { ...state, pendingSince: undefined };
       let translated: { result: TranslateResult; changes: OutputChanges };

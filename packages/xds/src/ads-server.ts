@@ -182,6 +182,12 @@ export class AdsServer {
   readonly stats = { pushes: 0, nacks: 0, acks: 0, refused: 0 };
   private readonly listeners = new Set<() => void>();
   private readonly streams = new Set<ProxyStream>();
+  /**
+   * Per node the streams to wake when its snapshot changes: one cache listener for them all, so an
+   * update costs what its nodes have, not a call per open stream.
+   */
+  private readonly wakers = new Map<string, Set<() => void>>();
+  private cacheListener?: (nodes: string[]) => void;
 
   /** The open streams, by Gateway then id. */
   proxies(): ProxyStream[] {
@@ -220,6 +226,8 @@ export class AdsServer {
   /** Ends every stream, then stops; streams a client keeps open are cut after a second. */
   async close(): Promise<void> {
     for (const l of [...this.listeners]) l();
+    if (this.cacheListener) this.opts.cache.off('update', this.cacheListener);
+    this.cacheListener = undefined;
     await new Promise<void>((resolve) => {
       const t = setTimeout(() => {
         this.server.forceShutdown();
@@ -278,15 +286,23 @@ export class AdsServer {
       this.streams.add(stream);
       this.opts.onConnect?.(node, this.connected);
     }
-    const handler = (nodes: string[]) => {
-      if (nodes.includes(node)) onUpdate();
-    };
-    this.opts.cache.on('update', handler);
+    if (!this.cacheListener) {
+      this.cacheListener = (nodes: string[]) => {
+        for (const n of nodes) for (const wake of [...(this.wakers.get(n) ?? [])]) wake();
+      };
+      this.opts.cache.on('update', this.cacheListener);
+    }
+    let wakers = this.wakers.get(node);
+    if (!wakers) this.wakers.set(node, (wakers = new Set()));
+    const handler = () => onUpdate();
+    wakers.add(handler);
     let done = false;
     const cleanup = () => {
       if (done) return;
       done = true;
-      this.opts.cache.off('update', handler);
+      const mine = this.wakers.get(node);
+      mine?.delete(handler);
+      if (mine?.size === 0) this.wakers.delete(node);
       this.listeners.delete(end);
       if (!proxy) return;
       this.connected--;
