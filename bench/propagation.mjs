@@ -11,9 +11,9 @@
 //   endpoints    --endpoint-rate EndpointSlice updates per second for --endpoint-seconds: write →
 //                every client of the one Gateway that serves that cluster has the new address (EDS);
 //                p99, the rate reached, and the controller's CPU meanwhile
-//   fan-out      more clients, up to --fanout in all: the controller's heap and buffers per stream,
-//                then one change to a Gateway → all its clients have it, and one change to a Service
-//                every Gateway uses → all clients have it
+//   fan-out      more clients, up to --fanout in all: one change to a Gateway → all its clients have
+//                it, and one change to a Service every Gateway uses → all clients have it; the memory
+//                per stream from bench/stream-memory.mjs (a process of its own, after a full GC)
 // Heap and RSS come from the controller's /metrics (prom-client's process metrics).
 // xDS is served in plaintext here (the bench measures propagation, not TLS handshakes).
 //   pnpm bench:propagation [--routes 1000] [--gateways 100] [--proxies 200] [--updates 50] [--churn 50]
@@ -225,16 +225,6 @@ function bucketQuantile(before, after, q) {
   const total = (after.get('+Inf') ?? 0) - (before.get('+Inf') ?? 0);
   for (const le of les) if ((after.get(le) ?? 0) - (before.get(le) ?? 0) >= q * total) return Number(le) * 1000;
   return Infinity;
-}
-/** The controller's JS heap plus external (buffers) memory: the median of 5 samples, 500 ms apart (GC makes one noisy). */
-async function settledMemory(ctl) {
-  const samples = [];
-  for (let i = 0; i < 5; i++) {
-    const m = await processMetrics(ctl);
-    samples.push(m.heapBytes + m.externalBytes);
-    await sleep(500);
-  }
-  return samples.sort((a, b) => a - b)[2];
 }
 
 const cluster = await Cluster.start();
@@ -466,15 +456,11 @@ try {
   );
 
   // Fan-out: more clients, then the memory each stream costs, then one change seen by many.
-  const before = await settledMemory(controller);
   const firstNew = clients.length;
   for (let p = firstNew; p < fanout; p++)
     clients.push(proxyClient(controller.xdsPort, `bench/gw-${p % gateways}`, p % 2 === 0, p));
   await Promise.all(clients.slice(firstNew).map((c, k) => until(c, lastRouteOf((firstNew + k) % gateways), 120_000)));
-  const after = await settledMemory(controller);
-  const added = clients.length - firstNew;
-  const streamKib = added > 0 ? Math.round((after - before) / 1024 / added) : null;
-  log(`fan-out: ${clients.length} clients; ${streamKib} KiB of controller heap and buffers per added stream`);
+  log(`fan-out: ${clients.length} clients connected`);
   // One Gateway: a second listener (a new route configuration) reaches all its clients.
   const g0 = 1 % gateways;
   await admin.must(
@@ -510,6 +496,22 @@ try {
     `fan-out: one Gateway's ${gatewayClients.length} clients in ${fanoutGateway} ms; all ${clients.length} in ${fanoutAll} ms`,
   );
 
+  // Memory per stream: in a process of its own, after a full GC (in the controller, GC noise swamps it).
+  const memory = spawnSync(
+    process.execPath,
+    [
+      '--expose-gc',
+      join(ROOT, 'bench/stream-memory.mjs'),
+      '--routes',
+      String(routes),
+      '--streams',
+      String(fanout),
+      '--json',
+    ],
+    { encoding: 'utf8' },
+  );
+  const streamKib = memory.status === 0 ? JSON.parse(memory.stdout.trim().split('\n').at(-1)).stream_kib : null;
+  log(`stream memory: ${streamKib} KiB per stream beyond the shared snapshots (bench/stream-memory.mjs)`);
   const result = {
     routes,
     gateways,
