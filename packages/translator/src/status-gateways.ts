@@ -164,7 +164,7 @@ function someListenersInvalid(invalid: readonly ListenerModel[], gen: number | u
   return condition('Accepted', true, 'ListenersNotValid', `Listeners not valid: ${names}`, gen);
 }
 
-/** Known only to a process serving xDS; a proxy is behind from the push until its ACK (or after a NACK). */
+/** Known only to a process serving xDS; a proxy is behind once a push went unacknowledged for a second (or after a NACK). */
 function proxiesInSync(sync: { connected: number; behind: string[] }, gen: number | undefined): Condition {
   const { connected, behind } = sync;
   if (!behind.length)
