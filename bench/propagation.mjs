@@ -72,19 +72,7 @@ process.env.TURNPIKE_ROOT = ROOT;
 const { Cluster } = await import(join(out, 'e2e/harness/cluster.js'));
 const { Controller } = await import(join(out, 'e2e/harness/controller.js'));
 
-const xdsRequire = createRequire(join(ROOT, 'packages/xds/package.json'));
-const grpc = xdsRequire('@grpc/grpc-js');
-const protoLoader = xdsRequire('@grpc/proto-loader');
-const { INCLUDE_DIRS } = await import(join(ROOT, 'packages/xds/dist/index.js'));
-const Ads = grpc.loadPackageDefinition(
-  protoLoader.loadSync('envoy/service/discovery/v3/ads.proto', {
-    keepCase: true,
-    longs: String,
-    enums: String,
-    oneofs: true,
-    includeDirs: INCLUDE_DIRS,
-  }),
-).envoy.service.discovery.v3.AggregatedDiscoveryService;
+const { Ads, grpc } = await import('./ads-client.mjs');
 const RDS = 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration';
 const EDS = 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment';
 const CDS = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';

@@ -7,7 +7,6 @@
 //   node --expose-gc bench/stream-memory.mjs [--routes 10000] [--streams 1000] [--json]
 // --json prints {"routes", "streams", "stream_kib"} on the last line.
 import { fork } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const args = process.argv.slice(2);
@@ -23,19 +22,7 @@ if (args[0] === '--clients') {
   // The child: N clients of the server at `port`, spread over the Gateways; "ready" once every one
   // has had a response of every type.
   const [, port, count, ...gateways] = args;
-  const xdsRequire = createRequire(new URL('../packages/xds/package.json', import.meta.url));
-  const grpc = xdsRequire('@grpc/grpc-js');
-  const protoLoader = xdsRequire('@grpc/proto-loader');
-  const { INCLUDE_DIRS } = await import('../packages/xds/dist/index.js');
-  const Ads = grpc.loadPackageDefinition(
-    protoLoader.loadSync('envoy/service/discovery/v3/ads.proto', {
-      keepCase: true,
-      longs: String,
-      enums: String,
-      oneofs: true,
-      includeDirs: INCLUDE_DIRS,
-    }),
-  ).envoy.service.discovery.v3.AggregatedDiscoveryService;
+  const { Ads, grpc } = await import('./ads-client.mjs');
   let pending = Number(count);
   for (let i = 0; i < Number(count); i++) {
     const client = new Ads(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), { 'bench.client': i });

@@ -20,7 +20,7 @@ const LUA_V2 = 'function envoy_on_request(h) h:headers():add("x-plugin", "v2") e
 const GW = 'gateway.networking.k8s.io/v1';
 
 /** A stand-in proxy: an ADS stream that ACKs every response, unless told to hold its ACKs. */
-class Proxy {
+class StandInProxy {
   private readonly stream: Stream;
   private readonly node: { id: string; cluster: string };
   latest?: Record<string, any>;
@@ -66,7 +66,7 @@ describe('plugin rollout', () => {
   let controller: Controller;
   let kubelet: FakeKubelet;
   let reg: TestRegistry;
-  let proxy: Proxy | undefined;
+  let proxy: StandInProxy | undefined;
   const pi: Obj = {
     apiVersion: 'turnpike.dev/v1alpha1',
     kind: 'PluginInstallation',
@@ -202,7 +202,7 @@ describe('plugin rollout', () => {
 
     // A proxy connects and receives the configuration, holding its ACK back.
     const creds = await proxyCredentials(cluster, 'edge', 'public');
-    proxy = new Proxy(
+    proxy = new StandInProxy(
       controller.xdsPort,
       { ca: creds.ca, cert: creds.cert, key: creds.key, serverName: XDS_SERVER_NAME },
       'edge/public',

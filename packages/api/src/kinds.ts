@@ -91,13 +91,15 @@ export function isWatchedKind(kind: string): kind is WatchedKind {
 }
 
 /** Labels of every proxy object the controller applies (the Deployment among them). */
-export const PROXY_MANAGED_BY = 'app.kubernetes.io/managed-by';
-export const PROXY_GATEWAY_NAME_LABEL = 'gateway.networking.k8s.io/gateway-name';
+export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+export const GATEWAY_NAME_LABEL = 'gateway.networking.k8s.io/gateway-name';
+/** Tells apart two Gateways of one name whose proxies share a namespace (and their pod selectors). */
+export const GATEWAY_NAMESPACE_LABEL = 'turnpike.dev/gateway-namespace';
 
 /** A Deployment that runs a Gateway's proxies and that we applied: the only Deployments we read. */
 export function isProxyDeployment(o: KubeObject): boolean {
   const labels = o.metadata.labels ?? {};
-  return o.kind === 'Deployment' && labels[PROXY_MANAGED_BY] === 'turnpike' && !!labels[PROXY_GATEWAY_NAME_LABEL];
+  return o.kind === 'Deployment' && labels[MANAGED_BY_LABEL] === 'turnpike' && !!labels[GATEWAY_NAME_LABEL];
 }
 
 /** Whether an object of a file or a cluster is input: a watched kind, and of Deployments only ours. */

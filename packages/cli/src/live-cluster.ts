@@ -10,7 +10,7 @@ import {
   CONFIGMAP_LABEL_SELECTOR,
   KubeApiError,
   KubeClient,
-  PROXY_DEPLOYMENT_SELECTOR,
+  MANAGED_SELECTOR,
   RESOURCES,
   collectionPath,
 } from '@turnpike/kube';
@@ -48,7 +48,7 @@ export async function listLiveObjects(client: KubeClient): Promise<KubeObject[]>
   const out: KubeObject[] = [];
   for (const r of RESOURCES) {
     const selector =
-      r.kind === 'ConfigMap' ? CONFIGMAP_LABEL_SELECTOR : r.kind === 'Deployment' ? PROXY_DEPLOYMENT_SELECTOR : '';
+      r.kind === 'ConfigMap' ? CONFIGMAP_LABEL_SELECTOR : r.kind === 'Deployment' ? MANAGED_SELECTOR : '';
     const query = selector ? `?labelSelector=${encodeURIComponent(selector)}` : '';
     let list: { items?: KubeObject[] };
     try {

@@ -44,6 +44,11 @@ export interface InfraContext {
 export class InfraInputPending extends Error {}
 export class PluginContentMissing extends InfraInputPending {}
 
+/** The name of a plugin copy ConfigMap, but for its 10-character id (at most 63 characters in all). */
+function pluginCopyPrefix(ir: GatewayInfraIR): string {
+  return `${ir.name.slice(0, 63 - 18)}-plugin-`;
+}
+
 /** A copy of an installed plugin's content next to the proxy (volumes cannot cross namespaces). */
 function pluginCopies(
   ir: GatewayInfraIR,
@@ -61,7 +66,7 @@ function pluginCopies(
         `content of plugin ${p.namespace}/${p.name} (sha256 ${p.sha256.slice(0, 12)}) is not loaded yet`,
       );
     const id = createHash('sha256').update(`${p.namespace}/${p.name}`).digest('hex').slice(0, 10);
-    const name = `${ir.name.slice(0, 63 - 18)}-plugin-${id}`;
+    const name = `${pluginCopyPrefix(ir)}${id}`;
     const file = `plugin.${p.type}`;
     out.objects.push({
       apiVersion: 'v1',
@@ -125,7 +130,7 @@ export function heldPluginCopies(ir: GatewayInfraIR): string[] {
   const volumes = (ir.held?.template.spec as { volumes?: { configMap?: { name?: string } }[] } | undefined)?.volumes;
   return (volumes ?? [])
     .map((v) => v.configMap?.name)
-    .filter((name): name is string => !!name && name.startsWith(`${ir.name.slice(0, 63 - 18)}-plugin-`))
+    .filter((name): name is string => !!name && name.startsWith(pluginCopyPrefix(ir)))
     .map((name) => `ConfigMap/${ir.namespace}/${name}`);
 }
 

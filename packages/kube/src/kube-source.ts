@@ -15,9 +15,6 @@ export const SECRET_FIELD_SELECTOR = 'type!=helm.sh/release.v1,type!=kubernetes.
 /** ConfigMaps we write ourselves (proxy bootstraps, plugin content) are never input. */
 export const CONFIGMAP_LABEL_SELECTOR = 'app.kubernetes.io/managed-by notin (turnpike,turnpike-plugins)';
 
-/** The proxy Deployments we apply: the only Deployments read. */
-export const PROXY_DEPLOYMENT_SELECTOR = MANAGED_SELECTOR;
-
 export interface KubeSourceOptions extends Partial<
   Omit<ReflectorOptions, 'client' | 'resource' | 'source' | 'emit' | 'onSynced' | 'namespace'>
 > {
@@ -40,7 +37,8 @@ export function kubeSource(opts: KubeSourceOptions): Observable<SourceEvent> {
           ...(resource.kind === 'ConfigMap' ? { labelSelector: CONFIGMAP_LABEL_SELECTOR } : {}),
           ...(resource.kind === 'Deployment'
             ? {
-                labelSelector: PROXY_DEPLOYMENT_SELECTOR,
+                // The proxy Deployments we apply: the only Deployments read.
+                labelSelector: MANAGED_SELECTOR,
                 ...(opts.proxyNamespace !== undefined ? { namespace: opts.proxyNamespace } : {}),
                 optional:
                   'plugins are reported installed only once the proxy Deployments can be read ' +

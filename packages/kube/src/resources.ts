@@ -35,7 +35,7 @@ export const RESOURCES: ResourceInfo[] = [
     plural: 'clustertrustbundles',
     namespaced: false,
   },
-  // Only ours (PROXY_DEPLOYMENT_SELECTOR): their rollout tells when a plugin is installed.
+  // Only ours (MANAGED_SELECTOR): their rollout tells when a plugin is installed.
   { kind: 'Deployment', group: 'apps', version: 'v1', plural: 'deployments', namespaced: true },
   { kind: 'ProxyConfig', group: 'turnpike.dev', version: 'v1alpha1', plural: 'proxyconfigs', namespaced: true },
   {

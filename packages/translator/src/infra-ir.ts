@@ -1,7 +1,7 @@
 // The infra IR: per Gateway, the proxy Deployment and Service to run, named and placed as
 // proxy-placement.ts says; labels carry the Gateway's name and namespace and spec.infrastructure
 // labels; annotations carry spec.infrastructure annotations.
-import { proxyPortKey } from '@turnpike/api';
+import { GATEWAY_NAME_LABEL, GATEWAY_NAMESPACE_LABEL, MANAGED_BY_LABEL, proxyPortKey } from '@turnpike/api';
 import { gatewayListenPorts } from './listen-ports.js';
 import { requestedLoadBalancerIP } from './static-addresses.js';
 import type { GatewayModel } from './model.js';
@@ -13,11 +13,8 @@ import { proxyPlacement } from './proxy-placement.js';
 import { PLUGINS_ANNOTATION, type PodTemplate, type TemplateWants } from './proxy-rollout.js';
 
 export const DEFAULT_PROXY_IMAGE = 'envoyproxy/envoy:distroless-v1.36.2';
-export const GATEWAY_NAME_LABEL = 'gateway.networking.k8s.io/gateway-name';
 export const GATEWAY_CLASS_LABEL = 'gateway.networking.k8s.io/gateway-class-name';
-/** Tells apart two Gateways of one name whose proxies share a namespace (and their pod selectors). */
-export const GATEWAY_NAMESPACE_LABEL = 'turnpike.dev/gateway-namespace';
-export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+export { GATEWAY_NAME_LABEL, GATEWAY_NAMESPACE_LABEL, MANAGED_BY_LABEL };
 export const TAGS_ANNOTATION = 'turnpike.dev/tags';
 
 export interface InfraPortIR {

@@ -7,6 +7,7 @@ import type {
   Listener,
   ListenerSet,
   ProxyConfig,
+  ProxyStatus,
   RouteGroupKind,
 } from '@turnpike/api';
 import type { Problem } from './conditions.js';
@@ -75,7 +76,7 @@ export interface GatewayModel {
   /** The same, per route it names (`Kind/namespace/name`), for the route's own status. */
   withheldByRoute?: Map<string, string[]>;
   /** Connected proxies and those that have not acknowledged the current configuration (from ProxyStatus). */
-  proxySync?: { connected: number; behind: string[]; plugins?: string[] };
+  proxySync?: NonNullable<ProxyStatus['status']['sync']>;
   listeners: ListenerModel[];
   listenerSets: ListenerSetModel[];
 }

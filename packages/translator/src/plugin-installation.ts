@@ -4,7 +4,7 @@
 // and (2) the proxies acknowledged the configuration whose routes run that digest (or, for one no
 // route runs, some proxy is connected and in sync). Otherwise one of the reasons below says what
 // it waits for. Each Gateway reports its own state; its ProxyConfig sums them up per plugin.
-import type { GatewayIR, ProxyConfig } from '@turnpike/api';
+import type { GatewayIR, ProxyConfig, ProxyStatus } from '@turnpike/api';
 import { condition, sortConditions } from './conditions.js';
 import type { Condition } from './model.js';
 import type { InstalledPlugin, ProxyConfigPluginEntry } from './plugins.js';
@@ -25,11 +25,8 @@ export interface PluginInstallState {
   message: string;
 }
 
-export interface ProxySync {
-  connected: number;
-  behind: string[];
-  plugins?: string[];
-}
+/** What the xDS server learned from a Gateway's proxies (ProxyStatus.status.sync). */
+export type ProxySync = NonNullable<ProxyStatus['status']['sync']>;
 
 /** Worst first: what a ProxyConfig reports when its Gateways disagree. */
 const SEVERITY: Record<InstallReason, number> = {
@@ -117,6 +114,17 @@ export function pluginInstallStates(
       );
     return state('Installed', `sha256 ${sha} runs in the proxies of Gateway ${gateway}`);
   });
+}
+
+/** Each installed plugin's state in the proxies of a Gateway that is not accepted (nothing is served to them). */
+export function notServedStates(gateway: string, installed: readonly InstalledPlugin[]): PluginInstallState[] {
+  return installed.map((p) => ({
+    plugin: `${p.namespace}/${p.name}`,
+    sha256: p.sha256,
+    ...(p.digest ? { digest: p.digest } : {}),
+    reason: 'Pending',
+    message: `Gateway ${gateway} is not accepted: no configuration is served to its proxies`,
+  }));
 }
 
 /** A Gateway's condition naming the plugins installed in its proxies, by digest (present when its ProxyConfig installs any). */

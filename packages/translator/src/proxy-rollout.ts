@@ -2,6 +2,7 @@
 // other, so replay reproduces it): which plugin digests its pod template mounts, whether every
 // replica runs that template, whether the rollout failed, and whether its owner holds it.
 import {
+  GATEWAY_NAMESPACE_LABEL,
   ROLLOUT_HOLD_ANNOTATION,
   isProxyDeployment,
   type Condition,
@@ -60,15 +61,9 @@ export function proxyRollout(
   const d = inputs.get<ProxyDeployment>('Deployment', place.namespace, place.name);
   // A namesake someone else made is not ours to read.
   if (!d || !isProxyDeployment(d)) return undefined;
-  if (d.metadata.labels?.['turnpike.dev/gateway-namespace'] !== (gw.metadata.namespace ?? '')) return undefined;
+  if (d.metadata.labels?.[GATEWAY_NAMESPACE_LABEL] !== (gw.metadata.namespace ?? '')) return undefined;
   const template = d.spec?.template ?? {};
-  let plugins: Record<string, string> = {};
-  try {
-    const raw = template.metadata?.annotations?.[PLUGINS_ANNOTATION];
-    if (raw) plugins = JSON.parse(raw) as Record<string, string>;
-  } catch {
-    plugins = {};
-  }
+  const plugins = mountedDigests(template);
   const status = d.status ?? {};
   const desired = d.spec?.replicas ?? 1;
   const updated = status.updatedReplicas ?? 0;
@@ -90,6 +85,16 @@ export function proxyRollout(
   if (observed && progressing?.status === 'False')
     out.failed = { reason: progressing.reason ?? 'ProgressDeadlineExceeded', message: progressing.message ?? '' };
   return out;
+}
+
+/** The digests a pod template mounts, from its plugins annotation (none when it has none or it is not JSON). */
+function mountedDigests(template: PodTemplate): Record<string, string> {
+  const raw = template.metadata?.annotations?.[PLUGINS_ANNOTATION];
+  try {
+    return raw ? (JSON.parse(raw) as Record<string, string>) : {};
+  } catch {
+    return {};
+  }
 }
 
 /** Who holds the rollout of this Gateway's proxies, if anyone: ProxyConfig.spec.rollout.hold or the Gateway's annotation. */
@@ -136,8 +141,10 @@ function sortedEntries(o: Record<string, string> | undefined): [string, string][
  */
 export function pendingTemplateChanges(
   wants: TemplateWants,
-  live: PodTemplate,
+  rollout: ProxyRollout,
 ): { fields: string[]; plugins: string[] } {
+  const live = rollout.template;
+  const livePlugins = rollout.plugins;
   const container = live.spec?.containers?.find((c) => c.name === 'envoy') ?? live.spec?.containers?.[0];
   const fields: string[] = [];
   if (container?.image !== wants.image) fields.push('image');
@@ -145,7 +152,6 @@ export function pendingTemplateChanges(
   if (!sameJson(sortedEntries(live.metadata?.labels), sortedEntries(wants.labels))) fields.push('pod labels');
   const liveAnnotations = { ...live.metadata?.annotations };
   delete liveAnnotations[CONFIG_HASH_ANNOTATION];
-  const livePluginsRaw = liveAnnotations[PLUGINS_ANNOTATION];
   delete liveAnnotations[PLUGINS_ANNOTATION];
   if (!sameJson(sortedEntries(liveAnnotations), sortedEntries(wants.annotations))) fields.push('pod annotations');
   const livePorts = (container?.ports ?? []).map((p) => {
@@ -153,12 +159,6 @@ export function pendingTemplateChanges(
     return { name: port.name, containerPort: port.containerPort, protocol: port.protocol ?? 'TCP' };
   });
   if (!sameJson(livePorts, wants.ports)) fields.push('ports');
-  let livePlugins: Record<string, string> = {};
-  try {
-    livePlugins = livePluginsRaw ? (JSON.parse(livePluginsRaw) as Record<string, string>) : {};
-  } catch {
-    livePlugins = {};
-  }
   const plugins: string[] = [];
   for (const key of [...new Set([...Object.keys(livePlugins), ...Object.keys(wants.plugins)])].sort()) {
     const was = livePlugins[key];

@@ -6,8 +6,10 @@ import { ROUTE_KINDS, objectKey, referencedPlugins, type ClusterIR, type Gateway
 import { sortConditions } from '../conditions.js';
 import type { TranslationRun } from '../incremental/run.js';
 import { buildGatewayInfra, templateWants } from '../infra-ir.js';
+import { deepEqual } from '../incremental/deep-equal.js';
 import {
   mountedForRoutes,
+  notServedStates,
   pluginInstallStates,
   pluginsInstalledCondition,
   rolloutHeldCondition,
@@ -26,6 +28,15 @@ import type { PolicyAncestorsStage } from './policy-ancestors-stage.js';
 import type { RouteStage } from './route-stage.js';
 
 const PIECE = 'assembly:';
+
+/** What a Gateway's proxies run of its ProxyConfig's plugins, and which PluginInstallations it consumes. */
+export interface GatewayInstalls {
+  /** `namespace/name` of its ProxyConfig. */
+  proxyConfig?: string;
+  report: GatewayInstallReport;
+  /** Installed, or run by its routes. */
+  consumes: string[];
+}
 const KIND_ORDER = new Map<string, number>(ROUTE_KINDS.map((k, i) => [k, i]));
 
 function ageOf(route: RouteResult): number {
@@ -56,9 +67,9 @@ export class AssemblyStage {
    * Per Gateway what its proxies run of its ProxyConfig's plugins, which ProxyConfig that is, and
    * which PluginInstallations it consumes (installed or run by its routes).
    */
-  readonly installs = new Map<string, { proxyConfig?: string; report: GatewayInstallReport; consumes: string[] }>();
+  readonly installs = new Map<string, GatewayInstalls>();
   /** Gateways whose entry in `installs` was set or removed in the last run, with the entry before. */
-  installsChanged = new Map<string, { proxyConfig?: string; consumes: string[] } | undefined>();
+  installsChanged = new Map<string, GatewayInstalls | undefined>();
 
   update(
     run: TranslationRun,
@@ -159,21 +170,16 @@ export class AssemblyStage {
         this.serve(run, key, ir, endpoints);
         const infra = buildGatewayInfra(model, installed, run.proxyNamespace);
         if (heldBy && rollout) {
-          pending = pendingTemplateChanges(templateWants(infra), rollout.template);
+          pending = pendingTemplateChanges(templateWants(infra), rollout);
           held = [...pending.fields, ...pending.plugins.map((p) => `plugin ${p}`)];
           infra.held = { by: heldBy, template: rollout.template, pending: held };
         }
         run.out.infra.set(key, infra);
       }
+      const referenced = ir ? referencedPlugins(ir) : [];
       const states = ir
-        ? pluginInstallStates(key, installed, rollout, heldBy, new Set(referencedPlugins(ir)), model.proxySync)
-        : installed.map((p) => ({
-            plugin: `${p.namespace}/${p.name}`,
-            sha256: p.sha256,
-            ...(p.digest ? { digest: p.digest } : {}),
-            reason: 'Pending' as const,
-            message: `Gateway ${key} is not accepted: no configuration is served to its proxies`,
-          }));
+        ? pluginInstallStates(key, installed, rollout, heldBy, new Set(referenced), model.proxySync)
+        : notServedStates(key, installed);
       const extra = [
         pluginsInstalledCondition(states, gw.metadata.generation),
         rolloutHeldCondition(holdAsked, rollout, pending, gw.metadata.generation),
@@ -181,7 +187,7 @@ export class AssemblyStage {
       if (extra.length) status.conditions = sortConditions([...(status.conditions as Condition[]), ...extra]);
       run.out.statuses.set(gatewayKey, status);
       const consumes = new Set(installed.map((p) => `${p.namespace}/${p.name}`));
-      for (const ref of ir ? referencedPlugins(ir) : []) consumes.add(ref.slice(0, ref.lastIndexOf('@')));
+      for (const ref of referenced) consumes.add(ref.slice(0, ref.lastIndexOf('@')));
       this.setInstalls(key, {
         ...(proxyConfig ? { proxyConfig } : {}),
         report: { gateway: key, states, ...(held ? { held } : {}) },
@@ -190,18 +196,11 @@ export class AssemblyStage {
     });
   }
 
-  private setInstalls(
-    key: string,
-    next: { proxyConfig?: string; report: GatewayInstallReport; consumes: string[] } | undefined,
-  ): void {
+  private setInstalls(key: string, next: GatewayInstalls | undefined): void {
     const before = this.installs.get(key);
     if (!before && !next) return;
-    if (before && next && JSON.stringify(before) === JSON.stringify(next)) return;
-    if (!this.installsChanged.has(key))
-      this.installsChanged.set(
-        key,
-        before && { ...(before.proxyConfig ? { proxyConfig: before.proxyConfig } : {}), consumes: before.consumes },
-      );
+    if (before && next && deepEqual(before, next)) return;
+    if (!this.installsChanged.has(key)) this.installsChanged.set(key, before);
     if (next) this.installs.set(key, next);
     else this.installs.delete(key);
   }

@@ -73,7 +73,8 @@ export class InstallationStage {
     for (const key of [...dirtyPlugins].sort()) {
       const entry = plugins.pluginStatuses.get(key);
       if (!entry) continue;
-      const consumers = [...(this.consumersOf.get(key) ?? [])].sort(byKindThenName);
+      // `Kind/namespace/name`: sorted by kind, then namespace and name.
+      const consumers = [...(this.consumersOf.get(key) ?? [])].sort();
       const status: Record<string, unknown> = { ...entry.status };
       if (consumers.length) {
         status.consumers = consumers.slice(0, MAX_PLUGIN_CONSUMERS).map(consumerOf);
@@ -83,10 +84,6 @@ export class InstallationStage {
       run.out.statuses.set(objectKey('PluginInstallation', namespace, name), status);
     }
   }
-}
-
-function byKindThenName(a: ConsumerId, b: ConsumerId): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function consumerOf(id: ConsumerId): PluginConsumer {
