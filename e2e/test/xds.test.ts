@@ -321,7 +321,7 @@ describe('xDS served from a cluster', () => {
     expect(cfg.routes!.flatMap((r) => r.virtual_hosts.flatMap((v: any) => v.routes.map((x: any) => x.name)))).toContain(
       'httproute/shop/web/rule/0/match/0',
     );
-    expect(cfg.clusters!.map((c) => c.name).sort()).toEqual(['shop/web/8080', 'shop/web/9000']);
+    expect(cfg.clusters!.map((c) => c.name).sort()).toEqual(['shop/web/8080', 'shop/web/9000/tcp']);
     expect(cfg.endpoints!.length).toBe(2);
     expect(cfg.secrets!.map((x) => x.name)).toEqual(['shop/cert']);
     expect(JSON.stringify(cfg.secrets)).toContain('<redacted>');

@@ -20,7 +20,10 @@ export interface EndpointIR {
 }
 
 export interface ClusterIR {
-  /** `namespace/service/port` (`/udp` for a UDP port, `/h2` for HTTP/2). Its endpoints are in XdsIR.endpoints. */
+  /**
+   * `namespace/service/port`, suffixed with how routes speak to it: none for HTTPRoutes (HTTP/1.1, or
+   * HTTP/2 by the port's appProtocol), `/h2` for GRPCRoutes, `/tcp`, `/udp`. Its endpoints are in XdsIR.endpoints.
+   */
   name: string;
   service: { namespace: string; name: string; port: number };
   protocol: 'http' | 'h2' | 'tcp' | 'udp';

@@ -33,6 +33,7 @@ import { PolicyStage } from './stages/policy-stage.js';
 import { RouteStage } from './stages/route-stage.js';
 import { RouteStatusStage } from './stages/route-status-stage.js';
 import { PolicyAncestorsStage } from './stages/policy-ancestors-stage.js';
+import { publishServiceFacts } from './service-facts.js';
 
 export type { Diagnostic } from './incremental/run.js';
 export type { OutputChanges, Status } from './incremental/outputs.js';
@@ -130,6 +131,7 @@ export class Translator {
     this.policies.update(run);
     this.plugins.update(run);
     this.gateways.update(run, this.classes);
+    publishServiceFacts(run);
     this.routes.update(run, this.gateways, this.policies, this.endpoints);
     this.policyAncestors.update(this.policies, this.routes);
     this.assembly.update(

@@ -89,6 +89,7 @@ function collectRoutes(
   listeners: ReadonlyMap<ListenerModel, ListenerAccumulator>,
   clusters: Map<string, ClusterIR>,
   blockedPolicies: ReadonlySet<string>,
+  resolveCluster: ClusterResolver,
 ): void {
   for (const route of routes) {
     for (const parent of route.parents) {
@@ -97,7 +98,9 @@ function collectRoutes(
         const accumulator = listeners.get(listener);
         if (!accumulator) continue;
         const blocked = blockedClusters(route, blockedPolicies);
-        for (const cluster of route.clusters) if (!blocked.has(cluster.name)) clusters.set(cluster.name, cluster);
+        for (const cluster of route.clusters)
+          if (!blocked.has(cluster.name) && !clusters.has(cluster.name))
+            clusters.set(cluster.name, resolveCluster(cluster));
         if (route.http) {
           const order = `${route.object.metadata.namespace}/${route.object.metadata.name}`;
           const age = ageOf(route);
@@ -164,6 +167,13 @@ function listenerIR(accumulator: ListenerAccumulator, overlaps: RouteOverlaps | 
 }
 
 /**
+ * A route's cluster as the Gateway serves it: what the route asked for (`http`) may become HTTP/2
+ * by the Service port's appProtocol (service-facts.ts). Identity: the same object for the same
+ * answer, so the xDS side builds and encodes it once.
+ */
+export type ClusterResolver = (cluster: ClusterIR) => ClusterIR;
+
+/**
  * The xDS IR of one Gateway. `overlaps`, when given, receives the routes whose matches another
  * route on the same host already claims (RouteRulesOverlap).
  */
@@ -171,6 +181,7 @@ export function assembleGateway(
   gateway: GatewayModel,
   routes: readonly RouteResult[],
   ageOf: (r: RouteResult) => number,
+  resolveCluster: ClusterResolver,
   overlaps?: RouteOverlaps,
   blockedPolicies: ReadonlySet<string> = new Set(),
 ): GatewayIR {
@@ -178,7 +189,7 @@ export function assembleGateway(
   const accumulators = new Map<ListenerModel, ListenerAccumulator>();
   for (const listener of programmable) accumulators.set(listener, { model: listener, hosts: new Map(), l4: [] });
   const clusters = new Map<string, ClusterIR>();
-  collectRoutes(gateway, routes, ageOf, accumulators, clusters, blockedPolicies);
+  collectRoutes(gateway, routes, ageOf, accumulators, clusters, blockedPolicies, resolveCluster);
   isolateHttpListeners([...accumulators.values()]);
   const ports = new Map<string, PortIR>();
   const listenPorts = gatewayListenPorts(gateway);

@@ -198,18 +198,20 @@ export const anyObject: fc.Arbitrary<KubeObject> = fc.oneof(
       svc: pick('apps/svc1', 'apps/svc2', 'other/svc3'),
       udp: fc.boolean(),
       app: maybe(pick('kubernetes.io/h2c', 'http')),
+      portName: pick('http', 'web'),
       ip: pick('10.0.0.1', '10.0.0.2'),
+      label: maybe(pick('a', 'b')),
     })
-    .map(({ svc, udp, app, ip }) => {
+    .map(({ svc, udp, app, portName, ip, label }) => {
       const [namespace, name] = svc.split('/') as [string, string];
       return {
         apiVersion: 'v1',
         kind: 'Service',
-        metadata: meta(name, namespace),
+        metadata: { ...meta(name, namespace), ...(label ? { labels: { tier: label } } : {}) },
         spec: {
           clusterIP: ip,
           ports: [
-            { name: 'http', port: 8080, protocol: 'TCP', ...(app ? { appProtocol: app } : {}) },
+            { name: portName, port: 8080, protocol: 'TCP', ...(app ? { appProtocol: app } : {}) },
             ...(udp ? [{ name: 'dns', port: 53, protocol: 'UDP' }] : []),
           ],
         },

@@ -223,7 +223,20 @@ describe('extended features', () => {
       endpointSlice('web', 'apps', ['10.1.0.1'], 8080, 'h2c'),
       httpRoute('r', { parentRefs: [toGw], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] }),
     ]);
-    expect(res.clusters.find((c) => c.name === 'apps/web/8080/h2')!.http2_protocol_options).toEqual({});
+    // The name says what the route asks (HTTP), not what the Service says: an appProtocol change
+    // re-configures the one cluster and leaves every route that sends to it as it was.
+    expect(res.clusters.find((c) => c.name === 'apps/web/8080')!.http2_protocol_options).toEqual({});
+    const plain = envoy([
+      gatewayClass(),
+      gateway('gw', [http()]),
+      service('web', 'apps', [{ name: 'h2c', port: 8080, protocol: 'TCP' }]),
+      endpointSlice('web', 'apps', ['10.1.0.1'], 8080, 'h2c'),
+      httpRoute('r', { parentRefs: [toGw], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] }),
+      route('GRPCRoute', 'g', { parentRefs: [toGw], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] }),
+    ]);
+    // A GRPCRoute speaks HTTP/2 to a plain port; the HTTPRoute beside it keeps HTTP/1.1.
+    expect(plain.clusters.find((c) => c.name === 'apps/web/8080/h2')!.http2_protocol_options).toEqual({});
+    expect(plain.clusters.find((c) => c.name === 'apps/web/8080')!.http2_protocol_options).toBeUndefined();
   });
 
   it('HTTPRouteBackendProtocolWebSocket: the connection manager lets WebSocket upgrades through', () => {

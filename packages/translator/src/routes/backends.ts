@@ -1,11 +1,15 @@
 // backendRefs: only core Services (and only with a port); another namespace needs a
 // ReferenceGrant, and without one we never say whether the Service exists. Endpoints come
-// from the Service's EndpointSlices; an upstream BackendTLSPolicy is attached to the cluster.
-import { GATEWAY_GROUP, type BackendRef, type KubeObject, type Service } from '@turnpike/api';
+// from the Service's EndpointSlices; an upstream BackendTLSPolicy is attached to the cluster. A
+// route reads only the Service's ports (service-facts.ts): whether the proxy speaks HTTP/2 to a
+// port (its appProtocol) is the Gateway's assembly's to decide, so the cluster's name never
+// depends on it.
+import { GATEWAY_GROUP, type BackendRef, type KubeObject } from '@turnpike/api';
 import type { Problem } from '../conditions.js';
 import type { ClusterIR } from '@turnpike/api';
 import type { TranslationContext } from '../context.js';
 import { referenceNotPermitted } from '../reference-grants.js';
+import { servicePorts } from '../service-facts.js';
 
 export interface ResolvedBackend {
   cluster: ClusterIR;
@@ -41,12 +45,13 @@ export function resolveBackend(
     field,
   );
   if (notPermitted) return { problem: notPermitted };
-  const svc = ctx.inputs.get<Service>('Service', ns, ref.name);
-  if (!svc) return { problem: { reason: 'BackendNotFound', message: `${field}: Service ${ns}/${ref.name} not found` } };
+  const ports = servicePorts(ctx.inputs, ns, ref.name);
+  if (!ports)
+    return { problem: { reason: 'BackendNotFound', message: `${field}: Service ${ns}/${ref.name} not found` } };
   if (ref.port === undefined)
     return { problem: { reason: 'BackendNotFound', message: `${field}.port must be set for a Service backend` } };
   const wantProtocol = protocol === 'udp' ? 'UDP' : 'TCP';
-  const sp = (svc.spec?.ports ?? []).find((p) => p.port === ref.port && (p.protocol ?? 'TCP') === wantProtocol);
+  const sp = ports.find((p) => p.port === ref.port && p.protocol === wantProtocol);
   if (!sp)
     return {
       problem: {
@@ -66,12 +71,11 @@ export function resolveBackend(
       },
     };
   }
-  const clusterProtocol = appProtocol(sp.appProtocol, protocol);
   // Endpoints are not part of the cluster: they are the endpoint stage's, per cluster name.
   const cluster: ClusterIR = {
-    name: clusterName(ns, ref.name, ref.port, clusterProtocol),
+    name: clusterName(ns, ref.name, ref.port, protocol),
     service: { namespace: ns, name: ref.name, port: ref.port },
-    protocol: clusterProtocol,
+    protocol,
   };
   if (tls) {
     cluster.tls = {
@@ -85,19 +89,15 @@ export function resolveBackend(
   return { backend: { cluster, weight, port: ref.port }, ...(tls ? { policy: cluster.tls!.policy } : {}) };
 }
 
-function appProtocol(ap: string | undefined, dflt: ClusterIR['protocol']): ClusterIR['protocol'] {
-  if (dflt === 'udp' || dflt === 'tcp') return dflt;
-  if (ap === 'kubernetes.io/h2c' || ap === 'grpc' || ap === 'h2c') return 'h2';
-  return dflt;
-}
-
 /**
- * `namespace/service/port`, with `/udp` for a UDP port and `/h2` when the proxy speaks HTTP/2 to
- * it. The name carries what the cluster's config depends on: a Service may serve one port number
- * over TCP and UDP (DNS), and a GRPCRoute (HTTP/2) and an HTTPRoute (HTTP/1.1, unless the port's
- * appProtocol says h2c) may send to the same port; one shared cluster would speak one of them.
+ * `namespace/service/port`, with a suffix for what the route asks of the port: none for HTTP
+ * (HTTP/1.1, or HTTP/2 when the port's appProtocol says h2c), `/h2` for a GRPCRoute (always
+ * HTTP/2), `/tcp` for TLS and TCP routes (bytes), `/udp` for a UDP port. Two routes may send to one
+ * port in different ways (a GRPCRoute and an HTTPRoute, a TCPRoute and an HTTPRoute to an h2c port,
+ * DNS over TCP and UDP); each way is a cluster of its own. The name does not depend on the Service,
+ * so a change of its appProtocol changes one cluster's config and no route.
  */
 export function clusterName(namespace: string, service: string, port: number, protocol: ClusterIR['protocol']): string {
-  const suffix = protocol === 'udp' ? '/udp' : protocol === 'h2' ? '/h2' : '';
+  const suffix = protocol === 'http' ? '' : `/${protocol}`;
   return `${namespace}/${service}/${port}${suffix}`;
 }

@@ -20,7 +20,8 @@ import type { Condition, GatewayModel, ListenerModel } from '../model.js';
 import type { RouteOverlaps } from '../route-overlaps.js';
 import type { RouteResult } from '../routes/route-result.js';
 import { gatewayStatus, listenerSetStatus } from '../status-gateways.js';
-import { assembleGateway } from '../xds-assembly.js';
+import { serviceSpeaksH2 } from '../service-facts.js';
+import { assembleGateway, type ClusterResolver } from '../xds-assembly.js';
 import type { EndpointStage } from './endpoints.js';
 import type { GatewayStage } from './gateway-stage.js';
 import type { PluginStage } from './plugin-stage.js';
@@ -162,7 +163,7 @@ export class AssemblyStage {
         this.setWithheld(key, new Map());
       } else {
         const overlaps: RouteOverlaps = new Map();
-        ir = assembleGateway(model, results, ageOf, overlaps, ancestors.blockedOn(key));
+        ir = assembleGateway(model, results, ageOf, this.clusterResolver(run), overlaps, ancestors.blockedOn(key));
         this.setOverlaps(key, overlaps);
         this.setWithheld(key, model.withheldByRoute ?? new Map());
         const mounted = mountedForRoutes(installed, rollout, heldBy);
@@ -194,6 +195,20 @@ export class AssemblyStage {
         consumes: [...consumes].sort(),
       });
     });
+  }
+
+  /** HTTP/2 versions of routes' HTTP clusters, one per cluster object, so their identity holds across assemblies. */
+  private readonly h2Clusters = new WeakMap<ClusterIR, ClusterIR>();
+
+  private clusterResolver(run: TranslationRun): ClusterResolver {
+    return (cluster) => {
+      if (cluster.protocol !== 'http') return cluster;
+      const { namespace, name, port } = cluster.service;
+      if (!serviceSpeaksH2(run.inputs, namespace, name, port)) return cluster;
+      let h2 = this.h2Clusters.get(cluster);
+      if (!h2) this.h2Clusters.set(cluster, (h2 = { ...cluster, protocol: 'h2' }));
+      return h2;
+    };
   }
 
   private setInstalls(key: string, next: GatewayInstalls | undefined): void {

@@ -63,7 +63,7 @@ describe('an L4 route is served with exactly one rule', () => {
     });
     const served = r.xdsIR.gateways.get('infra/gw')!.ports[0]!.listeners[0]!.routes!;
     expect(served.map((x) => x.source.name)).toEqual(['new']);
-    expect(served[0]!.backends).toEqual([{ cluster: 'apps/svc/8080', weight: 1 }]);
+    expect(served[0]!.backends).toEqual([{ cluster: 'apps/svc/8080/tcp', weight: 1 }]);
   });
   it('no rule at all is refused the same way', () => {
     const r = run([gatewayClass(), tcpGw(), tcpRoute('empty', [], '2026-01-01T00:00:00Z')]);

@@ -155,7 +155,7 @@ describe('TLS routes sharing a server name', () => {
     const names = res.listeners[0]!.filter_chains!.map((c) => JSON.stringify(c.filter_chain_match?.server_names ?? []));
     expect(new Set(names).size).toBe(names.length);
     const outcome = routeTcp(res, 443, 'app.example.com');
-    expect(outcome.kind === 'tcp' && outcome.targets.map((t) => t.cluster)).toEqual(['apps/one/8443']);
+    expect(outcome.kind === 'tcp' && outcome.targets.map((t) => t.cluster)).toEqual(['apps/one/8443/tcp']);
     // The route that lost the name says so, naming the one that has it.
     const overlap = (name: string) =>
       (
