@@ -129,8 +129,10 @@ describe('reflector recovery', () => {
 
   it('410 Gone relists and emits the difference: deletes for what vanished, upserts for what changed', async () => {
     let phase = 0;
+    const listedAt: (string | null)[] = [];
     const f = await fakeApi((_req, res, url) => {
       if (!url.searchParams.get('watch')) {
+        listedAt.push(url.searchParams.get('resourceVersion'));
         phase++;
         return phase === 1
           ? list(res, '10', [svc('keep', '10'), svc('gone', '10')])
@@ -160,6 +162,8 @@ describe('reflector recovery', () => {
     ]);
     expect(synced()).toBe(1);
     expect(r.stats.relists).toBe(1);
+    // The first list from the watch cache; the relist from etcd, never older than what was emitted.
+    expect(listedAt).toEqual(['0', null]);
   });
 
   it('an ERROR event with code 410 inside the stream also relists', async () => {
