@@ -3,7 +3,7 @@
 // library's own watch makes a new agent per reconnect and leaks sockets on Node 20.
 import { request as httpsRequest, Agent, type RequestOptions } from 'node:https';
 import { request as httpRequest, Agent as HttpAgent, type IncomingMessage } from 'node:http';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from './kube-config.js';
 
 export interface KubeResponse<T = unknown> {
   status: number;
