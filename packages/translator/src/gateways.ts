@@ -9,7 +9,6 @@ import {
   type ListenerSet,
   type Namespace,
   type ProxyConfig,
-  type ProxyStatus,
 } from '@turnpike/api';
 import { compareAge } from './compare.js';
 import { SUPPORTED_ADDRESS_TYPES } from './static-addresses.js';
@@ -188,21 +187,6 @@ export function buildGatewayGroup(
   if (params.problem) model.parametersProblem = params.problem;
   const pc = params.proxyConfig ?? cls.model.proxyConfig;
   if (pc) model.proxyConfig = pc;
-  const told = inputs.get<ProxyStatus>('ProxyStatus', gw.metadata.namespace, gw.metadata.name)?.status;
-  if (told?.sync) model.proxySync = told.sync;
-  if (told?.withheld?.length) {
-    const line = (w: (typeof told.withheld)[number]) =>
-      `${w.source ? `${w.source} (${w.resource} ${w.field})` : `${w.resource} ${w.field}`}: ${w.message}`;
-    model.configWithheld = told.withheld.map(line);
-    model.withheldByRoute = new Map();
-    for (const w of told.withheld)
-      if (w.object) model.withheldByRoute.set(w.object, [...(model.withheldByRoute.get(w.object) ?? []), line(w)]);
-  }
-  const ps = told?.rejected;
-  if (ps)
-    model.proxyRejected =
-      `proxy ${ps.node} rejected ${ps.typeUrl.slice(ps.typeUrl.lastIndexOf('.') + 1)} ` +
-      `version ${ps.version}: ${ps.message}; the previous configuration stays in force`;
   const addr = checkAddresses(gw);
   if (addr) model.addressProblem = addr;
   const ccr = gw.spec?.tls?.backend?.clientCertificateRef;

@@ -7,7 +7,6 @@ import type {
   Listener,
   ListenerSet,
   ProxyConfig,
-  ProxyStatus,
   RouteGroupKind,
 } from '@turnpike/api';
 import type { Problem } from './conditions.js';
@@ -69,14 +68,6 @@ export interface GatewayModel {
    * A Gateway that is not accepted is not Programmed and its ListenerSets are not served.
    */
   notAccepted?: Problem;
-  /** The proxies rejected the last configuration (from ProxyStatus): what they said. */
-  proxyRejected?: string;
-  /** What the serving path withheld from the proxies (from ProxyStatus), one line each. */
-  configWithheld?: string[];
-  /** The same, per route it names (`Kind/namespace/name`), for the route's own status. */
-  withheldByRoute?: Map<string, string[]>;
-  /** Connected proxies and those that have not acknowledged the current configuration (from ProxyStatus). */
-  proxySync?: NonNullable<ProxyStatus['status']['sync']>;
   listeners: ListenerModel[];
   listenerSets: ListenerSetModel[];
 }

@@ -8,6 +8,7 @@ import { SUPPORTED_FEATURES } from './gateway-classes.js';
 import { mergedListeners } from './gateways.js';
 import { listenerConfigInvalid as configInvalid, listenerProgrammable } from './listener-validity.js';
 import { proxyPlacement } from './proxy-placement.js';
+import type { ProxyReport } from './proxy-report.js';
 import { assignedStaticAddresses, staticAddressProblem } from './static-addresses.js';
 import type { GatewayModel, ListenerModel, ListenerSetModel } from './model.js';
 import type { Problem } from './conditions.js';
@@ -88,6 +89,7 @@ export function gatewayStatus(
   attached: Map<ListenerModel, number>,
   services: ServiceLookup,
   proxyNamespace: string | undefined,
+  told: ProxyReport = {},
 ): GatewayStatus {
   const gw: Gateway = g.object;
   const gen = gw.metadata.generation;
@@ -128,18 +130,18 @@ export function gatewayStatus(
   conds.push(resolvedRefsCondition(refs, gen));
 
   // What the proxies said about the last configuration (our own condition type).
-  if (g.proxyRejected) conds.push(condition(CONFIG_REJECTED, true, 'Rejected', g.proxyRejected, gen));
-  if (g.configWithheld)
+  if (told.rejected) conds.push(condition(CONFIG_REJECTED, true, 'Rejected', told.rejected, gen));
+  if (told.withheld)
     conds.push(
       condition(
         CONFIG_WITHHELD,
         true,
         'RefusedByEnvoyRules',
-        `withheld from the proxies, the rest is served: ${g.configWithheld.join('; ')}`,
+        `withheld from the proxies, the rest is served: ${told.withheld.join('; ')}`,
         gen,
       ),
     );
-  if (g.proxySync) conds.push(proxiesInSync(g.proxySync, gen));
+  if (told.sync) conds.push(proxiesInSync(told.sync, gen));
   const status: GatewayStatus = {
     conditions: sortConditions(conds),
     listeners: g.listeners.map((l) =>

@@ -62,6 +62,7 @@ const EMPTY_SNAPSHOT: Snapshot = new Map();
 export class Translator {
   private previous: Snapshot = EMPTY_SNAPSHOT;
   private outputs: KeyedOutputs = EMPTY_OUTPUTS;
+  private lastComputed: ReadonlyMap<string, number> = new Map();
   private diagnostics: Diagnostic[] = [];
   private dependencies = new DependencyIndex();
   private endpoints = new EndpointStage();
@@ -152,6 +153,7 @@ export class Translator {
     const { outputs, changes } = run.out.finish();
     this.outputs = outputs;
     this.previous = snapshot;
+    this.lastComputed = run.computed;
     const result: TranslateResult = {
       statuses: outputs.statuses,
       xdsIR: { gateways: outputs.gateways, endpoints: outputs.endpoints },
@@ -160,6 +162,14 @@ export class Translator {
       diagnostics: this.diagnostics,
     };
     return { result, changes };
+  }
+
+  /**
+   * How many pieces each stage computed in the last translation, by stage prefix (`route:`,
+   * `assembly:`, `gateway:` …): what the last change cost, for tests and debugging.
+   */
+  piecesComputed(): ReadonlyMap<string, number> {
+    return this.lastComputed;
   }
 
   /** The endpoints of a cluster some route uses, as of the last translation. */

@@ -432,8 +432,9 @@ export const anyObject: fc.Arbitrary<KubeObject> = fc.oneof(
       rejected: fc.boolean(),
       gateway: pick('gw1', 'gw2'),
       acked: pick(undefined, [], ['apps/p1@' + 'a'.repeat(64)]),
+      withheld: maybe(pick('HTTPRoute/apps/r1', 'HTTPRoute/apps/r2')),
     })
-    .map(({ rejected, gateway, acked }) => ({
+    .map(({ rejected, gateway, acked, withheld }) => ({
       apiVersion: 'turnpike.dev/internal',
       kind: 'ProxyStatus',
       metadata: meta(gateway, 'infra'),
@@ -449,6 +450,13 @@ export const anyObject: fc.Arbitrary<KubeObject> = fc.oneof(
             }
           : {}),
         ...(acked ? { sync: { connected: 1, behind: [], plugins: acked } } : {}),
+        ...(withheld
+          ? {
+              withheld: [
+                { resource: 'RouteConfiguration tcp-80', field: 'routes[0]', message: 'refused', object: withheld },
+              ],
+            }
+          : {}),
       },
     })),
 );

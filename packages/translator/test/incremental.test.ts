@@ -161,26 +161,68 @@ describe('incremental translation', () => {
     const t = new Translator();
     const first = t.translate(snapshot);
     const gatewayOf = (r: TranslateResult) => r.xdsIR.gateways.get('infra/gw1')!;
-    const routeOf = (r: TranslateResult) => gatewayOf(r).ports[0]!.listeners[0]!.virtualHosts![0]!.routes[0]!;
 
     snapshot = apply(snapshot, { type: 'upsert', object: service({}, { tier: 'web' }) });
     const relabelled = t.translateWithChanges(snapshot);
     expect(relabelled.changes).toEqual({ statuses: [], gateways: [], endpoints: [], infra: [], pluginFetches: [] });
+    expect(t.piecesComputed().get('route:')).toBeUndefined();
     expect(gatewayOf(relabelled.result)).toBe(gatewayOf(first));
 
     snapshot = apply(snapshot, { type: 'upsert', object: service({ appProtocol: 'kubernetes.io/h2c' }) });
     const h2c = t.translateWithChanges(snapshot);
     expect(h2c.changes.gateways).toEqual(['infra/gw1']);
     expect(h2c.changes.statuses).toEqual([]);
+    expect(t.piecesComputed().get('route:')).toBeUndefined();
+    expect(t.piecesComputed().get('assembly:')).toBe(1);
     expect(gatewayOf(h2c.result).clusters).toEqual([
       { name: 'apps/svc1/8080', service: { namespace: 'apps', name: 'svc1', port: 8080 }, protocol: 'h2' },
     ]);
-    // The route was not translated again: the Gateway holds the very same route object.
-    expect(routeOf(h2c.result)).toBe(routeOf(first));
 
     snapshot = apply(snapshot, { type: 'upsert', object: service({ port: 9090 }) });
     const moved = t.translateWithChanges(snapshot);
+    expect(t.piecesComputed().get('route:')).toBe(1);
     expect(moved.changes.statuses).toEqual(['HTTPRoute/apps/r1']);
     expect(JSON.stringify(moved.result.statuses.get('HTTPRoute/apps/r1'))).toContain('has no TCP port 8080');
+  });
+
+  it('what the proxies said re-assembles their Gateway and re-translates no route', () => {
+    const route = {
+      apiVersion: GW,
+      kind: 'HTTPRoute',
+      metadata: meta('r1', 'apps'),
+      spec: {
+        parentRefs: [{ name: 'gw1', namespace: 'infra' }],
+        rules: [{ backendRefs: [{ name: 'svc1', port: 8080 }] }],
+      },
+    } as KubeObject;
+    const objs: KubeObject[] = [
+      { apiVersion: GW, kind: 'GatewayClass', metadata: meta('turnpike'), spec: { controllerName: CONTROLLER_NAME } },
+      {
+        apiVersion: GW,
+        kind: 'Gateway',
+        metadata: meta('gw1', 'infra'),
+        spec: {
+          gatewayClassName: 'turnpike',
+          listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }],
+        },
+      },
+      { apiVersion: 'v1', kind: 'Service', metadata: meta('svc1', 'apps'), spec: { ports: [{ port: 8080 }] } },
+      route,
+    ];
+    let snapshot: Snapshot = new Map();
+    for (const o of objs) snapshot = apply(snapshot, { type: 'upsert', object: o });
+    const t = new Translator();
+    t.translate(snapshot);
+    const proxyStatus = {
+      apiVersion: 'turnpike.dev/internal',
+      kind: 'ProxyStatus',
+      metadata: meta('gw1', 'infra'),
+      status: { sync: { connected: 2, behind: [] } },
+    } as KubeObject;
+    const connected = t.translateWithChanges(apply(snapshot, { type: 'upsert', object: proxyStatus }));
+    expect(connected.changes.statuses).toEqual(['Gateway/infra/gw1']);
+    expect(t.piecesComputed().get('route:')).toBeUndefined();
+    expect(t.piecesComputed().get('assembly:')).toBe(1);
+    expect(JSON.stringify(connected.result.statuses.get('Gateway/infra/gw1'))).toContain('ProxiesInSync');
   });
 });

@@ -16,6 +16,8 @@ export interface Diagnostic {
 export class TranslationRun {
   /** Derived dependency keys (`@…`) whose value changed in this run. */
   readonly facts = new Set<string>();
+  /** How many pieces each stage (by prefix, e.g. `route:`) computed in this run: what a change cost. */
+  readonly computed = new Map<string, number>();
 
   constructor(
     readonly inputs: Inputs,
@@ -62,6 +64,7 @@ export class TranslationRun {
 
   /** Computes one piece, recording what it read under `prefix + id`. */
   compute<T>(prefix: string, id: string, fn: () => T): T {
+    this.computed.set(prefix, (this.computed.get(prefix) ?? 0) + 1);
     const { value, dependencies } = this.inputs.record(fn);
     this.dependencies.record(prefix + id, dependencies);
     return value;

@@ -15,6 +15,7 @@ import {
   rolloutHeldCondition,
   type GatewayInstallReport,
 } from '../plugin-installation.js';
+import { proxyReport } from '../proxy-report.js';
 import { pendingTemplateChanges, proxyRollout, rolloutHeldBy } from '../proxy-rollout.js';
 import type { Condition, GatewayModel, ListenerModel } from '../model.js';
 import type { RouteOverlaps } from '../route-overlaps.js';
@@ -140,7 +141,8 @@ export class AssemblyStage {
       const gw = model.object;
       const services = (serviceNamespace: string, serviceName: string) =>
         run.inputs.get<Service>('Service', serviceNamespace, serviceName);
-      const status = gatewayStatus(model, attached, services, run.proxyNamespace) as Record<string, unknown>;
+      const proxies = proxyReport(run.inputs, gw);
+      const status = gatewayStatus(model, attached, services, run.proxyNamespace, proxies) as Record<string, unknown>;
       const gatewayServes = !model.parametersProblem && !model.addressProblem;
       group.listenerSets.forEach((set, index) => {
         this.listenerSetOwner.set(setKeys[index]!, key);
@@ -165,7 +167,7 @@ export class AssemblyStage {
         const overlaps: RouteOverlaps = new Map();
         ir = assembleGateway(model, results, ageOf, this.clusterResolver(run), overlaps, ancestors.blockedOn(key));
         this.setOverlaps(key, overlaps);
-        this.setWithheld(key, model.withheldByRoute ?? new Map());
+        this.setWithheld(key, proxies.withheldByRoute ?? new Map());
         const mounted = mountedForRoutes(installed, rollout, heldBy);
         if (mounted.length) ir.installedPlugins = mounted;
         this.serve(run, key, ir, endpoints);
@@ -179,7 +181,7 @@ export class AssemblyStage {
       }
       const referenced = ir ? referencedPlugins(ir) : [];
       const states = ir
-        ? pluginInstallStates(key, installed, rollout, heldBy, new Set(referenced), model.proxySync)
+        ? pluginInstallStates(key, installed, rollout, heldBy, new Set(referenced), proxies.sync)
         : notServedStates(key, installed);
       const extra = [
         pluginsInstalledCondition(states, gw.metadata.generation),

@@ -1,8 +1,8 @@
 // Stage 4: Gateways of our classes, each with the ListenerSets that name it (one group, since
 // listener precedence and conflicts cross them). A group is rebuilt when its Gateway, one of its
-// ListenerSets, its class or anything its listeners read (Secrets, grants, Namespaces, ProxyConfig,
-// what the proxies said) changes, and publishes `@gateway:<namespace>/<name>`: the routes
-// attached to it are re-attached.
+// ListenerSets, its class or anything its listeners read (Secrets, grants, Namespaces, ProxyConfig)
+// changes, and publishes `@gateway:<namespace>/<name>`: the routes attached to it are re-attached.
+// What the proxies said (ProxyStatus) is not in the model: the assembly reads it (proxy-report.ts).
 import type { Gateway, ListenerSet } from '@turnpike/api';
 import { buildGatewayGroup, listenerSetParent, type GatewayGroup } from '../gateways.js';
 import type { TranslationRun } from '../incremental/run.js';
