@@ -44,6 +44,45 @@ function changedKeys(before: ReadonlyMap<string, unknown>, after: ReadonlyMap<st
   return out.sort();
 }
 
+/** A Service with one port 8080 (`port` adds to or overrides it), in namespace apps. */
+const service = (port: Record<string, unknown> = {}, labels?: Record<string, string>) =>
+  ({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: meta('svc1', 'apps', labels ? { labels } : {}),
+    spec: { ports: [{ name: 'http', port: 8080, ...port }] },
+  }) as KubeObject;
+
+/** One Gateway of ours (infra/gw1, HTTP on 80) and one HTTPRoute (apps/r1) to `svc` port 8080, as a snapshot. */
+function oneRouteSnapshot(svc: KubeObject, ...more: KubeObject[]): Snapshot {
+  const objs: KubeObject[] = [
+    { apiVersion: GW, kind: 'GatewayClass', metadata: meta('turnpike'), spec: { controllerName: CONTROLLER_NAME } },
+    {
+      apiVersion: GW,
+      kind: 'Gateway',
+      metadata: meta('gw1', 'infra'),
+      spec: {
+        gatewayClassName: 'turnpike',
+        listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }],
+      },
+    },
+    svc,
+    {
+      apiVersion: GW,
+      kind: 'HTTPRoute',
+      metadata: meta('r1', 'apps'),
+      spec: {
+        parentRefs: [{ name: 'gw1', namespace: 'infra' }],
+        rules: [{ backendRefs: [{ name: 'svc1', port: 8080 }] }],
+      },
+    },
+    ...more,
+  ];
+  let snapshot: Snapshot = new Map();
+  for (const o of objs) snapshot = apply(snapshot, { type: 'upsert', object: o });
+  return snapshot;
+}
+
 describe('incremental translation', () => {
   it('after every step of a random history, a long-lived Translator equals a fresh one, and reports exactly what changed', () => {
     fc.assert(
@@ -72,33 +111,6 @@ describe('incremental translation', () => {
   });
 
   it('an EndpointSlice change that keeps a ready endpoint touches the endpoints of one cluster and nothing else', () => {
-    const objs: KubeObject[] = [
-      { apiVersion: GW, kind: 'GatewayClass', metadata: meta('turnpike'), spec: { controllerName: CONTROLLER_NAME } },
-      {
-        apiVersion: GW,
-        kind: 'Gateway',
-        metadata: meta('gw1', 'infra'),
-        spec: {
-          gatewayClassName: 'turnpike',
-          listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }],
-        },
-      },
-      {
-        apiVersion: 'v1',
-        kind: 'Service',
-        metadata: meta('svc1', 'apps'),
-        spec: { ports: [{ name: 'http', port: 8080 }] },
-      },
-      {
-        apiVersion: GW,
-        kind: 'HTTPRoute',
-        metadata: meta('r1', 'apps'),
-        spec: {
-          parentRefs: [{ name: 'gw1', namespace: 'infra' }],
-          rules: [{ backendRefs: [{ name: 'svc1', port: 8080 }] }],
-        },
-      },
-    ];
     const slice = (ips: string[]) =>
       ({
         apiVersion: 'discovery.k8s.io/v1',
@@ -107,8 +119,7 @@ describe('incremental translation', () => {
         ports: [{ name: 'http', port: 8080 }],
         endpoints: ips.map((ip) => ({ addresses: [ip] })),
       }) as KubeObject;
-    let snapshot: Snapshot = new Map();
-    for (const o of [...objs, slice(['10.1.0.1'])]) snapshot = apply(snapshot, { type: 'upsert', object: o });
+    const snapshot = oneRouteSnapshot(service(), slice(['10.1.0.1']));
     const t = new Translator();
     const first = t.translate(snapshot);
     const { result, changes } = t.translateWithChanges(
@@ -127,37 +138,7 @@ describe('incremental translation', () => {
   });
 
   it('a Service is read by its facts: a label touches nothing, an appProtocol only the cluster, a port the route', () => {
-    const service = (port: Record<string, unknown>, labels?: Record<string, string>) =>
-      ({
-        apiVersion: 'v1',
-        kind: 'Service',
-        metadata: meta('svc1', 'apps', labels ? { labels } : {}),
-        spec: { ports: [{ name: 'http', port: 8080, ...port }] },
-      }) as KubeObject;
-    const objs: KubeObject[] = [
-      { apiVersion: GW, kind: 'GatewayClass', metadata: meta('turnpike'), spec: { controllerName: CONTROLLER_NAME } },
-      {
-        apiVersion: GW,
-        kind: 'Gateway',
-        metadata: meta('gw1', 'infra'),
-        spec: {
-          gatewayClassName: 'turnpike',
-          listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }],
-        },
-      },
-      service({}),
-      {
-        apiVersion: GW,
-        kind: 'HTTPRoute',
-        metadata: meta('r1', 'apps'),
-        spec: {
-          parentRefs: [{ name: 'gw1', namespace: 'infra' }],
-          rules: [{ backendRefs: [{ name: 'svc1', port: 8080 }] }],
-        },
-      },
-    ];
-    let snapshot: Snapshot = new Map();
-    for (const o of objs) snapshot = apply(snapshot, { type: 'upsert', object: o });
+    let snapshot = oneRouteSnapshot(service());
     const t = new Translator();
     const first = t.translate(snapshot);
     const gatewayOf = (r: TranslateResult) => r.xdsIR.gateways.get('infra/gw1')!;
@@ -186,31 +167,7 @@ describe('incremental translation', () => {
   });
 
   it('what the proxies said re-assembles their Gateway and re-translates no route', () => {
-    const route = {
-      apiVersion: GW,
-      kind: 'HTTPRoute',
-      metadata: meta('r1', 'apps'),
-      spec: {
-        parentRefs: [{ name: 'gw1', namespace: 'infra' }],
-        rules: [{ backendRefs: [{ name: 'svc1', port: 8080 }] }],
-      },
-    } as KubeObject;
-    const objs: KubeObject[] = [
-      { apiVersion: GW, kind: 'GatewayClass', metadata: meta('turnpike'), spec: { controllerName: CONTROLLER_NAME } },
-      {
-        apiVersion: GW,
-        kind: 'Gateway',
-        metadata: meta('gw1', 'infra'),
-        spec: {
-          gatewayClassName: 'turnpike',
-          listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }],
-        },
-      },
-      { apiVersion: 'v1', kind: 'Service', metadata: meta('svc1', 'apps'), spec: { ports: [{ port: 8080 }] } },
-      route,
-    ];
-    let snapshot: Snapshot = new Map();
-    for (const o of objs) snapshot = apply(snapshot, { type: 'upsert', object: o });
+    const snapshot = oneRouteSnapshot(service());
     const t = new Translator();
     t.translate(snapshot);
     const proxyStatus = {
