@@ -7,19 +7,13 @@
 // previous version), unless validation says otherwise. An object defined twice keeps the copy seen
 // first. Objects get what an API server would give them: a creationTimestamp when first seen and a
 // generation bumped on spec changes.
-import { readFileSync } from 'node:fs';
 import { CLUSTER_SCOPED, isInputObject, objectKey, type KubeObject } from '@turnpike/api';
 import { Observable } from 'rxjs';
 import { problem, remove, synced, upsert, type SourceEvent } from '../events.js';
 import { DirectoryWatchers } from './directory-watch.js';
-import {
-  listManifestTree,
-  manifestProblem,
-  normalizeNamespace,
-  parseManifests,
-  type FileStamp,
-  type ManifestValidation,
-} from '../manifests.js';
+import { listManifestTree, type FileStamp, type ManifestValidation } from '../manifests.js';
+import { readManifestFile, type ManifestFileReading, type ManifestReadOptions } from './manifest-file.js';
+import { manifestReadPoolAvailable, readManifestFiles, type ManifestReadPoolOptions } from './manifest-read-pool.js';
 
 export interface DirectorySourceOptions {
   /** Rescan (stat only) this often, besides fs events. */
@@ -32,13 +26,30 @@ export interface DirectorySourceOptions {
   onWarning?: (message: string) => void;
   /** A problem reported through onError is over (the file parses again, the object is accepted). */
   onFixed?: (message: string) => void;
+  /**
+   * The first scan reads its files on worker threads when they hold `minBytes` or more together and the
+   * compiled worker is present (not when running from TypeScript sources); `false`: on the main thread.
+   */
+  parallelRead?: false | (ManifestReadPoolOptions & { minBytes?: number });
 }
 
-/** What was emitted for an object, to tell a real change from a re-read. */
+/** Below this, starting workers costs more than it saves (a worker loads its modules in about 0.2 s). */
+export const PARALLEL_READ_MIN_BYTES = 2 * 1024 * 1024;
+
+/**
+ * What was emitted for an object, to tell a real change from a re-read. Its JSON is worked out when a
+ * re-read needs it, not when the object is first seen: a cold start of 50k objects skips 100k stringifies.
+ */
 interface Emitted {
-  json: string;
-  specJson: string;
   object: KubeObject;
+  json?: string;
+  specJson?: string;
+}
+
+function emittedJson(e: Emitted): { json: string; specJson: string } {
+  e.json ??= JSON.stringify(e.object);
+  e.specJson ??= JSON.stringify(e.object.spec ?? null);
+  return { json: e.json, specJson: e.specJson };
 }
 
 interface FileState {
@@ -143,33 +154,57 @@ class ManifestDirectory {
     else this.definers.delete(key);
   }
 
+  /** Readings made ahead of a scan (on workers), by file, used when the file's stamp has not changed since. */
+  private readonly preread = new Map<string, { stamp: FileStamp; reading: ManifestFileReading }>();
+
+  /** The files a first scan would read, with their stamps; undefined when the tree cannot be listed. */
+  listFiles(): Map<string, FileStamp> | undefined {
+    try {
+      return listManifestTree(this.dir, () => {});
+    } catch {
+      return undefined;
+    }
+  }
+
+  preload(stamps: ReadonlyMap<string, FileStamp>, readings: ReadonlyMap<string, ManifestFileReading>): void {
+    for (const [file, reading] of readings) {
+      const stamp = stamps.get(file);
+      if (stamp) this.preread.set(file, { stamp, reading });
+    }
+  }
+
+  readOptions(): ManifestReadOptions {
+    return { defaultNamespace: this.opts.defaultNamespace ?? 'default', validation: this.opts.validation ?? 'strict' };
+  }
+
   /** Reads one file; on a parse error keeps what it had. Returns the objects it defines now. */
   private read(file: string, stamp: FileStamp): Map<string, KubeObject> {
     const before = this.files.get(file)?.objects;
-    let parsed: KubeObject[];
-    try {
-      parsed = parseManifests(readFileSync(file, 'utf8'), file);
-      this.fix(file, `${file}: parses again`);
-    } catch (e) {
-      this.raise(file, `${(e as Error).message} (keeping this file's previous objects)`);
+    const ahead = this.preread.get(file);
+    this.preread.delete(file);
+    const reading =
+      ahead && ahead.stamp.mtimeMs === stamp.mtimeMs && ahead.stamp.size === stamp.size
+        ? ahead.reading
+        : readManifestFile(file, this.readOptions());
+    if ('error' in reading) {
+      this.raise(file, `${reading.error} (keeping this file's previous objects)`);
       this.files.set(file, { stamp, objects: before ?? new Map() });
       return before ?? new Map();
     }
+    this.fix(file, `${file}: parses again`);
     const objects = new Map<string, KubeObject>();
-    for (const object of parsed) {
+    for (const { object, refusal } of reading.objects) {
       if (!isInputObject(object)) {
         if (!this.unknownKinds.has(object.kind))
           this.opts.onWarning?.(`ignoring kind ${object.kind} (first seen in ${file}): not a kind turnpike reads`);
         this.unknownKinds.add(object.kind);
         continue;
       }
-      normalizeNamespace(object, this.opts.defaultNamespace ?? 'default');
       const key = objectKey(object.kind, object.metadata.namespace, object.metadata.name);
       if (objects.has(key)) {
         this.report(`${file}: ${key} is defined twice in this file; ignoring the later copy`, `${file}#${key}`);
         continue;
       }
-      const refusal = manifestProblem(object, file, this.opts.validation ?? 'strict');
       if (refusal && this.opts.validation !== 'warn') {
         // As the API server refuses an update: the version accepted before stays.
         const previous = before?.get(key);
@@ -206,15 +241,21 @@ class ManifestDirectory {
     // the store freezes what it holds (a deep clone of every object cost a second at 50k objects).
     const copy = { ...object, metadata: { ...object.metadata } };
     const meta = copy.metadata;
-    const specJson = JSON.stringify(copy.spec ?? null);
     meta.creationTimestamp ??= previous?.object.metadata.creationTimestamp ?? this.now();
-    meta.generation = previous
-      ? previous.specJson === specJson
+    if (!previous) {
+      meta.generation = 1;
+      this.emitted.set(key, { object: copy });
+      this.emit(upsert(DIRECTORY_SOURCE, copy));
+      return;
+    }
+    const before = emittedJson(previous);
+    const specJson = JSON.stringify(copy.spec ?? null);
+    meta.generation =
+      before.specJson === specJson
         ? previous.object.metadata.generation
-        : (previous.object.metadata.generation ?? 1) + 1
-      : 1;
+        : (previous.object.metadata.generation ?? 1) + 1;
     const json = JSON.stringify(copy);
-    if (previous && previous.json === json) return;
+    if (before.json === json) return;
     this.emitted.set(key, { json, specJson, object: copy });
     this.emit(upsert(DIRECTORY_SOURCE, copy));
   }
@@ -241,15 +282,48 @@ export function directorySource(dir: string, opts: DirectorySourceOptions = {}):
         scan(batch);
       }, 20);
     };
-    scan();
-    if (!directory.directories.size) watchers.watchFile(dir);
-    subscriber.next(synced(DIRECTORY_SOURCE));
-
-    const poll = setInterval(() => scan(), opts.pollMs ?? 1000);
+    let poll: NodeJS.Timeout | undefined;
+    let closed = false;
+    const start = () => {
+      if (closed) return;
+      scan();
+      if (!directory.directories.size) watchers.watchFile(dir);
+      subscriber.next(synced(DIRECTORY_SOURCE));
+      poll = setInterval(() => scan(), opts.pollMs ?? 1000);
+    };
+    const ahead = filesToReadAhead(directory, opts.parallelRead);
+    if (ahead) {
+      readManifestFiles(
+        [...ahead].map(([file, stamp]) => ({ file, size: stamp.size })),
+        directory.readOptions(),
+        opts.parallelRead || {},
+      ).then(
+        (readings) => {
+          directory.preload(ahead, readings);
+          start();
+        },
+        // Cannot start workers: the scan reads each file itself.
+        () => start(),
+      );
+    } else start();
     return () => {
-      clearInterval(poll);
+      closed = true;
+      if (poll) clearInterval(poll);
       if (pending) clearTimeout(pending);
       watchers.close();
     };
   });
+}
+
+/** The files of a first scan worth reading on workers, if they are many and large enough together. */
+function filesToReadAhead(
+  directory: ManifestDirectory,
+  parallelRead: DirectorySourceOptions['parallelRead'],
+): Map<string, FileStamp> | undefined {
+  if (parallelRead === false || !manifestReadPoolAvailable(parallelRead?.workerUrl)) return undefined;
+  const files = directory.listFiles();
+  if (!files || files.size < 2) return undefined;
+  let bytes = 0;
+  for (const stamp of files.values()) bytes += stamp.size;
+  return bytes >= (parallelRead?.minBytes ?? PARALLEL_READ_MIN_BYTES) ? files : undefined;
 }
