@@ -136,6 +136,19 @@ describe('CEL rules of the Gateway API CRDs', () => {
     ]);
   });
 
+  it('values that never repeat stop being remembered, and their rules still run on every one', () => {
+    // Each route's rule list is its own (a backend named after it): after a few hundred, the rule
+    // list's verdicts are no longer kept; a list that breaks a rule must be refused all the same.
+    const rules = (i: number, name: string) => [
+      { name, backendRefs: [{ name: `app-${i}`, port: 8080 }] },
+      { name: 'other', backendRefs: [{ name: `app-${i}`, port: 8081 }] },
+    ];
+    for (let i = 0; i < 400; i++) expect(errorsOf(route({ rules: rules(i, 'main') }))).toEqual([]);
+    expect(errorsOf(route({ rules: rules(400, 'other') })).join('\n')).toMatch(/^spec\.rules: .*unique/i);
+    // A value seen before still gets its verdict (remembered or not) with the path of where it is now.
+    expect(errorsOf(route({ rules: rules(400, 'other') })).join('\n')).toMatch(/^spec\.rules: .*unique/i);
+  });
+
   it('a filter type must come with its configuration', () => {
     expect(errorsOf(route({ rules: [{ filters: [{ type: 'RequestRedirect' }] }] }))).toEqual([
       'spec.rules[0].filters[0]: filter.requestRedirect must be specified for RequestRedirect filter.type',

@@ -43,23 +43,36 @@ export function isTransitionRule(rule: CelRule): boolean {
 }
 
 // Manifests repeat themselves (the same match, filter or backend in many routes): a node's verdict
-// is kept by schema node and value, so a repeated value costs one JSON.stringify, not its rules.
+// is kept by schema node and value, so a repeated value costs one JSON.stringify, not its rules. Where
+// values do not repeat (a route's whole rule list, unique to each route) the key would cost more than the
+// rules: a schema node whose values were seen again less than one time in eight stops being remembered.
 const MAX_REMEMBERED = 10_000;
 const remembered = new Map<string, { suffix: string; message: string }[]>();
-const schemaIds = new WeakMap<CrdSchema, number>();
+interface SchemaNode {
+  id: number;
+  lookups: number;
+  hits: number;
+}
+const schemaNodes = new WeakMap<CrdSchema, SchemaNode>();
 let nextSchemaId = 0;
+const TRIAL_LOOKUPS = 256;
 
 /** Evaluates the node's rules against its value; a rule that does not hold is an error at its fieldPath. */
 export function checkCelRules(value: unknown, schema: CrdSchema, path: string): FieldError[] {
-  let id = schemaIds.get(schema);
-  if (id === undefined) schemaIds.set(schema, (id = nextSchemaId++));
-  const key = `${id}\0${JSON.stringify(value)}`;
-  let found = remembered.get(key);
-  if (!found) {
-    found = evaluateRules(value, schema);
-    if (remembered.size >= MAX_REMEMBERED) remembered.clear();
-    remembered.set(key, found);
-  }
+  let node = schemaNodes.get(schema);
+  if (!node) schemaNodes.set(schema, (node = { id: nextSchemaId++, lookups: 0, hits: 0 }));
+  let found: { suffix: string; message: string }[] | undefined;
+  if (node.lookups < TRIAL_LOOKUPS || node.hits * 8 >= node.lookups) {
+    const key = `${node.id}\0${JSON.stringify(value)}`;
+    node.lookups++;
+    found = remembered.get(key);
+    if (found) node.hits++;
+    else {
+      found = evaluateRules(value, schema);
+      if (remembered.size >= MAX_REMEMBERED) remembered.clear();
+      remembered.set(key, found);
+    }
+  } else found = evaluateRules(value, schema);
   return found.map((e) => ({ path: path + e.suffix, message: e.message }));
 }
 

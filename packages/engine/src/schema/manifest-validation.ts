@@ -3,7 +3,7 @@
 // apiVersion, and for our CRDs and the Gateway API's their OpenAPI schema and CEL rules.
 import type { KubeObject } from '@turnpike/api';
 import { crdSchemaFor, type CrdSchema } from './crd-schemas.js';
-import { applyDefaults, validateValue, type FieldError } from './openapi-validation.js';
+import { validateValue, withDefaults, type FieldError } from './openapi-validation.js';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
@@ -32,7 +32,7 @@ export function validateManifest(o: KubeObject): FieldError[] {
     required: root.required?.filter((f) => f === 'spec'),
     properties: { spec },
   };
-  const value = { spec: applyDefaults(structuredClone(o.spec), spec) };
+  const value = { spec: withDefaults(o.spec, spec) };
   if (value.spec === undefined) delete value.spec;
   errors.push(...validateValue(value, shape, ''));
   return errors;

@@ -11,24 +11,47 @@ export interface FieldError {
   message: string;
 }
 
-/** Fills absent fields that have a default, in place, recursively (defaults are complete as written). */
-export function applyDefaults(value: unknown, schema: CrdSchema): unknown {
+/**
+ * The value with absent fields that have a default filled in and nulls pruned, recursively (defaults
+ * are complete as written). Copy on write: what needs no change is returned as it is, so the input is
+ * never changed and a manifest with nothing to default costs no copy.
+ */
+export function withDefaults(value: unknown, schema: CrdSchema): unknown {
   if (Array.isArray(value)) {
-    if (schema.items) value.forEach((item, i) => (value[i] = applyDefaults(item, schema.items!)));
-    return value;
+    const items = schema.items;
+    if (!items) return value;
+    let out: unknown[] | undefined;
+    value.forEach((item, i) => {
+      const next = withDefaults(item, items);
+      if (next !== item) (out ??= [...value])[i] = next;
+    });
+    return out ?? value;
   }
   if (!isPlainObject(value)) return value;
+  let out: Record<string, unknown> | undefined;
+  const set = (name: string, next: unknown) => {
+    out ??= { ...value };
+    if (next === undefined) delete out[name];
+    else out[name] = next;
+  };
   for (const [name, child] of Object.entries(schema.properties ?? {})) {
-    if (value[name] === null && !child.nullable) delete value[name];
-    if (value[name] === undefined && child.default !== undefined) value[name] = structuredClone(child.default);
-    if (value[name] !== undefined) value[name] = applyDefaults(value[name], child);
+    const current = value[name];
+    if (current === null && !child.nullable) set(name, child.default === undefined ? undefined : child.default);
+    else if (current === undefined && child.default !== undefined) set(name, child.default);
+    const present = (out ?? value)[name];
+    if (present === undefined) continue;
+    const next = withDefaults(present, child);
+    if (next !== present) set(name, next);
   }
   const extra = schema.additionalProperties;
   if (typeof extra === 'object') {
-    for (const name of Object.keys(value))
-      if (!schema.properties?.[name]) value[name] = applyDefaults(value[name], extra);
+    for (const name of Object.keys(value)) {
+      if (schema.properties?.[name]) continue;
+      const next = withDefaults(value[name], extra);
+      if (next !== value[name]) set(name, next);
+    }
   }
-  return value;
+  return out ?? value;
 }
 
 /** Checks a (defaulted) value against its schema; returns every problem found. */
