@@ -1,7 +1,14 @@
 // The composition root. Every way of running Turnpike is the same pipeline: sources → one engine
 // (store, holdoff, translator) → sinks, with the event log recording both ends. `run --dir`,
 // `run --kubeconfig` and `replay` differ only in the sources and sinks they pass here.
-import { everyKeyOf, runEngine, type EngineOutput, type SourceEvent, type WatchEvent } from '@turnpike/engine';
+import {
+  everyKeyOf,
+  runEngine,
+  withChanges,
+  type EngineOutput,
+  type SourceEvent,
+  type WatchEvent,
+} from '@turnpike/engine';
 import type { EventRecorder } from './console/live-log.js';
 import type { Observable, SchedulerLike } from 'rxjs';
 import { Translator, type TranslateOptions } from '@turnpike/translator';
@@ -54,7 +61,8 @@ export interface Controller {
 }
 
 function changedAnything(out: EngineOutput): boolean {
-  return out.changed || Object.values(out.changes).some((keys) => keys.length > 0);
+  // The changes first: they are at hand, the hash is worked out when read.
+  return Object.values(out.changes).some((keys) => keys.length > 0) || out.changed;
 }
 
 export function startController(o: ControllerOptions): Controller {
@@ -75,16 +83,17 @@ export function startController(o: ControllerOptions): Controller {
     },
     onError: (e) => o.onError('translation', e),
   }).subscribe((out) => {
-    o.recorder?.output(out.seq, out.hash);
+    // Recorded with its hash read later, once the sinks have pushed it (the recorder keeps the order).
+    o.recorder?.output(out.seq, () => out.hash);
     o.onTranslation?.(out);
-    const changed = changedAnything(out);
+    let changed: boolean | undefined;
     for (const sink of o.sinks) {
       try {
         if (sink.beforeComplete || started.has(sink)) {
-          if (changed) sink.accept(out);
+          if ((changed ??= changedAnything(out))) sink.accept(out);
         } else if (out.complete) {
           started.add(sink);
-          sink.accept({ ...out, changes: everyKeyOf(out.result) });
+          sink.accept(withChanges(out, everyKeyOf(out.result)));
         }
       } catch (e) {
         // One failing sink must not keep the others (or the next translation) from running.

@@ -1,12 +1,13 @@
 // The pipeline: every source merges into one stream; events are numbered and stamped, folded
 // into the store, and after the holdoff the whole snapshot goes to the translator. Outputs that
-// hash the same as the previous one are not passed on.
+// hash the same as the previous one are not passed on. An output's hash is worked out when read.
 import type { KubeObject } from '@turnpike/api';
 import { Translator, type OutputChanges, type Snapshot, type TranslateResult } from '@turnpike/translator';
 import { asyncScheduler, connectable, filter, map, merge, Observable, type SchedulerLike, Subject, take } from 'rxjs';
 import type { SourceEvent, WatchEvent } from './events.js';
 import { DEFAULT_MAX_DELAY_MS, DEFAULT_QUIET_MS, holdoff, LEADING_GAP_MS } from './holdoff.js';
-import { OutputHasher } from './output-hash.js';
+import { HASH_LATER_MS } from './event-log.js';
+import { OutputHashSequence, type SequencedHash } from './output-hash.js';
 import { applyEvents, EMPTY_SNAPSHOT, isRelevantChange, sanitize } from './store.js';
 
 export interface EngineOptions {
@@ -40,9 +41,10 @@ export interface EngineOptions {
 export interface EngineOutput {
   /** The last event the translation saw. */
   seq: number;
-  hash: string;
+  /** The hash of the whole output (output-hash.ts), worked out when first read. */
+  readonly hash: string;
   /** False when the output equals the previous one (recorded, not passed to sinks). */
-  changed: boolean;
+  readonly changed: boolean;
   result: TranslateResult;
   /** The output keys whose value differs from the previous translation's (all of them at first). */
   changes: OutputChanges;
@@ -211,9 +213,8 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
     filter((s) => s.ready),
     take(1),
   );
-  let lastHash = '';
   let lastCycleMs = Number.POSITIVE_INFINITY;
-  let hasher = new OutputHasher();
+  const hashes = new OutputHashSequence();
   let last: TranslateResult | undefined;
   // After a failed translation the translator starts over: the next output's changes then cover
   // every key of the last output too, so sinks drop what is gone.
@@ -249,28 +250,30 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
         translated = translator.translateWithChanges(current.snapshot);
       } catch (e) {
         restarted = true;
-        hasher = new OutputHasher();
         opts.onError?.(e as Error);
         return undefined;
       }
+      const restart = restarted;
       if (restarted && last) translated.changes = everyKey(last, translated.result);
       restarted = false;
       last = translated.result;
-      const hash = hasher.update(translated.result, translated.changes);
-      const changed = hash !== lastHash;
-      lastHash = hash;
+      const hashed = hashes.add(translated.result, translated.changes, restart);
+      // Worked out a moment later, off the path to the proxies, unless someone reads it first.
+      if (hashes.size >= MAX_UNHASHED) hashes.settle();
+      else if (hashes.size === 1) scheduler.schedule(() => hashes.settle(), HASH_LATER_MS);
       void s;
       const durationMs = performance.now() - t0;
-      return {
-        seq: current.seq,
-        hash,
-        changed,
-        ...translated,
-        snapshot: current.snapshot,
-        durationMs,
-        since,
-        complete: current.complete,
-      } satisfies EngineOutput;
+      return lazyOutput(
+        {
+          seq: current.seq,
+          ...translated,
+          snapshot: current.snapshot,
+          durationMs,
+          since,
+          complete: current.complete,
+        },
+        hashed,
+      );
     }),
     filter((o): o is EngineOutput => o !== undefined),
   );
@@ -292,6 +295,32 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
       connection.unsubscribe();
     };
   });
+}
+
+type OutputFields = Omit<EngineOutput, 'hash' | 'changed'>;
+
+/** Outputs whose hash no one read yet, at most: each holds its result until hashed. */
+const MAX_UNHASHED = 16;
+
+function lazyOutput(fields: OutputFields, hashed: SequencedHash): EngineOutput {
+  return {
+    ...fields,
+    get hash() {
+      return hashed.hash();
+    },
+    get changed() {
+      return hashed.changed();
+    },
+  };
+}
+
+/** The output with other changes (for a sink that saw none of the outputs before); its hash is still read lazily. */
+export function withChanges(out: EngineOutput, changes: OutputChanges): EngineOutput {
+  const { seq, result, snapshot, durationMs, since, complete } = out;
+  return lazyOutput(
+    { seq, result, changes, snapshot, durationMs, since, complete },
+    { hash: () => out.hash, changed: () => out.changed },
+  );
 }
 
 /** Every key of one output, as changes: what a sink that saw none of the outputs before needs. */

@@ -1,6 +1,7 @@
 // The event log: NDJSON. A header line names the format and version, then one line per event,
 // and after each translation an output line naming the last event it saw and the hash of its
-// whole output. Each line is written with one write(2) so a crash loses at most the last line.
+// whole output (written once the hash is read, soon after). Each line is written with one write(2)
+// so a crash loses at most the last line and the output lines still waiting for their hash.
 // Secrets are written without their private values (secret-redaction.ts), and the file is
 // readable by its owner only.
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
@@ -55,17 +56,39 @@ export class EventLogWriter {
     if (this.fd === undefined) return;
     writeSync(this.fd, `${JSON.stringify(v)}\n`);
   }
+  /** Output lines whose hash is read later: written together soon after (HASH_LATER_MS), or at close. */
+  private later: { seq: number; hash: () => string }[] = [];
+
+  private writeLater(): void {
+    const lines = this.later;
+    this.later = [];
+    for (const { seq, hash } of lines) this.writeLine({ type: 'output', seq, hash: hash() } satisfies OutputRecord);
+  }
+
   event(e: WatchEvent): void {
     this.writeLine(e.object?.kind === 'Secret' ? { ...e, object: redactForLog(e.object) } : e);
   }
-  output(seq: number, hash: string): void {
-    this.writeLine({ type: 'output', seq, hash } satisfies OutputRecord);
+  /**
+   * `hash` may be a function, read a moment later (once the sinks have pushed the output): the line then
+   * comes after the events that arrive meanwhile, still in order with the other output lines.
+   */
+  output(seq: number, hash: string | (() => string)): void {
+    if (typeof hash === 'string' && !this.later.length) {
+      this.writeLine({ type: 'output', seq, hash } satisfies OutputRecord);
+      return;
+    }
+    this.later.push({ seq, hash: typeof hash === 'string' ? () => hash : hash });
+    if (this.later.length === 1) setTimeout(() => this.writeLater(), HASH_LATER_MS).unref();
   }
   close(): void {
+    this.writeLater();
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
   }
 }
+
+/** How long a recorder waits before reading an output's hash (the engine works it out by then). */
+export const HASH_LATER_MS = 500;
 
 export interface ParsedLog {
   header: LogHeader;

@@ -100,3 +100,64 @@ export class OutputHasher {
     return hex(this.sum);
   }
 }
+
+/** An output's place in an OutputHashSequence: its hash, and whether it differs from the one before. */
+export interface SequencedHash {
+  hash(): string;
+  changed(): boolean;
+}
+
+function noChanges(changes: OutputChanges): boolean {
+  return !changes.statuses.length && !changes.gateways.length && !changes.endpoints.length && !changes.infra.length;
+}
+
+/**
+ * The hashes of a sequence of outputs, worked out when first read rather than when each output is made:
+ * read after the sinks have pushed an output, a hash is off the path from a change to the proxies (half
+ * a second of a cold start at 10k routes). Each hash follows from the one before, so reading one works
+ * out those queued before it; `settle` works out all of them (the engine does a moment after an output).
+ * An output that changed no entry has the hash of the one before: that it did not change is known at once.
+ */
+export class OutputHashSequence {
+  private hasher = new OutputHasher();
+  private last = '';
+  private added = 0;
+  private readonly queued: {
+    result?: HashedOutput;
+    changes?: OutputChanges;
+    restart: boolean;
+    done?: { hash: string; changed: boolean };
+  }[] = [];
+
+  /** Queues an output; `restart`: the hashing starts over with it (after a failed translation). */
+  add(result: HashedOutput, changes: OutputChanges, restart = false): SequencedHash {
+    const entry: (typeof this.queued)[number] = { result, changes, restart };
+    const unchanged = !restart && this.added > 0 && noChanges(changes);
+    this.added++;
+    this.queued.push(entry);
+    const done = () => {
+      while (!entry.done) this.next();
+      return entry.done;
+    };
+    return { hash: () => done().hash, changed: () => (unchanged ? false : done().changed) };
+  }
+
+  get size(): number {
+    return this.queued.length;
+  }
+
+  settle(): void {
+    while (this.queued.length) this.next();
+  }
+
+  private next(): void {
+    const entry = this.queued.shift()!;
+    if (entry.restart) this.hasher = new OutputHasher();
+    const hash = this.hasher.update(entry.result!, entry.changes!);
+    entry.done = { hash, changed: hash !== this.last };
+    // Only the hash is kept: an output read late must not hold its translation in memory.
+    entry.result = undefined;
+    entry.changes = undefined;
+    this.last = hash;
+  }
+}

@@ -27,6 +27,33 @@ describe('event log', () => {
     expect(log.events.map((e) => e.seq)).toEqual([1, 2]);
     expect(log.outputs).toEqual([{ type: 'output', seq: 2, hash: 'abc' }]);
   });
+  it('an output whose hash is read later is written after the events meanwhile, in order, at the latest at close', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'tp-log-')), 'events.ndjson');
+    const w = new EventLogWriter(path, { createdAt: '2026-01-01T00:00:00Z', quietMs: 100, maxDelayMs: 500 });
+    const synced = (seq: number) => ({ seq, at: '2026-01-01T00:00:00.000Z', source: 'dir', type: 'synced', kind: '*' });
+    let reads = 0;
+    w.event(synced(1) as never);
+    w.output(1, () => `h${++reads}`);
+    w.event(synced(2) as never);
+    w.output(2, 'given');
+    w.event(synced(3) as never);
+    expect(reads).toBe(0);
+    w.close();
+    const lines = readFileSync(path, 'utf8')
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => JSON.parse(l) as { seq: number });
+    expect(lines.map((l) => ('hash' in l ? `output ${l.seq} ${String(l.hash)}` : `event ${l.seq}`))).toEqual([
+      'event 1',
+      'event 2',
+      'event 3',
+      'output 1 h1',
+      'output 2 given',
+    ]);
+    expect(parseEventLog(readFileSync(path, 'utf8')).outputs.map((o) => o.hash)).toEqual(['h1', 'given']);
+  });
+
   it('tolerates a torn last line (a crash mid-write) but not a torn line in the middle', () => {
     const head = '{"format":"turnpike.events","version":1,"createdAt":"x","quietMs":100,"maxDelayMs":500}';
     const ev = '{"seq":1,"at":"2026-01-01T00:00:00.000Z","source":"d","type":"synced","kind":"*"}';

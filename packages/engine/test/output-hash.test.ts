@@ -3,7 +3,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
 import { snapshotFromObjects, Translator } from '@turnpike/translator';
-import { OutputHasher, outputHash } from '../src/output-hash.js';
+import { OutputHashSequence, OutputHasher, outputHash } from '../src/output-hash.js';
 
 const GW = 'gateway.networking.k8s.io/v1';
 const base: KubeObject[] = [
@@ -69,5 +69,48 @@ describe('output hash', () => {
     }
     expect(new Set(hashes.slice(0, 4)).size).toBe(4);
     expect(hashes[4]).toBe(hashes[3]);
+  });
+
+  it('read late, out of order, a sequence of outputs has the same hashes as kept at once', () => {
+    const steps: KubeObject[][] = [
+      [...base, route('a', '/a'), slice(['10.0.0.1'])],
+      [...base, route('a', '/a'), route('b', '/b'), slice(['10.0.0.1'])],
+      [...base, route('a', '/a'), route('b', '/b'), slice(['10.0.0.1'])],
+      [...base, route('b', '/b'), slice(['10.0.0.2'])],
+    ];
+    const t = new Translator();
+    const sequence = new OutputHashSequence();
+    const expected: string[] = [];
+    const hashed = steps.map((objects) => {
+      const { result, changes } = t.translateWithChanges(snapshotFromObjects(objects));
+      expected.push(outputHash(result));
+      return sequence.add(result, changes);
+    });
+    expect(sequence.size).toBe(4);
+    // The last read first: the ones before it are worked out on the way, each with its own hash.
+    expect(hashed[3]!.hash()).toBe(expected[3]);
+    expect(sequence.size).toBe(0);
+    expect(hashed.map((h) => h.hash())).toEqual(expected);
+    expect(hashed.map((h) => h.changed())).toEqual([true, true, false, true]);
+  });
+
+  it('an output that changed no entry is known unchanged without hashing anything', () => {
+    const t = new Translator();
+    const sequence = new OutputHashSequence();
+    const first = t.translateWithChanges(snapshotFromObjects([...base, route('a', '/a')]));
+    sequence.add(first.result, first.changes);
+    const again = t.translateWithChanges(snapshotFromObjects([...base, route('a', '/a')]));
+    expect(Object.values(again.changes).every((keys) => keys.length === 0)).toBe(true);
+    const untouchable = new Proxy(again.result, {
+      get: () => {
+        throw new Error('the output was read');
+      },
+    });
+    const entry = sequence.add(untouchable, again.changes);
+    expect(entry.changed()).toBe(false);
+    expect(sequence.size).toBe(2);
+    // After a failed translation the hashing starts over: that output counts as changed until hashed.
+    const restarted = sequence.add(first.result, first.changes, true);
+    expect(() => restarted.changed()).toThrow('the output was read');
   });
 });

@@ -4,6 +4,7 @@
 import {
   applyEvents,
   EMPTY_SNAPSHOT,
+  HASH_LATER_MS,
   LOG_FORMAT,
   LOG_VERSION,
   type LogHeader,
@@ -16,7 +17,8 @@ import type { Snapshot } from '@turnpike/translator';
 /** What the controller records into (an event log file, this, or both). */
 export interface EventRecorder {
   event(e: WatchEvent): void;
-  output(seq: number, hash: string): void;
+  /** `hash` may be a function: the hash is then read when first needed (after the sinks have run). */
+  output(seq: number, hash: string | (() => string)): void;
   close(): void;
 }
 
@@ -43,8 +45,20 @@ export class LiveLog implements EventRecorder {
     this.outputs = this.outputs.filter((o) => o.seq >= first);
   }
 
-  output(seq: number, hash: string): void {
-    this.outputs.push({ type: 'output', seq, hash });
+  /** Outputs whose hash is to be read later: read a moment after (HASH_LATER_MS) or when the log is viewed. */
+  private later: { record: OutputRecord; hash: () => string }[] = [];
+
+  private readLater(): void {
+    for (const { record, hash } of this.later) record.hash = hash();
+    this.later = [];
+  }
+
+  output(seq: number, hash: string | (() => string)): void {
+    const record: OutputRecord = { type: 'output', seq, hash: typeof hash === 'string' ? hash : '' };
+    this.outputs.push(record);
+    if (typeof hash === 'string') return;
+    this.later.push({ record, hash });
+    if (this.later.length === 1) setTimeout(() => this.readLater(), HASH_LATER_MS).unref();
   }
 
   close(): void {
@@ -53,6 +67,7 @@ export class LiveLog implements EventRecorder {
 
   /** A view for the console; the arrays are copied so a request sees one consistent moment. */
   log(): ParsedLog {
+    this.readLater();
     return { header: this.header, events: [...this.events], outputs: [...this.outputs] };
   }
 }
