@@ -33,6 +33,14 @@ export function envoyRoot(): protobuf.Root {
   return r;
 }
 
+/**
+ * Loads Envoy's protos ahead of the first push (a quarter of a second), at the next turn of the event
+ * loop: a controller calls it once its sources are started, so it runs while they list or read.
+ */
+export function loadEnvoyProtosSoon(): void {
+  if (!root) setImmediate(() => envoyRoot());
+}
+
 const types = new Map<string, protobuf.Type>();
 
 /** A message type by full name, looked up once. */

@@ -29,6 +29,7 @@ import {
   buildBootstrap,
   DEFAULT_TRUST_DOMAIN,
   gatewayOfCertificate,
+  loadEnvoyProtosSoon,
   type BootstrapTls,
 } from '@turnpike/xds';
 import { xdsTlsFromAuthority } from '../xds-tls.js';
@@ -334,6 +335,8 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     },
     onError: (where, e) => log.error({ err: e.message }, `${where} failed`),
   });
+  // While the API server lists, not after.
+  if (xds) loadEnvoyProtosSoon();
 
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {

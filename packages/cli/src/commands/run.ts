@@ -15,7 +15,7 @@ import { statusPrinter } from '../sinks/status-printer.js';
 import { startXds } from '../xds-serving.js';
 import { PROXY_PLACEMENTS, runInCluster, type ProxyPlacementMode } from './run-kube.js';
 import { contentTlsFromFiles, xdsTlsFromFiles, type XdsTlsFlags } from '../xds-tls.js';
-import { DEFAULT_TRUST_DOMAIN, gatewayOfCertificate, type BootstrapTls } from '@turnpike/xds';
+import { DEFAULT_TRUST_DOMAIN, gatewayOfCertificate, loadEnvoyProtosSoon, type BootstrapTls } from '@turnpike/xds';
 import { pluginFlagHelp, startPlugins, type PluginOptions, type PluginServing } from '../plugin-serving.js';
 import { PLUGINS_SOURCE } from '@turnpike/plugins';
 
@@ -283,6 +283,8 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
     ...(recorder ? { recorder } : {}),
     onError: (where, e) => process.stderr.write(`turnpike: error: ${where} failed: ${e.message}\n`),
   });
+  // While the first files are read (on workers, for a large directory), not after.
+  if (xds) loadEnvoyProtosSoon();
   return new Promise<void>((resolve) => {
     const stop = () => {
       // A client that keeps a stream or socket open must not keep us from exiting.
