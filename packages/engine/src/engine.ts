@@ -86,8 +86,17 @@ const UNAPPLIED_LIMIT = 1024;
 /** The shortest trailing quiet period of the adaptive holdoff. */
 const MIN_ADAPTIVE_QUIET_MS = 5;
 
+let lastNow = Number.NaN;
+let lastIso = '';
+
+/** The scheduler's time as RFC 3339; formatted once per millisecond (a listing stamps thousands of events in one). */
 export function isoNow(scheduler: SchedulerLike): string {
-  return new Date(scheduler.now()).toISOString();
+  const now = scheduler.now();
+  if (now !== lastNow) {
+    lastIso = new Date(now).toISOString();
+    lastNow = now;
+  }
+  return lastIso;
 }
 
 /** The store and the sources' progress after one event. */

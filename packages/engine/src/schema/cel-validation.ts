@@ -1,35 +1,54 @@
 // The CEL rules (`x-kubernetes-validations`) of a CRD node, evaluated as the API server does on create:
 // `self` is the node's value, integers are CEL ints, and transition rules (those reading `oldSelf`)
 // do not apply because there is no old object.
-import { CelScalar, celEnv, celFunc, isCelError, parse, plan, type CelResult } from '@bufbuild/cel';
-import { strings } from '@bufbuild/cel/ext';
-import { RE2JS } from '@bufbuild/re2';
+import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
+import type * as CelLibrary from '@bufbuild/cel';
+import { RE2JS } from '@bufbuild/re2';
 import type { CelRule, CrdSchema } from './crd-schemas.js';
 import type { FieldError } from './openapi-validation.js';
 
-type Program = (context: { self: unknown }) => CelResult;
+type Program = (context: { self: unknown }) => CelLibrary.CelResult;
 
-// The Kubernetes CEL library functions the Gateway API rules use beyond standard CEL and its string
-// extensions (`split` and friends).
-const isIpAddress = celFunc(
-  'isIP',
-  [CelScalar.STRING],
-  CelScalar.BOOL,
-  (s: string) => isIP(s) !== 0 && !s.includes('%'),
-);
-// `matches` compiles its pattern on every call unless given a compiler: the patterns are few, keep them.
-const patterns = new Map<string, RE2JS>();
-const re2 = { compile: (p: string) => patterns.get(p) ?? patterns.set(p, RE2JS.compile(p)).get(p)! };
-const environment = celEnv({ funcs: [...strings, isIpAddress], re2 });
+interface Cel {
+  lib: typeof CelLibrary;
+  environment: ReturnType<typeof CelLibrary.celEnv>;
+}
+
+let loaded: Cel | undefined;
+
+/**
+ * Buf's CEL evaluator, loaded on first use: only file input is checked here (a controller on a cluster
+ * never is), and loading it is 0.2 s of every start. Its CommonJS build, which can be required lazily.
+ */
+function cel(): Cel {
+  if (loaded) return loaded;
+  const require = createRequire(import.meta.url);
+  const lib = require('@bufbuild/cel') as typeof CelLibrary;
+  const { strings } = require('@bufbuild/cel/ext') as typeof import('@bufbuild/cel/ext');
+  // The Kubernetes CEL library functions the Gateway API rules use beyond standard CEL and its string
+  // extensions (`split` and friends).
+  const isIpAddress = lib.celFunc(
+    'isIP',
+    [lib.CelScalar.STRING],
+    lib.CelScalar.BOOL,
+    (s: string) => isIP(s) !== 0 && !s.includes('%'),
+  );
+  // `matches` compiles its pattern on every call unless given a compiler: the patterns are few, keep them.
+  const patterns = new Map<string, RE2JS>();
+  const re2 = { compile: (p: string) => patterns.get(p) ?? patterns.set(p, RE2JS.compile(p)).get(p)! };
+  loaded = { lib, environment: lib.celEnv({ funcs: [...strings, isIpAddress], re2 }) };
+  return loaded;
+}
 
 const compiled = new Map<string, Program | Error>();
 
 function compile(expression: string): Program | Error {
   let c = compiled.get(expression);
   if (!c) {
+    const { lib, environment } = cel();
     try {
-      c = plan(environment, parse(expression)) as Program;
+      c = lib.plan(environment, lib.parse(expression)) as Program;
     } catch (e) {
       c = e as Error;
     }
@@ -92,7 +111,7 @@ function evaluateRules(value: unknown, schema: CrdSchema): { suffix: string; mes
     }
     self ??= toCel(value, schema);
     const result = program({ self });
-    if (isCelError(result)) {
+    if (cel().lib.isCelError(result)) {
       // The API server reports a rule it could not evaluate as a failed one.
       errors.push({
         suffix: where,

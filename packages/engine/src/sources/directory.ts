@@ -146,7 +146,10 @@ class ManifestDirectory {
       for (const key of [...this.open.keys()])
         if (key === file || key.startsWith(`${file}#`)) this.fix(key, `${file}: removed, and its problem with it`);
     }
-    for (const key of [...affected].sort()) this.settle(key);
+    // Objects first seen in one scan are created at one moment (the clock read once, not per object).
+    let now: string | undefined;
+    const created = () => (now ??= this.now());
+    for (const key of [...affected].sort()) this.settle(key, created);
   }
 
   private setDefiners(key: string, owners: string[]): void {
@@ -221,7 +224,7 @@ class ManifestDirectory {
   }
 
   /** Emits what changed for one object key, given who defines it now (the first file to). */
-  private settle(key: string): void {
+  private settle(key: string, created: () => string): void {
     const owners = this.definers.get(key) ?? [];
     const owner = owners[0];
     for (const other of owners.slice(1))
@@ -241,7 +244,7 @@ class ManifestDirectory {
     // the store freezes what it holds (a deep clone of every object cost a second at 50k objects).
     const copy = { ...object, metadata: { ...object.metadata } };
     const meta = copy.metadata;
-    meta.creationTimestamp ??= previous?.object.metadata.creationTimestamp ?? this.now();
+    meta.creationTimestamp ??= previous?.object.metadata.creationTimestamp ?? created();
     if (!previous) {
       meta.generation = 1;
       this.emitted.set(key, { object: copy });

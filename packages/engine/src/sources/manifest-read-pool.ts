@@ -18,6 +18,12 @@ export interface ManifestReadPoolOptions {
   workerUrl?: URL;
 }
 
+/**
+ * A parsed file is kept whole until it is sent: with V8's default young generation most of it is
+ * copied by several scavenges first. A larger one: 10k routes on two workers, 3.5 -> 3.0 s.
+ */
+const YOUNG_GENERATION_MB = 48;
+
 /** Can files be read on workers here (is the compiled worker present)? */
 export function manifestReadPoolAvailable(workerUrl: URL = MANIFEST_READ_WORKER): boolean {
   return workerUrl.protocol === 'file:' && existsSync(fileURLToPath(workerUrl));
@@ -39,7 +45,7 @@ export async function readManifestFiles(
   const workerUrl = pool.workerUrl ?? MANIFEST_READ_WORKER;
   await Promise.all(
     Array.from({ length: count }, async () => {
-      const worker = new Worker(workerUrl);
+      const worker = new Worker(workerUrl, { resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } });
       // A worker's failure is handled where a read waits on it; between reads it must not be uncaught.
       worker.on('error', () => {});
       let failed = false;
