@@ -7,7 +7,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
 import { loadManifests, parseManifests } from '../src/manifests.js';
 import { crdSchemaFor, type CrdSchema } from '../src/schema/crd-schemas.js';
-import { describeInvalidManifest, validateManifest } from '../src/schema/manifest-validation.js';
+import { describeInvalidManifest, prepareManifestChecks, validateManifest } from '../src/schema/manifest-validation.js';
 import { checkCelRules } from '../src/schema/cel-validation.js';
 
 const GW = 'gateway.networking.k8s.io/v1';
@@ -170,6 +170,14 @@ describe('CEL rules of the Gateway API CRDs', () => {
     };
     expect(checkCelRules({}, schema, 'spec')).toEqual([
       { path: 'spec', message: expect.stringMatching(/^needs missing \(the rule could not be evaluated: .+\)$/) },
+    ]);
+  });
+
+  it('the checks can be made ready ahead: every distinct rule of every schema is compiled once', () => {
+    // 87 distinct expressions in the schemas generated today; more as CRDs grow.
+    expect(prepareManifestChecks()).toBeGreaterThan(80);
+    expect(errorsOf(gateway([http({ port: 70000 })]))).toEqual([
+      'spec.listeners[0].port: 70000 is above the maximum 65535',
     ]);
   });
 

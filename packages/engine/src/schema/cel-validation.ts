@@ -57,6 +57,27 @@ function compile(expression: string): Program | Error {
   return c;
 }
 
+/** Compiles every rule (and message expression) of these schemas ahead of their first use; returns how many. */
+export function compileRules(roots: Iterable<CrdSchema>): number {
+  const expressions = new Set<string>();
+  const collect = (node: unknown): void => {
+    if (!node || typeof node !== 'object') return;
+    if (Array.isArray(node)) return node.forEach(collect);
+    for (const [key, value] of Object.entries(node)) {
+      if (key === 'x-kubernetes-validations') {
+        for (const rule of value as CelRule[]) {
+          if (isTransitionRule(rule)) continue;
+          expressions.add(rule.rule);
+          if (rule.messageExpression) expressions.add(rule.messageExpression);
+        }
+      } else if (key !== 'default' && key !== 'enum') collect(value);
+    }
+  };
+  for (const root of roots) collect(root);
+  for (const expression of expressions) compile(expression);
+  return expressions.size;
+}
+
 export function isTransitionRule(rule: CelRule): boolean {
   return /\boldSelf\b/.test(rule.rule);
 }

@@ -71,6 +71,11 @@ export function crdSchemaFor(apiVersion: string, kind: string): SchemaLookup {
   return schema ? { found: true, schema } : { found: false, servedVersions: Object.keys(crd.versions) };
 }
 
+/** Every schema we carry, each kind at each version. */
+export function allCrdSchemas(): CrdSchema[] {
+  return Object.values(schemas().kinds).flatMap((crd) => Object.values(crd.versions));
+}
+
 /** Where the schemas come from, for `--version` and docs. */
 export function crdSchemaSource(): string {
   return schemas().source;

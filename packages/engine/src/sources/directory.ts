@@ -12,6 +12,7 @@ import { Observable } from 'rxjs';
 import { problem, remove, synced, upsert, type SourceEvent } from '../events.js';
 import { DirectoryWatchers } from './directory-watch.js';
 import { listManifestTree, type FileStamp, type ManifestValidation } from '../manifests.js';
+import { prepareManifestChecks } from '../schema/manifest-validation.js';
 import { readManifestFile, type ManifestFileReading, type ManifestReadOptions } from './manifest-file.js';
 import { manifestReadPoolAvailable, readManifestFiles, type ManifestReadPoolOptions } from './manifest-read-pool.js';
 
@@ -296,6 +297,8 @@ export function directorySource(dir: string, opts: DirectorySourceOptions = {}):
     };
     const ahead = filesToReadAhead(directory, opts.parallelRead);
     if (ahead) {
+      // Meanwhile the main thread, which checks the files edited later, gets its checks ready.
+      if ((opts.validation ?? 'strict') !== 'ignore') setImmediate(() => closed || prepareManifestChecks());
       readManifestFiles(
         [...ahead].map(([file, stamp]) => ({ file, size: stamp.size })),
         directory.readOptions(),
