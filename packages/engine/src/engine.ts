@@ -6,9 +6,8 @@ import { Translator, type OutputChanges, type Snapshot, type TranslateResult } f
 import { asyncScheduler, connectable, filter, map, merge, Observable, type SchedulerLike, Subject, take } from 'rxjs';
 import type { SourceEvent, WatchEvent } from './events.js';
 import { DEFAULT_MAX_DELAY_MS, DEFAULT_QUIET_MS, holdoff, LEADING_GAP_MS } from './holdoff.js';
-import { HASH_LATER_MS } from './event-log.js';
-import { OutputHashSequence, type SequencedHash } from './output-hash.js';
-import { applyEvents, EMPTY_SNAPSHOT, isRelevantChange, sanitize } from './store.js';
+import { HASH_LATER_MS, OutputHashSequence, type SequencedHash } from './output-hash.js';
+import { applyEvents, EMPTY_SNAPSHOT, isRelevantChange, storable } from './store.js';
 
 export interface EngineOptions {
   /** Sources; each emits `synced` with kind `*` once it has listed everything. */
@@ -155,7 +154,7 @@ function deferEvent(state: State, e: WatchEvent): boolean {
     state.overlay.set(key, null);
   } else {
     if (!e.object) return false;
-    const obj = sanitize(e.object);
+    const obj = storable(e.object);
     relevant = isRelevantChange(prev, obj);
     state.overlay.set(key, obj);
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
-import { applyEvents, EMPTY_SNAPSHOT, isRelevantChange, snapshotObjects } from '../src/store.js';
+import { applyEvents, EMPTY_SNAPSHOT, isRelevantChange, sanitize, snapshotObjects } from '../src/store.js';
 import type { WatchEvent } from '../src/events.js';
 
 let seq = 0;
@@ -46,6 +46,17 @@ describe('store', () => {
     const stored = snapshot.get('HTTPRoute')?.get('apps')?.get('r');
     expect(stored?.metadata.managedFields).toBeUndefined();
     expect(stored?.metadata.name).toBe('r');
+  });
+  it('what the store holds is frozen through and through; sanitize alone freezes nothing', () => {
+    const stored = applyEvents(EMPTY_SNAPSHOT, [up(route(1))])
+      .snapshot.get('HTTPRoute')!
+      .get('apps')!
+      .get('r')!;
+    expect(Object.isFrozen(stored)).toBe(true);
+    expect(Object.isFrozen(stored.metadata)).toBe(true);
+    expect(Object.isFrozen((stored.spec as { rules: unknown[] }).rules)).toBe(true);
+    const copy = sanitize(route(1));
+    expect(Object.isFrozen(copy) || Object.isFrozen(copy.spec)).toBe(false);
   });
   it('a status-only update of a kind whose status we write is stored but not relevant', () => {
     const s1 = applyEvents(EMPTY_SNAPSHOT, [up(route(1))]).snapshot;
