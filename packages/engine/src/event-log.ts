@@ -6,6 +6,7 @@
 // readable by its owner only.
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import type { WatchEvent } from './events.js';
+import { HASH_LATER_MS } from './output-hash.js';
 import { redactForLog } from './secret-redaction.js';
 
 export const LOG_FORMAT = 'turnpike.events';
@@ -86,9 +87,6 @@ export class EventLogWriter {
     this.fd = undefined;
   }
 }
-
-/** How long a recorder waits before reading an output's hash (the engine works it out by then). */
-export const HASH_LATER_MS = 500;
 
 export interface ParsedLog {
   header: LogHeader;

@@ -101,6 +101,9 @@ export class OutputHasher {
   }
 }
 
+/** How long after an output its hash is worked out (by the engine) or read (by a recorder), unless read sooner. */
+export const HASH_LATER_MS = 500;
+
 /** An output's place in an OutputHashSequence: its hash, and whether it differs from the one before. */
 export interface SequencedHash {
   hash(): string;

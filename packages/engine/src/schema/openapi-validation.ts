@@ -36,7 +36,7 @@ export function withDefaults(value: unknown, schema: CrdSchema): unknown {
   };
   for (const [name, child] of Object.entries(schema.properties ?? {})) {
     const current = value[name];
-    if (current === null && !child.nullable) set(name, child.default === undefined ? undefined : child.default);
+    if (current === null && !child.nullable) set(name, child.default);
     else if (current === undefined && child.default !== undefined) set(name, child.default);
     const present = (out ?? value)[name];
     if (present === undefined) continue;

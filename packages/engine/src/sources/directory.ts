@@ -147,6 +147,8 @@ class ManifestDirectory {
       for (const key of [...this.open.keys()])
         if (key === file || key.startsWith(`${file}#`)) this.fix(key, `${file}: removed, and its problem with it`);
     }
+    // A reading made ahead for a file this scan did not read (gone since it was listed) is of no use now.
+    this.preread.clear();
     // Objects first seen in one scan are created at one moment (the clock read once, not per object).
     let now: string | undefined;
     const created = () => (now ??= this.now());
@@ -298,7 +300,7 @@ export function directorySource(dir: string, opts: DirectorySourceOptions = {}):
     const ahead = filesToReadAhead(directory, opts.parallelRead);
     if (ahead) {
       // Meanwhile the main thread, which checks the files edited later, gets its checks ready.
-      if ((opts.validation ?? 'strict') !== 'ignore') setImmediate(() => closed || prepareManifestChecks());
+      if (directory.readOptions().validation !== 'ignore') setImmediate(() => closed || prepareManifestChecks());
       readManifestFiles(
         [...ahead].map(([file, stamp]) => ({ file, size: stamp.size })),
         directory.readOptions(),
