@@ -83,8 +83,8 @@ export function startController(o: ControllerOptions): Controller {
     },
     onError: (e) => o.onError('translation', e),
   }).subscribe((out) => {
-    // Recorded with its hash read later, once the sinks have pushed it (the recorder keeps the order).
-    o.recorder?.output(out.seq, () => out.hash);
+    // Recorded with its hash to come, once the sinks have pushed it (the recorder keeps the order).
+    o.recorder?.output(out.seq, { read: () => out.hash, settled: out.hashed });
     o.onTranslation?.(out);
     let changed: boolean | undefined;
     for (const sink of o.sinks) {

@@ -44,6 +44,8 @@ export interface EngineOutput {
   readonly hash: string;
   /** False when the output equals the previous one (recorded, not passed to sinks). */
   readonly changed: boolean;
+  /** The hash once the engine has worked it out, a moment after the sinks ran: for logs, which need not wait. */
+  readonly hashed: Promise<string>;
   result: TranslateResult;
   /** The output keys whose value differs from the previous translation's (all of them at first). */
   changes: OutputChanges;
@@ -223,6 +225,11 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
   );
   let lastCycleMs = Number.POSITIVE_INFINITY;
   const hashes = new OutputHashSequence();
+  let hashing = false;
+  const hashSlice = () => {
+    if (hashes.work(performance.now() + HASH_SLICE_MS)) scheduler.schedule(hashSlice, 0);
+    else hashing = false;
+  };
   let last: TranslateResult | undefined;
   // After a failed translation the translator starts over: the next output's changes then cover
   // every key of the last output too, so sinks drop what is gone.
@@ -266,9 +273,13 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
       restarted = false;
       last = translated.result;
       const hashed = hashes.add(translated.result, translated.changes, restart);
-      // Worked out a moment later, off the path to the proxies, unless someone reads it first.
+      // Worked out a moment later, off the path to the proxies, in slices that leave the event loop
+      // to the writes of a push, unless someone reads it first.
       if (hashes.size >= MAX_UNHASHED) hashes.settle();
-      else if (hashes.size === 1) scheduler.schedule(() => hashes.settle(), HASH_LATER_MS);
+      else if (!hashing) {
+        hashing = true;
+        scheduler.schedule(hashSlice, HASH_LATER_MS);
+      }
       void s;
       const durationMs = performance.now() - t0;
       return lazyOutput(
@@ -305,10 +316,12 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
   });
 }
 
-type OutputFields = Omit<EngineOutput, 'hash' | 'changed'>;
+type OutputFields = Omit<EngineOutput, 'hash' | 'changed' | 'hashed'>;
 
 /** Outputs whose hash no one read yet, at most: each holds its result until hashed. */
 const MAX_UNHASHED = 16;
+/** How long one slice of hashing may hold the event loop. */
+const HASH_SLICE_MS = 4;
 
 function lazyOutput(fields: OutputFields, hashed: SequencedHash): EngineOutput {
   return {
@@ -319,6 +332,9 @@ function lazyOutput(fields: OutputFields, hashed: SequencedHash): EngineOutput {
     get changed() {
       return hashed.changed();
     },
+    get hashed() {
+      return hashed.settled();
+    },
   };
 }
 
@@ -327,7 +343,7 @@ export function withChanges(out: EngineOutput, changes: OutputChanges): EngineOu
   const { seq, result, snapshot, durationMs, since, complete } = out;
   return lazyOutput(
     { seq, result, changes, snapshot, durationMs, since, complete },
-    { hash: () => out.hash, changed: () => out.changed },
+    { hash: () => out.hash, changed: () => out.changed, settled: () => out.hashed },
   );
 }
 

@@ -6,7 +6,7 @@
 // readable by its owner only.
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import type { WatchEvent } from './events.js';
-import { HASH_LATER_MS } from './output-hash.js';
+import type { LaterHash } from './output-hash.js';
 import { redactForLog } from './secret-redaction.js';
 
 export const LOG_FORMAT = 'turnpike.events';
@@ -57,32 +57,40 @@ export class EventLogWriter {
     if (this.fd === undefined) return;
     writeSync(this.fd, `${JSON.stringify(v)}\n`);
   }
-  /** Output lines whose hash is read later: written together soon after (HASH_LATER_MS), or at close. */
-  private later: { seq: number; hash: () => string }[] = [];
+  /** Output lines waiting for their hash (or for one before them): written in order as the hashes come. */
+  private later: { seq: number; read: () => string; hash?: string }[] = [];
 
-  private writeLater(): void {
-    const lines = this.later;
-    this.later = [];
-    for (const { seq, hash } of lines) this.writeLine({ type: 'output', seq, hash: hash() } satisfies OutputRecord);
+  private writeSettled(): void {
+    for (let next = this.later[0]; next?.hash !== undefined; next = this.later[0]) {
+      this.later.shift();
+      this.writeLine({ type: 'output', seq: next.seq, hash: next.hash } satisfies OutputRecord);
+    }
   }
 
   event(e: WatchEvent): void {
     this.writeLine(e.object?.kind === 'Secret' ? { ...e, object: redactForLog(e.object) } : e);
   }
   /**
-   * `hash` may be a function, read a moment later (once the sinks have pushed the output): the line then
+   * `hash` may come later (the engine works it out once the sinks have pushed the output): the line then
    * comes after the events that arrive meanwhile, still in order with the other output lines.
    */
-  output(seq: number, hash: string | (() => string)): void {
-    if (typeof hash === 'string' && !this.later.length) {
-      this.writeLine({ type: 'output', seq, hash } satisfies OutputRecord);
+  output(seq: number, hash: string | LaterHash): void {
+    if (typeof hash === 'string') {
+      this.later.push({ seq, read: () => hash, hash });
+      this.writeSettled();
       return;
     }
-    this.later.push({ seq, hash: typeof hash === 'string' ? () => hash : hash });
-    if (this.later.length === 1) setTimeout(() => this.writeLater(), HASH_LATER_MS).unref();
+    const line: (typeof this.later)[number] = { seq, read: hash.read };
+    this.later.push(line);
+    void hash.settled.then((h) => {
+      line.hash = h;
+      this.writeSettled();
+    });
   }
   close(): void {
-    this.writeLater();
+    // Hashes not yet worked out are worked out now: the log is complete when closed.
+    for (const line of this.later) line.hash ??= line.read();
+    this.writeSettled();
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
   }

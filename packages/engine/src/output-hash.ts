@@ -75,6 +75,15 @@ export class OutputHasher {
   private sum = 0n;
 
   update(result: HashedOutput, changes: OutputChanges): string {
+    const steps = this.updating(result, changes);
+    for (;;) {
+      const step = steps.next();
+      if (step.done) return step.value;
+    }
+  }
+
+  /** The same as `update`, a step per entry: a caller can stop between entries and go on later. */
+  *updating(result: HashedOutput, changes: OutputChanges): Generator<void, string> {
     const changed: Record<Section, readonly string[]> = {
       statuses: changes.statuses,
       xds: changes.gateways,
@@ -94,6 +103,7 @@ export class OutputHasher {
           this.entries.set(id, h);
           this.sum += h;
         }
+        yield;
       }
     }
     this.sum = ((this.sum % MODULUS) + MODULUS) % MODULUS;
@@ -101,48 +111,71 @@ export class OutputHasher {
   }
 }
 
-/** How long after an output its hash is worked out (by the engine) or read (by a recorder), unless read sooner. */
+/** How long after an output the engine starts to work out its hash, unless someone reads it sooner. */
 export const HASH_LATER_MS = 500;
 
 /** An output's place in an OutputHashSequence: its hash, and whether it differs from the one before. */
 export interface SequencedHash {
+  /** The hash, worked out now if it is not yet. */
   hash(): string;
   changed(): boolean;
+  /** Resolves with the hash once it is worked out, by `work`, `settle` or a read. */
+  settled(): Promise<string>;
+}
+
+/** A hash a recorder may read at once (`read`, which works it out) or wait for (`settled`). */
+export interface LaterHash {
+  read(): string;
+  settled: Promise<string>;
 }
 
 function noChanges(changes: OutputChanges): boolean {
   return !changes.statuses.length && !changes.gateways.length && !changes.endpoints.length && !changes.infra.length;
 }
 
+interface QueuedOutput {
+  result?: HashedOutput;
+  changes?: OutputChanges;
+  restart: boolean;
+  steps?: Generator<void, string>;
+  done?: { hash: string; changed: boolean };
+  settled?: Promise<string>;
+  resolve?: (hash: string) => void;
+}
+
 /**
- * The hashes of a sequence of outputs, worked out when first read rather than when each output is made:
- * read after the sinks have pushed an output, a hash is off the path from a change to the proxies (half
- * a second of a cold start at 10k routes). Each hash follows from the one before, so reading one works
- * out those queued before it; `settle` works out all of them (the engine does a moment after an output).
- * An output that changed no entry has the hash of the one before: that it did not change is known at once.
+ * The hashes of a sequence of outputs, worked out after each output is made rather than before: off the
+ * path from a change to the proxies (half a second of a cold start at 10k routes, seconds at 100k). Each
+ * hash follows from the one before, so reading one works out those queued before it. `work` does it in
+ * slices, an entry at a time, so the engine can hash a large output between the writes of a push instead
+ * of stalling them; `settle` works out all of them at once. An output that changed no entry has the hash
+ * of the one before: that it did not change is known at once.
  */
 export class OutputHashSequence {
   private hasher = new OutputHasher();
   private last = '';
   private added = 0;
-  private readonly queued: {
-    result?: HashedOutput;
-    changes?: OutputChanges;
-    restart: boolean;
-    done?: { hash: string; changed: boolean };
-  }[] = [];
+  private readonly queued: QueuedOutput[] = [];
 
   /** Queues an output; `restart`: the hashing starts over with it (after a failed translation). */
   add(result: HashedOutput, changes: OutputChanges, restart = false): SequencedHash {
-    const entry: (typeof this.queued)[number] = { result, changes, restart };
+    const entry: QueuedOutput = { result, changes, restart };
     const unchanged = !restart && this.added > 0 && noChanges(changes);
     this.added++;
     this.queued.push(entry);
     const done = () => {
-      while (!entry.done) this.next();
+      while (!entry.done) this.step(Number.POSITIVE_INFINITY);
       return entry.done;
     };
-    return { hash: () => done().hash, changed: () => (unchanged ? false : done().changed) };
+    return {
+      hash: () => done().hash,
+      changed: () => (unchanged ? false : done().changed),
+      settled: () => {
+        if (entry.done) return Promise.resolve(entry.done.hash);
+        entry.settled ??= new Promise((resolve) => (entry.resolve = resolve));
+        return entry.settled;
+      },
+    };
   }
 
   get size(): number {
@@ -150,17 +183,42 @@ export class OutputHashSequence {
   }
 
   settle(): void {
-    while (this.queued.length) this.next();
+    while (this.queued.length) this.step(Number.POSITIVE_INFINITY);
   }
 
-  private next(): void {
-    const entry = this.queued.shift()!;
-    if (entry.restart) this.hasher = new OutputHasher();
-    const hash = this.hasher.update(entry.result!, entry.changes!);
+  /** Works on the queue, an entry at least, until `deadline` (performance.now()) passes; true while some is left. */
+  work(deadline: number): boolean {
+    if (this.queued.length) this.step(deadline);
+    while (this.queued.length && performance.now() < deadline) this.step(deadline);
+    return this.queued.length > 0;
+  }
+
+  /** Works on the first queued output until it is done or `deadline` passes. */
+  private step(deadline: number): void {
+    const entry = this.queued[0]!;
+    if (!entry.steps) {
+      if (entry.restart) this.hasher = new OutputHasher();
+      entry.steps = this.hasher.updating(entry.result!, entry.changes!);
+    }
+    for (;;) {
+      const next = entry.steps.next();
+      if (next.done) {
+        this.finish(entry, next.value);
+        return;
+      }
+      if (performance.now() >= deadline) return;
+    }
+  }
+
+  private finish(entry: QueuedOutput, hash: string): void {
+    this.queued.shift();
     entry.done = { hash, changed: hash !== this.last };
     // Only the hash is kept: an output read late must not hold its translation in memory.
     entry.result = undefined;
     entry.changes = undefined;
+    entry.steps = undefined;
     this.last = hash;
+    entry.resolve?.(hash);
+    entry.resolve = undefined;
   }
 }

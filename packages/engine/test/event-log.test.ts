@@ -27,31 +27,46 @@ describe('event log', () => {
     expect(log.events.map((e) => e.seq)).toEqual([1, 2]);
     expect(log.outputs).toEqual([{ type: 'output', seq: 2, hash: 'abc' }]);
   });
-  it('an output whose hash is read later is written after the events meanwhile, in order, at the latest at close', () => {
+  it('an output whose hash comes later is written once it comes, after the events meanwhile, in order', async () => {
     const path = join(mkdtempSync(join(tmpdir(), 'tp-log-')), 'events.ndjson');
     const w = new EventLogWriter(path, { createdAt: '2026-01-01T00:00:00Z', quietMs: 100, maxDelayMs: 500 });
     const synced = (seq: number) => ({ seq, at: '2026-01-01T00:00:00.000Z', source: 'dir', type: 'synced', kind: '*' });
+    const lines = () =>
+      readFileSync(path, 'utf8')
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((l) => JSON.parse(l) as { seq: number; hash?: string })
+        .map((l) => (l.hash !== undefined ? `output ${l.seq} ${l.hash}` : `event ${l.seq}`));
     let reads = 0;
+    let settle1: (h: string) => void = () => undefined;
     w.event(synced(1) as never);
-    w.output(1, () => `h${++reads}`);
+    w.output(1, { read: () => `read${++reads}`, settled: new Promise((resolve) => (settle1 = resolve)) });
     w.event(synced(2) as never);
     w.output(2, 'given');
     w.event(synced(3) as never);
+    // A hash never worked out before close is read then.
+    w.output(3, { read: () => `read${++reads}`, settled: new Promise<string>(() => undefined) });
+    await Promise.resolve();
+    // The line for output 2 waits for the one before it.
+    expect(lines()).toEqual(['event 1', 'event 2', 'event 3']);
+    settle1('h1');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines()).toEqual(['event 1', 'event 2', 'event 3', 'output 1 h1', 'output 2 given']);
     expect(reads).toBe(0);
+    w.event(synced(4) as never);
     w.close();
-    const lines = readFileSync(path, 'utf8')
-      .trim()
-      .split('\n')
-      .slice(1)
-      .map((l) => JSON.parse(l) as { seq: number });
-    expect(lines.map((l) => ('hash' in l ? `output ${l.seq} ${String(l.hash)}` : `event ${l.seq}`))).toEqual([
+    expect(reads).toBe(1);
+    expect(lines()).toEqual([
       'event 1',
       'event 2',
       'event 3',
       'output 1 h1',
       'output 2 given',
+      'event 4',
+      'output 3 read1',
     ]);
-    expect(parseEventLog(readFileSync(path, 'utf8')).outputs.map((o) => o.hash)).toEqual(['h1', 'given']);
+    expect(parseEventLog(readFileSync(path, 'utf8')).outputs.map((o) => o.hash)).toEqual(['h1', 'given', 'read1']);
   });
 
   it('tolerates a torn last line (a crash mid-write) but not a torn line in the middle', () => {

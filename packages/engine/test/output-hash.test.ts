@@ -94,6 +94,34 @@ describe('output hash', () => {
     expect(hashed.map((h) => h.changed())).toEqual([true, true, false, true]);
   });
 
+  it('worked out in slices of an entry, the hashes are the same and each settles in order', async () => {
+    const steps: KubeObject[][] = [
+      [...base, route('a', '/a'), slice(['10.0.0.1'])],
+      [...base, route('a', '/a'), route('b', '/b'), slice(['10.0.0.1'])],
+      [...base, route('b', '/b'), slice(['10.0.0.2'])],
+    ];
+    const t = new Translator();
+    const sequence = new OutputHashSequence();
+    const expected: string[] = [];
+    const hashed = steps.map((objects) => {
+      const { result, changes } = t.translateWithChanges(snapshotFromObjects(objects));
+      expected.push(outputHash(result));
+      return sequence.add(result, changes);
+    });
+    const settledOrder: number[] = [];
+    const settled = hashed.map((h, i) => h.settled().then((hash) => (settledOrder.push(i), hash)));
+    // A deadline already past: each call does one entry of one output, then stops.
+    let slices = 0;
+    while (sequence.work(0)) slices++;
+    const entries = hashed.length;
+    expect(slices).toBeGreaterThan(entries);
+    expect(await Promise.all(settled)).toEqual(expected);
+    expect(settledOrder).toEqual([0, 1, 2]);
+    // Once worked out, a late reader gets it at once.
+    expect(await hashed[1]!.settled()).toBe(expected[1]);
+    expect(hashed.map((h) => h.hash())).toEqual(expected);
+  });
+
   it('an output that changed no entry is known unchanged without hashing anything', () => {
     const t = new Translator();
     const sequence = new OutputHashSequence();

@@ -310,7 +310,9 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
       name: 'log',
       accept: (out) => {
         for (const d of out.result.diagnostics) log.warn({ object: d.object }, d.message);
-        log.info({ seq: out.seq, gateways: out.result.xdsIR.gateways.size, hash: out.hash.slice(0, 12) }, 'translated');
+        // The hash once the engine has worked it out: reading it here would put it before the push's writes.
+        const fields = { seq: out.seq, gateways: out.result.xdsIR.gateways.size };
+        void out.hashed.then((hash) => log.info({ ...fields, hash: hash.slice(0, 12) }, 'translated'));
       },
     },
     plugins,

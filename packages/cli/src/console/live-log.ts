@@ -4,7 +4,7 @@
 import {
   applyEvents,
   EMPTY_SNAPSHOT,
-  HASH_LATER_MS,
+  type LaterHash,
   LOG_FORMAT,
   LOG_VERSION,
   type LogHeader,
@@ -17,8 +17,8 @@ import type { Snapshot } from '@turnpike/translator';
 /** What the controller records into (an event log file, this, or both). */
 export interface EventRecorder {
   event(e: WatchEvent): void;
-  /** `hash` may be a function: the hash is then read when first needed (after the sinks have run). */
-  output(seq: number, hash: string | (() => string)): void;
+  /** `hash` may come later (the engine works it out after the sinks have run), or be read when needed. */
+  output(seq: number, hash: string | LaterHash): void;
   close(): void;
 }
 
@@ -45,20 +45,19 @@ export class LiveLog implements EventRecorder {
     this.outputs = this.outputs.filter((o) => o.seq >= first);
   }
 
-  /** Outputs whose hash is to be read later: read a moment after (HASH_LATER_MS) or when the log is viewed. */
-  private later: { record: OutputRecord; hash: () => string }[] = [];
+  /** Outputs whose hash is still to come: read at once if the log is viewed before it does. */
+  private readonly later = new Set<{ record: OutputRecord; read: () => string }>();
 
-  private readLater(): void {
-    for (const { record, hash } of this.later) record.hash = hash();
-    this.later = [];
-  }
-
-  output(seq: number, hash: string | (() => string)): void {
+  output(seq: number, hash: string | LaterHash): void {
     const record: OutputRecord = { type: 'output', seq, hash: typeof hash === 'string' ? hash : '' };
     this.outputs.push(record);
     if (typeof hash === 'string') return;
-    this.later.push({ record, hash });
-    if (this.later.length === 1) setTimeout(() => this.readLater(), HASH_LATER_MS).unref();
+    const waiting = { record, read: hash.read };
+    this.later.add(waiting);
+    void hash.settled.then((h) => {
+      record.hash = h;
+      this.later.delete(waiting);
+    });
   }
 
   close(): void {
@@ -67,7 +66,8 @@ export class LiveLog implements EventRecorder {
 
   /** A view for the console; the arrays are copied so a request sees one consistent moment. */
   log(): ParsedLog {
-    this.readLater();
+    for (const { record, read } of this.later) record.hash = read();
+    this.later.clear();
     return { header: this.header, events: [...this.events], outputs: [...this.outputs] };
   }
 }

@@ -26,11 +26,10 @@ export function statusPrinter(
         if (json) write(`${JSON.stringify({ time, seq: out.seq, object: key, status: status ?? null })}\n`);
         else write(`${time.slice(11, 23)} ${key.replace(/\/\//, '/')} ` + `${status ? statusSummary(status) : gone}\n`);
       }
-      if (!json)
-        warn(
-          `turnpike: translated event ${out.seq}: ${out.result.xdsIR.gateways.size} gateway(s), output ` +
-            `${out.hash.slice(0, 12)}\n`,
-        );
+      if (json) return;
+      // Its hash once the engine has worked it out (after the push): lines about outputs stay in order.
+      const line = `turnpike: translated event ${out.seq}: ${out.result.xdsIR.gateways.size} gateway(s), output `;
+      void out.hashed.then((hash) => warn(`${line}${hash.slice(0, 12)}\n`));
     },
   };
 }
