@@ -19,6 +19,8 @@
 //   pnpm bench:propagation [--routes 1000] [--gateways 100] [--proxies 200] [--updates 50] [--churn 50]
 //                          [--endpoint-rate 500] [--endpoint-seconds 60] [--fanout 1000] [--json]
 //                          [--cli OTHER/packages/cli/dist/main.js]
+//   --cold-starts N [--compare OTHER/packages/cli/dist/main.js]: only cold starts, N of each build,
+//   alternating on the same cluster (a before/after that spreads the machine's noise over both).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -37,6 +39,9 @@ const endpointRate = Number(opt('--endpoint-rate', '500'));
 const endpointSeconds = Number(opt('--endpoint-seconds', '60'));
 const fanout = Number(opt('--fanout', '1000'));
 const json = args.includes('--json');
+// --cold-starts N: only N cold starts (each against --compare's build too, if given), on one cluster.
+const coldStarts = Number(opt('--cold-starts', '0'));
+const compare = opt('--compare', undefined);
 // Another build's CLI as the controller (the before of a before/after table), e.g. a worktree's.
 if (args.includes('--cli')) process.env.TURNPIKE_CLI = opt('--cli', '');
 const log = (s) => {
@@ -272,273 +277,319 @@ try {
   log(`${routes} routes, ${gateways} Gateways written in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
   // Cold start: the controller starts with everything in place.
-  controller = new Controller(cluster.controllerKubeconfig, [
-    '--xds-plaintext',
-    '--quiet-ms',
-    '100',
-    '--max-delay-ms',
-    '500',
-  ]);
-  const started = performance.now();
-  await controller.start();
-  for (let p = 0; p < proxies; p++)
-    clients.push(proxyClient(controller.xdsPort, `bench/gw-${p % gateways}`, p % 2 === 0, p));
-  // Every client has the last route of its Gateway.
-  const lastRouteOf = (g) => {
-    let r = g;
-    while (r + gateways < routes) r += gateways;
-    // The hostname: measured updates change the route's path, background writes keep this name.
-    return `r${r}.example.com`;
+  const coldStart = async () => {
+    controller = new Controller(cluster.controllerKubeconfig, [
+      '--xds-plaintext',
+      '--quiet-ms',
+      '100',
+      '--max-delay-ms',
+      '500',
+    ]);
+    const started = performance.now();
+    await controller.start();
+    for (let p = 0; p < proxies; p++)
+      clients.push(proxyClient(controller.xdsPort, `bench/gw-${p % gateways}`, p % 2 === 0, p));
+    // Every client has the last route of its Gateway.
+    const lastRouteOf = (g) => {
+      let r = g;
+      while (r + gateways < routes) r += gateways;
+      // The hostname: measured updates change the route's path, background writes keep this name.
+      return `r${r}.example.com`;
+    };
+    await Promise.all(clients.map((c, p) => until(c, lastRouteOf(p % gateways))));
+    const ms = Math.round(performance.now() - started);
+    const metrics = await processMetrics(controller);
+    return { ms, heapMib: Math.round(metrics.heapBytes / 2 ** 20), rssMib: Math.round(metrics.rssBytes / 2 ** 20) };
   };
-  await Promise.all(clients.map((c, p) => until(c, lastRouteOf(p % gateways))));
-  const coldStartMs = Math.round(performance.now() - started);
-  const afterStart = await processMetrics(controller);
-  const heapMib = Math.round(afterStart.heapBytes / 2 ** 20);
-  log(
-    `cold start: controller start → all ${proxies} clients have their routes in ${coldStartMs} ms ` +
-      `(heap ${heapMib} MiB, RSS ${Math.round(afterStart.rssBytes / 2 ** 20)} MiB)`,
-  );
-
-  /** One route update; ms from the API server's answer to the last client of its Gateway having it. */
-  const updateOnce = async (r, i) => {
-    const marker = `/u${i}-${Date.now()}`;
-    const g = r % gateways;
-    const mine = clients.filter((_, p) => p % gateways === g);
-    // A merge patch: no resourceVersion to race with the controller's status writes.
-    await admin.must(
-      'PATCH',
-      `/apis/${GW}/namespaces/bench/httproutes/route-${r}`,
-      // Its rules only: a background write's hostname stays, so that `lost` can look for it.
-      { spec: { rules: route(r, marker).spec.rules } },
-      'application/merge-patch+json',
-    );
-    const written = performance.now();
-    const seen = await Promise.all(mine.map((c) => until(c, marker)));
-    return Math.max(...seen) - written;
-  };
-  const idle = [];
-  for (let i = 0; i < updates; i++) {
-    idle.push(await updateOnce((i * 7919) % routes, i));
-    await sleep(150);
-  }
-  log(`idle: route update → every client of its Gateway: p50 ${pct(idle, 50)} ms, p99 ${pct(idle, 99)} ms`);
-
-  const churn = [];
-  let stop = false;
-  let churned = 0;
-  // The last background write of each kind and object, and the Gateway whose clients must see it.
-  const lastWrite = new Map();
-  const writer = (async () => {
-    let i = 0;
-    while (!stop) {
-      i++;
-      const which = i % 5;
-      if (which < 3) {
-        // A route (3 in 5): a hostname its Gateway's RDS carries.
-        const r = (i * 104729) % routes;
-        await admin.must(
-          'PATCH',
-          `/apis/${GW}/namespaces/bench/httproutes/route-${r}`,
-          { spec: { hostnames: [`r${r}.example.com`, `c${i}.example.com`] } },
-          'application/merge-patch+json',
-        );
-        lastWrite.set(`route-${r}`, { gateway: r % gateways, marker: `c${i}.example.com` });
-      } else if (which === 3) {
-        // An EndpointSlice: an address in its Gateway's EDS.
-        const g = (i * 7919) % gateways;
-        await admin.must(
-          'PUT',
-          `/apis/discovery.k8s.io/v1/namespaces/bench/endpointslices/ep-${g}-1`,
-          slice(g, 1_000_000 + i),
-        );
-        lastWrite.set(`slice-${g}`, { gateway: g, marker: addressOf(1_000_000 + i) });
-      } else {
-        // A Service: an annotation (nothing a proxy sees; the controller still has to look).
-        const g = (i * 31) % gateways;
-        await admin.must(
-          'PATCH',
-          `/api/v1/namespaces/bench/services/ep-${g}`,
-          { metadata: { annotations: { 'bench/churn': String(i) } } },
-          'application/merge-patch+json',
-        );
+  if (coldStarts > 0) {
+    // Only cold starts, on the same cluster, alternating this build and --compare's: a before/after
+    // with the machine's noise spread over both.
+    const builds = [
+      { name: 'this', cli: process.env.TURNPIKE_CLI },
+      ...(compare ? [{ name: 'compare', cli: compare }] : []),
+    ];
+    const runs = Object.fromEntries(builds.map((b) => [b.name, []]));
+    for (let i = 0; i < coldStarts; i++) {
+      for (const b of builds) {
+        if (b.cli) process.env.TURNPIKE_CLI = b.cli;
+        else delete process.env.TURNPIKE_CLI;
+        const run = await coldStart();
+        log(`cold start ${i + 1} (${b.name}): ${run.ms} ms, heap ${run.heapMib} MiB`);
+        runs[b.name].push(run);
+        for (const c of clients.splice(0)) c.close();
+        await controller.stop();
       }
-      churned++;
-      await sleep(1000 / churnPerSecond);
     }
-  })();
-  for (let i = 0; i < updates; i++) {
-    churn.push(await updateOnce((i * 15485863) % routes, updates + i));
-    await sleep(150);
-  }
-  stop = true;
-  await writer;
-  // Lost: a background write whose effect some client of its Gateway never got.
-  let lost = 0;
-  await Promise.all(
-    [...lastWrite.values()].map(async ({ gateway, marker }) => {
-      const mine = clients.filter((_, p) => p % gateways === gateway);
-      const got = await Promise.all(
-        mine.map((c) =>
-          until(c, marker, 30_000).then(
-            () => true,
-            () => false,
+    const summary = Object.fromEntries(
+      Object.entries(runs).map(([name, list]) => [
+        name,
+        {
+          cold_start_ms: list.map((r) => r.ms),
+          median_ms: pct(
+            list.map((r) => r.ms),
+            50,
           ),
-        ),
-      );
-      if (got.includes(false)) lost++;
-    }),
-  );
-  log(
-    `churn (${churnPerSecond}/s background writes, ${churned} in all): p50 ${pct(churn, 50)} ms, p99 ${pct(churn, 99)} ms; ` +
-      `${lost} of ${lastWrite.size} last writes lost`,
-  );
+          heap_mib: list.map((r) => r.heapMib),
+        },
+      ]),
+    );
+    if (json) process.stdout.write(`${JSON.stringify({ routes, gateways, proxies, cold_starts: summary })}\n`);
+    else log(JSON.stringify(summary));
+    process.exitCode = 0;
+  } else {
+    const cold = await coldStart();
+    const coldStartMs = cold.ms;
+    const heapMib = cold.heapMib;
+    log(
+      `cold start: controller start → all ${proxies} clients have their routes in ${coldStartMs} ms ` +
+        `(heap ${heapMib} MiB, RSS ${cold.rssMib} MiB)`,
+    );
 
-  // Endpoint churn at the rate asked, one write in flight per slice (two would race at the API server);
-  // a write's lag ends when every client of its Gateway holds it or a later write of the same slice.
-  const lags = [];
-  const pendingLags = [];
-  let endpointWrites = 0;
-  const cpuBefore = await processMetrics(controller);
-  const acksBefore = await configLatencyBuckets(controller);
-  // The bench's own event loop: a late client is not a late controller.
-  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
-  loopDelay.enable();
-  const benchCpuBefore = process.cpuUsage();
-  const endpointStart = performance.now();
-  const endAt = endpointStart + endpointSeconds * 1000;
-  const inFlight = new Set();
-  const sliceBusy = new Map();
-  for (let i = 0; performance.now() < endAt; i++) {
-    const g = (i * 7919) % gateways;
-    const n = 2_000_000 + i;
-    const write = (sliceBusy.get(g) ?? Promise.resolve())
-      .then(() => admin.must('PUT', `/apis/discovery.k8s.io/v1/namespaces/bench/endpointslices/ep-${g}-1`, slice(g, n)))
-      .then(() => {
-        const written = performance.now();
-        const mine = clients.filter((_, p) => p % gateways === g);
-        pendingLags.push(
-          Promise.all(mine.map((c) => until(c, (x) => endpointSeen(x, g) >= n, 30_000))).then(
-            (seen) => lags.push(Math.max(...seen) - written),
-            () => lags.push(30_000),
+    /** One route update; ms from the API server's answer to the last client of its Gateway having it. */
+    const updateOnce = async (r, i) => {
+      const marker = `/u${i}-${Date.now()}`;
+      const g = r % gateways;
+      const mine = clients.filter((_, p) => p % gateways === g);
+      // A merge patch: no resourceVersion to race with the controller's status writes.
+      await admin.must(
+        'PATCH',
+        `/apis/${GW}/namespaces/bench/httproutes/route-${r}`,
+        // Its rules only: a background write's hostname stays, so that `lost` can look for it.
+        { spec: { rules: route(r, marker).spec.rules } },
+        'application/merge-patch+json',
+      );
+      const written = performance.now();
+      const seen = await Promise.all(mine.map((c) => until(c, marker)));
+      return Math.max(...seen) - written;
+    };
+    const idle = [];
+    for (let i = 0; i < updates; i++) {
+      idle.push(await updateOnce((i * 7919) % routes, i));
+      await sleep(150);
+    }
+    log(`idle: route update → every client of its Gateway: p50 ${pct(idle, 50)} ms, p99 ${pct(idle, 99)} ms`);
+
+    const churn = [];
+    let stop = false;
+    let churned = 0;
+    // The last background write of each kind and object, and the Gateway whose clients must see it.
+    const lastWrite = new Map();
+    // --churn 0: no background writer (a pause of 1000/0 ms would be none at all: a flood).
+    const writer = (async () => {
+      let i = 0;
+      while (!stop && churnPerSecond > 0) {
+        i++;
+        const which = i % 5;
+        if (which < 3) {
+          // A route (3 in 5): a hostname its Gateway's RDS carries.
+          const r = (i * 104729) % routes;
+          await admin.must(
+            'PATCH',
+            `/apis/${GW}/namespaces/bench/httproutes/route-${r}`,
+            { spec: { hostnames: [`r${r}.example.com`, `c${i}.example.com`] } },
+            'application/merge-patch+json',
+          );
+          lastWrite.set(`route-${r}`, { gateway: r % gateways, marker: `c${i}.example.com` });
+        } else if (which === 3) {
+          // An EndpointSlice: an address in its Gateway's EDS.
+          const g = (i * 7919) % gateways;
+          await admin.must(
+            'PUT',
+            `/apis/discovery.k8s.io/v1/namespaces/bench/endpointslices/ep-${g}-1`,
+            slice(g, 1_000_000 + i),
+          );
+          lastWrite.set(`slice-${g}`, { gateway: g, marker: addressOf(1_000_000 + i) });
+        } else {
+          // A Service: an annotation (nothing a proxy sees; the controller still has to look).
+          const g = (i * 31) % gateways;
+          await admin.must(
+            'PATCH',
+            `/api/v1/namespaces/bench/services/ep-${g}`,
+            { metadata: { annotations: { 'bench/churn': String(i) } } },
+            'application/merge-patch+json',
+          );
+        }
+        churned++;
+        await sleep(1000 / churnPerSecond);
+      }
+    })();
+    for (let i = 0; i < updates; i++) {
+      churn.push(await updateOnce((i * 15485863) % routes, updates + i));
+      await sleep(150);
+    }
+    stop = true;
+    await writer;
+    // Lost: a background write whose effect some client of its Gateway never got.
+    let lost = 0;
+    await Promise.all(
+      [...lastWrite.values()].map(async ({ gateway, marker }) => {
+        const mine = clients.filter((_, p) => p % gateways === gateway);
+        const got = await Promise.all(
+          mine.map((c) =>
+            until(c, marker, 30_000).then(
+              () => true,
+              () => false,
+            ),
           ),
         );
-        endpointWrites++;
-      });
-    sliceBusy.set(g, write);
-    inFlight.add(write);
-    write.finally(() => inFlight.delete(write));
-    if (inFlight.size >= endpointRate) await Promise.race(inFlight);
-    const due = endpointStart + ((i + 1) * 1000) / endpointRate;
-    if (due > performance.now()) await sleep(due - performance.now());
-  }
-  await Promise.all(inFlight);
-  const endpointElapsed = (performance.now() - endpointStart) / 1000;
-  await Promise.all(pendingLags);
-  const cpuAfter = await processMetrics(controller);
-  const endpointCpu = Math.round(((cpuAfter.cpuSeconds - cpuBefore.cpuSeconds) / endpointElapsed) * 100);
-  loopDelay.disable();
-  // The controller's share: from the watch event it got to the proxies' ACK.
-  const acksAfter = await configLatencyBuckets(controller);
-  log(
-    `  (controller: watch event → ACK p50 ≤ ${bucketQuantile(acksBefore, acksAfter, 0.5)} ms, ` +
-      `p99 ≤ ${bucketQuantile(acksBefore, acksAfter, 0.99)} ms)`,
-  );
-  const benchCpu = process.cpuUsage(benchCpuBefore);
-  log(
-    `  (the bench itself meanwhile: ${Math.round((benchCpu.user + benchCpu.system) / 1e4 / endpointElapsed)}% of a core, ` +
-      `event loop delay p99 ${Math.round(loopDelay.percentile(99) / 1e6)} ms)`,
-  );
-  log(
-    `endpoints: ${endpointWrites} EndpointSlice writes in ${endpointElapsed.toFixed(1)} s ` +
-      `(${Math.round(endpointWrites / endpointElapsed)}/s of ${endpointRate}/s asked): lag p50 ${pct(lags, 50)} ms, ` +
-      `p99 ${pct(lags, 99)} ms; controller CPU ${endpointCpu}% of a core`,
-  );
+        if (got.includes(false)) lost++;
+      }),
+    );
+    log(
+      `churn (${churnPerSecond}/s background writes, ${churned} in all): p50 ${pct(churn, 50)} ms, p99 ${pct(churn, 99)} ms; ` +
+        `${lost} of ${lastWrite.size} last writes lost`,
+    );
 
-  // Fan-out: more clients, then the memory each stream costs, then one change seen by many.
-  const firstNew = clients.length;
-  for (let p = firstNew; p < fanout; p++)
-    clients.push(proxyClient(controller.xdsPort, `bench/gw-${p % gateways}`, p % 2 === 0, p));
-  await Promise.all(clients.slice(firstNew).map((c, k) => until(c, lastRouteOf((firstNew + k) % gateways), 120_000)));
-  log(`fan-out: ${clients.length} clients connected`);
-  // Settled: the new streams' first responses are out before anything is timed.
-  await sleep(3000);
-  // One Gateway at a time (five of them): a second listener (a new route configuration) reaches all its clients.
-  const perGateway = [];
-  let gatewayClients = [];
-  for (let k = 1; k <= Math.min(5, gateways); k++) {
-    const g0 = k % gateways;
+    // Endpoint churn at the rate asked, one write in flight per slice (two would race at the API server);
+    // a write's lag ends when every client of its Gateway holds it or a later write of the same slice.
+    const lags = [];
+    const pendingLags = [];
+    let endpointWrites = 0;
+    const cpuBefore = await processMetrics(controller);
+    const acksBefore = await configLatencyBuckets(controller);
+    // The bench's own event loop: a late client is not a late controller.
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
+    const benchCpuBefore = process.cpuUsage();
+    const endpointStart = performance.now();
+    const endAt = endpointStart + endpointSeconds * 1000;
+    const inFlight = new Set();
+    const sliceBusy = new Map();
+    for (let i = 0; performance.now() < endAt; i++) {
+      const g = (i * 7919) % gateways;
+      const n = 2_000_000 + i;
+      const write = (sliceBusy.get(g) ?? Promise.resolve())
+        .then(() =>
+          admin.must('PUT', `/apis/discovery.k8s.io/v1/namespaces/bench/endpointslices/ep-${g}-1`, slice(g, n)),
+        )
+        .then(() => {
+          const written = performance.now();
+          const mine = clients.filter((_, p) => p % gateways === g);
+          pendingLags.push(
+            Promise.all(mine.map((c) => until(c, (x) => endpointSeen(x, g) >= n, 30_000))).then(
+              (seen) => lags.push(Math.max(...seen) - written),
+              () => lags.push(30_000),
+            ),
+          );
+          endpointWrites++;
+        });
+      sliceBusy.set(g, write);
+      inFlight.add(write);
+      write.finally(() => inFlight.delete(write));
+      if (inFlight.size >= endpointRate) await Promise.race(inFlight);
+      const due = endpointStart + ((i + 1) * 1000) / endpointRate;
+      if (due > performance.now()) await sleep(due - performance.now());
+    }
+    await Promise.all(inFlight);
+    const endpointElapsed = (performance.now() - endpointStart) / 1000;
+    await Promise.all(pendingLags);
+    const cpuAfter = await processMetrics(controller);
+    const endpointCpu =
+      endpointWrites > 0 ? Math.round(((cpuAfter.cpuSeconds - cpuBefore.cpuSeconds) / endpointElapsed) * 100) : null;
+    loopDelay.disable();
+    // The controller's share: from the watch event it got to the proxies' ACK.
+    const acksAfter = await configLatencyBuckets(controller);
+    log(
+      `  (controller: watch event → ACK p50 ≤ ${bucketQuantile(acksBefore, acksAfter, 0.5)} ms, ` +
+        `p99 ≤ ${bucketQuantile(acksBefore, acksAfter, 0.99)} ms)`,
+    );
+    const benchCpu = process.cpuUsage(benchCpuBefore);
+    log(
+      `  (the bench itself meanwhile: ${Math.round((benchCpu.user + benchCpu.system) / 1e4 / endpointElapsed)}% of a core, ` +
+        `event loop delay p99 ${Math.round(loopDelay.percentile(99) / 1e6)} ms)`,
+    );
+    log(
+      `endpoints: ${endpointWrites} EndpointSlice writes in ${endpointElapsed.toFixed(1)} s ` +
+        `(${Math.round(endpointWrites / endpointElapsed)}/s of ${endpointRate}/s asked): lag p50 ${pct(lags, 50)} ms, ` +
+        `p99 ${pct(lags, 99)} ms; controller CPU ${endpointCpu}% of a core`,
+    );
+
+    // Fan-out: more clients, then the memory each stream costs, then one change seen by many.
+    const firstNew = clients.length;
+    for (let p = firstNew; p < fanout; p++)
+      clients.push(proxyClient(controller.xdsPort, `bench/gw-${p % gateways}`, p % 2 === 0, p));
+    await Promise.all(clients.slice(firstNew).map((c, k) => until(c, lastRouteOf((firstNew + k) % gateways), 120_000)));
+    log(`fan-out: ${clients.length} clients connected`);
+    // Settled: the new streams' first responses are out before anything is timed.
+    await sleep(3000);
+    // One Gateway at a time (five of them): a second listener (a new route configuration) reaches all its clients.
+    const perGateway = [];
+    let gatewayClients = [];
+    for (let k = 1; k <= Math.min(5, gateways); k++) {
+      const g0 = k % gateways;
+      await admin.must(
+        'PATCH',
+        `/apis/${GW}/namespaces/bench/gateways/gw-${g0}`,
+        {
+          spec: {
+            listeners: [
+              { name: 'http', port: 80, protocol: 'HTTP' },
+              { name: 'alt', port: 8080, protocol: 'HTTP' },
+            ],
+          },
+        },
+        'application/merge-patch+json',
+      );
+      const written = performance.now();
+      gatewayClients = clients.filter((_, p) => p % gateways === g0);
+      perGateway.push(
+        Math.max(...(await Promise.all(gatewayClients.map((c) => until(c, 'tcp-8080', 120_000))))) - written,
+      );
+      await sleep(300);
+    }
+    const fanoutGateway = pct(perGateway, 50);
+    let written = 0;
+    // The Service every Gateway uses: h2c (appProtocol) makes its cluster speak HTTP/2 in every Gateway
+    // (builds before 9c4e7b8 renamed the cluster `…/h2` in every route; either counts).
     await admin.must(
       'PATCH',
-      `/apis/${GW}/namespaces/bench/gateways/gw-${g0}`,
-      {
-        spec: {
-          listeners: [
-            { name: 'http', port: 80, protocol: 'HTTP' },
-            { name: 'alt', port: 8080, protocol: 'HTTP' },
-          ],
-        },
-      },
-      'application/merge-patch+json',
+      `/api/v1/namespaces/bench/services/app`,
+      { spec: { ports: [{ name: 'http', port: 8080, appProtocol: 'kubernetes.io/h2c' }] } },
+      'application/strategic-merge-patch+json',
     );
-    const written = performance.now();
-    gatewayClients = clients.filter((_, p) => p % gateways === g0);
-    perGateway.push(
-      Math.max(...(await Promise.all(gatewayClients.map((c) => until(c, 'tcp-8080', 120_000))))) - written,
+    written = performance.now();
+    const fanoutAll = Math.round(
+      Math.max(...(await Promise.all(clients.map((c) => until(c, speaksH2, 120_000))))) - written,
     );
-    await sleep(300);
-  }
-  const fanoutGateway = pct(perGateway, 50);
-  let written = 0;
-  // The Service every Gateway uses: h2c (appProtocol) makes its cluster speak HTTP/2 in every Gateway
-  // (builds before 9c4e7b8 renamed the cluster `…/h2` in every route; either counts).
-  await admin.must(
-    'PATCH',
-    `/api/v1/namespaces/bench/services/app`,
-    { spec: { ports: [{ name: 'http', port: 8080, appProtocol: 'kubernetes.io/h2c' }] } },
-    'application/strategic-merge-patch+json',
-  );
-  written = performance.now();
-  const fanoutAll = Math.round(
-    Math.max(...(await Promise.all(clients.map((c) => until(c, speaksH2, 120_000))))) - written,
-  );
-  log(
-    `fan-out: one Gateway's ${gatewayClients.length} clients in ${fanoutGateway} ms (median of ${perGateway.length}, ` +
-      `max ${pct(perGateway, 100)}); all ${clients.length} in ${fanoutAll} ms`,
-  );
+    log(
+      `fan-out: one Gateway's ${gatewayClients.length} clients in ${fanoutGateway} ms (median of ${perGateway.length}, ` +
+        `max ${pct(perGateway, 100)}); all ${clients.length} in ${fanoutAll} ms`,
+    );
 
-  // Memory per stream: in a process of its own, after a full GC (in the controller, GC noise swamps it).
-  const memory = spawnSync(
-    process.execPath,
-    [
-      '--expose-gc',
-      join(ROOT, 'bench/stream-memory.mjs'),
-      '--routes',
-      String(routes),
-      '--streams',
-      String(fanout),
-      '--json',
-    ],
-    { encoding: 'utf8' },
-  );
-  const streamKib = memory.status === 0 ? JSON.parse(memory.stdout.trim().split('\n').at(-1)).stream_kib : null;
-  log(`stream memory: ${streamKib} KiB per stream beyond the shared snapshots (bench/stream-memory.mjs)`);
-  const result = {
-    routes,
-    gateways,
-    proxies,
-    idle_ms: { p50: pct(idle, 50), p99: pct(idle, 99) },
-    churn_ms: { p50: pct(churn, 50), p99: pct(churn, 99) },
-    lost,
-    endpoint_lag_ms: { p50: pct(lags, 50), p99: pct(lags, 99) },
-    endpoint_rate: Math.round(endpointWrites / endpointElapsed),
-    endpoint_cpu_pct: endpointCpu,
-    fanout_ms: { gateway: fanoutGateway, all: fanoutAll },
-    fanout_clients: clients.length,
-    stream_kib: streamKib,
-    cold_start_ms: coldStartMs,
-    heap_mib: heapMib,
-  };
-  if (json) process.stdout.write(`${JSON.stringify({ sizes: [result] })}\n`);
+    // Memory per stream: in a process of its own, after a full GC (in the controller, GC noise swamps it).
+    const memory = spawnSync(
+      process.execPath,
+      [
+        '--expose-gc',
+        join(ROOT, 'bench/stream-memory.mjs'),
+        '--routes',
+        String(routes),
+        '--streams',
+        String(fanout),
+        '--json',
+      ],
+      { encoding: 'utf8' },
+    );
+    const streamKib = memory.status === 0 ? JSON.parse(memory.stdout.trim().split('\n').at(-1)).stream_kib : null;
+    log(`stream memory: ${streamKib} KiB per stream beyond the shared snapshots (bench/stream-memory.mjs)`);
+    const result = {
+      routes,
+      gateways,
+      proxies,
+      idle_ms: { p50: pct(idle, 50), p99: pct(idle, 99) },
+      churn_ms: { p50: pct(churn, 50), p99: pct(churn, 99) },
+      lost,
+      endpoint_lag_ms: { p50: pct(lags, 50), p99: pct(lags, 99) },
+      endpoint_rate: Math.round(endpointWrites / endpointElapsed),
+      endpoint_cpu_pct: endpointCpu,
+      fanout_ms: { gateway: fanoutGateway, all: fanoutAll },
+      fanout_clients: clients.length,
+      stream_kib: streamKib,
+      cold_start_ms: coldStartMs,
+      heap_mib: heapMib,
+    };
+    if (json) process.stdout.write(`${JSON.stringify({ sizes: [result] })}\n`);
+  }
 } finally {
   for (const c of clients) c.close();
   await controller?.stop();
