@@ -6,9 +6,11 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const env = {
   ...process.env,
   NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --experimental-vm-modules --no-warnings`.trim(),
@@ -18,6 +20,13 @@ for (const a of process.argv.slice(2)) {
   if (a === '--e2e') env.TURNPIKE_E2E = '1';
   else if (a === '--e2e-only') env.TURNPIKE_E2E = 'only';
   else if (a !== '--') rest.push(a);
+}
+// The tests run the bundled command (packages/cli/dist/main.js): bring it up to date with the modules
+// tsc built (it does nothing when it is).
+const bundled = spawnSync(process.execPath, [join(ROOT, 'packages/cli/scripts/bundle-cli.mjs')], { stdio: 'inherit' });
+if (bundled.status !== 0) {
+  process.stdout.write('0 passed, 1 failed\n');
+  process.exit(1);
 }
 const dir = mkdtempSync(join(tmpdir(), 'turnpike-jest-'));
 const out = join(dir, 'results.json');
