@@ -3,7 +3,7 @@
 // nothing but lastTransitionTime would change, so in steady state it writes nothing. Conflicts
 // (409) re-read and retry; other failures are retried with backoff; writes are rate-bounded.
 import { CONTROLLER_NAME, objectKey, type KubeObject } from '@turnpike/api';
-import { mergeStatus, withoutTransitionTimes, type Snapshot, type TranslateResult } from '@turnpike/translator';
+import { mergeStatus, sameButTransitionTimes, type Snapshot, type TranslateResult } from '@turnpike/translator';
 import { deepEqual } from '@turnpike/engine';
 import { KubeApiError, type KubeClient } from './client.js';
 import { objectPath, resourceInfo } from './resources.js';
@@ -20,6 +20,9 @@ export interface StatusWriterOptions {
   log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
   onWrite?: (key: string, ok: boolean) => void;
 }
+
+/** How long one slice of comparing statuses with the objects may hold the event loop. */
+const CONSIDER_SLICE_MS = 5;
 
 const PARENT_KINDS = new Set(['HTTPRoute', 'GRPCRoute', 'TLSRoute', 'TCPRoute', 'UDPRoute']);
 
@@ -65,77 +68,94 @@ export class StatusWriter {
   }
 
   /**
-   * Computes what must be written for a translation and schedules it: every status, or with
-   * `changed` only the statuses a translation changed (the writer has seen every output before).
+   * Schedules what a translation asks to be written: every status, or with `changed` only the
+   * statuses a translation changed (the writer has seen every output before). Which of them differ
+   * from what the objects hold is worked out soon after, in slices (consider), not here: this runs
+   * in the same turn as the xDS push, whose writes would wait for it (3 s at a restart with 100k routes).
    */
   update(result: TranslateResult, snapshot: Snapshot, changed?: readonly string[]): void {
-    const get = (kind: string, ns: string | undefined, name: string) =>
-      snapshot
-        .get(kind)
-        ?.get(ns ?? '')
-        ?.get(name);
-    const wanted = new Map<string, { kind: string; namespace?: string; name: string; ours: AnyStatus }>();
-    const consider = (key: string) => {
-      const [kind, ns, ...rest] = key.split('/') as [string, string, ...string[]];
-      const name = rest.join('/');
-      const ours = result.statuses.get(key);
-      if (ours) {
-        wanted.set(key, { kind, ...(ns ? { namespace: ns } : {}), name, ours });
+    this.latest = { result, snapshot };
+    if (changed) {
+      for (const key of changed) this.toConsider.add(key);
+    } else {
+      for (const key of result.statuses.keys()) this.toConsider.add(key);
+      // Also routes and policies that are ours no more but still carry our entries.
+      for (const kind of [...PARENT_KINDS, 'BackendTLSPolicy'])
+        for (const shard of snapshot.get(kind)?.values() ?? [])
+          for (const o of shard.values()) this.toConsider.add(objectKey(kind, o.metadata.namespace, o.metadata.name));
+    }
+    this.considerSoon();
+  }
+
+  /** The latest translation, and the keys still to compare with it, in the order they came. */
+  private latest?: { result: TranslateResult; snapshot: Snapshot };
+  private readonly toConsider = new Set<string>();
+  private considering?: NodeJS.Immediate;
+
+  private considerSoon(): void {
+    if (this.considering || this.timer.stopped || !this.toConsider.size) return;
+    this.considering = setImmediate(() => {
+      this.considering = undefined;
+      this.considerSlice();
+    });
+  }
+
+  /** Compares keys with the objects for CONSIDER_SLICE_MS, then lets I/O in and goes on. */
+  private considerSlice(): void {
+    if (!this.latest) return;
+    const { result, snapshot } = this.latest;
+    const deadline = performance.now() + CONSIDER_SLICE_MS;
+    let n = 0;
+    for (const key of this.toConsider) {
+      this.toConsider.delete(key);
+      this.consider(key, result, snapshot);
+      if (++n % 16 === 0 && performance.now() >= deadline) break;
+    }
+    if (this.desired.size) this.timer.schedule(0);
+    this.considerSoon();
+  }
+
+  /** Whether the object `key` must be written for this translation: `desired` says so. */
+  private consider(key: string, result: TranslateResult, snapshot: Snapshot): void {
+    const [kind, ns, ...rest] = key.split('/') as [string, string, ...string[]];
+    const name = rest.join('/');
+    const current = snapshot
+      .get(kind)
+      ?.get(ns ?? '')
+      ?.get(name);
+    if (!current) return;
+    let ours = result.statuses.get(key) as AnyStatus | undefined;
+    if (!ours) {
+      // A route or policy that still carries our entries but is ours no more: remove them.
+      if (!(PARENT_KINDS.has(kind) || kind === 'BackendTLSPolicy') || !hasOwnEntries(current, this.controller)) {
+        this.desired.delete(key);
         return;
       }
-      // A route or policy that still carries our entries but is ours no more: remove them.
-      const o = get(kind, ns, name);
-      if (!o || !(PARENT_KINDS.has(kind) || kind === 'BackendTLSPolicy') || !hasOwnEntries(o, this.controller)) return;
-      wanted.set(key, {
-        kind,
-        ...(ns ? { namespace: ns } : {}),
-        name,
-        ours: kind === 'BackendTLSPolicy' ? { ancestors: [] } : { parents: [] },
-      });
-    };
-    if (changed) {
-      for (const key of changed) consider(key);
-    } else {
-      for (const key of result.statuses.keys()) consider(key);
-      for (const kind of [...PARENT_KINDS, 'BackendTLSPolicy']) {
-        for (const shard of snapshot.get(kind)?.values() ?? []) {
-          for (const o of shard.values()) {
-            const key = objectKey(kind, o.metadata.namespace, o.metadata.name);
-            if (!wanted.has(key)) consider(key);
-          }
-        }
-      }
+      ours = kind === 'BackendTLSPolicy' ? { ancestors: [] } : { parents: [] };
     }
-    for (const [key, w] of wanted) {
-      const current = get(w.kind, w.namespace, w.name);
-      if (!current) continue;
-      if (newerThanUs(current)) {
-        this.stats.skipped++;
-        continue;
-      }
-      const merged = mergeStatus(w.kind, current.status as AnyStatus | undefined, w.ours, this.controller, this.now());
-      if (deepEqual(withoutTransitionTimes(merged), withoutTransitionTimes(current.status ?? {}))) {
-        this.desired.delete(key);
-        continue;
-      }
-      const prev = this.desired.get(key);
-      if (!prev || !deepEqual(prev.status, w.ours)) this.notBefore.delete(key); // new content: try at once
-      this.desired.set(key, {
-        kind: w.kind,
-        ...(w.namespace ? { namespace: w.namespace } : {}),
-        name: w.name,
-        status: w.ours,
-      });
+    if (newerThanUs(current)) {
+      this.stats.skipped++;
+      return;
     }
-    this.timer.schedule(0);
+    const merged = mergeStatus(kind, current.status as AnyStatus | undefined, ours, this.controller, this.now());
+    if (sameButTransitionTimes(merged, current.status ?? {})) {
+      this.desired.delete(key);
+      return;
+    }
+    const prev = this.desired.get(key);
+    if (!prev || !deepEqual(prev.status, ours)) this.notBefore.delete(key); // new content: try at once
+    this.desired.set(key, { kind, ...(ns ? { namespace: ns } : {}), name, status: ours });
   }
 
   stop(): void {
     this.timer.stop();
+    if (this.considering) clearImmediate(this.considering);
+    this.considering = undefined;
   }
 
+  /** Statuses to write, and keys not yet compared with their objects. */
   get pending(): number {
-    return this.desired.size;
+    return this.desired.size + this.toConsider.size;
   }
 
   private async drain(): Promise<void> {
@@ -186,7 +206,7 @@ export class StatusWriter {
           this.controller,
           this.now(),
         );
-        if (deepEqual(withoutTransitionTimes(merged), withoutTransitionTimes(current.status ?? {}))) return true;
+        if (sameButTransitionTimes(merged, current.status ?? {})) return true;
         await this.o.client.must('PUT', `${path}/status`, { ...current, status: merged });
         this.stats.writes++;
         this.o.onWrite?.(key, true);

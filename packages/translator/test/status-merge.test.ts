@@ -1,0 +1,45 @@
+// Whether a status write would change anything but lastTransitionTime: the status writer skips it then.
+import { describe, expect, it } from '@jest/globals';
+import { mergeStatus, sameButTransitionTimes } from '../src/status-merge.js';
+
+const condition = (type: string, status: string, at: string, reason = 'Accepted') => ({
+  type,
+  status,
+  reason,
+  message: '',
+  observedGeneration: 1,
+  lastTransitionTime: at,
+});
+
+describe('sameButTransitionTimes', () => {
+  it('ignores lastTransitionTime at any depth and undefined members, and nothing else', () => {
+    const held = { parents: [{ parentRef: { name: 'gw' }, conditions: [condition('Accepted', 'True', 't1')] }] };
+    const again = {
+      parents: [{ parentRef: { name: 'gw', port: undefined }, conditions: [condition('Accepted', 'True', 't2')] }],
+    };
+    expect(sameButTransitionTimes(held, again)).toBe(true);
+    const flipped = { parents: [{ parentRef: { name: 'gw' }, conditions: [condition('Accepted', 'False', 't1')] }] };
+    expect(sameButTransitionTimes(held, flipped)).toBe(false);
+    const reason = {
+      parents: [{ parentRef: { name: 'gw' }, conditions: [condition('Accepted', 'True', 't1', 'Other')] }],
+    };
+    expect(sameButTransitionTimes(held, reason)).toBe(false);
+    const more = { parents: [...held.parents, { parentRef: { name: 'other' }, conditions: [] }] };
+    expect(sameButTransitionTimes(held, more)).toBe(false);
+    // A member only one side has counts, unless it is lastTransitionTime.
+    expect(sameButTransitionTimes({ a: 1 }, { a: 1, b: 2 })).toBe(false);
+    expect(sameButTransitionTimes({ a: 1 }, { a: 1, lastTransitionTime: 'x' })).toBe(true);
+    expect(sameButTransitionTimes([1, 2], { 0: 1, 1: 2 })).toBe(false);
+    expect(sameButTransitionTimes(null, {})).toBe(false);
+  });
+
+  it('a status merged again later with the same content is the same; with new content it is not', () => {
+    const ours = { conditions: [condition('Accepted', 'True', 'ignored')] };
+    const first = mergeStatus('Gateway', undefined, ours, 'turnpike.dev/gateway-controller', '2026-01-01T00:00:00Z');
+    const later = mergeStatus('Gateway', first, ours, 'turnpike.dev/gateway-controller', '2026-06-01T00:00:00Z');
+    expect(sameButTransitionTimes(later, first)).toBe(true);
+    const changed = { conditions: [condition('Accepted', 'False', 'ignored', 'Invalid')] };
+    const next = mergeStatus('Gateway', first, changed, 'turnpike.dev/gateway-controller', '2026-06-01T00:00:00Z');
+    expect(sameButTransitionTimes(next, first)).toBe(false);
+  });
+});
