@@ -166,20 +166,37 @@ describe('incremental translation', () => {
     expect(JSON.stringify(moved.result.statuses.get('HTTPRoute/apps/r1'))).toContain('has no TCP port 8080');
   });
 
-  it('what the proxies said re-assembles their Gateway and re-translates no route', () => {
+  it("what the proxies said makes their Gateway's report again: no route translated, no IR assembled", () => {
     const snapshot = oneRouteSnapshot(service());
     const t = new Translator();
-    t.translate(snapshot);
-    const proxyStatus = {
-      apiVersion: 'turnpike.dev/internal',
-      kind: 'ProxyStatus',
-      metadata: meta('gw1', 'infra'),
-      status: { sync: { connected: 2, behind: [] } },
-    } as KubeObject;
-    const connected = t.translateWithChanges(apply(snapshot, { type: 'upsert', object: proxyStatus }));
+    const first = t.translate(snapshot);
+    const proxyStatus = (status: Record<string, unknown>) =>
+      ({
+        apiVersion: 'turnpike.dev/internal',
+        kind: 'ProxyStatus',
+        metadata: meta('gw1', 'infra'),
+        status,
+      }) as KubeObject;
+    const connected = t.translateWithChanges(
+      apply(snapshot, { type: 'upsert', object: proxyStatus({ sync: { connected: 2, behind: [] } }) }),
+    );
     expect(connected.changes.statuses).toEqual(['Gateway/infra/gw1']);
+    expect(connected.changes.gateways).toEqual([]);
+    expect(connected.result.xdsIR.gateways.get('infra/gw1')).toBe(first.xdsIR.gateways.get('infra/gw1'));
     expect(t.piecesComputed().get('route:')).toBeUndefined();
-    expect(t.piecesComputed().get('assembly:')).toBe(1);
+    expect(t.piecesComputed().get('assembly:')).toBeUndefined();
+    expect(t.piecesComputed().get('report:')).toBe(1);
     expect(JSON.stringify(connected.result.statuses.get('Gateway/infra/gw1'))).toContain('ProxiesInSync');
+    // What the serving path withheld of the route reaches the route's status, still without assembling.
+    const withheld = {
+      sync: { connected: 2, behind: [] },
+      withheld: [{ object: 'HTTPRoute/apps/r1', resource: 'RouteConfiguration', field: 'x', message: 'refused' }],
+    };
+    const told = t.translateWithChanges(apply(snapshot, { type: 'upsert', object: proxyStatus(withheld) }));
+    expect(t.piecesComputed().get('assembly:')).toBeUndefined();
+    expect(told.changes.statuses).toEqual(expect.arrayContaining(['Gateway/infra/gw1', 'HTTPRoute/apps/r1']));
+    expect(JSON.stringify(told.result.statuses.get('HTTPRoute/apps/r1'))).toContain('refused');
+    const fresh = new Translator().translate(apply(snapshot, { type: 'upsert', object: proxyStatus(withheld) }));
+    expect(told.result.statuses).toEqual(fresh.statuses);
   });
 });
