@@ -4,7 +4,7 @@
 import { markMisdirectedHosts } from './listener-misdirection.js';
 import { compareAge, compareNames } from './compare.js';
 import { mergedListeners } from './gateways.js';
-import { widerMatchingHosts } from './hostnames.js';
+import { isWildcard, widerMatchingHosts } from './hostnames.js';
 import { gatewayListenPorts } from './listen-ports.js';
 import { claimedByMoreSpecific } from './listener-isolation.js';
 import { listenerProgrammable } from './listener-validity.js';
@@ -143,11 +143,13 @@ function listenerIR(accumulator: ListenerAccumulator, overlaps: RouteOverlaps | 
       ranked.set(host, own);
     }
     // The proxy serves a request from one virtual host, the most specific: it also carries the
-    // routes of the wider hosts that match the same requests, after its own.
+    // routes of the wider hosts that match the same requests, after its own. Only "*" and wildcards
+    // can be wider: looking among them alone keeps a listener of a thousand exact hosts linear.
+    const wildcards = hosts.filter((host) => host === '*' || isWildcard(host));
     ir.virtualHosts = hosts.map((host) => ({
       name: `${ir.name}/${host}`,
       domains: [host],
-      routes: [host, ...widerMatchingHosts(host, hosts)].flatMap((h) => ranked.get(h)!.map((r) => r.route)),
+      routes: [host, ...widerMatchingHosts(host, wildcards)].flatMap((h) => ranked.get(h)!.map((r) => r.route)),
     }));
   } else {
     const byAge = accumulator.l4.sort(
