@@ -202,6 +202,9 @@ export class AdsServer {
       'grpc.keepalive_time_ms': 30_000,
       'grpc.keepalive_permit_without_calls': 1,
       'grpc.max_concurrent_streams': this.limits.maxStreamsPerConnection,
+      // grpc-js keeps channelz records of every call and connection unless told not to; nothing reads
+      // them here (no channelz service is served), and each of a thousand proxies' streams paid for it.
+      'grpc.enable_channelz': 0,
     });
     this.server.addService(loadAdsService(), {
       StreamAggregatedResources: (call: grpc.ServerDuplexStream<DiscoveryRequest, unknown>) => this.sotw(call),
