@@ -276,6 +276,12 @@ try {
     await Promise.all(Array.from({ length: Math.min(20, routes - r) }, (_, i) => create(route(r + i))));
   log(`${routes} routes, ${gateways} Gateways written in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
+  /** The last route of Gateway `g`, by hostname: measured updates change its path, background writes keep this. */
+  const lastRouteOf = (g) => {
+    let r = g;
+    while (r + gateways < routes) r += gateways;
+    return `r${r}.example.com`;
+  };
   // Cold start: the controller starts with everything in place.
   const coldStart = async () => {
     controller = new Controller(cluster.controllerKubeconfig, [
@@ -290,12 +296,6 @@ try {
     for (let p = 0; p < proxies; p++)
       clients.push(proxyClient(controller.xdsPort, `bench/gw-${p % gateways}`, p % 2 === 0, p));
     // Every client has the last route of its Gateway.
-    const lastRouteOf = (g) => {
-      let r = g;
-      while (r + gateways < routes) r += gateways;
-      // The hostname: measured updates change the route's path, background writes keep this name.
-      return `r${r}.example.com`;
-    };
     await Promise.all(clients.map((c, p) => until(c, lastRouteOf(p % gateways))));
     const ms = Math.round(performance.now() - started);
     const metrics = await processMetrics(controller);
@@ -362,6 +362,22 @@ try {
       const seen = await Promise.all(mine.map((c) => until(c, marker)));
       return Math.max(...seen) - written;
     };
+    // An idle cluster: after a cold start the controller writes statuses and hears from the proxies for
+    // a few seconds (each a translation); the idle updates start once a second went by without one.
+    const translations = async () =>
+      Number(
+        /^turnpike_translations_total ([0-9.e+]+)/m.exec(
+          await (await fetch(`http://127.0.0.1:${controller.healthPort}/metrics`)).text(),
+        )?.[1] ?? NaN,
+      );
+    const settleStart = performance.now();
+    for (let last = await translations(), quietSince = performance.now(); performance.now() - quietSince < 1000;) {
+      if (performance.now() - settleStart > 30_000) break;
+      await sleep(100);
+      const now = await translations();
+      if (now !== last) [last, quietSince] = [now, performance.now()];
+    }
+    log(`settled ${Math.round(performance.now() - settleStart)} ms after the cold start`);
     const idle = [];
     for (let i = 0; i < updates; i++) {
       idle.push(await updateOnce((i * 7919) % routes, i));
