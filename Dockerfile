@@ -3,7 +3,8 @@ FROM node:20-bookworm-slim AS build
 WORKDIR /src
 ENV COREPACK_ENABLE_DOWNLOAD_PROMPT=0
 COPY . .
-RUN corepack enable pnpm && pnpm install --frozen-lockfile && pnpm run build && pnpm deploy --filter @turnpike/cli --prod /out
+# --legacy: pnpm 10 deploys from a workspace without injected packages only so (packages/cli/test/deploy-layout.test.ts).
+RUN corepack enable pnpm && pnpm install --frozen-lockfile && pnpm run build && pnpm deploy --filter @turnpike/cli --prod --legacy /out
 
 FROM node:20-bookworm-slim
 WORKDIR /app
