@@ -3,6 +3,7 @@
 // and conditions of types we do not set are kept; our stale entries are removed; a condition
 // keeps its lastTransitionTime while its status does not change.
 import type { Condition } from '@turnpike/api';
+import { equalExcept } from './incremental/deep-equal.js';
 
 type AnyStatus = Record<string, unknown>;
 
@@ -132,22 +133,5 @@ export function mergeStatus(
  * a controller's restart compares every status it owns (100k routes: 1.1 s as JSON round trips).
  */
 export function sameButTransitionTimes(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!sameButTransitionTimes(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const ra = a as Record<string, unknown>;
-  const rb = b as Record<string, unknown>;
-  let count = 0;
-  for (const k in ra) {
-    if (ra[k] === undefined || k === 'lastTransitionTime') continue;
-    count++;
-    if (!sameButTransitionTimes(ra[k], rb[k])) return false;
-  }
-  for (const k in rb) if (rb[k] !== undefined && k !== 'lastTransitionTime') count--;
-  return count === 0;
+  return equalExcept(a, b, 'lastTransitionTime');
 }
