@@ -114,9 +114,13 @@ function __bundledPath(pkg, path) {
   return __bundleJoin(dir, path);
 }`;
 
-/** The newest modification time among the workspace's built modules and the lockfile. */
+/** The newest modification time among the workspace's built modules, the lockfile and this script. */
 function newestInput() {
-  let newest = statSync(join(packagesDir, '..', 'pnpm-lock.yaml')).mtimeMs;
+  // This script too: a change to how the bundle is made makes it again.
+  let newest = Math.max(
+    statSync(join(packagesDir, '..', 'pnpm-lock.yaml')).mtimeMs,
+    statSync(fileURLToPath(import.meta.url)).mtimeMs,
+  );
   const walk = (dir) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
