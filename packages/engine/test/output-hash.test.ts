@@ -48,6 +48,19 @@ const slice = (ips: string[]) =>
     endpoints: ips.map((a) => ({ addresses: [a] })),
   }) as KubeObject;
 
+/** Each step translated and queued in a sequence, unread; with its hash worked out from scratch. */
+function queued(steps: KubeObject[][]) {
+  const t = new Translator();
+  const sequence = new OutputHashSequence();
+  const expected: string[] = [];
+  const hashed = steps.map((objects) => {
+    const { result, changes } = t.translateWithChanges(snapshotFromObjects(objects));
+    expected.push(outputHash(result));
+    return sequence.add(result, changes);
+  });
+  return { sequence, hashed, expected };
+}
+
 describe('output hash', () => {
   it('kept incrementally, it equals the hash from scratch after every step, and changes with the output', () => {
     const steps: KubeObject[][] = [
@@ -78,14 +91,7 @@ describe('output hash', () => {
       [...base, route('a', '/a'), route('b', '/b'), slice(['10.0.0.1'])],
       [...base, route('b', '/b'), slice(['10.0.0.2'])],
     ];
-    const t = new Translator();
-    const sequence = new OutputHashSequence();
-    const expected: string[] = [];
-    const hashed = steps.map((objects) => {
-      const { result, changes } = t.translateWithChanges(snapshotFromObjects(objects));
-      expected.push(outputHash(result));
-      return sequence.add(result, changes);
-    });
+    const { sequence, hashed, expected } = queued(steps);
     expect(sequence.size).toBe(4);
     // The last read first: the ones before it are worked out on the way, each with its own hash.
     expect(hashed[3]!.hash()).toBe(expected[3]);
@@ -100,14 +106,7 @@ describe('output hash', () => {
       [...base, route('a', '/a'), route('b', '/b'), slice(['10.0.0.1'])],
       [...base, route('b', '/b'), slice(['10.0.0.2'])],
     ];
-    const t = new Translator();
-    const sequence = new OutputHashSequence();
-    const expected: string[] = [];
-    const hashed = steps.map((objects) => {
-      const { result, changes } = t.translateWithChanges(snapshotFromObjects(objects));
-      expected.push(outputHash(result));
-      return sequence.add(result, changes);
-    });
+    const { sequence, hashed, expected } = queued(steps);
     const settledOrder: number[] = [];
     const settled = hashed.map((h, i) => h.settled().then((hash) => (settledOrder.push(i), hash)));
     // A deadline already past: each call does one entry of one output, then stops.
