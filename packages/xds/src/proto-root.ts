@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import protobuf from 'protobufjs';
+import { encodeJsonMessage } from './message-encoder.js';
 
 const require = createRequire(import.meta.url);
 
@@ -52,8 +53,7 @@ export function messageType(name: string): protobuf.Type {
 
 /** Encodes a JSON-shaped message (Any as `{'@type': url, ...fields}`) into protobuf bytes. */
 export function encodeMessage(name: string, value: object): Buffer {
-  const t = messageType(name);
-  return Buffer.from(t.encode(t.fromObject(value)).finish());
+  return encodeJsonMessage(messageType(name), value);
 }
 
 export function decodeMessage(name: string, bytes: Uint8Array): Record<string, unknown> {

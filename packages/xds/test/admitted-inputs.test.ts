@@ -7,7 +7,7 @@ import type { KubeObject } from '@turnpike/api';
 import { crdSchemaFor, validateManifest, type CrdSchema } from '@turnpike/engine';
 import { snapshotFromObjects, Translator } from '@turnpike/translator';
 import fc from 'fast-check';
-import { encodeMessage, envoyLoadProblems, envoyResourcesFor, validateResources } from '../src/index.js';
+import { encodeMessage, envoyLoadProblems, envoyResourcesFor, messageType, validateResources } from '../src/index.js';
 import { endpointSlice, gatewayClass, service, tlsSecret } from '../../translator/test/builders.js';
 import { EXAMPLE_COM_CERT, EXAMPLE_COM_KEY } from '../../translator/test/tls-fixtures.js';
 import { schemaArbitrary } from './schema-arbitrary.js';
@@ -135,9 +135,15 @@ describe('admitted inputs', () => {
             ...envoyLoadProblems(res).map((p) => `${p.resource} ${p.field}: ${p.message}`),
           ];
           expect({ key, problems }).toEqual({ key, problems: [] });
-          for (const l of res.listeners) encodeMessage('envoy.config.listener.v3.Listener', l);
-          for (const r of res.routes) encodeMessage('envoy.config.route.v3.RouteConfiguration', r);
-          for (const c of res.clusters) encodeMessage('envoy.config.cluster.v3.Cluster', c);
+          // They encode, to the bytes protobufjs writes from the same object (message-encoder.ts).
+          const encodes = (name: string, value: object) => {
+            const t = messageType(name);
+            const bytes = encodeMessage(name, value);
+            expect(bytes.equals(Buffer.from(t.encode(t.fromObject(value)).finish()))).toBe(true);
+          };
+          for (const l of res.listeners) encodes('envoy.config.listener.v3.Listener', l);
+          for (const r of res.routes) encodes('envoy.config.route.v3.RouteConfiguration', r);
+          for (const c of res.clusters) encodes('envoy.config.cluster.v3.Cluster', c);
         }
       }),
       { numRuns: Number(process.env.FC_ADMITTED_RUNS ?? Math.min(RUNS, 100)) },
