@@ -269,6 +269,14 @@ function tag(id: number, wire: number): void {
   out.varint(((id << 3) | wire) >>> 0);
 }
 
+/** An Any's type by its URL, looked up once (protobufjs's lookup walks the namespace tree). */
+const anyTypes = new Map<string, protobuf.ReflectionObject | null>();
+function anyType(any: protobuf.Type, url: string): protobuf.ReflectionObject | null {
+  let found = anyTypes.get(url);
+  if (found === undefined) anyTypes.set(url, (found = any.root.lookup(url.slice(url.lastIndexOf('/') + 1))));
+  return found;
+}
+
 /** Per nesting depth, the fields a message being written has (reused: no array per message). */
 const presentAt: FieldPlan[][] = [];
 
@@ -278,7 +286,7 @@ function writeMessage(type: protobuf.Type, value: unknown, depth: number): void 
   if (depth > protobuf.util.recursionLimit) throw new Error('maximum nesting depth exceeded');
   if (plan.isAny && value['@type']) {
     const url = String(value['@type']);
-    const inner = type.root.lookup(url.slice(url.lastIndexOf('/') + 1));
+    const inner = anyType(type, url);
     if (inner instanceof protobuf.Type) {
       let typeUrl = url.startsWith('.') ? url.slice(1) : url;
       if (!typeUrl.includes('/')) typeUrl = `/${typeUrl}`;

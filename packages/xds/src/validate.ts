@@ -3,7 +3,7 @@
 // emit, through every nested Any. No Envoy binary can run here; this catches the field-level
 // mistakes Envoy would NACK (empty names, missing required messages, out-of-range numbers).
 import protobuf from 'protobufjs';
-import { envoyRoot } from './proto-root.js';
+import { envoyRoot, messageType } from './proto-root.js';
 
 type Rules = Record<string, Record<string, unknown>>;
 
@@ -11,20 +11,21 @@ type Rules = Record<string, Record<string, unknown>>;
  * Where a value is, written out only when something there is wrong: a walk through every route of a
  * cold start visits millions of fields, and formatting each one's path cost more than checking it.
  */
-type Where = string | { readonly up: Where; readonly step: string };
+type Where = string | { readonly up: Where; readonly step: string | number };
 
 function at(where: Where): string {
   if (typeof where === 'string') return where;
   const steps: string[] = [];
   let w: Where = where;
   while (typeof w !== 'string') {
-    steps.push(w.step);
+    steps.push(typeof w.step === 'number' ? `[${w.step}]` : w.step);
     w = w.up;
   }
   return w + steps.reverse().join('');
 }
 
-const step = (up: Where, s: string): Where => ({ up, step: s });
+/** One step down: a field (`.name`, or `<Type>` into an Any) or a list index. */
+const step = (up: Where, s: string | number): Where => ({ up, step: s });
 
 function fieldRules(field: protobuf.Field): { rules?: Rules; required?: boolean } {
   const out: { rules?: Rules; required?: boolean } = {};
@@ -95,11 +96,22 @@ function checkScalar(value: unknown, rules: Rules, place: Where, errors: string[
 
 export function validateMessage(typeName: string, value: unknown, where = typeName): string[] {
   const errors: string[] = [];
-  walk(envoyRoot().lookupType(typeName), value, where, errors);
+  walk(messageType(typeName), value, where, errors);
   return errors;
 }
 
-function walk(type: protobuf.Type, value: unknown, where: Where, errors: string[]): void {
+/** An Any's message type by URL, looked up once; undefined when Envoy's protos have none. */
+const anyTypes = new Map<string, { type: protobuf.Type; step: string } | undefined>();
+function anyType(url: string): { type: protobuf.Type; step: string } | undefined {
+  if (anyTypes.has(url)) return anyTypes.get(url);
+  const found = envoyRoot().lookup(url.slice(url.lastIndexOf('/') + 1));
+  const known = found instanceof protobuf.Type ? { type: found, step: `<${found.name}>` } : undefined;
+  anyTypes.set(url, known);
+  return known;
+}
+
+/** `inAny`: the value is an Any's JSON form, whose `@type` names its type and is no field of it. */
+function walk(type: protobuf.Type, value: unknown, where: Where, errors: string[], inAny = false): void {
   if (typeof value !== 'object' || value === null) {
     errors.push(`${at(where)}: expected a ${type.fullName.slice(1)} message`);
     return;
@@ -112,23 +124,23 @@ function walk(type: protobuf.Type, value: unknown, where: Where, errors: string[
       if (typeof obj.type_url !== 'string') errors.push(`${at(where)}: Any without @type`);
       return;
     }
-    const inner = envoyRoot().lookup(url.slice(url.lastIndexOf('/') + 1));
-    if (!(inner instanceof protobuf.Type)) {
+    const inner = anyType(url);
+    if (!inner) {
       errors.push(`${at(where)}: unknown Any type ${url}`);
       return;
     }
-    const { '@type': _t, ...rest } = obj;
-    walk(inner, rest, step(where, `<${inner.name}>`), errors);
+    walk(inner.type, obj, step(where, inner.step), errors, true);
     return;
   }
   for (const k in obj) {
     const fp = plan.fields.get(k);
     if (!fp) {
+      if (inAny && k === '@type') continue;
       if (!type.oneofs?.[k]) errors.push(`${at(where)}.${k}: no such field in ${type.name}`);
       continue;
     }
     const v = obj[k];
-    if (v !== undefined && v !== null) checkField(fp, v, step(where, `.${k}`), errors);
+    if (v !== undefined && v !== null) checkField(fp, v, step(where, fp.step), errors);
   }
   for (const a of plan.whenAbsent) {
     const v = obj[a.name];
@@ -175,6 +187,8 @@ export function validateResources(resources: {
 interface FieldPlan {
   field: protobuf.Field;
   rules: Rules | undefined;
+  /** `.name`: this field's step in a path. */
+  step: string;
   /** The message's full name without the leading dot, when the field holds a message. */
   message?: string;
 }
@@ -204,7 +218,7 @@ function planOf(type: protobuf.Type): TypePlan {
     field.resolve();
     const { rules } = fieldRules(field);
     const message = field.resolvedType instanceof protobuf.Type ? field.resolvedType.fullName.slice(1) : undefined;
-    plan.fields.set(field.name, { field, rules, ...(message ? { message } : {}) });
+    plan.fields.set(field.name, { field, rules, step: `.${field.name}`, ...(message ? { message } : {}) });
     // Rules on a oneof member apply only when that member is the one set.
     if (field.partOf) continue;
     const required = (r: unknown) => !!r && (r as { required?: boolean }).required === true;
@@ -239,8 +253,8 @@ function checkField({ field, rules, message }: FieldPlan, v: unknown, f: Where, 
     if (rr?.max_items !== undefined && list.length > Number(rr.max_items))
       errors.push(`${at(f)}: must have at most ${rr.max_items} item(s)`);
     list.forEach((item, i) => {
-      if (field.resolvedType instanceof protobuf.Type) walk(field.resolvedType, item, step(f, `[${i}]`), errors);
-      else if (rr?.items) checkScalar(item, rr.items, step(f, `[${i}]`), errors);
+      if (field.resolvedType instanceof protobuf.Type) walk(field.resolvedType, item, step(f, i), errors);
+      else if (rr?.items) checkScalar(item, rr.items, step(f, i), errors);
     });
     return;
   }
