@@ -7,7 +7,7 @@
 // after it. A fresh Translator is the same code run from an empty snapshot, so an incremental
 // translation and a fresh one are the same function of the snapshot (a property test checks it).
 import { CONTROLLER_NAME, objectKey, type EndpointIR, type GatewayIR, type KubeObject } from '@turnpike/api';
-import { DependencyIndex } from './incremental/dependency-index.js';
+import { PieceDependencies } from './incremental/dependency-index.js';
 import { changedInputs, Inputs } from './incremental/inputs.js';
 import {
   EMPTY_OUTPUTS,
@@ -64,7 +64,7 @@ export class Translator {
   private outputs: KeyedOutputs = EMPTY_OUTPUTS;
   private lastComputed: ReadonlyMap<string, number> = new Map();
   private diagnostics: Diagnostic[] = [];
-  private dependencies = new DependencyIndex();
+  private dependencies = new PieceDependencies();
   private endpoints = new EndpointStage();
   private classes = new ClassStage();
   private policies = new PolicyStage();
@@ -102,7 +102,7 @@ export class Translator {
     this.previous = EMPTY_SNAPSHOT;
     this.outputs = EMPTY_OUTPUTS;
     this.diagnostics = [];
-    this.dependencies = new DependencyIndex();
+    this.dependencies = new PieceDependencies();
     this.endpoints = new EndpointStage();
     this.classes = new ClassStage();
     this.policies = new PolicyStage();

@@ -3,7 +3,7 @@
 // go), the dependency index of every memoised piece, and the output editors.
 import type { KubeObject } from '@turnpike/api';
 import { getObject } from '../snapshot.js';
-import type { DependencyIndex } from './dependency-index.js';
+import type { PieceDependencies } from './dependency-index.js';
 import type { InputChanges, Inputs } from './inputs.js';
 import type { OutputEditors } from './outputs.js';
 
@@ -22,7 +22,7 @@ export class TranslationRun {
   constructor(
     readonly inputs: Inputs,
     readonly changes: InputChanges,
-    readonly dependencies: DependencyIndex,
+    readonly dependencies: PieceDependencies,
     readonly out: OutputEditors,
     readonly controllerName: string,
     /** Where every Gateway's proxy objects live; undefined: beside each Gateway. */
@@ -36,12 +36,8 @@ export class TranslationRun {
 
   /** Ids (without the prefix) of the pieces of one stage that read something that changed so far. */
   dirtyPieces(prefix: string): Set<string> {
-    const out = new Set<string>();
-    for (const piece of this.dependencies.dependentsOf(this.changes.keys))
-      if (piece.startsWith(prefix)) out.add(piece.slice(prefix.length));
-    for (const piece of this.dependencies.dependentsOf(this.facts))
-      if (piece.startsWith(prefix)) out.add(piece.slice(prefix.length));
-    return out;
+    const out = this.dependencies.dependentsOf(prefix, this.changes.keys);
+    return this.dependencies.dependentsOf(prefix, this.facts, out);
   }
 
   /**
@@ -66,11 +62,11 @@ export class TranslationRun {
   compute<T>(prefix: string, id: string, fn: () => T): T {
     this.computed.set(prefix, (this.computed.get(prefix) ?? 0) + 1);
     const { value, dependencies } = this.inputs.record(fn);
-    this.dependencies.record(prefix + id, dependencies);
+    this.dependencies.record(prefix, id, dependencies);
     return value;
   }
 
   forget(prefix: string, id: string): void {
-    this.dependencies.drop(prefix + id);
+    this.dependencies.drop(prefix, id);
   }
 }
