@@ -57,8 +57,8 @@ function compile(expression: string): Program | Error {
   return c;
 }
 
-/** Compiles every rule (and message expression) of these schemas ahead of their first use; returns how many. */
-export function compileRules(roots: Iterable<CrdSchema>): number {
+/** Every distinct rule (and message expression) of these schemas. */
+export function ruleExpressions(roots: Iterable<CrdSchema>): string[] {
   const expressions = new Set<string>();
   const collect = (node: unknown): void => {
     if (!node || typeof node !== 'object') return;
@@ -74,8 +74,12 @@ export function compileRules(roots: Iterable<CrdSchema>): number {
     }
   };
   for (const root of roots) collect(root);
-  for (const expression of expressions) compile(expression);
-  return expressions.size;
+  return [...expressions];
+}
+
+/** Compiles one expression ahead of its first use (kept, as a use would keep it). */
+export function compileExpression(expression: string): void {
+  compile(expression);
 }
 
 export function isTransitionRule(rule: CelRule): boolean {

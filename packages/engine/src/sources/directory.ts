@@ -289,6 +289,7 @@ export function directorySource(dir: string, opts: DirectorySourceOptions = {}):
       }, 20);
     };
     let poll: NodeJS.Timeout | undefined;
+    let preparing: (() => void) | undefined;
     let closed = false;
     const start = () => {
       if (closed) return;
@@ -299,8 +300,6 @@ export function directorySource(dir: string, opts: DirectorySourceOptions = {}):
     };
     const ahead = filesToReadAhead(directory, opts.parallelRead);
     if (ahead) {
-      // Meanwhile the main thread, which checks the files edited later, gets its checks ready.
-      if (directory.readOptions().validation !== 'ignore') setImmediate(() => closed || prepareManifestChecks());
       readManifestFiles(
         [...ahead].map(([file, stamp]) => ({ file, size: stamp.size })),
         directory.readOptions(),
@@ -309,6 +308,9 @@ export function directorySource(dir: string, opts: DirectorySourceOptions = {}):
         (readings) => {
           directory.preload(ahead, readings);
           start();
+          // The main thread checks the files edited from now on: it gets its checks ready, a rule at a
+          // time, after the first scan (before it, they took CPU from the workers reading).
+          if (!closed && directory.readOptions().validation !== 'ignore') preparing = prepareManifestChecks().stop;
         },
         // Cannot start workers: the scan reads each file itself.
         () => start(),
@@ -316,6 +318,7 @@ export function directorySource(dir: string, opts: DirectorySourceOptions = {}):
     } else start();
     return () => {
       closed = true;
+      preparing?.();
       if (poll) clearInterval(poll);
       if (pending) clearTimeout(pending);
       watchers.close();
