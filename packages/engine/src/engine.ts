@@ -226,8 +226,10 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
   let lastCycleMs = Number.POSITIVE_INFINITY;
   const hashes = new OutputHashSequence();
   let hashing = false;
+  // Idle work after an output, in slices: its hash, then what the next translation would do first.
   const hashSlice = () => {
-    if (hashes.work(performance.now() + HASH_SLICE_MS)) scheduler.schedule(hashSlice, 0);
+    const deadline = performance.now() + HASH_SLICE_MS;
+    if (hashes.work(deadline) || translator.prepare(deadline)) scheduler.schedule(hashSlice, 0);
     else hashing = false;
   };
   let last: TranslateResult | undefined;

@@ -97,6 +97,14 @@ export class Translator {
     }
   }
 
+  /**
+   * Work the next translation would do first, done now: call it when idle, until `deadline`
+   * (performance.now()); true when some is left. Indexes what the last translation's pieces read.
+   */
+  prepare(deadline?: number): boolean {
+    return this.dependencies.index(deadline) || this.endpoints.prepare(deadline);
+  }
+
   /** Forgets everything: the next translation is a fresh one (and reports every key as changed). */
   reset(): void {
     this.previous = EMPTY_SNAPSHOT;

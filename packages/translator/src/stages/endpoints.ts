@@ -63,6 +63,11 @@ export class EndpointStage {
     return changed;
   }
 
+  /** See Translator.prepare. */
+  prepare(deadline?: number): boolean {
+    return this.dependencies.index(deadline);
+  }
+
   /** The endpoints of a cluster, computed on first use and kept up to date from then on. */
   endpoints(inputs: Inputs, cluster: ClusterIR): ClusterEndpoints {
     let entry = this.clusters.get(cluster.name);
