@@ -1,6 +1,7 @@
 // Condition builders. Positive-polarity conditions (Accepted, ResolvedRefs, Programmed) are always
 // written; negative ones (Conflicted, PartiallyInvalid, OverlappingTLSConfig) only when True.
 // lastTransitionTime is not set here: the translator has no clock, the status writer adds it.
+import { sortInPlace } from './compare.js';
 import type { Condition } from '@turnpike/api';
 import type { Reason } from './reasons.js';
 
@@ -21,7 +22,7 @@ export function condition(
 
 /** Sorts by type so output does not depend on the order rules were evaluated in. */
 export function sortConditions(conditions: Condition[]): Condition[] {
-  return conditions.sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0));
+  return sortInPlace(conditions, (a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0));
 }
 
 /** First problem wins: a list of [ok, reason, message] checks folded into one condition. */

@@ -2,7 +2,7 @@
 // Only programmable listeners are served. TCP and UDP listeners carry the oldest attached
 // route (GEP-2644/2645: all are accepted, one gets traffic).
 import { markMisdirectedHosts } from './listener-misdirection.js';
-import { compareAge, compareNames } from './compare.js';
+import { compareAge, compareNames, sortInPlace } from './compare.js';
 import { mergedListeners } from './gateways.js';
 import { isWildcard, widerMatchingHosts } from './hostnames.js';
 import { gatewayListenPorts } from './listen-ports.js';
@@ -138,7 +138,7 @@ function listenerIR(accumulator: ListenerAccumulator, overlaps: RouteOverlaps | 
     const hosts = [...accumulator.hosts.keys()].sort();
     const ranked = new Map<string, RankedRoute[]>();
     for (const host of hosts) {
-      const own = accumulator.hosts.get(host)!.sort(compareRoutePrecedence);
+      const own = sortInPlace(accumulator.hosts.get(host)!, compareRoutePrecedence);
       if (overlaps) recordOverlaps(own, ir.name, host, overlaps);
       ranked.set(host, own);
     }

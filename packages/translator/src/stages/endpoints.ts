@@ -30,7 +30,8 @@ export class EndpointStage {
    * `facts` the readiness facts that flipped.
    */
   update(inputs: Inputs, changes: InputChanges, facts: Set<string>): Set<string> {
-    const keys = new Set(changes.keys);
+    // The slices' own keys, beside the snapshot's (not a copy of those: 50 000 on a first translation).
+    const keys = new Set<string>();
     for (const c of changes.objects.get('EndpointSlice') ?? []) {
       const sliceKey = `${c.namespace}/${c.name}`;
       const before = this.serviceOfSlice.get(sliceKey);
@@ -51,7 +52,7 @@ export class EndpointStage {
       }
     }
     const changed = new Set<string>();
-    for (const name of this.dependencies.dependentsOf(keys)) {
+    for (const name of this.dependencies.dependentsOf(keys, this.dependencies.dependentsOf(changes.keys))) {
       const entry = this.clusters.get(name);
       if (!entry) continue;
       const next = this.compute(inputs, entry.cluster);
@@ -125,7 +126,9 @@ function serviceEndpoints(
   if (!sp) return [];
   const out: EndpointIR[] = [];
   const slices = slicesByService.get(`${namespace}/${name}`);
-  for (const sliceName of [...(slices?.keys() ?? [])].sort()) {
+  const sliceNames = slices ? [...slices.keys()] : [];
+  if (sliceNames.length > 1) sliceNames.sort();
+  for (const sliceName of sliceNames) {
     const slice = slices!.get(sliceName)!;
     const slicePort =
       (slice.ports ?? []).find((p) => (p.name ?? '') === (sp.name ?? '')) ??
@@ -136,5 +139,12 @@ function serviceEndpoints(
       for (const address of ep.addresses ?? []) out.push({ address, port: epPort, ready });
     }
   }
-  return out.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : a.port - b.port));
+  // Sorting copies the list: most arrive in order (20 000 clusters on a first translation).
+  for (let i = 1; i < out.length; i++)
+    if (compareEndpoints(out[i - 1]!, out[i]!) > 0) return out.sort(compareEndpoints);
+  return out;
+}
+
+function compareEndpoints(a: EndpointIR, b: EndpointIR): number {
+  return a.address < b.address ? -1 : a.address > b.address ? 1 : a.port - b.port;
 }
