@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import type * as CelLibrary from '@bufbuild/cel';
 import { RE2JS } from '@bufbuild/re2';
+import { addReads, projected, ReadNeed } from './cel-reads.js';
 import type { CelRule, CrdSchema } from './crd-schemas.js';
 import type { FieldError } from './openapi-validation.js';
 
@@ -87,15 +88,18 @@ export function isTransitionRule(rule: CelRule): boolean {
 }
 
 // Manifests repeat themselves (the same match, filter or backend in many routes): a node's verdict
-// is kept by schema node and value, so a repeated value costs one JSON.stringify, not its rules. Where
-// values do not repeat (a route's whole rule list, unique to each route) the key would cost more than the
-// rules: a schema node whose values were seen again less than one time in eight stops being remembered.
+// is kept by schema node and the part of the value its rules read (cel-reads.ts), so a repeated value
+// costs one JSON.stringify, not its rules. Where even that part does not repeat the key would cost more
+// than the rules: a schema node whose values were seen again less than one time in eight stops being
+// remembered.
 const MAX_REMEMBERED = 10_000;
 const remembered = new Map<string, { suffix: string; message: string }[]>();
 interface SchemaNode {
   id: number;
   lookups: number;
   hits: number;
+  /** What the node's rules read of its value. */
+  reads: ReadNeed;
 }
 const schemaNodes = new WeakMap<CrdSchema, SchemaNode>();
 let nextSchemaId = 0;
@@ -104,10 +108,10 @@ const TRIAL_LOOKUPS = 256;
 /** Evaluates the node's rules against its value; a rule that does not hold is an error at its fieldPath. */
 export function checkCelRules(value: unknown, schema: CrdSchema, path: string): FieldError[] {
   let node = schemaNodes.get(schema);
-  if (!node) schemaNodes.set(schema, (node = { id: nextSchemaId++, lookups: 0, hits: 0 }));
+  if (!node) schemaNodes.set(schema, (node = { id: nextSchemaId++, lookups: 0, hits: 0, reads: readsOf(schema) }));
   let found: { suffix: string; message: string }[] | undefined;
   if (node.lookups < TRIAL_LOOKUPS || node.hits * 8 >= node.lookups) {
-    const key = `${node.id}\0${JSON.stringify(value)}`;
+    const key = `${node.id}\0${JSON.stringify(projected(value, node.reads))}`;
     node.lookups++;
     found = remembered.get(key);
     if (found) node.hits++;
@@ -120,7 +124,26 @@ export function checkCelRules(value: unknown, schema: CrdSchema, path: string): 
   return found.map((e) => ({ path: path + e.suffix, message: e.message }));
 }
 
-function evaluateRules(value: unknown, schema: CrdSchema): { suffix: string; message: string }[] {
+/** What the rules of a node (and their message expressions) read; all of the value if one does not parse. */
+export function readsOf(schema: CrdSchema): ReadNeed {
+  const need = new ReadNeed(schema);
+  const { lib } = cel();
+  for (const rule of schema['x-kubernetes-validations'] ?? []) {
+    if (isTransitionRule(rule)) continue;
+    for (const expression of [rule.rule, rule.messageExpression]) {
+      if (expression === undefined) continue;
+      try {
+        addReads(lib.parse(expression).expr, need);
+      } catch {
+        need.whole = true;
+      }
+    }
+  }
+  return need;
+}
+
+/** The node's verdict, evaluated every time (checkCelRules remembers verdicts; tests compare them). */
+export function evaluateRules(value: unknown, schema: CrdSchema): { suffix: string; message: string }[] {
   const errors: { suffix: string; message: string }[] = [];
   let self: unknown;
   for (const rule of schema['x-kubernetes-validations'] ?? []) {
