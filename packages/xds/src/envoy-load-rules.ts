@@ -48,15 +48,34 @@ export function re2Refusal(pattern: string): string | undefined {
   return compiled.get(pattern);
 }
 
-/** Every RegexMatcher (`{ regex }`) inside a value, with its path. */
-function regexes(value: unknown, path: string, out: { path: string; regex: string }[]): void {
-  if (Array.isArray(value)) value.forEach((v, i) => regexes(v, `${path}[${i}]`, out));
-  else if (typeof value === 'object' && value !== null) {
-    for (const [k, v] of Object.entries(value)) {
-      if (k === 'regex' && typeof v === 'string') out.push({ path, regex: v });
-      else regexes(v, path ? `${path}.${k}` : k, out);
+/**
+ * Every RegexMatcher (`{ regex }`) inside a value, with its path. The path is written out only for a
+ * regex found (`steps` is the way down): a route has dozens of fields and rarely a regex.
+ */
+function regexes(value: unknown, steps: (string | number)[], out: { path: string; regex: string }[]): void {
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      steps.push(i);
+      regexes(value[i], steps, out);
+      steps.pop();
+    }
+  } else if (typeof value === 'object' && value !== null) {
+    for (const k in value) {
+      const v = (value as Record<string, unknown>)[k];
+      if (k === 'regex' && typeof v === 'string') out.push({ path: pathOf(steps), regex: v });
+      else if (typeof v === 'object' && v !== null) {
+        steps.push(k);
+        regexes(v, steps, out);
+        steps.pop();
+      }
     }
   }
+}
+
+function pathOf(steps: readonly (string | number)[]): string {
+  let path = '';
+  for (const s of steps) path += typeof s === 'number' ? `[${s}]` : path ? `.${s}` : s;
+  return path;
 }
 
 /** Header mutations Envoy refuses: ":-prefixed or host headers may not be modified". */
@@ -71,7 +90,7 @@ export function routeLoadProblems(route: Route, resource: string, field: string)
   const problem = (where: string, message: string) =>
     out.push({ resource, field: where ? `${field}.${where}` : field, message });
   const found: { path: string; regex: string }[] = [];
-  regexes(route, '', found);
+  regexes(route, [], found);
   for (const { path, regex } of found) {
     const why = re2Refusal(regex);
     if (why) problem(path, `RE2 cannot compile "${regex}": ${why}`);
