@@ -11,7 +11,7 @@ import {
 } from '@turnpike/engine';
 import type { EventRecorder } from './console/live-log.js';
 import type { Observable, SchedulerLike } from 'rxjs';
-import { Translator, type TranslateOptions } from '@turnpike/translator';
+import { Translator, type OutputChanges, type TranslateOptions } from '@turnpike/translator';
 
 /** Where a translation's output goes: the xDS cache, the status writer, the infra applier, stdout… */
 export interface Sink {
@@ -87,13 +87,14 @@ export function startController(o: ControllerOptions): Controller {
     o.recorder?.output(out.seq, { read: () => out.hash, settled: out.hashed });
     o.onTranslation?.(out);
     let changed: boolean | undefined;
+    let everyKey: OutputChanges | undefined;
     for (const sink of o.sinks) {
       try {
         if (sink.beforeComplete || started.has(sink)) {
           if ((changed ??= changedAnything(out))) sink.accept(out);
         } else if (out.complete) {
           started.add(sink);
-          sink.accept(withChanges(out, everyKeyOf(out.result)));
+          sink.accept(withChanges(out, (everyKey ??= everyKeyOf(out.result))));
         }
       } catch (e) {
         // One failing sink must not keep the others (or the next translation) from running.

@@ -357,7 +357,7 @@ export function everyKeyOf(result: TranslateResult): OutputChanges {
 /** Every key of either output, as changes (what a sink needs to resynchronise). */
 function everyKey(a: TranslateResult, b: TranslateResult): OutputChanges {
   const keys = (x: ReadonlyMap<string, unknown>, y: ReadonlyMap<string, unknown>) =>
-    [...new Set([...x.keys(), ...y.keys()])].sort();
+    (x === y ? [...x.keys()] : [...new Set([...x.keys(), ...y.keys()])]).sort();
   return {
     statuses: keys(a.statuses, b.statuses),
     gateways: keys(a.xdsIR.gateways, b.xdsIR.gateways),
