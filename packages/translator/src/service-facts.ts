@@ -22,13 +22,21 @@ export interface ServicePortFact {
   name?: string;
 }
 
-function portFacts(svc: Service | undefined): ServicePortFact[] | undefined {
+/** Per Service object (stored objects do not change), its port facts: every backendRef to it reads them. */
+const portFactsOf = new WeakMap<Service, readonly ServicePortFact[]>();
+
+function portFacts(svc: Service | undefined): readonly ServicePortFact[] | undefined {
   if (!svc) return undefined;
-  return (svc.spec?.ports ?? []).map((p) => ({
-    port: p.port,
-    protocol: p.protocol ?? 'TCP',
-    ...(p.name !== undefined ? { name: p.name } : {}),
-  }));
+  let facts = portFactsOf.get(svc);
+  if (!facts) {
+    facts = (svc.spec?.ports ?? []).map((p) => ({
+      port: p.port,
+      protocol: p.protocol ?? 'TCP',
+      ...(p.name !== undefined ? { name: p.name } : {}),
+    }));
+    portFactsOf.set(svc, facts);
+  }
+  return facts;
 }
 
 function protocolFacts(svc: Service | undefined): string {
@@ -36,7 +44,7 @@ function protocolFacts(svc: Service | undefined): string {
 }
 
 /** The ports of a Service (undefined: no such Service), recording that the caller read only those. */
-export function servicePorts(inputs: Inputs, namespace: string, name: string): ServicePortFact[] | undefined {
+export function servicePorts(inputs: Inputs, namespace: string, name: string): readonly ServicePortFact[] | undefined {
   inputs.depend(servicePortsDependency(namespace, name));
   return portFacts(getObject<Service>(inputs.snapshot, 'Service', namespace, name));
 }
@@ -58,6 +66,12 @@ export function publishServiceFacts(run: TranslationRun): void {
   for (const c of run.changedObjects('Service')) {
     const before = c.before as Service | undefined;
     const after = c.after as Service | undefined;
+    // A Service that comes or goes changes both (a first translation: 20k of them, nothing to compare).
+    if (!before || !after) {
+      run.facts.add(servicePortsDependency(c.namespace, c.name));
+      run.facts.add(serviceProtocolsDependency(c.namespace, c.name));
+      continue;
+    }
     if (JSON.stringify(portFacts(before)) !== JSON.stringify(portFacts(after)))
       run.facts.add(servicePortsDependency(c.namespace, c.name));
     if (protocolFacts(before) !== protocolFacts(after)) run.facts.add(serviceProtocolsDependency(c.namespace, c.name));
