@@ -292,10 +292,7 @@ function writeMessage(type: protobuf.Type, value: unknown, depth: number): void 
       if (!typeUrl.includes('/')) typeUrl = `/${typeUrl}`;
       tag(1, 2);
       out.string(typeUrl);
-      tag(2, 2);
-      const at = out.begin();
-      writeMessage(inner, value, depth + 1);
-      out.end(at);
+      writeNested(2, inner, value, depth + 1);
       return;
     }
   }
@@ -326,17 +323,27 @@ function writeMessage(type: protobuf.Type, value: unknown, depth: number): void 
         if (b === undefined) continue;
         tag(f.id, 2);
         out.bytes(b);
-      } else if (f.message) {
-        if (!isObject(v)) throw new TypeError(`${f.fullName}: object expected`);
-        tag(f.id, 2);
-        const at = out.begin();
-        writeMessage(f.message, v, depth + 1);
-        out.end(at);
-      } else {
-        tag(f.id, WIRE[f.scalar!]);
-        writeScalar(f.scalar!, v);
-      }
+      } else writeValue(f.id, f, v, depth);
     }
+  }
+}
+
+/** A nested message as a length-delimited field. */
+function writeNested(id: number, type: protobuf.Type, value: unknown, depth: number): void {
+  tag(id, 2);
+  const at = out.begin();
+  writeMessage(type, value, depth);
+  out.end(at);
+}
+
+/** One value of field `f` (a message, which must be an object, or a scalar) under field number `id`. */
+function writeValue(id: number, f: FieldPlan, x: unknown, depth: number): void {
+  if (f.message) {
+    if (!isObject(x)) throw new TypeError(`${f.fullName}: object expected`);
+    writeNested(id, f.message, x, depth + 1);
+  } else {
+    tag(id, WIRE[f.scalar!]);
+    writeScalar(f.scalar!, x);
   }
 }
 
@@ -357,18 +364,7 @@ function writeRepeated(f: FieldPlan, v: unknown, depth: number): void {
     out.end(at);
     return;
   }
-  for (const x of values) {
-    if (f.message) {
-      if (!isObject(x)) throw new TypeError(`${f.fullName}: object expected`);
-      tag(f.id, 2);
-      const at = out.begin();
-      writeMessage(f.message, x, depth + 1);
-      out.end(at);
-    } else {
-      tag(f.id, WIRE[f.scalar!]);
-      writeScalar(f.scalar!, x);
-    }
-  }
+  for (const x of values) writeValue(f.id, f, x, depth);
 }
 
 function writeMap(f: FieldPlan, v: unknown, depth: number): void {
@@ -376,22 +372,13 @@ function writeMap(f: FieldPlan, v: unknown, depth: number): void {
   if (!isObject(v)) throw new TypeError(`${f.fullName}: object expected`);
   for (const key of Object.keys(v)) {
     const x = f.enumValues ? enumValue(f, v[key]) : v[key];
-    // As fromObject: an entry whose enum value is unknown is left out; a message value must be one.
+    // As fromObject: an entry whose enum value is unknown is left out.
     if (f.enumValues && x === undefined) continue;
-    if (f.message && !isObject(x)) throw new TypeError(`${f.fullName}: object expected`);
     tag(f.id, 2);
     const entry = out.begin();
     tag(1, WIRE[f.keyType!]);
     writeScalar(f.keyType!, key);
-    if (f.message) {
-      tag(2, 2);
-      const at = out.begin();
-      writeMessage(f.message, x, depth + 1);
-      out.end(at);
-    } else {
-      tag(2, WIRE[f.scalar!]);
-      writeScalar(f.scalar!, x);
-    }
+    writeValue(2, f, x, depth);
     out.end(entry);
   }
 }
