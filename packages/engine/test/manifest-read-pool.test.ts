@@ -110,5 +110,14 @@ describe('manifest read pool', () => {
       { workers: 2, workerUrl: pathToFileURL(dying) },
     );
     for (const file of files) expect(read.get(file)).toEqual(readManifestFile(file, OPTIONS));
+    // With no main thread reading beside them, what dead workers left is read all the same.
+    // (One worker holds two files at a time: the others are still queued when it dies.)
+    const more = ['a-gateways.yaml', 'b-routes.yaml', 'c-broken.yaml', 'd-unknown.yaml'].map((f) => join(dir, f));
+    const alone = await readManifestFiles(
+      more.map((file) => ({ file, size: 1 })),
+      OPTIONS,
+      { workers: 1, workerUrl: pathToFileURL(dying), mainThread: false },
+    );
+    for (const file of more) expect(alone.get(file)).toEqual(readManifestFile(file, OPTIONS));
   });
 });
