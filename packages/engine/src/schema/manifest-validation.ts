@@ -40,10 +40,10 @@ export function validateManifest(o: KubeObject): FieldError[] {
 }
 
 /**
- * Loads the schemas and compiles their CEL rules ahead of the first check, one rule per turn of the
- * event loop: a directory read on workers leaves the main thread's first check to the first edit, which
- * would otherwise wait for all of them (0.3 s), and compiled all at once they held up the first
- * translation. Returns how many there are and a way to stop; `done` is called when all are compiled.
+ * Loads the schemas and compiles their CEL rules ahead of their first use, one rule per turn of the event
+ * loop: the main thread reads only part of a large directory's first scan (workers read the rest), and a
+ * rule its files did not use would otherwise be compiled at the first edit that does (0.3 s for all of
+ * them). Returns how many there are and a way to stop; `done` is called when all are compiled.
  */
 export function prepareManifestChecks(done?: () => void): { rules: number; stop: () => void } {
   const expressions = ruleExpressions(allCrdSchemas());

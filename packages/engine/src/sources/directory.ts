@@ -308,8 +308,8 @@ export function directorySource(dir: string, opts: DirectorySourceOptions = {}):
         (readings) => {
           directory.preload(ahead, readings);
           start();
-          // The main thread checks the files edited from now on: it gets its checks ready, a rule at a
-          // time, after the first scan (before it, they took CPU from the workers reading).
+          // The main thread checks the files edited from now on: it gets the rest of its checks ready, a
+          // rule at a time, after the first scan (not while it and the workers read).
           if (!closed && directory.readOptions().validation !== 'ignore') preparing = prepareManifestChecks().stop;
         },
         // Cannot start workers: the scan reads each file itself.
