@@ -29,11 +29,16 @@ function portFacts(svc: Service | undefined): readonly ServicePortFact[] | undef
   if (!svc) return undefined;
   let facts = portFactsOf.get(svc);
   if (!facts) {
-    facts = (svc.spec?.ports ?? []).map((p) => ({
-      port: p.port,
-      protocol: p.protocol ?? 'TCP',
-      ...(p.name !== undefined ? { name: p.name } : {}),
-    }));
+    // Shared by every reader: frozen, as the stored objects they come from are.
+    facts = Object.freeze(
+      (svc.spec?.ports ?? []).map((p) =>
+        Object.freeze({
+          port: p.port,
+          protocol: p.protocol ?? 'TCP',
+          ...(p.name !== undefined ? { name: p.name } : {}),
+        }),
+      ),
+    );
     portFactsOf.set(svc, facts);
   }
   return facts;
