@@ -72,19 +72,32 @@ function dependencyPaths(file) {
 const moduleUrls = {
   name: 'module-urls',
   setup(build) {
-    build.onLoad({ filter: /\.[cm]?js$/ }, (args) => {
+    build.onLoad({ filter: /\.[cm]?js$/ }, async (args) => {
       const code = readFileSync(args.path, 'utf8');
       const own = code.includes('import.meta.url') ? ownModuleUrl(args.path) : undefined;
       if (own) return { contents: code.replaceAll('import.meta.url', own), loader: 'js' };
-      if (!args.path.split(sep).includes('node_modules') || !/\b__(dirname|filename)\b/.test(code)) return undefined;
-      const paths = dependencyPaths(args.path);
-      const contents = code
-        .replace(/\b__dirname\b/g, () => paths.dirname)
-        .replace(/\b__filename\b/g, () => paths.filename);
-      return { contents, loader: 'js' };
+      if (!args.path.split(sep).includes('node_modules')) return undefined;
+      let contents = code;
+      if (/\b__(dirname|filename)\b/.test(code)) {
+        const paths = dependencyPaths(args.path);
+        contents = code.replace(/\b__dirname\b/g, () => paths.dirname).replace(/\b__filename\b/g, () => paths.filename);
+      }
+      return { contents: await keepingNames(contents, args.path), loader: 'js' };
     });
   },
 };
+
+/**
+ * A dependency's functions and classes keep the names they were written with, though the bundle
+ * renames those that collide: some read them (asn1js compares `constructor.name` to "Sequence"; pino
+ * logs an error's class name). Done per dependency module rather than with esbuild's `keepNames` for
+ * the whole bundle, which wraps every named closure our own hot loops make in a call to
+ * `Object.defineProperty` (0.5 s of the main thread's 7 s to the first configuration of a 10k-route
+ * directory). Our own classes that are told apart by name say so themselves (`name` on ManifestError).
+ */
+async function keepingNames(code, path) {
+  return (await esbuild.transform(code, { keepNames: true, loader: 'js', sourcefile: path, logLevel: 'error' })).code;
+}
 
 const banner = `// The turnpike command in one module, bundled by packages/cli/scripts/bundle-cli.mjs from dist/cli.js.
 import { createRequire as __bundleRequire } from 'node:module';
@@ -148,8 +161,6 @@ const result = await esbuild.build({
   // Loaded only where the build's own client-node bundle is missing: not worth 826 modules here.
   external: ['@kubernetes/client-node'],
   plugins: [moduleUrls],
-  // Names kept (function.name, class.name): error messages and logs print them.
-  keepNames: true,
   banner: { js: banner },
 });
 writeFileSync(out, result.outputFiles[0].text);

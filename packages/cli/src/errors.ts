@@ -1,7 +1,7 @@
 // User-facing errors: one clear line and exit code 2; a stack trace only with --debug.
 
-/** Errors from the other packages that carry a complete user-facing message. */
-const KNOWN_ERRORS = new Set(['ManifestError', 'LogFormatError']);
+import { LogFormatError, ManifestError } from '@turnpike/engine';
+
 export class CliError extends Error {
   constructor(
     message: string,
@@ -13,7 +13,8 @@ export class CliError extends Error {
 
 export function reportError(e: unknown, debug: boolean): number {
   const err = e as Error & { exitCode?: number };
-  const known = err instanceof CliError || KNOWN_ERRORS.has(err?.constructor?.name ?? '');
+  // Errors from the other packages that carry a complete user-facing message.
+  const known = err instanceof CliError || err instanceof ManifestError || err instanceof LogFormatError;
   process.stderr.write(`turnpike: ${known ? err.message : `internal error: ${err?.message ?? String(e)}`}\n`);
   if (debug && err?.stack) process.stderr.write(`${err.stack}\n`);
   return err instanceof CliError ? err.exitCode : 2;
