@@ -5,6 +5,7 @@ import { extname, join } from 'node:path';
 import { CLUSTER_SCOPED, isInputObject, objectKey, type KubeObject } from '@turnpike/api';
 import jsyaml from 'js-yaml';
 import { LineCounter, parseAllDocuments } from 'yaml';
+import { parseBlockYaml } from './block-yaml.js';
 import { describeInvalidManifest, validateManifest } from './schema/manifest-validation.js';
 
 export class ManifestError extends Error {}
@@ -112,7 +113,6 @@ export function listManifestTree(
   return out;
 }
 
-/** Files under a path, in a stable order; an entry that cannot be read is an error naming it. */
 /** The manifest files under a path; a dangling link or a link loop is given to `skip`, or fails the listing. */
 export function listManifestFiles(path: string, skip?: (message: string) => void): string[] {
   return [
@@ -132,15 +132,18 @@ const MAY_ALIAS = /(?:^|[\s[{,:])[&*][^\s,\]}]/m;
 
 /**
  * Parses one file's text into objects. Throws ManifestError naming file:line:column.
- * js-yaml (YAML 1.2 core schema) is about ten times faster than the `yaml` parser; when it fails,
- * or an object is malformed, the file is parsed again with `yaml`, which knows the positions
- * to report. Both read the same schema, so they give the same objects.
+ * The block subset most manifests are written in is read by `parseBlockYaml`, the rest by js-yaml
+ * (YAML 1.2 core schema; about ten times faster than the `yaml` parser). When either fails, or an
+ * object is malformed, the file is parsed again with `yaml`, which knows the positions to report.
+ * All read the same schema, so they give the same objects.
  */
 export function parseManifests(text: string, file: string): KubeObject[] {
   if (!MAY_ALIAS.test(text)) {
     try {
       const out: KubeObject[] = [];
-      for (const value of jsyaml.loadAll(text, undefined, { schema: jsyaml.CORE_SCHEMA, filename: file })) {
+      const values =
+        parseBlockYaml(text) ?? jsyaml.loadAll(text, undefined, { schema: jsyaml.CORE_SCHEMA, filename: file });
+      for (const value of values) {
         if (value === null || value === undefined) continue;
         for (const item of isList(value) ? (value as { items: unknown[] }).items : [value])
           out.push(checkObject(item, file));
