@@ -297,18 +297,20 @@ function writeMessage(type: protobuf.Type, value: unknown, depth: number): void 
     }
   }
   // A message sets few of its type's fields (a RouteAction has over forty): its own keys are walked,
-  // then written in field number order.
+  // put in field number order as they come (a handful, nearly in order), then written. The array is
+  // filled, not emptied (`length = 0` lets its storage go) nor sorted (V8's sort copies it first): the
+  // two were a third of what encoding a 10k-route configuration allocated.
   const present = (presentAt[depth] ??= []);
-  present.length = 0;
-  let ordered = true;
+  let count = 0;
   for (const key in value) {
     const f = plan.byName.get(key);
     if (!f) continue;
-    if (present.length && present[present.length - 1]!.id > f.id) ordered = false;
-    present.push(f);
+    let i = count++;
+    for (; i > 0 && present[i - 1]!.id > f.id; i--) present[i] = present[i - 1]!;
+    present[i] = f;
   }
-  if (!ordered) present.sort((a, b) => a.id - b.id);
-  for (const f of present) {
+  for (let i = 0; i < count; i++) {
+    const f = present[i]!;
     const v = value[f.name];
     if (f.keyType) writeMap(f, v, depth);
     else if (f.repeated) writeRepeated(f, v, depth);

@@ -8,24 +8,19 @@ import { envoyRoot, messageType } from './proto-root.js';
 type Rules = Record<string, Record<string, unknown>>;
 
 /**
- * Where a value is, written out only when something there is wrong: a walk through every route of a
- * cold start visits millions of fields, and formatting each one's path cost more than checking it.
+ * Where the walk is: the name it was given, then a step per level (a field, `.name`, or `<Type>` into an
+ * Any, or a list index), pushed on the way down and popped on the way up. It is written out only when
+ * something there is wrong: a walk through every route of a cold start visits millions of fields, and
+ * formatting (or even allocating) each one's path cost more than checking it.
  */
-type Where = string | { readonly up: Where; readonly step: string | number };
+let root = '';
+const path: (string | number)[] = [];
 
-function at(where: Where): string {
-  if (typeof where === 'string') return where;
-  const steps: string[] = [];
-  let w: Where = where;
-  while (typeof w !== 'string') {
-    steps.push(typeof w.step === 'number' ? `[${w.step}]` : w.step);
-    w = w.up;
-  }
-  return w + steps.reverse().join('');
+function at(): string {
+  let out = root;
+  for (const s of path) out += typeof s === 'number' ? `[${s}]` : s;
+  return out;
 }
-
-/** One step down: a field (`.name`, or `<Type>` into an Any) or a list index. */
-const step = (up: Where, s: string | number): Where => ({ up, step: s });
 
 function fieldRules(field: protobuf.Field): { rules?: Rules; required?: boolean } {
   const out: { rules?: Rules; required?: boolean } = {};
@@ -56,47 +51,82 @@ function durationNanos(d: unknown): number | undefined {
   return Number(x.seconds ?? 0) * 1e9 + Number(x.nanos ?? 0);
 }
 
-function checkNumber(v: number, r: Record<string, unknown>, place: Where, errors: string[]): void {
-  const where = () => at(place);
-  const n = (k: string) => (r[k] === undefined ? undefined : Number(r[k]));
-  if (n('gt') !== undefined && !(v > n('gt')!)) errors.push(`${where()}: must be > ${r.gt}, is ${v}`);
-  if (n('gte') !== undefined && !(v >= n('gte')!)) errors.push(`${where()}: must be >= ${r.gte}, is ${v}`);
-  if (n('lt') !== undefined && !(v < n('lt')!)) errors.push(`${where()}: must be < ${r.lt}, is ${v}`);
-  if (n('lte') !== undefined && !(v <= n('lte')!)) errors.push(`${where()}: must be <= ${r.lte}, is ${v}`);
-  if (Array.isArray(r.in) && !r.in.map(Number).includes(v))
-    errors.push(`${where()}: must be one of ${r.in.join(', ')}`);
-  if (n('const') !== undefined && v !== n('const')) errors.push(`${where()}: must be ${r.const}`);
+/** A bound of a numeric rule, as a number; undefined when the rule has none. */
+function bound(r: Record<string, unknown>, k: string): number | undefined {
+  return r[k] === undefined ? undefined : Number(r[k]);
 }
 
-function checkScalar(value: unknown, rules: Rules, place: Where, errors: string[]): void {
-  const where = () => at(place);
+function checkNumber(v: number, r: Record<string, unknown>, errors: string[]): void {
+  const gt = bound(r, 'gt');
+  const gte = bound(r, 'gte');
+  const lt = bound(r, 'lt');
+  const lte = bound(r, 'lte');
+  const equal = bound(r, 'const');
+  if (gt !== undefined && !(v > gt)) errors.push(`${at()}: must be > ${r.gt}, is ${v}`);
+  if (gte !== undefined && !(v >= gte)) errors.push(`${at()}: must be >= ${r.gte}, is ${v}`);
+  if (lt !== undefined && !(v < lt)) errors.push(`${at()}: must be < ${r.lt}, is ${v}`);
+  if (lte !== undefined && !(v <= lte)) errors.push(`${at()}: must be <= ${r.lte}, is ${v}`);
+  if (Array.isArray(r.in) && !r.in.map(Number).includes(v)) errors.push(`${at()}: must be one of ${r.in.join(', ')}`);
+  if (equal !== undefined && v !== equal) errors.push(`${at()}: must be ${r.const}`);
+}
+
+/** Characters as PGV counts them (code points), without making an array of them. */
+function codePoints(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n--;
+        i++;
+      }
+    }
+  }
+  return n;
+}
+
+// PGV's `pattern` is RE2; the few in Envoy's protos (RouteMatch.path_separated_prefix's among them) use
+// only what RE2 and JavaScript read alike.
+const patterns = new Map<string, RegExp>();
+function patternOf(pattern: string): RegExp {
+  let re = patterns.get(pattern);
+  if (!re) patterns.set(pattern, (re = new RegExp(pattern, 'u')));
+  return re;
+}
+
+const NUMERIC_RULES = ['uint32', 'uint64', 'int32', 'int64', 'double', 'float', 'sint32', 'fixed32'];
+
+function checkScalar(value: unknown, rules: Rules, errors: string[]): void {
   if (rules.string && typeof value === 'string') {
     const r = rules.string;
-    if (r.min_len !== undefined && [...value].length < Number(r.min_len))
-      errors.push(`${where()}: must have at least ${r.min_len} character(s)`);
-    if (r.max_len !== undefined && [...value].length > Number(r.max_len))
-      errors.push(`${where()}: must have at most ${r.max_len} character(s)`);
+    if (r.min_len !== undefined && codePoints(value) < Number(r.min_len))
+      errors.push(`${at()}: must have at least ${r.min_len} character(s)`);
+    if (r.max_len !== undefined && codePoints(value) > Number(r.max_len))
+      errors.push(`${at()}: must have at most ${r.max_len} character(s)`);
     if (r.min_bytes !== undefined && Buffer.byteLength(value) < Number(r.min_bytes))
-      errors.push(`${where()}: must have at least ${r.min_bytes} byte(s)`);
+      errors.push(`${at()}: must have at least ${r.min_bytes} byte(s)`);
     if (r.max_bytes !== undefined && Buffer.byteLength(value) > Number(r.max_bytes))
-      errors.push(`${where()}: must have at most ${r.max_bytes} byte(s)`);
+      errors.push(`${at()}: must have at most ${r.max_bytes} byte(s)`);
     if (typeof r.prefix === 'string' && !value.startsWith(r.prefix))
-      errors.push(`${where()}: must start with ${r.prefix}`);
+      errors.push(`${at()}: must start with ${r.prefix}`);
+    if (typeof r.pattern === 'string' && !patternOf(r.pattern).test(value))
+      errors.push(`${at()}: "${value}" does not match ${r.pattern}`);
     if (r.well_known_regex === 'HTTP_HEADER_NAME' && !/^:?[0-9a-zA-Z!#$%&'*+\-.^_|~`]+$/.test(value))
-      errors.push(`${where()}: "${value}" is not a valid HTTP header name`);
+      errors.push(`${at()}: "${value}" is not a valid HTTP header name`);
     if (r.well_known_regex === 'HTTP_HEADER_VALUE' && /[\0\r\n]/.test(value))
-      errors.push(`${where()}: header value must not contain NUL, CR or LF`);
-    if (Array.isArray(r.in) && !r.in.includes(value)) errors.push(`${where()}: must be one of ${r.in.join(', ')}`);
+      errors.push(`${at()}: header value must not contain NUL, CR or LF`);
+    if (Array.isArray(r.in) && !r.in.includes(value)) errors.push(`${at()}: must be one of ${r.in.join(', ')}`);
   }
-  for (const t of ['uint32', 'uint64', 'int32', 'int64', 'double', 'float', 'sint32', 'fixed32']) {
-    if (rules[t] && (typeof value === 'number' || typeof value === 'string'))
-      checkNumber(Number(value), rules[t]!, place, errors);
-  }
+  if (typeof value !== 'number' && typeof value !== 'string') return;
+  for (const t of NUMERIC_RULES) if (rules[t]) checkNumber(Number(value), rules[t]!, errors);
 }
 
 export function validateMessage(typeName: string, value: unknown, where = typeName): string[] {
   const errors: string[] = [];
-  walk(messageType(typeName), value, where, errors);
+  root = where;
+  path.length = 0;
+  walk(messageType(typeName), value, errors);
   return errors;
 }
 
@@ -111,9 +141,9 @@ function anyType(url: string): { type: protobuf.Type; step: string } | undefined
 }
 
 /** `inAny`: the value is an Any's JSON form, whose `@type` names its type and is no field of it. */
-function walk(type: protobuf.Type, value: unknown, where: Where, errors: string[], inAny = false): void {
+function walk(type: protobuf.Type, value: unknown, errors: string[], inAny = false): void {
   if (typeof value !== 'object' || value === null) {
-    errors.push(`${at(where)}: expected a ${type.fullName.slice(1)} message`);
+    errors.push(`${at()}: expected a ${type.fullName.slice(1)} message`);
     return;
   }
   const obj = value as Record<string, unknown>;
@@ -121,30 +151,35 @@ function walk(type: protobuf.Type, value: unknown, where: Where, errors: string[
   if (plan.any) {
     const url = obj['@type'];
     if (typeof url !== 'string') {
-      if (typeof obj.type_url !== 'string') errors.push(`${at(where)}: Any without @type`);
+      if (typeof obj.type_url !== 'string') errors.push(`${at()}: Any without @type`);
       return;
     }
     const inner = anyType(url);
     if (!inner) {
-      errors.push(`${at(where)}: unknown Any type ${url}`);
+      errors.push(`${at()}: unknown Any type ${url}`);
       return;
     }
-    walk(inner.type, obj, step(where, inner.step), errors, true);
+    path.push(inner.step);
+    walk(inner.type, obj, errors, true);
+    path.pop();
     return;
   }
   for (const k in obj) {
     const fp = plan.fields.get(k);
     if (!fp) {
       if (inAny && k === '@type') continue;
-      if (!type.oneofs?.[k]) errors.push(`${at(where)}.${k}: no such field in ${type.name}`);
+      if (!type.oneofs?.[k]) errors.push(`${at()}.${k}: no such field in ${type.name}`);
       continue;
     }
     const v = obj[k];
-    if (v !== undefined && v !== null) checkField(fp, v, step(where, fp.step), errors);
+    if (v === undefined || v === null) continue;
+    path.push(fp.step);
+    checkField(fp, v, errors);
+    path.pop();
   }
   for (const a of plan.whenAbsent) {
     const v = obj[a.name];
-    if (v === undefined || v === null) errors.push(`${at(where)}.${a.name}: ${a.message}`);
+    if (v === undefined || v === null) errors.push(`${at()}.${a.name}: ${a.message}`);
   }
   for (const o of plan.oneofs) {
     let count = 0;
@@ -152,8 +187,8 @@ function walk(type: protobuf.Type, value: unknown, where: Where, errors: string[
     if (count === 1 || (count === 0 && !o.required)) continue;
     const set = o.names.filter((name) => obj[name] !== undefined && obj[name] !== null);
     // A oneof holds one field on the wire: the JSON we build could name two, and the encoder would keep the last.
-    if (count > 1) errors.push(`${at(where)}: only one of ${set.join(', ')} may be set`);
-    else errors.push(`${at(where)}: one of ${o.names.join(', ')} is required`);
+    if (count > 1) errors.push(`${at()}: only one of ${set.join(', ')} may be set`);
+    else errors.push(`${at()}: one of ${o.names.join(', ')} is required`);
   }
 }
 
@@ -240,22 +275,27 @@ function planOf(type: protobuf.Type): TypePlan {
 }
 
 /** The rules of one field that is set. */
-function checkField({ field, rules, message }: FieldPlan, v: unknown, f: Where, errors: string[]): void {
+/** Checks a field's value; `path` ends with the field's step. */
+function checkField({ field, rules, message }: FieldPlan, v: unknown, errors: string[]): void {
   if (field.repeated) {
     const list = v as unknown[];
     if (!Array.isArray(list)) {
-      errors.push(`${at(f)}: must be a list`);
+      errors.push(`${at()}: must be a list`);
       return;
     }
     const rr = rules?.repeated as { min_items?: number; max_items?: number; items?: Rules } | undefined;
     if (rr?.min_items !== undefined && list.length < Number(rr.min_items))
-      errors.push(`${at(f)}: must have at least ${rr.min_items} item(s)`);
+      errors.push(`${at()}: must have at least ${rr.min_items} item(s)`);
     if (rr?.max_items !== undefined && list.length > Number(rr.max_items))
-      errors.push(`${at(f)}: must have at most ${rr.max_items} item(s)`);
-    list.forEach((item, i) => {
-      if (field.resolvedType instanceof protobuf.Type) walk(field.resolvedType, item, step(f, i), errors);
-      else if (rr?.items) checkScalar(item, rr.items, step(f, i), errors);
-    });
+      errors.push(`${at()}: must have at most ${rr.max_items} item(s)`);
+    const itemType = field.resolvedType instanceof protobuf.Type ? field.resolvedType : undefined;
+    if (!itemType && !rr?.items) return;
+    for (let i = 0; i < list.length; i++) {
+      path.push(i);
+      if (itemType) walk(itemType, list[i], errors);
+      else checkScalar(list[i], rr!.items!, errors);
+      path.pop();
+    }
     return;
   }
   if (field.map) return;
@@ -265,23 +305,25 @@ function checkField({ field, rules, message }: FieldPlan, v: unknown, f: Where, 
       const n = durationNanos(v);
       const r = rules.duration as Record<string, unknown>;
       if (n !== undefined && r.gt !== undefined && !(n > (durationNanos(r.gt) ?? 0)))
-        errors.push(`${at(f)}: must be a positive duration`);
+        errors.push(`${at()}: must be a positive duration`);
       if (n !== undefined && r.gte !== undefined && !(n >= (durationNanos(r.gte) ?? 0)))
-        errors.push(`${at(f)}: must be at least ${JSON.stringify(r.gte)}`);
+        errors.push(`${at()}: must be at least ${JSON.stringify(r.gte)}`);
       return;
     }
     if (WRAPPERS.has(full) && rules) {
-      checkScalar((v as { value?: unknown }).value, rules, step(f, '.value'), errors);
+      path.push('.value');
+      checkScalar((v as { value?: unknown }).value, rules, errors);
+      path.pop();
       return;
     }
-    walk(field.resolvedType, v, f, errors);
+    walk(field.resolvedType, v, errors);
   } else if (field.resolvedType instanceof protobuf.Enum) {
     const e = field.resolvedType;
     const defined = typeof v === 'string' ? v in e.values : Object.values(e.values).includes(Number(v));
     if (rules?.enum && (rules.enum as { defined_only?: boolean }).defined_only && !defined)
-      errors.push(`${at(f)}: ${String(v)} is not a ${e.name} value`);
-    if (!defined && typeof v === 'string') errors.push(`${at(f)}: ${v} is not a ${e.name} value`);
+      errors.push(`${at()}: ${String(v)} is not a ${e.name} value`);
+    if (!defined && typeof v === 'string') errors.push(`${at()}: ${v} is not a ${e.name} value`);
   } else if (rules) {
-    checkScalar(v, rules, f, errors);
+    checkScalar(v, rules, errors);
   }
 }

@@ -212,6 +212,22 @@ describe('PGV validation of emitted resources', () => {
     );
   });
 
+  it('names the list entry at fault, and checks patterns', () => {
+    const vh = {
+      name: 'v',
+      domains: ['a'],
+      routes: [
+        { match: { prefix: '/' }, route: { cluster: 'c' } },
+        { match: {}, direct_response: { status: 200 } },
+        { match: { path_separated_prefix: '/a?b' }, direct_response: { status: 200 } },
+      ],
+    };
+    expect(validateMessage('envoy.config.route.v3.VirtualHost', vh, 'vh')).toEqual([
+      'vh.routes[1].match: one of prefix, path, safe_regex, connect_matcher, path_separated_prefix, path_match_policy is required',
+      'vh.routes[2].match.path_separated_prefix: "/a?b" does not match ^[^?#]+[^?#/]$',
+    ]);
+  });
+
   it('looks inside Any: a bad field of an HTTP connection manager is found', () => {
     const l = {
       name: 'l',
