@@ -219,7 +219,10 @@ function scalar(t: string, v: number, end: number): unknown {
   let s = t.slice(v, end);
   const comment = s.indexOf(' #');
   if (comment >= 0) s = s.slice(0, comment);
-  s = s.trimEnd();
+  // Only spaces end a plain scalar (tabs never get here); trimEnd would take a no-break space too.
+  let last = s.length;
+  while (last > 0 && s.charCodeAt(last - 1) === SPACE) last--;
+  if (last < s.length) s = s.slice(0, last);
   // `a: b` inside a value, or a value ending in a colon, makes a mapping where YAML allows none.
   if (s.includes(': ') || s.charCodeAt(s.length - 1) === COLON) throw OUTSIDE;
   if (MAY_RESOLVE[c]) for (const type of IMPLICIT_TYPES) if (type.resolve(s)) return type.construct(s);

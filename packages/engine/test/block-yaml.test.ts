@@ -23,7 +23,7 @@ function agrees(text: string): boolean {
 }
 
 // Characters that mean something somewhere in YAML, and some that do not.
-const SCALAR_CHARS = [...' :#-?,[]{}&*!|>\'"%@`\\./_+~0123456789abeEflnorstuxyNTFé\t\r'];
+const SCALAR_CHARS = [...' :#-?,[]{}&*!|>\'"%@`\\./_+~0123456789abeEflnorstuxyNTFé\t\r\u00a0\u2028'];
 const scalarText = fc.oneof(
   { weight: 2, arbitrary: fc.string({ unit: fc.constantFrom(...SCALAR_CHARS), maxLength: 8 }) },
   fc.constantFrom('web', 'gateway.networking.k8s.io/v1', '/api/v1', 'http://x:80/a#b', 'a b', '10.0.0.1', 'v1.2'),
