@@ -2,14 +2,26 @@
 // serving certificates for the xDS and plugin Services, and client certificates naming a
 // Gateway. Generation uses @peculiar/x509 over WebCrypto (node:crypto can verify certificates
 // but not create them); reading uses node:crypto's X509Certificate.
-import 'reflect-metadata';
 import { webcrypto, X509Certificate, createPrivateKey, randomBytes } from 'node:crypto';
-import * as x509 from '@peculiar/x509';
+import type { JsonGeneralName } from '@peculiar/x509';
 
 type CryptoKey = webcrypto.CryptoKey;
 type CryptoKeyPair = webcrypto.CryptoKeyPair;
+type X509 = typeof import('@peculiar/x509');
 
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+let loading: Promise<X509> | undefined;
+/**
+ * @peculiar/x509 and the reflect-metadata it needs, loaded when the first certificate is made: evaluating
+ * them took a tenth of a second of every start, and a controller without mTLS makes none.
+ */
+function peculiarX509(): Promise<X509> {
+  return (loading ??= (async () => {
+    await import('reflect-metadata');
+    const x509 = await import('@peculiar/x509');
+    x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+    return x509;
+  })());
+}
 
 const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 /** Certificates start a little in the past, so that a peer whose clock lags still accepts them. */
@@ -49,6 +61,7 @@ const serial = () => {
 };
 
 export async function createAuthority(commonName: string, validityMs: number, now = new Date()): Promise<Authority> {
+  const x509 = await peculiarX509();
   const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair;
   const notBefore = new Date(now.getTime() - BACKDATE_MS);
   const notAfter = new Date(now.getTime() + validityMs);
@@ -71,6 +84,7 @@ export async function createAuthority(commonName: string, validityMs: number, no
 /** Issues a leaf certificate signed by `ca`; it never outlives the CA. */
 export async function issueCertificate(ca: KeyedCertificate, req: IssueRequest): Promise<Authority> {
   const now = req.now ?? new Date();
+  const x509 = await peculiarX509();
   const caCert = new x509.X509Certificate(ca.certPem);
   const caKey = await webcrypto.subtle.importKey(
     'pkcs8',
@@ -82,7 +96,7 @@ export async function issueCertificate(ca: KeyedCertificate, req: IssueRequest):
   const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair;
   const notBefore = new Date(now.getTime() - BACKDATE_MS);
   const notAfter = new Date(Math.min(now.getTime() + req.validityMs, caCert.notAfter.getTime()));
-  const names: x509.JsonGeneralName[] = [
+  const names: JsonGeneralName[] = [
     ...(req.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })),
     ...(req.uris ?? []).map((value) => ({ type: 'url' as const, value })),
   ];
