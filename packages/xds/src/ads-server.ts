@@ -3,10 +3,10 @@
 // A stale nonce is ignored; a NACK (error_detail) keeps the last ACKed config in force, is not
 // answered with the same version again, and is logged, counted and reported to `onNack`.
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
 import { randomUUID } from 'node:crypto';
 import { authorizeStream } from './identity/stream-authorization.js';
-import { INCLUDE_DIRS } from './proto-root.js';
+import { encodeJsonMessage } from './message-encoder.js';
+import { messageType } from './proto-root.js';
 import type { EncodedResource, NodeSnapshot, SnapshotCache } from './snapshot-cache.js';
 import { SEND_ORDER, WILDCARD_TYPES, type TypeUrl } from './type-urls.js';
 
@@ -158,19 +158,38 @@ function refuse(
   call.emit('error', { code, details });
 }
 
+/** The ADS methods: both streams both ways (ads.proto; a test holds this to the proto). */
+export const ADS_METHODS = [
+  { name: 'StreamAggregatedResources', request: 'DiscoveryRequest', response: 'DiscoveryResponse' },
+  { name: 'DeltaAggregatedResources', request: 'DeltaDiscoveryRequest', response: 'DeltaDiscoveryResponse' },
+] as const;
+const ADS_SERVICE = 'envoy.service.discovery.v3.AggregatedDiscoveryService';
+
+/**
+ * The ADS service, its messages read and written through the Envoy protos loaded for encoding
+ * resources: what @grpc/proto-loader would give (requests as `toObject` with these options, responses
+ * as `fromObject` then `encode` would write them, by the one-pass encoder), without loading the protos
+ * a second time (0.14 s of every start). The types are looked up at the first message, so the protos
+ * still load while the sources list or read, not before the server starts.
+ */
 export function loadAdsService(): grpc.ServiceDefinition {
-  const def = protoLoader.loadSync('envoy/service/discovery/v3/ads.proto', {
-    keepCase: true,
-    longs: String,
-    enums: String,
-    defaults: false,
-    oneofs: true,
-    includeDirs: INCLUDE_DIRS,
-  });
-  const pkg = grpc.loadPackageDefinition(def) as unknown as {
-    envoy: { service: { discovery: { v3: { AggregatedDiscoveryService: { service: grpc.ServiceDefinition } } } } };
-  };
-  return pkg.envoy.service.discovery.v3.AggregatedDiscoveryService.service;
+  const read = { longs: String, enums: String, defaults: false, oneofs: true };
+  const definition: Record<string, grpc.MethodDefinition<object, object>> = {};
+  for (const method of ADS_METHODS) {
+    const request = () => messageType(`envoy.service.discovery.v3.${method.request}`);
+    const response = () => messageType(`envoy.service.discovery.v3.${method.response}`);
+    definition[method.name] = {
+      path: `/${ADS_SERVICE}/${method.name}`,
+      requestStream: true,
+      responseStream: true,
+      requestSerialize: (value: object) => encodeJsonMessage(request(), value),
+      requestDeserialize: (bytes: Buffer) => request().toObject(request().decode(bytes), read) as object,
+      responseSerialize: (value: object) => encodeJsonMessage(response(), value),
+      responseDeserialize: (bytes: Buffer) => response().toObject(response().decode(bytes), read) as object,
+      originalName: method.name.charAt(0).toLowerCase() + method.name.slice(1),
+    };
+  }
+  return definition;
 }
 
 export class AdsServer {
