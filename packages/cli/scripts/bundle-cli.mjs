@@ -93,7 +93,7 @@ const moduleUrls = {
  * logs an error's class name). Done per dependency module rather than with esbuild's `keepNames` for
  * the whole bundle, which wraps every named closure our own hot loops make in a call to
  * `Object.defineProperty` (0.5 s of the main thread's 7 s to the first configuration of a 10k-route
- * directory). Our own classes that are told apart by name say so themselves (`name` on ManifestError).
+ * directory). Our own code never tells classes apart by name (errors.ts uses instanceof).
  */
 async function keepingNames(code, path) {
   return (await esbuild.transform(code, { keepNames: true, loader: 'js', sourcefile: path, logLevel: 'error' })).code;
