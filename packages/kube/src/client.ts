@@ -4,6 +4,7 @@
 import { request as httpsRequest, Agent, type RequestOptions } from 'node:https';
 import { request as httpRequest, Agent as HttpAgent, type IncomingMessage } from 'node:http';
 import { KubeConfig } from './kube-config.js';
+import { ListResponseReader } from './list-response-reader.js';
 
 export interface KubeResponse<T = unknown> {
   status: number;
@@ -89,27 +90,33 @@ export class KubeClient {
     const chunks: Buffer[] = [];
     for await (const c of res) chunks.push(c as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
-    let parsed: unknown = undefined;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    return { status: res.statusCode ?? 0, body: parsed as T, text };
+    return { status: res.statusCode ?? 0, body: parseOrUndefined(text) as T, text };
   }
 
   /** Like request, but throws KubeApiError for a non-2xx answer. */
   async must<T = unknown>(method: string, path: string, body?: unknown, contentType?: string): Promise<T> {
     const r = await this.request<T>(method, path, body, contentType);
-    if (r.status < 200 || r.status > 299) {
-      const st = r.body as { reason?: string; message?: string } | undefined;
-      throw new KubeApiError(
-        r.status,
-        st?.reason ?? String(r.status),
-        `${method} ${path}: ${r.status} ${st?.message ?? r.text.slice(0, 200)}`,
-      );
-    }
+    if (r.status < 200 || r.status > 299) throw apiError(method, path, r.status, r.body, r.text);
     return r.body;
+  }
+
+  /**
+   * A LIST whose items are handed to `onItem` one by one as the response arrives; resolves to the
+   * rest of the response (metadata with resourceVersion and continue). Throws KubeApiError for a
+   * non-2xx answer.
+   */
+  async list<T>(path: string, onItem: (item: unknown) => void): Promise<T> {
+    const res = await this.send(await this.options('GET', path, {}));
+    const status = res.statusCode ?? 0;
+    if (status < 200 || status > 299) {
+      const chunks: Buffer[] = [];
+      for await (const c of res) chunks.push(c as Buffer);
+      const text = Buffer.concat(chunks).toString('utf8');
+      throw apiError('GET', path, status, parseOrUndefined(text), text);
+    }
+    const reader = new ListResponseReader(onItem);
+    for await (const c of res) reader.push(c as Buffer);
+    return reader.end<T>();
   }
 
   /** Opens a streaming GET (watch); the caller reads the response. */
@@ -119,4 +126,21 @@ export class KubeClient {
     const res = await this.send(opts);
     return res;
   }
+}
+
+function parseOrUndefined(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function apiError(method: string, path: string, status: number, body: unknown, text: string): KubeApiError {
+  const st = body as { reason?: string; message?: string } | undefined;
+  return new KubeApiError(
+    status,
+    st?.reason ?? String(status),
+    `${method} ${path}: ${status} ${st?.message ?? text.slice(0, 200)}`,
+  );
 }

@@ -138,9 +138,13 @@ export class Reflector {
     this.o.onSynced();
   }
 
+  /** Items of a list may lack apiVersion and kind; each was parsed for us alone, so they are set in place. */
   private normalize(item: KubeObject): KubeObject {
     const r = this.o.resource;
-    return { ...item, apiVersion: r.group ? `${r.group}/${r.version}` : r.version, kind: r.kind };
+    const typed = item as { apiVersion: string; kind: string };
+    typed.apiVersion = r.group ? `${r.group}/${r.version}` : r.version;
+    typed.kind = r.kind;
+    return item;
   }
 
   private async list(): Promise<string> {
@@ -148,6 +152,7 @@ export class Reflector {
     // reflectors do): no etcd round trip per page, so a controller starting beside 100k routes has
     // them sooner. Any state is fine then, the watch brings the rest. A relist (after 410 Gone) reads
     // from etcd: the cache could be older than what we already emitted, and that would go back in time.
+    // Items are taken as the response arrives; a list cut short deletes nothing (that needs all of it).
     const fromCache = this.stats.lists === 0;
     this.stats.lists++;
     const seen = new Set<string>();
@@ -159,23 +164,22 @@ export class Reflector {
       else if (fromCache) q.set('resourceVersion', '0');
       if (this.o.fieldSelector) q.set('fieldSelector', this.o.fieldSelector);
       if (this.o.labelSelector) q.set('labelSelector', this.o.labelSelector);
-      const page = await this.o.client.must<{
-        metadata: { resourceVersion: string; continue?: string };
-        items: KubeObject[];
-      }>('GET', `${collectionPath(this.o.resource, this.o.namespace)}?${q}`);
-      for (const raw of page.items ?? []) {
-        const item = this.normalize(raw);
-        const key = `${item.metadata.namespace ?? ''}/${item.metadata.name}`;
-        seen.add(key);
-        if (this.known.get(key)?.rv === item.metadata.resourceVersion) continue;
-        this.known.set(key, {
-          rv: item.metadata.resourceVersion ?? '',
-          ...(item.metadata.namespace ? { namespace: item.metadata.namespace } : {}),
-          name: item.metadata.name,
-        });
-        this.stats.events++;
-        this.o.emit(upsert(this.o.source, item));
-      }
+      const page = await this.o.client.list<{ metadata?: { resourceVersion?: string; continue?: string } }>(
+        `${collectionPath(this.o.resource, this.o.namespace)}?${q}`,
+        (raw) => {
+          const item = this.normalize(raw as KubeObject);
+          const key = `${item.metadata.namespace ?? ''}/${item.metadata.name}`;
+          seen.add(key);
+          if (this.known.get(key)?.rv === item.metadata.resourceVersion) return;
+          this.known.set(key, {
+            rv: item.metadata.resourceVersion ?? '',
+            ...(item.metadata.namespace ? { namespace: item.metadata.namespace } : {}),
+            name: item.metadata.name,
+          });
+          this.stats.events++;
+          this.o.emit(upsert(this.o.source, item));
+        },
+      );
       cont = page.metadata?.continue || undefined;
       rv = page.metadata?.resourceVersion ?? rv;
     } while (cont);

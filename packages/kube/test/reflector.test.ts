@@ -166,6 +166,49 @@ describe('reflector recovery', () => {
     expect(listedAt).toEqual(['0', null]);
   });
 
+  it('a relist cut mid-response deletes nothing it had not reached, and the retry finishes the job', async () => {
+    let lists = 0;
+    const f = await fakeApi((_req, res, url) => {
+      if (!url.searchParams.get('watch')) {
+        lists++;
+        if (lists === 1) return list(res, '10', [svc('a', '10'), svc('b', '10'), svc('c', '10')]);
+        const body = JSON.stringify({ metadata: { resourceVersion: '30' }, items: [svc('a', '20'), svc('c', '10')] });
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        if (lists === 2) {
+          // Everything up to the middle of c: a is complete, c is not; the list never ends.
+          res.write(body.slice(0, body.indexOf('"c"') + 3));
+          setTimeout(() => res.socket?.destroy(), 50);
+          return;
+        }
+        return res.end(body);
+      }
+      if (f.watches === 1)
+        return res
+          .writeHead(410, { 'Content-Type': 'application/json' })
+          .end(JSON.stringify({ kind: 'Status', code: 410, reason: 'Expired' }));
+      res.writeHead(200).flushHeaders();
+    });
+    const events: SourceEvent[] = [];
+    const { r } = reflector(f.port, events);
+    cleanup.push(() => {
+      r.stop();
+      f.server.closeAllConnections();
+      f.server.close();
+    });
+    r.start();
+    await until(() => lists === 3 && events.some((e) => e.type === 'delete'));
+    // The cut list gave a's new version; b (gone) and c (unchanged, not reached) were left alone until a
+    // whole list said which objects remain.
+    expect(events.map((e) => `${e.type}:${e.name}`)).toEqual([
+      'upsert:a',
+      'upsert:b',
+      'upsert:c',
+      'upsert:a',
+      'delete:b',
+    ]);
+    expect(r.stats.errors).toBe(1);
+  });
+
   it('an ERROR event with code 410 inside the stream also relists', async () => {
     const f = await fakeApi((_req, res, url) => {
       if (!url.searchParams.get('watch')) return list(res, '1', []);
