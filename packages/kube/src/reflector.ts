@@ -4,7 +4,7 @@
 // failure → exponential backoff with jitter, reset after a healthy watch. A kind whose CRD is not
 // installed is reported once and looked for again periodically. It never stops on its own.
 import type { KubeObject } from '@turnpike/api';
-import { remove, upsert, type SourceEvent } from '@turnpike/engine';
+import { remove, storable, upsert, type SourceEvent } from '@turnpike/engine';
 import { createInterface } from 'node:readline';
 import { KubeApiError, type KubeClient } from './client.js';
 import { collectionPath, type ResourceInfo } from './resources.js';
@@ -138,13 +138,18 @@ export class Reflector {
     this.o.onSynced();
   }
 
-  /** Items of a list may lack apiVersion and kind; each was parsed for us alone, so they are set in place. */
+  /**
+   * Items of a list may lack apiVersion and kind; each was parsed for us alone, so they are set in place.
+   * The object is then put in the store's form (managedFields dropped, frozen) here rather than when the
+   * engine applies it: at a cold start that is done while the list still streams in, not after it
+   * (0.5 s of the way to the first translation at 100 000 routes).
+   */
   private normalize(item: KubeObject): KubeObject {
     const r = this.o.resource;
     const typed = item as { apiVersion: string; kind: string };
     typed.apiVersion = r.group ? `${r.group}/${r.version}` : r.version;
     typed.kind = r.kind;
-    return item;
+    return storable(item);
   }
 
   private async list(): Promise<string> {

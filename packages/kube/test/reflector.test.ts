@@ -109,6 +109,26 @@ describe('reflector recovery', () => {
     expect(events.filter((e) => e.type === 'upsert').map((e) => e.name)).toEqual(['a', 'b']);
   });
 
+  it("emits objects in the store's form: typed, managedFields dropped, frozen", async () => {
+    const withFields = { ...svc('a', '1'), metadata: { ...svc('a', '1').metadata, managedFields: [{ manager: 'x' }] } };
+    const f = await fakeApi((_req, res, url) => {
+      if (!url.searchParams.get('watch')) return list(res, '1', [withFields]);
+      res.writeHead(200).flushHeaders();
+    });
+    const events: SourceEvent[] = [];
+    const { r, synced } = reflector(f.port, events);
+    cleanup.push(() => {
+      r.stop();
+      f.server.closeAllConnections();
+      f.server.close();
+    });
+    r.start();
+    await until(() => synced() === 1);
+    const object = events[0]!.object!;
+    expect(object).toEqual({ apiVersion: 'v1', kind: 'Service', metadata: svc('a', '1').metadata, spec: {} });
+    expect(Object.isFrozen(object) && Object.isFrozen(object.metadata)).toBe(true);
+  });
+
   it('a watch that hangs silently is aborted by the watchdog and re-established', async () => {
     const f = await fakeApi((_req, res, url) => {
       if (!url.searchParams.get('watch')) return list(res, '5', []);
