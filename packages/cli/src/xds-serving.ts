@@ -15,6 +15,7 @@ import {
   type StreamRefusal,
 } from '@turnpike/xds';
 import { CliError } from './errors.js';
+import { GatewayBuildQueue } from './gateway-build-queue.js';
 import { hostPortFlag } from './flags.js';
 import type { Sink } from './controller.js';
 
@@ -73,6 +74,25 @@ export async function startXds(o: XdsServingOptions): Promise<XdsServing> {
     onChange: (node, s) => tell(node, { sync: s.connected ? s : undefined }),
     ...(o.onConfigLatency ? { onLatency: o.onConfigLatency } : {}),
   });
+  // Called only from accept(), once startXds has returned: server and builder exist by then.
+  const queue = new GatewayBuildQueue({
+    watched: (gateway) => server.watched(gateway),
+    build: ({ out, gateways, endpoints, since }) => {
+      const lookup = (kind: string, ns: string, name: string) =>
+        out.snapshot.get(kind)?.get(ns)?.get(name) as KubeObject | undefined;
+      // What each Gateway built runs, so that an ACK says which plugins its proxies run.
+      const referenced = new Map<string, string[] | undefined>();
+      for (const key of gateways) {
+        const gw = out.result.xdsIR.gateways.get(key);
+        referenced.set(key, gw ? referencedPlugins(gw) : undefined);
+      }
+      sync.push(
+        since,
+        () => cache.update(builder.update(out.result.xdsIR, { gateways, endpoints }, lookup, plugins)),
+        referenced,
+      );
+    },
+  });
   const server = new AdsServer({
     cache,
     // A NACK becomes a condition on the Gateway; a later ACK of another version clears it.
@@ -88,6 +108,7 @@ export async function startXds(o: XdsServingOptions): Promise<XdsServing> {
       tell(node, { rejected: undefined });
     },
     onStreamChange: (stream, closed) => sync.streamChanged(stream, closed),
+    onWatch: (node) => queue.watching(node),
     log: (msg, fields) => log(`${msg}${fields ? ' ' + JSON.stringify(fields) : ''}`),
     ...(o.tls ? { tls: o.tls } : {}),
     ...(o.onRefuse ? { onRefuse: o.onRefuse } : {}),
@@ -115,21 +136,10 @@ export async function startXds(o: XdsServingOptions): Promise<XdsServing> {
     server,
     cache,
     events,
-    accept(out: EngineOutput) {
-      const lookup = (kind: string, ns: string, name: string) =>
-        out.snapshot.get(kind)?.get(ns)?.get(name) as KubeObject | undefined;
-      // What each changed Gateway's routes run, so that an ACK says which plugins its proxies run.
-      const referenced = new Map<string, string[] | undefined>();
-      for (const key of out.changes.gateways) {
-        const gw = out.result.xdsIR.gateways.get(key);
-        referenced.set(key, gw ? referencedPlugins(gw) : undefined);
-      }
-      sync.push(
-        out.since,
-        () => cache.update(builder.update(out.result.xdsIR, out.changes, lookup, plugins)),
-        referenced,
-      );
+    accept: (out: EngineOutput) => queue.accept(out),
+    close: () => {
+      queue.close();
+      return server.close();
     },
-    close: () => server.close(),
   };
 }

@@ -56,6 +56,8 @@ export interface AdsServerOptions {
   onNack?: (n: NackReport) => void;
   onAck?: (node: string, typeUrl: string, version: string) => void;
   onConnect?: (node: string, connected: number) => void;
+  /** A stream (a proxy's or a debug read) began watching a node's snapshot. */
+  onWatch?: (node: string) => void;
   /** After a stream connected, was sent a configuration, answered one, or closed. */
   onStreamChange?: (stream: ProxyStream, closed: boolean) => void;
   log?: (msg: string, fields?: Record<string, unknown>) => void;
@@ -235,6 +237,11 @@ export class AdsServer {
     return this.connected;
   }
 
+  /** Does some stream (a proxy's or a debug read) watch this node's snapshot now? */
+  watched(node: string): boolean {
+    return this.wakers.has(node);
+  }
+
   listen(address: string): Promise<number> {
     return new Promise((resolve, reject) => {
       this.server.bindAsync(
@@ -318,6 +325,7 @@ export class AdsServer {
     if (!wakers) this.wakers.set(node, (wakers = new Set()));
     const handler = () => onUpdate();
     wakers.add(handler);
+    this.opts.onWatch?.(node);
     let done = false;
     const cleanup = () => {
       if (done) return;
