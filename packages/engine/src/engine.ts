@@ -108,8 +108,10 @@ function nextState(
   completing: ReadonlySet<string>,
 ): State {
   const synced = state.synced;
-  if (event.type === 'synced' && event.kind === '*') synced.add(event.source);
-  const ready = [...required].every((source) => synced.has(source));
+  // Sources only ever become synced: readiness and completeness change only with a `synced` event.
+  const newlySynced = event.type === 'synced' && event.kind === '*';
+  if (newlySynced) synced.add(event.source);
+  const ready = state.ready || (newlySynced && [...required].every((source) => synced.has(source)));
   let snapshot = state.snapshot;
   let relevant: boolean;
   if (!state.ready && !ready) {
@@ -123,7 +125,7 @@ function nextState(
     relevant = deferEvent(state, event);
     if (state.unapplied.length >= UNAPPLIED_LIMIT) snapshot = materialize(state).snapshot;
   }
-  const complete = [...completing].every((source) => synced.has(source));
+  const complete = state.complete || (newlySynced && [...completing].every((source) => synced.has(source)));
   const pendingSince = state.pendingSince ?? (relevant ? event.at : undefined);
   return {
     snapshot,

@@ -68,6 +68,12 @@ export function holdoff<T>(opts: HoldoffOptions): OperatorFunction<T, T> {
       const sub = source.subscribe({
         next: (v) => {
           latest = v;
+          // Behind a closed gate nothing is emitted before it opens, and it flushes then: no timer to
+          // arm (re-arming one per event cost 0.1 s of a 50 000-object initial listing).
+          if (!open) {
+            pending = true;
+            return;
+          }
           if (leadingTimer) return; // goes out with the change that opened this turn
           const idle = !pending && scheduler.now() - lastEmission >= Math.min(opts.quietMs, LEADING_GAP_MS);
           pending = true;

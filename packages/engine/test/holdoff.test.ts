@@ -37,6 +37,26 @@ describe('holdoff', () => {
       expectObservable(src.pipe(holdoff({ quietMs: 100, maxDelayMs: 500, ready }))).toBe('700ms c', { c: 'c' });
     });
   });
+  it('arms no timer for the changes behind a closed gate (an initial listing of 50 000 objects)', () => {
+    const ts = scheduler();
+    let scheduled = 0;
+    const counting = {
+      now: () => ts.now(),
+      schedule: ((...args: Parameters<typeof ts.schedule>) => {
+        scheduled++;
+        return ts.schedule(...args);
+      }) as typeof ts.schedule,
+    };
+    ts.run(({ hot, expectObservable }) => {
+      const src = hot(Array.from({ length: 1000 }, () => 'x').join(' '));
+      const ready = hot('2000ms r');
+      expectObservable(src.pipe(holdoff({ quietMs: 100, maxDelayMs: 500, ready, scheduler: counting }))).toBe(
+        '2000ms x',
+        { x: 'x' },
+      );
+    });
+    expect(scheduled).toBe(0);
+  });
   it('changes after the gate opened follow the normal timing', () => {
     scheduler().run(({ hot, expectObservable }) => {
       const src = hot('a 199ms b');
