@@ -27,7 +27,8 @@ export function storable(o: KubeObject): KubeObject {
   return deepFreeze(sanitize(o));
 }
 
-function deepFreeze<T>(value: T): T {
+/** Freezes a value and everything under it; stops at what is frozen already (its children are too). */
+export function deepFreeze<T>(value: T): T {
   if (Object.isFrozen(value)) return value;
   Object.freeze(value);
   for (const key in value) {

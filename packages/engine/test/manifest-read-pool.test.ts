@@ -99,6 +99,26 @@ describe('manifest read pool', () => {
     expect(inline.said.join('\n')).toMatch(/e-again\.yaml: HTTPRoute\/apps\/r1 is defined twice \(first in .*b-routes/);
   });
 
+  it('hands over each reading as it comes in, before the last one, and the scan emits frozen objects', async () => {
+    const dir = mixedDirectory();
+    const files = ['a-gateways.yaml', 'b-routes.yaml', 'c-broken.yaml', 'd-unknown.yaml'].map((f) => join(dir, f));
+    const seen: string[] = [];
+    let settled = false;
+    const reading = readManifestFiles(
+      files.map((file) => ({ file, size: 1 })),
+      OPTIONS,
+      { workers: 1, workerUrl: WORKER, onReading: (file) => seen.push(`${file}${settled ? ' late' : ''}`) },
+    ).then((r) => ((settled = true), r));
+    const pooled = await reading;
+    expect(seen.sort()).toEqual(files);
+    for (const file of files) expect(pooled.get(file)).toEqual(readManifestFile(file, OPTIONS));
+    const { events } = await firstScan(dir, { minBytes: 0, workerUrl: WORKER });
+    const objects = events.flatMap((e) => (e.type === 'upsert' && e.object ? [e.object] : []));
+    expect(objects.length).toBeGreaterThan(40);
+    // What the store holds is frozen deep down; the parts a scan shares with the reading already are.
+    for (const o of objects) expect(Object.isFrozen(o.spec)).toBe(true);
+  });
+
   it('a worker that dies leaves its files to the main thread: every file is still read', async () => {
     const dir = mixedDirectory();
     const dying = join(dir, 'dying-worker.mjs');

@@ -13,6 +13,7 @@ import { problem, remove, synced, upsert, type SourceEvent } from '../events.js'
 import { DirectoryWatchers } from './directory-watch.js';
 import { listManifestTree, type FileStamp, type ManifestValidation } from '../manifests.js';
 import { prepareManifestChecks } from '../schema/manifest-validation.js';
+import { deepFreeze } from '../store.js';
 import { readManifestFile, type ManifestFileReading, type ManifestReadOptions } from './manifest-file.js';
 import { manifestReadPoolAvailable, readManifestFiles, type ManifestReadPoolOptions } from './manifest-read-pool.js';
 
@@ -303,7 +304,15 @@ export function directorySource(dir: string, opts: DirectorySourceOptions = {}):
       readManifestFiles(
         [...ahead].map(([file, stamp]) => ({ file, size: stamp.size })),
         directory.readOptions(),
-        opts.parallelRead || {},
+        {
+          ...opts.parallelRead,
+          // Frozen as each file comes in, while the other files are read, rather than when the store takes
+          // the objects after the last file (0.2 s of the way to the first translation at 50 000 objects).
+          // Nothing changes a parsed object after reading: what the store adds goes on a copy (settle).
+          onReading: (_file, reading) => {
+            if ('objects' in reading) for (const { object } of reading.objects) deepFreeze(object);
+          },
+        },
       ).then(
         (readings) => {
           directory.preload(ahead, readings);

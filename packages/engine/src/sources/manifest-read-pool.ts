@@ -16,6 +16,8 @@ import type { ManifestReadRequest } from './manifest-read-worker.js';
 export const MANIFEST_READ_WORKER = new URL('./manifest-read-worker.js', import.meta.url);
 
 export interface ManifestReadPoolOptions {
+  /** Each reading as it comes in (on the main thread), while other files are still being read. */
+  onReading?: (file: string, reading: ManifestFileReading) => void;
   /** Default: one per core but the main thread's, at most 3. */
   workers?: number;
   /** Does the main thread read files too (default: yes)? */
@@ -44,7 +46,13 @@ export async function readManifestFiles(
   options: ManifestReadOptions,
   pool: ManifestReadPoolOptions = {},
 ): Promise<Map<string, ManifestFileReading>> {
-  const readings = new Map<string, ManifestFileReading>();
+  const taken = new Map<string, ManifestFileReading>();
+  const readings = {
+    set(file: string, reading: ManifestFileReading) {
+      taken.set(file, reading);
+      pool.onReading?.(file, reading);
+    },
+  };
   const queue = [...files].sort((a, b) => b.size - a.size).map((f) => f.file);
   const mainThread = pool.mainThread ?? true;
   const wanted = pool.workers ?? Math.min(availableParallelism() - (mainThread ? 1 : 0), 3);
@@ -63,7 +71,7 @@ export async function readManifestFiles(
   ]);
   // Left by workers that failed, with no main thread reading.
   for (const file of queue.splice(0)) readings.set(file, readManifestFile(file, options));
-  return readings;
+  return taken;
 }
 
 /**
@@ -77,7 +85,7 @@ async function readOnWorker(
   workerUrl: URL,
   queue: string[],
   options: ManifestReadOptions,
-  readings: Map<string, ManifestFileReading>,
+  readings: { set(file: string, reading: ManifestFileReading): void },
 ): Promise<void> {
   const worker = new Worker(workerUrl, { resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } });
   const sent = new Set<string>();
