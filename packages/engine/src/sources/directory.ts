@@ -125,14 +125,22 @@ class ManifestDirectory {
       const known = this.files.get(file);
       if (known && !named.has(file) && known.stamp.mtimeMs === stamp.mtimeMs && known.stamp.size === stamp.size)
         continue;
-      const before = new Set(known?.objects.keys() ?? []);
+      const before = known?.objects;
       const after = this.read(file, stamp);
-      for (const key of new Set([...before, ...after.keys()])) {
-        const owners = (this.definers.get(key) ?? []).filter((f) => f !== file || after.has(key));
-        if (after.has(key) && !owners.includes(file)) owners.push(file);
-        this.setDefiners(key, owners);
+      const define = (key: string) => {
+        const definers = this.definers.get(key);
+        // Most keys are defined by one file, and at a first scan by none yet: no arrays to filter then.
+        if (!definers) {
+          if (after.has(key)) this.definers.set(key, [file]);
+        } else {
+          const owners = definers.filter((f) => f !== file || after.has(key));
+          if (after.has(key) && !owners.includes(file)) owners.push(file);
+          this.setDefiners(key, owners);
+        }
         affected.add(key);
-      }
+      };
+      for (const key of after.keys()) define(key);
+      for (const key of before?.keys() ?? []) if (!after.has(key)) define(key);
     }
     for (const file of [...this.files.keys()]) {
       if (tree.has(file)) continue;
@@ -198,7 +206,7 @@ class ManifestDirectory {
       this.files.set(file, { stamp, objects: before ?? new Map() });
       return before ?? new Map();
     }
-    this.fix(file, `${file}: parses again`);
+    if (this.open.size) this.fix(file, `${file}: parses again`);
     const objects = new Map<string, KubeObject>();
     for (const { object, refusal } of reading.objects) {
       if (!isInputObject(object)) {
@@ -219,7 +227,8 @@ class ManifestDirectory {
         if (previous) objects.set(key, previous);
         continue;
       }
-      this.fix(`${file}#${key}`, `${file}: ${key} is accepted now`);
+      // (Only when some problem is open: the key and message are not built for each of 50 000 objects.)
+      if (this.open.size) this.fix(`${file}#${key}`, `${file}: ${key} is accepted now`);
       if (refusal) this.opts.onWarning?.(refusal);
       objects.set(key, object);
     }
@@ -231,8 +240,11 @@ class ManifestDirectory {
   private settle(key: string, created: () => string): void {
     const owners = this.definers.get(key) ?? [];
     const owner = owners[0];
-    for (const other of owners.slice(1))
-      this.report(`${other}: ${key} is defined twice (first in ${owner}); ignoring this copy`, `${other}#${key}`);
+    for (let i = 1; i < owners.length; i++)
+      this.report(
+        `${owners[i]}: ${key} is defined twice (first in ${owner}); ignoring this copy`,
+        `${owners[i]}#${key}`,
+      );
     const object = owner ? this.files.get(owner)?.objects.get(key) : undefined;
     const previous = this.emitted.get(key);
     if (!object) {
