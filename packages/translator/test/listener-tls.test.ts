@@ -1,7 +1,8 @@
 // Listener TLS (listener-tls.ts): certificateRefs, their grants, and which certificates serve.
 import { describe, expect, it } from '@jest/globals';
 import { cond, gateway, gatewayClass, http, listener, run, statusOf, tlsSecret } from './builders.js';
-import { EXAMPLE_COM_CERT, EXAMPLE_COM_KEY } from './tls-fixtures.js';
+import { checkTLSSecret } from '../src/certificates.js';
+import { EXAMPLE_COM_CERT, EXAMPLE_COM_KEY, OTHER_TEST_KEY } from './tls-fixtures.js';
 
 describe('HTTPS listener with no certificateRefs', () => {
   it('is not accepted (UnsupportedValue) nor Programmed, references are resolved, and the message says what is missing', () => {
@@ -64,5 +65,29 @@ describe('multiple certificateRefs, some invalid: the valid ones serve, the inva
       'spec.listeners[0].tls.certificateRefs[0]: Secret infra/gone not found; spec.listeners[0].tls.certificateRefs[1]: Secret infra/missing not found',
     );
     expect(r.xdsIR.gateways.get('infra/gw')!.ports).toEqual([]);
+  });
+});
+
+describe('TLS Secret verdicts shared by content', () => {
+  const secret = (name: string, crt: string, key: string) => ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace: 'infra' },
+    type: 'kubernetes.io/tls',
+    data: { 'tls.crt': Buffer.from(crt).toString('base64'), 'tls.key': Buffer.from(key).toString('base64') },
+  });
+  it('two Secrets holding one pair share one frozen verdict; another key is judged on its own', () => {
+    const a = checkTLSSecret(secret('a', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY));
+    const b = checkTLSSecret(secret('b', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY));
+    expect(b).toBe(a);
+    expect('cert' in a && Object.isFrozen(a.cert) && Object.isFrozen(a.cert.dnsNames)).toBe(true);
+    // The same certificate with a key that is not its own: not the cached verdict.
+    expect(checkTLSSecret(secret('c', EXAMPLE_COM_CERT, OTHER_TEST_KEY))).toEqual({
+      error: 'data["tls.key"] does not belong to the certificate in data["tls.crt"]',
+    });
+    // Moving bytes between certificate and key gives another digest, not a stale verdict.
+    const joined = EXAMPLE_COM_CERT + EXAMPLE_COM_KEY;
+    const split = checkTLSSecret(secret('d', joined.slice(0, -10), joined.slice(-10)));
+    expect('error' in split).toBe(true);
   });
 });
