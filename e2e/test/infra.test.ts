@@ -63,7 +63,11 @@ describe('proxy infrastructure', () => {
     const podAnnotations = deploy.spec.template.metadata.annotations;
     expect(JSON.parse(podAnnotations['turnpike.dev/tags'])).toEqual({ team: 'shop', tier: 'edge' });
     expect(podAnnotations['turnpike.dev/config-hash']).toMatch(/^[0-9a-f]{16}$/);
-    const svc = (await get(cluster, at('/api/v1', 'services'))).body;
+    // The applier writes the Service after the Deployment: wait for it too.
+    const svc = await waitFor('Service', async () => {
+      const r = await get(cluster, at('/api/v1', 'services'));
+      return r.status === 200 ? r.body : undefined;
+    });
     expect(svc.spec.ports.map((p: any) => `${p.protocol}/${p.port}->${p.targetPort}`)).toEqual([
       'UDP/53->10053',
       'TCP/80->10080',
@@ -74,9 +78,12 @@ describe('proxy infrastructure', () => {
       at('/api/v1', 'configmaps'),
       at('/apis/policy/v1', 'poddisruptionbudgets'),
     ]) {
-      const r = await get(cluster, path);
-      expect(r.status).toBe(200);
-      expect(r.body.metadata.labels?.['gateway.networking.k8s.io/gateway-name']).toBe('public');
+      // (The PodDisruptionBudget is written last.)
+      const body = await waitFor(path, async () => {
+        const r = await get(cluster, path);
+        return r.status === 200 ? r.body : undefined;
+      });
+      expect(body.metadata.labels?.['gateway.networking.k8s.io/gateway-name']).toBe('public');
     }
     const cm = (await get(cluster, at('/api/v1', 'configmaps'))).body as KubeObject & {
       data: Record<string, string>;
