@@ -12,6 +12,9 @@ export interface KubeResponse<T = unknown> {
   text: string;
 }
 
+/** A list response is parsed as it arrives once this much of it is in (see KubeClient.list). */
+export const STREAM_LIST_AFTER_BYTES = 16 * 1024 * 1024;
+
 export class KubeApiError extends Error {
   constructor(
     readonly status: number,
@@ -105,7 +108,7 @@ export class KubeClient {
    * rest of the response (metadata with resourceVersion and continue). Throws KubeApiError for a
    * non-2xx answer.
    */
-  async list<T>(path: string, onItem: (item: unknown) => void): Promise<T> {
+  async list<T>(path: string, onItem: (item: unknown) => void, streamAfterBytes = STREAM_LIST_AFTER_BYTES): Promise<T> {
     const res = await this.send(await this.options('GET', path, {}));
     const status = res.statusCode ?? 0;
     if (status < 200 || status > 299) {
@@ -114,8 +117,25 @@ export class KubeClient {
       const text = Buffer.concat(chunks).toString('utf8');
       throw apiError('GET', path, status, parseOrUndefined(text), text);
     }
+    // A response is parsed while it streams in only once it is large (a first list of ~100k objects, where
+    // that overlaps seconds of the API server's encoding); a smaller one is held and parsed at its end:
+    // parsing while it arrives took CPU from the API server's encoding of it and the cold start at 10k
+    // routes (8 MB) was ~0.4 s slower that way.
     const reader = new ListResponseReader(onItem);
-    for await (const c of res) reader.push(c as Buffer);
+    let held: Buffer[] | undefined = [];
+    let heldBytes = 0;
+    for await (const c of res) {
+      if (!held) {
+        reader.push(c as Buffer);
+        continue;
+      }
+      held.push(c as Buffer);
+      heldBytes += (c as Buffer).length;
+      if (heldBytes < streamAfterBytes) continue;
+      for (const h of held) reader.push(h);
+      held = undefined;
+    }
+    if (held) reader.push(Buffer.concat(held));
     return reader.end<T>();
   }
 
