@@ -1,10 +1,8 @@
 // KubeClient.list: a small response is parsed at its end, a large one as it arrives.
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { KubeClient } from '../src/index.js';
+import type { KubeClient } from '../src/index.js';
+import { kubeClientFor } from './kube-client-for.js';
 
 const servers: Server[] = [];
 afterEach(() => {
@@ -29,19 +27,7 @@ async function halfThenWait(items: unknown[]): Promise<{ client: KubeClient; fin
   servers.push(server);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const port = (server.address() as { port: number }).port;
-  const path = join(mkdtempSync(join(tmpdir(), 'tp-kc-')), 'kubeconfig');
-  writeFileSync(
-    path,
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      'current-context': 'c',
-      clusters: [{ name: 'c', cluster: { server: `http://127.0.0.1:${port}`, 'insecure-skip-tls-verify': true } }],
-      users: [{ name: 'u', user: { token: 't' } }],
-      contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
-    }),
-  );
-  return { client: KubeClient.fromKubeconfig(path), finish: () => res!.end(rest) };
+  return { client: kubeClientFor(port), finish: () => res!.end(rest) };
 }
 
 const items = [...Array.from({ length: 50 }, (_, i) => ({ name: `a${i}`, pad: 'x'.repeat(100) })), { name: 'half' }];

@@ -1,12 +1,10 @@
 // Reflector recovery against a local HTTP server that plays an API server and misbehaves on
 // demand: a connection cut mid-stream, a watch that hangs, 410 Gone, a burst of 500s.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { SourceEvent } from '@turnpike/engine';
-import { KubeClient, Reflector, resourceInfo } from '../src/index.js';
+import { Reflector, resourceInfo } from '../src/index.js';
+import { kubeClientFor } from './kube-client-for.js';
 
 interface Fake {
   server: Server;
@@ -29,23 +27,6 @@ async function fakeApi(handler: Fake['handler']): Promise<Fake> {
   return f;
 }
 
-function client(port: number): KubeClient {
-  const dir = mkdtempSync(join(tmpdir(), 'tp-kc-'));
-  const path = join(dir, 'kubeconfig');
-  writeFileSync(
-    path,
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      'current-context': 'c',
-      clusters: [{ name: 'c', cluster: { server: `http://127.0.0.1:${port}`, 'insecure-skip-tls-verify': true } }],
-      users: [{ name: 'u', user: { token: 't' } }],
-      contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
-    }),
-  );
-  return KubeClient.fromKubeconfig(path);
-}
-
 const svc = (name: string, rv: string) => ({ metadata: { name, namespace: 'a', resourceVersion: rv }, spec: {} });
 const list = (res: ServerResponse, rv: string, items: unknown[]) =>
   res
@@ -59,7 +40,7 @@ function reflector(
 ) {
   let synced = 0;
   const r = new Reflector({
-    client: client(port),
+    client: kubeClientFor(port),
     resource: resourceInfo('Service')!,
     source: 'kube',
     emit: (e) => events.push(e),
@@ -84,6 +65,15 @@ describe('reflector recovery', () => {
   afterEach(() => {
     for (const c of cleanup.splice(0)) c();
   });
+  /** Starts the reflector; after the test, stops it and its fake API server. */
+  const running = (r: Reflector, f: Fake) => {
+    cleanup.push(() => {
+      r.stop();
+      f.server.closeAllConnections();
+      f.server.close();
+    });
+    r.start();
+  };
 
   it('a connection cut mid-stream: reconnects from the last resourceVersion without relisting', async () => {
     const rvs: string[] = [];
@@ -117,12 +107,7 @@ describe('reflector recovery', () => {
     });
     const events: SourceEvent[] = [];
     const { r, synced } = reflector(f.port, events);
-    cleanup.push(() => {
-      r.stop();
-      f.server.closeAllConnections();
-      f.server.close();
-    });
-    r.start();
+    running(r, f);
     await until(() => synced() === 1);
     const object = events[0]!.object!;
     expect(object).toEqual({ apiVersion: 'v1', kind: 'Service', metadata: svc('a', '1').metadata, spec: {} });
@@ -137,12 +122,7 @@ describe('reflector recovery', () => {
     });
     const events: SourceEvent[] = [];
     const { r } = reflector(f.port, events, { watchdogMs: 150 });
-    cleanup.push(() => {
-      r.stop();
-      f.server.closeAllConnections();
-      f.server.close();
-    });
-    r.start();
+    running(r, f);
     await until(() => f.watches >= 3);
     expect(r.stats.errors).toBeGreaterThanOrEqual(2);
   });
@@ -166,12 +146,7 @@ describe('reflector recovery', () => {
     });
     const events: SourceEvent[] = [];
     const { r, synced } = reflector(f.port, events);
-    cleanup.push(() => {
-      r.stop();
-      f.server.closeAllConnections();
-      f.server.close();
-    });
-    r.start();
+    running(r, f);
     await until(() => f.lists === 2 && events.length >= 5);
     expect(events.map((e) => `${e.type}:${e.name}`)).toEqual([
       'upsert:keep',
@@ -210,12 +185,7 @@ describe('reflector recovery', () => {
     });
     const events: SourceEvent[] = [];
     const { r } = reflector(f.port, events);
-    cleanup.push(() => {
-      r.stop();
-      f.server.closeAllConnections();
-      f.server.close();
-    });
-    r.start();
+    running(r, f);
     await until(() => lists === 3 && events.some((e) => e.type === 'delete'));
     // The cut list gave a's new version; b (gone) and c (unchanged, not reached) were left alone until a
     // whole list said which objects remain.
@@ -242,12 +212,7 @@ describe('reflector recovery', () => {
       res.writeHead(200).flushHeaders();
     });
     const { r } = reflector(f.port, []);
-    cleanup.push(() => {
-      r.stop();
-      f.server.closeAllConnections();
-      f.server.close();
-    });
-    r.start();
+    running(r, f);
     await until(() => f.lists >= 2);
     expect(r.stats.relists).toBe(1);
   });
@@ -265,12 +230,7 @@ describe('reflector recovery', () => {
     });
     const events: SourceEvent[] = [];
     const { r, synced } = reflector(f.port, events);
-    cleanup.push(() => {
-      r.stop();
-      f.server.closeAllConnections();
-      f.server.close();
-    });
-    r.start();
+    running(r, f);
     await until(() => synced() === 1);
     expect(f.lists).toBe(4);
     // Waits grow: 20, 40, 80 ms (× jitter 1.0 here).
@@ -290,12 +250,7 @@ describe('reflector recovery', () => {
     const logs: string[] = [];
     const events: SourceEvent[] = [];
     const { r, synced } = reflector(f.port, events, { missingRetryMs: 100, log: (_l, m) => logs.push(m) });
-    cleanup.push(() => {
-      r.stop();
-      f.server.closeAllConnections();
-      f.server.close();
-    });
-    r.start();
+    running(r, f);
     await until(() => synced() === 1);
     await new Promise((res) => setTimeout(res, 250));
     expect(logs.filter((m) => m.includes('not served')).length).toBe(1);
