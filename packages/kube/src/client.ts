@@ -104,9 +104,9 @@ export class KubeClient {
   }
 
   /**
-   * A LIST whose items are handed to `onItem` one by one as the response arrives; resolves to the
-   * rest of the response (metadata with resourceVersion and continue). Throws KubeApiError for a
-   * non-2xx answer.
+   * A LIST whose items are handed to `onItem` one by one (as the response arrives, once it is past
+   * `streamAfterBytes`); resolves to the rest of the response (metadata with resourceVersion and
+   * continue). Throws KubeApiError for a non-2xx answer.
    */
   async list<T>(path: string, onItem: (item: unknown) => void, streamAfterBytes = STREAM_LIST_AFTER_BYTES): Promise<T> {
     const res = await this.send(await this.options('GET', path, {}));

@@ -1,9 +1,9 @@
-// Reads a Kubernetes list response as its bytes arrive. Each element of the top-level "items" array is
-// parsed on its own as soon as its closing brace is in, so our parsing overlaps the API server's encoding
-// (it streams list responses since 1.33) and no string the size of the whole response is ever made: at
-// 100 000 routes that response is ~80 MB, which took 2.2–2.7 s to join and parse after its last byte.
-// Everything but the items (kind, apiVersion, metadata with resourceVersion and continue) is kept and
-// parsed at the end.
+// Reads a Kubernetes list response chunk by chunk. Each element of the top-level "items" array is parsed
+// on its own as soon as its closing brace is in, so a large response can be parsed while it arrives,
+// overlapping the API server's encoding (it streams list responses since 1.33; KubeClient.list decides
+// when), and no string the size of the whole response is ever made: at 100 000 routes that response is
+// ~80 MB, which took 2.2–2.7 s to join and parse after its last byte. Everything but the items (kind,
+// apiVersion, metadata with resourceVersion and continue) is kept and parsed at the end.
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -34,11 +34,6 @@ export class ListResponseReader {
   private count = 0;
 
   constructor(private readonly onItem: (item: unknown) => void) {}
-
-  /** How many items were read so far. */
-  get items(): number {
-    return this.count;
-  }
 
   push(chunk: Buffer): void {
     let depth = this.depth;

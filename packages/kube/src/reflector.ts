@@ -141,8 +141,8 @@ export class Reflector {
   /**
    * Items of a list may lack apiVersion and kind; each was parsed for us alone, so they are set in place.
    * The object is then put in the store's form (managedFields dropped, frozen) here rather than when the
-   * engine applies it: at a cold start that is done while the list still streams in, not after it
-   * (0.5 s of the way to the first translation at 100 000 routes).
+   * engine applies it: at a cold start of 100 000 routes that is done while the list streams in, not
+   * after the last list (0.5 s of the way to the first translation).
    */
   private normalize(item: KubeObject): KubeObject {
     const r = this.o.resource;
@@ -157,7 +157,8 @@ export class Reflector {
     // reflectors do): no etcd round trip per page, so a controller starting beside 100k routes has
     // them sooner. Any state is fine then, the watch brings the rest. A relist (after 410 Gone) reads
     // from etcd: the cache could be older than what we already emitted, and that would go back in time.
-    // Items are taken as the response arrives; a list cut short deletes nothing (that needs all of it).
+    // Items are taken as they are parsed (a large response as it arrives); a list cut short deletes
+    // nothing (that needs all of it).
     const fromCache = this.stats.lists === 0;
     this.stats.lists++;
     const seen = new Set<string>();
