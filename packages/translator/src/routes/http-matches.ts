@@ -77,6 +77,14 @@ export function compileHTTPMatch(m: HTTPRouteMatch, field: string): HTTPMatchIR 
     if (e) return { reason: 'UnsupportedValue', message: `${field}.path.value: ${e}` };
   } else if (!pathValue.startsWith('/')) {
     return { reason: 'UnsupportedValue', message: `${field}.path.value: "${pathValue}" must start with "/"` };
+  } else if (/[?#]/.test(pathValue)) {
+    // A request's path never holds '?' (the query begins there) or '#' (never sent): such a match could
+    // never match, and Envoy refuses it as a path_separated_prefix (PGV ^[^?#]+[^?#/]$), which would cost
+    // the whole route configuration. The CRD refuses '#' already; '?' it admits.
+    return {
+      reason: 'UnsupportedValue',
+      message: `${field}.path.value: "${pathValue}" contains "?" or "#", which a request path never does`,
+    };
   }
   const ir: HTTPMatchIR = { path: { type: pathType, value: pathValue }, headers: [], queryParams: [] };
   const headers = namedMatches(m.headers, `${field}.headers`, 'HTTP header', (n) => n.toLowerCase());

@@ -37,6 +37,22 @@ describe('matches and path modifiers the proxy would refuse make their rule inva
       'a regular expression must not be empty',
     );
   });
+  it('an Exact or PathPrefix path holding "?" or "#" (Envoy refuses it as a path_separated_prefix)', () => {
+    for (const [type, value] of [
+      ['PathPrefix', '/#'],
+      ['PathPrefix', '/a?b'],
+      ['Exact', '/a#b'],
+    ] as const) {
+      const r = withRule({ matches: [{ path: { type, value } }] });
+      expect(accepted(r)).toMatchObject({ status: 'False', reason: 'UnsupportedValue' });
+      expect(accepted(r).message).toBe(
+        `spec.rules[0].matches[0].path.value: "${value}" contains "?" or "#", which a request path never does`,
+      );
+    }
+    expect(accepted(withRule({ matches: [{ path: { type: 'RegularExpression', value: '/a?' } }] })).status).toBe(
+      'True',
+    );
+  });
   it('a rewrite or redirect path with control characters', () => {
     const r = withRule({
       filters: [
