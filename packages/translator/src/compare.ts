@@ -26,11 +26,29 @@ export function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** Up to this length a list is sorted by insertion, without the copy V8's sort makes. */
+const INSERTION_SORT_MAX = 16;
+
 /**
- * The list sorted in place, left as it is when it is in order already: V8's sort copies the list
- * first, and most lists the translator sorts (a host's routes, a status's conditions) arrive sorted.
+ * The list sorted in place (stably, as Array.prototype.sort), left as it is when it is in order
+ * already: V8's sort copies the list first, and most lists the translator sorts (a host's routes, a
+ * status's conditions) arrive sorted or are short.
  */
 export function sortInPlace<T>(list: T[], compare: (a: T, b: T) => number): T[] {
-  for (let i = 1; i < list.length; i++) if (compare(list[i - 1]!, list[i]!) > 0) return list.sort(compare);
+  for (let i = 1; i < list.length; i++) {
+    if (compare(list[i - 1]!, list[i]!) <= 0) continue;
+    if (list.length > INSERTION_SORT_MAX) return list.sort(compare);
+    // list[0..i) is in order: insert each later element after the last one not greater than it.
+    for (let j = i; j < list.length; j++) {
+      const item = list[j]!;
+      let k = j;
+      while (k > 0 && compare(list[k - 1]!, item) > 0) {
+        list[k] = list[k - 1]!;
+        k--;
+      }
+      list[k] = item;
+    }
+    return list;
+  }
   return list;
 }

@@ -15,12 +15,22 @@ import { claimServerNames, recordOverlaps, type RouteOverlaps } from './route-ov
 import type { RouteResult } from './routes/route-result.js';
 import { parentCarriesTraffic } from './status-routes.js';
 import { proxyPortKey } from '@turnpike/api';
-import type { ClusterIR, GatewayIR, GatewayListenerIR, L4RouteIR, PortIR, WeightedCluster } from '@turnpike/api';
+import type {
+  ClusterIR,
+  GatewayIR,
+  GatewayListenerIR,
+  HTTPRouteIR,
+  L4RouteIR,
+  PortIR,
+  WeightedCluster,
+} from '@turnpike/api';
 
 /** Clusters of a route whose BackendTLSPolicy this Gateway may not use (it is beyond the policy's 16th ancestor). */
-function blockedClusters(route: RouteResult, policies: ReadonlySet<string>): Set<string> {
+const NONE_BLOCKED: ReadonlySet<string> = new Set();
+
+function blockedClusters(route: RouteResult, policies: ReadonlySet<string>): ReadonlySet<string> {
+  if (!policies.size) return NONE_BLOCKED;
   const blocked = new Set<string>();
-  if (!policies.size) return blocked;
   for (const cluster of route.clusters) if (cluster.tls && policies.has(cluster.tls.policy)) blocked.add(cluster.name);
   return blocked;
 }
@@ -28,7 +38,7 @@ function blockedClusters(route: RouteResult, policies: ReadonlySet<string>): Set
 /** The route with the blocked clusters' weight moved to the invalid share (answered 500, or refused on L4). */
 function withoutClusters<
   T extends { backends?: WeightedCluster[]; invalidWeight?: number; directResponse?: { status: number } },
->(route: T, blocked: Set<string>): T {
+>(route: T, blocked: ReadonlySet<string>): T {
   const backends = route.backends ?? [];
   const lost = backends.filter((b) => blocked.has(b.cluster)).reduce((sum, b) => sum + b.weight, 0);
   if (!lost) return route;
@@ -92,19 +102,24 @@ function collectRoutes(
   resolveCluster: ClusterResolver,
 ): void {
   for (const route of routes) {
+    // Per route, not per listener it attached to: most attach to one or two.
+    let blocked: ReadonlySet<string> | undefined;
+    let rules: HTTPRouteIR[] | undefined;
+    let order: string | undefined;
     for (const parent of route.parents) {
       if (parent.gateway !== gateway || !parentCarriesTraffic(route, parent)) continue;
       for (const { listener, hostnames } of parent.attached) {
         const accumulator = listeners.get(listener);
         if (!accumulator) continue;
-        const blocked = blockedClusters(route, blockedPolicies);
+        blocked ??= blockedClusters(route, blockedPolicies);
         for (const cluster of route.clusters)
           if (!blocked.has(cluster.name) && !clusters.has(cluster.name))
             clusters.set(cluster.name, resolveCluster(cluster));
         if (route.http) {
-          const order = `${route.object.metadata.namespace}/${route.object.metadata.name}`;
+          order ??= `${route.object.metadata.namespace}/${route.object.metadata.name}`;
           const age = ageOf(route);
-          const rules = blocked.size ? route.http.map((rule) => withoutClusters(rule, blocked)) : route.http;
+          const without = blocked;
+          rules ??= without.size ? route.http.map((rule) => withoutClusters(rule, without)) : route.http;
           for (const host of hostnames) {
             const ranked = accumulator.hosts.get(host) ?? [];
             for (const rule of rules) ranked.push({ route: rule, age, order });
@@ -146,11 +161,13 @@ function listenerIR(accumulator: ListenerAccumulator, overlaps: RouteOverlaps | 
     // routes of the wider hosts that match the same requests, after its own. Only "*" and wildcards
     // can be wider: looking among them alone keeps a listener of a thousand exact hosts linear.
     const wildcards = hosts.filter((host) => host === '*' || isWildcard(host));
-    ir.virtualHosts = hosts.map((host) => ({
-      name: `${ir.name}/${host}`,
-      domains: [host],
-      routes: [host, ...widerMatchingHosts(host, wildcards)].flatMap((h) => ranked.get(h)!.map((r) => r.route)),
-    }));
+    ir.virtualHosts = hosts.map((host) => {
+      const routes = ranked.get(host)!.map((r) => r.route);
+      if (wildcards.length)
+        for (const wider of widerMatchingHosts(host, wildcards))
+          for (const r of ranked.get(wider)!) routes.push(r.route);
+      return { name: `${ir.name}/${host}`, domains: [host], routes };
+    });
   } else {
     const byAge = accumulator.l4.sort(
       (x, y) => compareAge(x.result.object, y.result.object) || compareNames(x.result.object, y.result.object),

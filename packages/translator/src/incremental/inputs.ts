@@ -103,7 +103,10 @@ export function changedInputs(prev: Snapshot, next: Snapshot): InputChanges {
         if (before === after || (before && after && sameForTranslation(before, after))) return;
         shardChanged = true;
         keys.add(objectDependency(kind, ns, name));
-        changes.push({ namespace: ns, name, ...(before ? { before } : {}), ...(after ? { after } : {}) });
+        const c: (typeof changes)[number] = { namespace: ns, name };
+        if (before) c.before = before;
+        if (after) c.after = after;
+        changes.push(c);
       };
       // The old shard's names in order, then the new ones (no union set: a shard may hold 10 000 routes).
       for (const [name, before] of sa ?? []) change(name, before, sb?.get(name));

@@ -38,12 +38,16 @@ export function resolveBackend(
   }
   const routeNs = route.metadata.namespace ?? '';
   const ns = ref.namespace ?? routeNs;
-  const notPermitted = referenceNotPermitted(
-    ctx.inputs,
-    { group: GATEWAY_GROUP, kind: routeKind, namespace: routeNs },
-    { group: '', kind: 'Service', namespace: ns, name: ref.name },
-    field,
-  );
+  // A reference within the route's namespace needs no grant (and no objects to ask about one).
+  const notPermitted =
+    ns === routeNs
+      ? undefined
+      : referenceNotPermitted(
+          ctx.inputs,
+          { group: GATEWAY_GROUP, kind: routeKind, namespace: routeNs },
+          { group: '', kind: 'Service', namespace: ns, name: ref.name },
+          field,
+        );
   if (notPermitted) return { problem: notPermitted };
   const ports = servicePorts(ctx.inputs, ns, ref.name);
   if (!ports)
@@ -86,7 +90,8 @@ export function resolveBackend(
     if (tls.caBundle !== undefined) cluster.tls.caBundle = tls.caBundle;
     if (tls.wellKnown) cluster.tls.wellKnownCA = tls.wellKnown;
   }
-  return { backend: { cluster, weight, port: ref.port }, ...(tls ? { policy: cluster.tls!.policy } : {}) };
+  const backend = { cluster, weight, port: ref.port };
+  return tls ? { backend, policy: cluster.tls!.policy } : { backend };
 }
 
 /**

@@ -28,9 +28,12 @@ function stringMatch(type: string | undefined, value: string, field: string): St
 /** HTTP header and query parameter names are tokens (RFC 9110); the CRD's pattern says the same. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
-function nameProblem(name: unknown, field: string, what: string): Problem | undefined {
-  if (typeof name === 'string' && name.length <= 256 && TOKEN.test(name)) return undefined;
+function nameProblem(name: unknown, field: string, what: string): Problem {
   return { reason: 'UnsupportedValue', message: `${field}.name: ${JSON.stringify(name)} is not a valid ${what} name` };
+}
+
+function validName(name: unknown): boolean {
+  return typeof name === 'string' && name.length <= 256 && TOKEN.test(name);
 }
 
 function isProblem(x: unknown): x is Problem {
@@ -45,20 +48,31 @@ function isProblem(x: unknown): x is Problem {
 function namedMatches(
   matches: readonly { name: string; type?: string; value: string }[] | undefined,
   field: string,
+  key: 'headers' | 'queryParams',
   what: string,
   nameKey: (name: string) => string,
 ): (StringMatchIR & { name: string })[] | Problem {
   const compiled: (StringMatchIR & { name: string })[] = [];
-  const seen = new Set<string>();
-  for (const [index, match] of (matches ?? []).entries()) {
-    const matchField = `${field}[${index}]`;
-    const badName = nameProblem(match.name, matchField, what);
-    if (badName) return badName;
-    if (seen.has(nameKey(match.name))) continue;
-    seen.add(nameKey(match.name));
-    const value = stringMatch(match.type, match.value, matchField);
+  if (!matches?.length) return compiled;
+  // A Set only when there can be a repeat: most matches have one header or none.
+  const seen = matches.length > 1 ? new Set<string>() : undefined;
+  for (let index = 0; index < matches.length; index++) {
+    const match = matches[index]!;
+    // The field's path is spelled out only for a problem: this runs for every match of every route.
+    if (!validName(match.name)) return nameProblem(match.name, `${field}.${key}[${index}]`, what);
+    if (seen) {
+      const equivalent = nameKey(match.name);
+      if (seen.has(equivalent)) continue;
+      seen.add(equivalent);
+    }
+    const type = match.type ?? 'Exact';
+    if (type === 'Exact') {
+      compiled.push({ name: match.name, type, value: match.value });
+      continue;
+    }
+    const value = stringMatch(type, match.value, `${field}.${key}[${index}]`);
     if (isProblem(value)) return value;
-    compiled.push({ name: match.name, ...value });
+    compiled.push({ name: match.name, type: value.type, value: value.value });
   }
   return compiled;
 }
@@ -87,9 +101,9 @@ export function compileHTTPMatch(m: HTTPRouteMatch, field: string): HTTPMatchIR 
     };
   }
   const ir: HTTPMatchIR = { path: { type: pathType, value: pathValue }, headers: [], queryParams: [] };
-  const headers = namedMatches(m.headers, `${field}.headers`, 'HTTP header', (n) => n.toLowerCase());
+  const headers = namedMatches(m.headers, field, 'headers', 'HTTP header', (n) => n.toLowerCase());
   if (isProblem(headers)) return headers;
-  const queryParams = namedMatches(m.queryParams, `${field}.queryParams`, 'query parameter', (n) => n);
+  const queryParams = namedMatches(m.queryParams, field, 'queryParams', 'query parameter', (n) => n);
   if (isProblem(queryParams)) return queryParams;
   ir.headers = headers;
   ir.queryParams = queryParams;

@@ -29,6 +29,8 @@ interface RuleOwner {
   route: KubeObject;
   kind: string;
   protocol: 'h2' | 'http';
+  /** `kind/namespace/name` of the route, lower-case kind: what its rules' IR names start with. */
+  namePrefix: string;
   result: RouteResult;
   clusters: Map<string, ClusterIR>;
 }
@@ -45,6 +47,7 @@ export function translateRules(
     route,
     kind,
     protocol: kind === 'GRPCRoute' ? 'h2' : 'http',
+    namePrefix: `${kind.toLowerCase()}/${route.metadata.namespace}/${route.metadata.name}`,
     result,
     clusters: new Map(),
   };
@@ -185,18 +188,15 @@ function matchRoute(
   invalid: Problem | undefined,
 ): HTTPRouteIR {
   const { route, kind, ctx, clusters } = owner;
-  const ir: HTTPRouteIR = {
-    name: `${kind.toLowerCase()}/${route.metadata.namespace}/${route.metadata.name}/rule/${ruleIndex}/match/${matchIndex}`,
-    source: {
-      kind,
-      namespace: route.metadata.namespace ?? '',
-      name: route.metadata.name,
-      rule: ruleIndex,
-      match: matchIndex,
-      ...(rule.name ? { ruleName: rule.name } : {}),
-    },
-    match,
+  const source: HTTPRouteIR['source'] = {
+    kind,
+    namespace: route.metadata.namespace ?? '',
+    name: route.metadata.name,
+    rule: ruleIndex,
+    match: matchIndex,
   };
+  if (rule.name) source.ruleName = rule.name;
+  const ir: HTTPRouteIR = { name: `${owner.namePrefix}/rule/${ruleIndex}/match/${matchIndex}`, source, match };
   if (invalid || filters.unresolved) {
     ir.directResponse = { status: 500 };
   } else if (filters.redirect) {
@@ -210,7 +210,7 @@ function matchRoute(
     ir.backends = backends;
     if (invalidWeight > 0) ir.invalidWeight = invalidWeight;
   }
-  if (!invalid && Object.keys(filters.filters).length) ir.filters = filters.filters;
+  if (!invalid && hasFields(filters.filters)) ir.filters = filters.filters;
   const timeouts = rule.timeouts;
   if (timeouts && (timeouts.request || timeouts.backendRequest)) ir.timeouts = { ...timeouts };
   if (rule.retry)
@@ -220,6 +220,12 @@ function matchRoute(
       ...(rule.retry.backoff ? { backoff: rule.retry.backoff } : {}),
     };
   return ir;
+}
+
+/** Whether an object has a field of its own, without listing them all (this runs for every match). */
+function hasFields(o: object): boolean {
+  for (const key in o) if (Object.hasOwn(o, key)) return true;
+  return false;
 }
 
 /** A retry stanza the proxy can apply: codes 400-599, at least one attempt, a Gateway API duration as backoff. */

@@ -127,10 +127,10 @@ function serviceEndpoints(
   if (!sp) return [];
   const out: EndpointIR[] = [];
   const slices = slicesByService.get(`${namespace}/${name}`);
-  const sliceNames = slices ? [...slices.keys()] : [];
-  if (sliceNames.length > 1) sliceNames.sort();
-  for (const sliceName of sliceNames) {
-    const slice = slices!.get(sliceName)!;
+  if (!slices) return out;
+  // In the order of the slices' names; most Services have one slice (nothing to sort).
+  const ordered = slices.size === 1 ? slices.values() : [...slices.keys()].sort().map((n) => slices.get(n)!);
+  for (const slice of ordered) {
     const slicePort =
       (slice.ports ?? []).find((p) => (p.name ?? '') === (sp.name ?? '')) ??
       (slice.ports?.length === 1 ? slice.ports[0] : undefined);
