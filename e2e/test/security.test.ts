@@ -114,6 +114,9 @@ describe('security', () => {
   });
 
   it("security: Gateway A's client gets exactly its config, and the xds-check passes over mTLS", async () => {
+    // Built on first use (a minute or more on a new machine): before the credentials are read, or a CA
+    // rotation (every 40 s here) meanwhile leaves them naming a CA the server no longer presents.
+    const checker = xdsCheckBinary();
     const a = await credsOfA();
     const r = await openListenerStream(controller.xdsPort, tlsOf(a), 'tenants/a');
     if (!r.ok) throw new Error(`refused: ${r.details}`);
@@ -122,7 +125,7 @@ describe('security', () => {
     expect(resourceText(r.first)).not.toContain('tcp-8002');
     const report = JSON.parse(
       execFileSync(
-        xdsCheckBinary(),
+        checker,
         ['-address', `127.0.0.1:${controller.xdsPort}`, '-node', 'tenants/a', ...xdsCheckTlsArgs(a)],
         { encoding: 'utf8' },
       ),
