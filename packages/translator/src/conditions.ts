@@ -4,6 +4,7 @@
 import { sortInPlace } from './compare.js';
 import type { Condition } from '@turnpike/api';
 import type { Reason } from './reasons.js';
+import { flat } from './compact-values.js';
 
 export type Status = Condition['status'];
 
@@ -15,7 +16,7 @@ export function condition(
   generation: number | undefined,
 ): Condition {
   const s: Status = typeof status === 'boolean' ? (status ? 'True' : 'False') : status;
-  const c: Condition = { type, status: s, reason, message };
+  const c: Condition = { type, status: s, reason, message: flat(message) };
   if (generation !== undefined) c.observedGeneration = generation;
   return c;
 }

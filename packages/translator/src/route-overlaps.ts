@@ -4,6 +4,7 @@
 // so, naming each other, since either may be the one its author meant to win.
 import type { HTTPMatchIR, L4RouteIR } from '@turnpike/api';
 import type { RankedRoute } from './precedence.js';
+import { flat } from './compact-values.js';
 
 export const ROUTE_RULES_OVERLAP = 'RouteRulesOverlap';
 
@@ -20,7 +21,7 @@ function matchKey(m: HTTPMatchIR): string {
   if (k !== undefined) return k;
   const byName = <T extends { name: string }>(l: T[]) =>
     [...l].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  k = JSON.stringify([m.path, m.method ?? '', byName(m.headers), byName(m.queryParams)]);
+  k = flat(JSON.stringify([m.path, m.method ?? '', byName(m.headers), byName(m.queryParams)]));
   keys.set(m, k);
   return k;
 }

@@ -8,11 +8,12 @@ import type { Service } from '@turnpike/api';
 import type { Inputs } from './incremental/inputs.js';
 import type { TranslationRun } from './incremental/run.js';
 import { getObject } from './snapshot.js';
+import { flat } from './compact-values.js';
 
 export const servicePortsDependency = (namespace: string, name: string): string =>
-  `@service-ports:${namespace}/${name}`;
+  flat(`@service-ports:${namespace}/${name}`);
 export const serviceProtocolsDependency = (namespace: string, name: string): string =>
-  `@service-protocols:${namespace}/${name}`;
+  flat(`@service-protocols:${namespace}/${name}`);
 
 /** A Service port as a route resolves it; appProtocol is deliberately not here (see serviceSpeaksH2). */
 export interface ServicePortFact {

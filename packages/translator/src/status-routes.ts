@@ -7,6 +7,7 @@ import { CONFIG_WITHHELD } from './status-gateways.js';
 import { MAX_ANCESTORS } from './backend-tls-policies.js';
 import { BACKENDS_AVAILABLE } from './routes/backend-availability.js';
 import type { RouteResult } from './routes/route-result.js';
+import { fitted } from './compact-values.js';
 
 /** `overlaps`: per parent Gateway (`namespace/name`), the matches of this route another route also claims. */
 export function routeStatus(
@@ -76,9 +77,9 @@ export function routeStatus(
         }
       : undefined;
     conds.push(resolvedRefsCondition(r.unresolved ?? policyBlocked, gen));
-    parents.push({ parentRef: p.ref, controllerName, conditions: sortConditions(conds) });
+    parents.push({ parentRef: p.ref, controllerName, conditions: fitted(sortConditions(conds)) });
   }
-  return { parents };
+  return { parents: fitted(parents) };
 }
 
 const MAX_OVERLAP_LINES = 8;

@@ -15,6 +15,7 @@ import { claimServerNames, recordOverlaps, type RouteOverlaps } from './route-ov
 import type { RouteResult } from './routes/route-result.js';
 import { parentCarriesTraffic } from './status-routes.js';
 import { proxyPortKey } from '@turnpike/api';
+import { flat } from './compact-values.js';
 import type {
   ClusterIR,
   GatewayIR,
@@ -166,7 +167,7 @@ function listenerIR(accumulator: ListenerAccumulator, overlaps: RouteOverlaps | 
       if (wildcards.length)
         for (const wider of widerMatchingHosts(host, wildcards))
           for (const r of ranked.get(wider)!) routes.push(r.route);
-      return { name: `${ir.name}/${host}`, domains: [host], routes };
+      return { name: flat(`${ir.name}/${host}`), domains: [host], routes };
     });
   } else {
     const byAge = accumulator.l4.sort(

@@ -9,10 +9,11 @@ import { OWNED_STATUS_KINDS, type KubeObject } from '@turnpike/api';
 import { ReferenceGrantIndex, type Referrer, type Target } from '../reference-grants.js';
 import { getObject, kindStore, listObjects, type Snapshot } from '../snapshot.js';
 import { deepEqual } from './deep-equal.js';
+import { flat } from '../compact-values.js';
 
 export const objectDependency = (kind: string, namespace: string | undefined, name: string): string =>
-  `${kind}/${namespace ?? ''}/${name}`;
-export const namespaceDependency = (kind: string, namespace: string): string => `${kind}/${namespace}/*`;
+  flat(`${kind}/${namespace ?? ''}/${name}`);
+export const namespaceDependency = (kind: string, namespace: string): string => flat(`${kind}/${namespace}/*`);
 export const kindDependency = (kind: string): string => `${kind}/*`;
 
 export class Inputs {

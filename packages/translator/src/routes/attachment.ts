@@ -7,6 +7,7 @@ import { routeHostnamesOnListener } from '../hostnames.js';
 import type { GatewayModel, ListenerModel, ListenerSetModel } from '../model.js';
 import { matchesSelector } from '../selectors.js';
 import type { Inputs } from '../incremental/inputs.js';
+import { fitted } from '../compact-values.js';
 
 export interface ListenerVerdict {
   listener: ListenerModel;
@@ -181,8 +182,10 @@ export function attachRoute(
       if (verdict.accepted) attachment.attached.push({ listener, hostnames: verdict.hostnames });
     }
     if (attachment.attached.length === 0) attachment.problem = refusalProblem(attachment, parent, kind, routeNs);
+    attachment.attached = fitted(attachment.attached);
+    attachment.verdicts = fitted(attachment.verdicts);
   });
-  return out;
+  return fitted(out);
 }
 
 function describeRefusals(verdicts: ListenerVerdict[], kind: string, routeNs: string): string {

@@ -10,6 +10,7 @@ import type { ClusterIR } from '@turnpike/api';
 import type { TranslationContext } from '../context.js';
 import { referenceNotPermitted } from '../reference-grants.js';
 import { servicePorts } from '../service-facts.js';
+import { flat } from '../compact-values.js';
 
 export interface ResolvedBackend {
   cluster: ClusterIR;
@@ -104,5 +105,5 @@ export function resolveBackend(
  */
 export function clusterName(namespace: string, service: string, port: number, protocol: ClusterIR['protocol']): string {
   const suffix = protocol === 'http' ? '' : `/${protocol}`;
-  return `${namespace}/${service}/${port}${suffix}`;
+  return flat(`${namespace}/${service}/${port}${suffix}`);
 }

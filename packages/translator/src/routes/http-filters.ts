@@ -13,6 +13,7 @@ import { validateHostname } from '../hostnames.js';
 import type { ClusterIR, HTTPFiltersIR, HeaderChangesIR, RedirectIR } from '@turnpike/api';
 import { resolveBackend } from './backends.js';
 import { resolvePluginRef } from '../plugins.js';
+import { fitted } from '../compact-values.js';
 
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const CONTROL_CHARACTER = /[\x00-\x1f\x7f]/;
@@ -99,6 +100,9 @@ function headerChanges(
     if (problem) return { problem };
     if (!changes.remove.includes(name)) changes.remove.push(name);
   }
+  changes.set = fitted(changes.set);
+  changes.add = fitted(changes.add);
+  changes.remove = fitted(changes.remove);
   return { changes };
 }
 

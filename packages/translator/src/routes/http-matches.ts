@@ -4,6 +4,7 @@ import type { HTTPRouteMatch } from '@turnpike/api';
 import type { Problem } from '../conditions.js';
 import { re2Problem } from '../re2-syntax.js';
 import type { HTTPMatchIR, StringMatchIR } from '@turnpike/api';
+import { fitted } from '../compact-values.js';
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH']);
 
@@ -74,7 +75,7 @@ function namedMatches(
     if (isProblem(value)) return value;
     compiled.push({ name: match.name, type: value.type, value: value.value });
   }
-  return compiled;
+  return fitted(compiled);
 }
 
 export function compileHTTPMatch(m: HTTPRouteMatch, field: string): HTTPMatchIR | Problem {

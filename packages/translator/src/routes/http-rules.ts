@@ -8,6 +8,7 @@ import { validateHostname } from '../hostnames.js';
 import { attachRoute, type ParentIndex } from './attachment.js';
 import type { ClusterIR, HTTPMatchIR, HTTPRouteIR, WeightedCluster } from '@turnpike/api';
 import { resolveBackend } from './backends.js';
+import { flat, fitted } from '../compact-values.js';
 import { compileFilters, type CompiledFilters } from './http-filters.js';
 import { noteBackend, notePolicy, verdictOf, type RouteResult } from './route-result.js';
 
@@ -79,8 +80,9 @@ export function translateRules(
     result.invalid = result.partiallyInvalid;
     delete result.partiallyInvalid;
   }
-  result.http = irRoutes;
+  result.http = fitted(irRoutes);
   result.clusters = [...owner.clusters.values()];
+  if (result.backendVerdicts) result.backendVerdicts = fitted(result.backendVerdicts);
 }
 
 /** Every invalid rule is named (the first one's reason stands for all). */
@@ -173,6 +175,7 @@ function ruleBackends(owner: RuleOwner, rule: RuleInput, field: string): RuleBac
     }
     out.backends.push(weighted);
   });
+  out.backends = fitted(out.backends);
   return out;
 }
 
@@ -196,7 +199,7 @@ function matchRoute(
     match: matchIndex,
   };
   if (rule.name) source.ruleName = rule.name;
-  const ir: HTTPRouteIR = { name: `${owner.namePrefix}/rule/${ruleIndex}/match/${matchIndex}`, source, match };
+  const ir: HTTPRouteIR = { name: flat(`${owner.namePrefix}/rule/${ruleIndex}/match/${matchIndex}`), source, match };
   if (invalid || filters.unresolved) {
     ir.directResponse = { status: 500 };
   } else if (filters.redirect) {

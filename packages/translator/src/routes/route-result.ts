@@ -3,6 +3,7 @@ import type { BackendRef, KubeObject } from '@turnpike/api';
 import type { Problem } from '../conditions.js';
 import type { ClusterIR, HTTPRouteIR, L4RouteIR } from '@turnpike/api';
 import type { ParentAttachment } from './attachment.js';
+import { flat } from '../compact-values.js';
 
 export interface RouteResult {
   object: KubeObject;
@@ -50,10 +51,11 @@ export function verdictOf(
   r: { backend?: { cluster: ClusterIR }; problem?: Problem },
 ): BackendVerdict {
   const v: BackendVerdict = {
-    field,
-    ref:
+    field: flat(field),
+    ref: flat(
       `${ref.kind ?? 'Service'} ` +
-      `${ref.namespace ?? route.metadata.namespace}/${ref.name}${ref.port !== undefined ? ':' + ref.port : ''}`,
+        `${ref.namespace ?? route.metadata.namespace}/${ref.name}${ref.port !== undefined ? ':' + ref.port : ''}`,
+    ),
     weight: ref.weight ?? 1,
   };
   if (r.problem) v.problem = r.problem;

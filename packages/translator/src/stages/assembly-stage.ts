@@ -267,21 +267,21 @@ export class AssemblyStage {
   }
 
   /** The overlaps of one route, per Gateway it attaches to (`namespace/name`). */
-  overlapsOfRoute(routeKey: string, gatewayKeys: readonly string[]): Map<string, string[]> {
-    const out = new Map<string, string[]>();
+  overlapsOfRoute(routeKey: string, gatewayKeys: readonly string[]): Map<string, string[]> | undefined {
+    let out: Map<string, string[]> | undefined; // none for most routes
     for (const gatewayKey of gatewayKeys) {
       const lines = this.overlapsOf.get(gatewayKey)?.get(routeKey);
-      if (lines) out.set(gatewayKey, lines);
+      if (lines) (out ??= new Map()).set(gatewayKey, lines);
     }
     return out;
   }
 
   /** What the serving path withheld of one route, per Gateway it attaches to. */
-  withheldOfRoute(routeKey: string, gatewayKeys: readonly string[]): Map<string, string[]> {
-    const out = new Map<string, string[]>();
+  withheldOfRoute(routeKey: string, gatewayKeys: readonly string[]): Map<string, string[]> | undefined {
+    let out: Map<string, string[]> | undefined; // none for most routes
     for (const gatewayKey of gatewayKeys) {
       const lines = this.withheldOf.get(gatewayKey)?.get(routeKey);
-      if (lines) out.set(gatewayKey, lines);
+      if (lines) (out ??= new Map()).set(gatewayKey, lines);
     }
     return out;
   }

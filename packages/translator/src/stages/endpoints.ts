@@ -7,11 +7,12 @@ import { sortInPlace } from '../compare.js';
 import { DependencyIndex } from '../incremental/dependency-index.js';
 import type { InputChanges, Inputs } from '../incremental/inputs.js';
 import { deepEqual } from '../incremental/deep-equal.js';
+import { fitted, flat } from '../compact-values.js';
 
 const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 
-export const slicesDependency = (namespace: string, service: string): string => `@slices:${namespace}/${service}`;
-export const readyDependency = (cluster: string): string => `@ready:${cluster}`;
+export const slicesDependency = (namespace: string, service: string): string => flat(`@slices:${namespace}/${service}`);
+export const readyDependency = (cluster: string): string => flat(`@ready:${cluster}`);
 
 interface ClusterEndpoints {
   cluster: ClusterIR;
@@ -34,7 +35,7 @@ export class EndpointStage {
     // The slices' own keys, beside the snapshot's (not a copy of those: 50 000 on a first translation).
     const keys = new Set<string>();
     for (const c of changes.objects.get('EndpointSlice') ?? []) {
-      const sliceKey = `${c.namespace}/${c.name}`;
+      const sliceKey = flat(`${c.namespace}/${c.name}`);
       const before = this.serviceOfSlice.get(sliceKey);
       if (before) {
         this.slicesByService.get(before)?.delete(c.name);
@@ -44,7 +45,7 @@ export class EndpointStage {
       }
       const service = c.after?.metadata.labels?.[SERVICE_NAME_LABEL];
       if (c.after && service) {
-        const svcKey = `${c.namespace}/${service}`;
+        const svcKey = flat(`${c.namespace}/${service}`);
         let m = this.slicesByService.get(svcKey);
         if (!m) this.slicesByService.set(svcKey, (m = new Map()));
         m.set(c.name, c.after as EndpointSlice);
@@ -140,7 +141,7 @@ function serviceEndpoints(
       for (const address of ep.addresses ?? []) out.push({ address, port: epPort, ready });
     }
   }
-  return sortInPlace(out, compareEndpoints);
+  return fitted(sortInPlace(out, compareEndpoints));
 }
 
 function compareEndpoints(a: EndpointIR, b: EndpointIR): number {

@@ -9,9 +9,10 @@ import type { TranslationRun } from '../incremental/run.js';
 import type { GatewayModel, ListenerSetModel } from '../model.js';
 import type { ParentIndex } from '../routes/attachment.js';
 import { classFact, type ClassStage } from './class-stage.js';
+import { flat } from '../compact-values.js';
 
 const PIECE = 'gateway:';
-export const gatewayFact = (key: string): string => `@gateway:${key}`;
+export const gatewayFact = (key: string): string => flat(`@gateway:${key}`);
 
 export class GatewayStage {
   readonly groups = new Map<string, GatewayGroup>();

@@ -5,9 +5,10 @@ import type { BackendTLSPolicy } from '@turnpike/api';
 import { BackendTLSIndex, evaluateBackendTLSPolicy, type BackendTLSModel } from '../backend-tls-policies.js';
 import { deepEqual } from '../incremental/deep-equal.js';
 import type { TranslationRun } from '../incremental/run.js';
+import { flat } from '../compact-values.js';
 
 const PIECE = 'policy:';
-export const backendTLSFact = (namespace: string, service: string): string => `@btls:${namespace}/${service}`;
+export const backendTLSFact = (namespace: string, service: string): string => flat(`@btls:${namespace}/${service}`);
 
 export class PolicyStage {
   private readonly verdicts = new Map<string, { policy: BackendTLSPolicy; model: BackendTLSModel }>();

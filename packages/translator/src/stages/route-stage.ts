@@ -15,6 +15,7 @@ import { getObject } from '../snapshot.js';
 import { readyDependency, type EndpointStage } from './endpoints.js';
 import type { GatewayStage } from './gateway-stage.js';
 import type { PolicyStage } from './policy-stage.js';
+import { fitted } from '../compact-values.js';
 
 const PIECE = 'route:';
 
@@ -36,6 +37,20 @@ function translateRoute(ctx: TranslationContext, parents: ParentIndex, kind: str
     default:
       return translateL4Route(ctx, parents, route, kind as 'TLSRoute' | 'TCPRoute' | 'UDPRoute');
   }
+}
+
+/** The distinct keys of a list, in first-seen order; a route has a parent or two and a few clusters. */
+function distinct<T>(list: readonly T[], keyOf: (item: T) => string): string[] {
+  const out: string[] = [];
+  if (list.length > 16) {
+    for (const key of new Set(list.map(keyOf))) out.push(key);
+    return out;
+  }
+  for (const item of list) {
+    const key = keyOf(item);
+    if (!out.includes(key)) out.push(key);
+  }
+  return fitted(out);
 }
 
 export class RouteStage {
@@ -105,13 +120,12 @@ export class RouteStage {
       const result = translateRoute(ctx, parents, kind, route);
       const unavailable = unavailableBackends(ctx, result);
       if (unavailable) result.unavailable = unavailable;
-      const gateways = new Set(
-        result.parents.map(
-          (parent) => `${parent.gateway.object.metadata.namespace}/${parent.gateway.object.metadata.name}`,
-        ),
+      const gateways = distinct(
+        result.parents,
+        (p) => `${p.gateway.object.metadata.namespace}/${p.gateway.object.metadata.name}`,
       );
-      const clusters = new Set(result.clusters.map((cluster) => cluster.name));
-      return { result, gateways: [...gateways].sort(), clusters: [...clusters] };
+      if (gateways.length > 1) gateways.sort();
+      return { result, gateways, clusters: distinct(result.clusters, (cluster) => cluster.name) };
     } catch (error) {
       // A malformed object must never stall the others: report it and move on.
       return {

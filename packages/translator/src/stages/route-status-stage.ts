@@ -16,11 +16,13 @@ export class RouteStatusStage {
         run.out.statuses.delete(key);
         continue;
       }
-      const blocked = new Map<string, string[]>();
-      for (const g of entry.gateways) {
-        const policies = (r.backendTLSPolicies ?? []).filter((p) => ancestors.blockedOn(g).has(p));
-        if (policies.length) blocked.set(g, policies);
-      }
+      // Only a route that uses a BackendTLSPolicy can be blocked from one.
+      let blocked: Map<string, string[]> | undefined;
+      if (r.backendTLSPolicies?.length)
+        for (const g of entry.gateways) {
+          const policies = r.backendTLSPolicies.filter((p) => ancestors.blockedOn(g).has(p));
+          if (policies.length) (blocked ??= new Map()).set(g, policies);
+        }
       run.out.statuses.set(
         key,
         routeStatus(
