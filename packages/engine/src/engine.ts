@@ -6,7 +6,8 @@ import { Translator, type OutputChanges, type Snapshot, type TranslateResult } f
 import { asyncScheduler, connectable, filter, map, merge, Observable, type SchedulerLike, Subject, take } from 'rxjs';
 import type { SourceEvent, WatchEvent } from './events.js';
 import { DEFAULT_MAX_DELAY_MS, DEFAULT_QUIET_MS, holdoff, LEADING_GAP_MS } from './holdoff.js';
-import { HASH_LATER_MS, OutputHashSequence, type SequencedHash } from './output-hash.js';
+import { OutputHashSequence, type SequencedHash } from './output-hash.js';
+import { OutputHashing } from './output-hashing.js';
 import { applyEvents, EMPTY_SNAPSHOT, isRelevantChange, storable } from './store.js';
 
 export interface EngineOptions {
@@ -227,13 +228,8 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
   );
   let lastCycleMs = Number.POSITIVE_INFINITY;
   const hashes = new OutputHashSequence();
-  let hashing = false;
   // Idle work after an output, in slices: its hash, then what the next translation would do first.
-  const hashSlice = () => {
-    const deadline = performance.now() + HASH_SLICE_MS;
-    if (hashes.work(deadline) || translator.prepare(deadline)) scheduler.schedule(hashSlice, 0);
-    else hashing = false;
-  };
+  const hashing = new OutputHashing(hashes, scheduler, (deadline) => translator.prepare(deadline));
   let last: TranslateResult | undefined;
   // After a failed translation the translator starts over: the next output's changes then cover
   // every key of the last output too, so sinks drop what is gone.
@@ -279,11 +275,7 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
       const hashed = hashes.add(translated.result, translated.changes, restart);
       // Worked out a moment later, off the path to the proxies, in slices that leave the event loop
       // to the writes of a push, unless someone reads it first.
-      if (hashes.size >= MAX_UNHASHED) hashes.settle();
-      else if (!hashing) {
-        hashing = true;
-        scheduler.schedule(hashSlice, HASH_LATER_MS);
-      }
+      hashing.queued();
       void s;
       const durationMs = performance.now() - t0;
       return lazyOutput(
@@ -321,11 +313,6 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
 }
 
 type OutputFields = Omit<EngineOutput, 'hash' | 'changed' | 'hashed'>;
-
-/** Outputs whose hash no one read yet, at most: each holds its result until hashed. */
-const MAX_UNHASHED = 16;
-/** How long one slice of hashing may hold the event loop. */
-const HASH_SLICE_MS = 4;
 
 function lazyOutput(fields: OutputFields, hashed: SequencedHash): EngineOutput {
   return {
