@@ -30,6 +30,9 @@ if [[ -d e2e/test ]]; then
   # The chart tests run real Helm, built the same way (cached under ~/.cache too).
   TURNPIKE_HELM=$(bash e2e/scripts/build-helm.sh)
   export TURNPIKE_HELM
+  # And the xDS checker the suites run against the controller (before them: see the script).
+  TURNPIKE_XDS_CHECK=$(bash e2e/scripts/build-xds-check.sh)
+  export TURNPIKE_XDS_CHECK
   exec node scripts/run-tests.mjs --e2e
 fi
 exec node scripts/run-tests.mjs

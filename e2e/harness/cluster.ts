@@ -3,7 +3,7 @@
 // tokens; the Gateway API CRDs (from the sigs.k8s.io/gateway-api module) and deploy/'s CRDs and
 // RBAC are installed. The controller under test authenticates as deploy/'s ServiceAccount.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -337,23 +337,18 @@ export class Cluster {
 
 export { waitFor };
 
-/** Builds e2e/xds-check (go-control-plane's ValidateAll over ADS) once per source version. */
+let xdsCheck: string | undefined;
+
+/**
+ * e2e/xds-check (go-control-plane's ValidateAll over ADS): TURNPIKE_XDS_CHECK when scripts/test.sh built
+ * it before the suites, else built now by the same script (cached per source version).
+ */
 export function xdsCheckBinary(): string {
-  const src = join(ROOT, 'e2e/xds-check');
-  const hash = createHash('sha256')
-    .update(['go.mod', 'go.sum', 'main.go'].map((f) => readFileSync(join(src, f), 'utf8')).join('\0'))
-    .digest('hex');
-  const out = join(
-    process.env.XDG_CACHE_HOME ?? join(process.env.HOME ?? '/root', '.cache'),
-    'turnpike',
-    `xds-check-${hash.slice(0, 16)}`,
-  );
-  if (!existsSync(out)) {
-    execFileSync('go', ['build', '-o', out, '.'], {
-      cwd: src,
-      stdio: ['ignore', 'inherit', 'inherit'],
-      env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod' },
-    });
-  }
-  return out;
+  xdsCheck ??=
+    process.env.TURNPIKE_XDS_CHECK ||
+    execFileSync('bash', [join(ROOT, 'e2e/scripts/build-xds-check.sh')], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    }).trim();
+  return xdsCheck;
 }
