@@ -2,8 +2,8 @@
 // output's hash waits HASH_LATER_MS (the push goes first), then is worked out in slices between other
 // work. A burst of outputs (proxies connecting after a restart each report, and each report is an
 // output) starts the slices at once; only a long queue is worked out in one go, since each queued output
-// holds its result. Settling at 16, as before, put a whole first hash (~0.13 s at 10k routes) in the
-// middle of a cold start's first push.
+// holds its result. Working out every hash once 16 wait would put a whole first hash (~0.13 s at 10k
+// routes) in the middle of a cold start's first push.
 import type { SchedulerLike, Subscription } from 'rxjs';
 import { HASH_LATER_MS, type OutputHashSequence } from './output-hash.js';
 

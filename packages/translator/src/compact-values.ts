@@ -13,7 +13,10 @@ export function flat(s: string): string {
   return s;
 }
 
-/** The array, or a copy of it with no spare room once it is built by push. */
+/**
+ * The array, or a copy of it with no spare room once it is built by push. A long one is left as it is:
+ * its spare room is at most half its size, and copying it costs more than it saves.
+ */
 export function fitted<T>(list: T[]): T[] {
   return list.length === 0 || list.length > 16 ? list : list.slice();
 }

@@ -41,11 +41,8 @@ function translateRoute(ctx: TranslationContext, parents: ParentIndex, kind: str
 
 /** The distinct keys of a list, in first-seen order; a route has a parent or two and a few clusters. */
 function distinct<T>(list: readonly T[], keyOf: (item: T) => string): string[] {
+  if (list.length > 16) return [...new Set(list.map(keyOf))];
   const out: string[] = [];
-  if (list.length > 16) {
-    for (const key of new Set(list.map(keyOf))) out.push(key);
-    return out;
-  }
   for (const item of list) {
     const key = keyOf(item);
     if (!out.includes(key)) out.push(key);
