@@ -1,4 +1,4 @@
-// Runs the upstream Gateway API conformance suite (v1.6) against the e2e harness with exactly
+// Runs the upstream Gateway API conformance suite (v1.7) against the e2e harness with exactly
 // the tests that send no traffic (there is no data plane here). The TypeScript wrapper starts
 // the cluster and the controller, runs this with `go test -json`, and counts the results.
 package conformance

@@ -1,10 +1,13 @@
 // Builds the conformance test binary (e2e/conformance, sigs.k8s.io/gateway-api/conformance
-// v1.6.3) once per source version, under ~/.cache.
+// v1.7.0) once per source version, under ~/.cache.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './cluster.js';
+
+/** v1.7.0 needs Go >= 1.27: the toolchain comes through the module proxy and is cached. */
+const GO_TOOLCHAIN = 'go1.27.3';
 
 export function conformanceBinary(): string {
   const src = join(ROOT, 'e2e/conformance');
@@ -21,7 +24,7 @@ export function conformanceBinary(): string {
     execFileSync('go', ['test', '-c', '-o', out, '.'], {
       cwd: src,
       stdio: ['ignore', 'inherit', 'inherit'],
-      env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod' },
+      env: { ...process.env, GOTOOLCHAIN: GO_TOOLCHAIN, GOFLAGS: '-mod=mod' },
     });
   }
   return out;
