@@ -73,7 +73,11 @@ export function httpActionLines(routes: readonly HTTPRouteIR[]): string[] {
   return routes.map((r) => {
     const where = r.name.split('/').slice(3).join('/'); // `rule/R/match/M`
     const timeouts = r.timeouts?.request ? `; times out after ${r.timeouts.request}` : '';
-    const retry = r.retry ? `; retries ${r.retry.attempts} time(s) on ${r.retry.codes.join(', ') || 'errors'}` : '';
+    const retry = !r.retry
+      ? ''
+      : r.retry.attempts === 0
+        ? '; never retried (attempts 0)'
+        : `; retries ${r.retry.attempts} time(s) on ${[...r.retry.codes, 'connection failures'].join(', ')}`;
     const filters = filterTexts(r.filters);
     return `${where}: ${matchText(r)} → ${[...filters, answerText(r)].join(' → ')}${timeouts}${retry}`;
   });

@@ -181,23 +181,45 @@ export function buildRoute(r: HTTPRouteIR, listener: RedirectListener = DEFAULT_
   // (the Gateway API's request timeout unset) must not be cut short by it, so it is disabled (0).
   if (r.timeouts?.request) action.timeout = duration(r.timeouts.request);
   else if (r.timeouts?.backendRequest) action.timeout = { seconds: '0', nanos: 0 };
-  if (r.retry || r.timeouts?.backendRequest) {
-    // With a retry stanza, connection errors (reset, refused, connect failure, and a backend
-    // request timeout, which Envoy counts as a reset) are retried besides the listed codes, as
-    // the spec says implementations SHOULD; without codes, any 5xx is.
-    action.retry_policy = {
-      retry_on: r.retry
-        ? `${r.retry.codes.length ? 'retriable-status-codes' : '5xx'},reset,connect-failure,refused-stream`
-        : '5xx',
-      num_retries: { value: r.retry ? r.retry.attempts : 0 },
-      ...(r.retry?.codes.length ? { retriable_status_codes: r.retry.codes } : {}),
-      ...(r.retry?.backoff ? { retry_back_off: { base_interval: backoffInterval(r.retry.backoff) } } : {}),
-      ...(r.timeouts?.backendRequest ? { per_try_timeout: duration(r.timeouts.backendRequest) } : {}),
-    };
-  }
+  if (r.retry || r.timeouts?.backendRequest) action.retry_policy = retryPolicy(r);
   route.route = action;
   applyFilters(route, action, r.filters, pathPrefixOf(r));
   return route;
+}
+
+/**
+ * A rule's retries as Envoy's RetryPolicy (Gateway API v1.7 HTTPRouteRetry). The spec asks for
+ * retries when the request never reached the backend (connect failure, refused stream, a reset
+ * before the request was sent: Envoy's `connect-failure`, `refused-stream`, `reset-before-request`)
+ * and on the listed codes only, and not, by default, where the backend may already have processed
+ * the request. The one exception it asks for itself: "any retry attempts which reach the configured
+ * BackendRequest timeout ... SHOULD be canceled ... and the Gateway SHOULD schedule the next retry".
+ * Envoy retries a per-try timeout only under `reset`, `5xx` or `gateway-error` (router filter docs,
+ * x-envoy-retry-on: `reset-before-request` covers "the request has not been sent to the upstream
+ * yet", which a timed-out try has been), so a rule with both a retry stanza and a backendRequest
+ * timeout adds `reset`: that also retries a reset after the request was sent (docs/features.md
+ * says so). `attempts: 0` "MUST disable retries": num_retries 0. Without a retry stanza a
+ * backendRequest timeout still needs a policy to carry per_try_timeout, and it retries nothing.
+ */
+function retryPolicy(r: HTTPRouteIR): NonNullable<RouteAction['retry_policy']> {
+  const retry = r.retry;
+  const backendTimeout = r.timeouts?.backendRequest;
+  const on = retry
+    ? [
+        ...(retry.codes.length ? ['retriable-status-codes'] : []),
+        'connect-failure',
+        'refused-stream',
+        'reset-before-request',
+        ...(backendTimeout ? ['reset'] : []),
+      ]
+    : ['5xx'];
+  return {
+    retry_on: on.join(','),
+    num_retries: { value: retry ? retry.attempts : 0 },
+    ...(retry?.codes.length ? { retriable_status_codes: retry.codes } : {}),
+    ...(retry?.backoff ? { retry_back_off: { base_interval: backoffInterval(retry.backoff) } } : {}),
+    ...(backendTimeout ? { per_try_timeout: duration(backendTimeout) } : {}),
+  };
 }
 
 /**

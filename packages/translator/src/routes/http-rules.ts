@@ -231,7 +231,7 @@ function hasFields(o: object): boolean {
   return false;
 }
 
-/** A retry stanza the proxy can apply: codes 400-599, at least one attempt, a Gateway API duration as backoff. */
+/** A retry stanza the proxy can apply: codes 400-599, zero or more attempts (0 disables retries), a Gateway API duration as backoff. */
 function retryProblem(r: HTTPRouteRule['retry'], field: string): Problem | undefined {
   if (!r) return undefined;
   const bad = (r.codes ?? []).findIndex((c) => !Number.isInteger(c) || c < 400 || c > 599);
@@ -240,10 +240,10 @@ function retryProblem(r: HTTPRouteRule['retry'], field: string): Problem | undef
       reason: 'UnsupportedValue',
       message: `${field}.codes[${bad}]: ${String(r.codes![bad])} is not an HTTP status code from 400 to 599`,
     };
-  if (r.attempts !== undefined && (!Number.isInteger(r.attempts) || r.attempts < 1))
+  if (r.attempts !== undefined && (!Number.isInteger(r.attempts) || r.attempts < 0))
     return {
       reason: 'UnsupportedValue',
-      message: `${field}.attempts: ${String(r.attempts)} must be a whole number of at least 1`,
+      message: `${field}.attempts: ${String(r.attempts)} must be a whole number of at least 0`,
     };
   if (r.backoff !== undefined && !DURATION.test(r.backoff))
     return { reason: 'UnsupportedValue', message: `${field}.backoff: "${r.backoff}" is not a Gateway API duration` };

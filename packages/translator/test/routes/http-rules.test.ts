@@ -96,6 +96,19 @@ describe('HTTPRoute rules', () => {
     ]);
     expect(irRoutes(r)[0].redirect).toEqual({ scheme: 'https', statusCode: 301 });
   });
+  it('retry attempts 0 disables retries and keeps the rule served; a negative count is refused, naming the field', () => {
+    const rule = (attempts: number) => ({ retry: { codes: [500], attempts }, backendRefs: [backend()] });
+    const r = run([...base(), httpRoute('r', { parentRefs: [toGw({ sectionName: 'other' })], rules: [rule(0)] })]);
+    expect(sr(parent(r, 'HTTPRoute', 'apps', 'r').conditions, 'Accepted')).toBe('True/Accepted');
+    expect(irRoutes(r)[0]!.retry).toEqual({ codes: [500], attempts: 0 });
+    const bad = run([...base(), httpRoute('r', { parentRefs: [toGw({ sectionName: 'other' })], rules: [rule(-1)] })]);
+    const p = parent(bad, 'HTTPRoute', 'apps', 'r');
+    expect(sr(p.conditions, 'Accepted')).toBe('False/UnsupportedValue');
+    expect(p.conditions.find((c: { type: string }) => c.type === 'Accepted').message).toContain(
+      'spec.rules[0].retry.attempts',
+    );
+    expect(irRoutes(bad)[0]!.directResponse).toEqual({ status: 500 });
+  });
   it('filters, timeouts and mirrors reach the IR', () => {
     const r = run([
       ...base(),
