@@ -1,4 +1,4 @@
-// The subset of Gateway API v1.6 (standard and experimental channels) the translator reads.
+// The subset of Gateway API v1.7 (standard and experimental channels) the translator reads.
 // Hand-written so the names read like the spec; fields we do not use are left out.
 import type { Condition, KubeObject, LabelSelector } from './meta.js';
 
@@ -47,11 +47,15 @@ export interface Listener {
   protocol: string;
   tls?: GatewayTLSConfig;
   allowedRoutes?: AllowedRoutes;
+  /** Pre-routing filters (v1.7 experimental, GEP-5224): run on every request before route matching. */
+  filters?: { requests?: { type: string }[] };
 }
 
 export interface GatewayAddress {
   type?: string;
   value?: string;
+  /** v1.7 experimental (GEP-5093): empty for the default scope, `Cluster`, or a prefixed value. */
+  routability?: string;
 }
 
 export interface Gateway extends KubeObject {
