@@ -195,6 +195,30 @@ describe('Gateway listeners', () => {
     for (const c of [...s.conditions, ...s.listeners.flatMap((l: { conditions: unknown[] }) => l.conditions)])
       expect((c as { observedGeneration: number }).observedGeneration).toBe(7);
   });
+  it('attachedRoutes leaves out a route that is not Accepted (all its rules invalid), though its matches answer 500', () => {
+    const r = run([
+      gatewayClass(),
+      gateway('gw', [http('a', 80)]),
+      service('svc'),
+      httpRoute('good', {
+        parentRefs: [{ name: 'gw', namespace: 'infra' }],
+        rules: [{ backendRefs: [{ name: 'svc', port: 8080 }] }],
+      }),
+      httpRoute('bad', {
+        parentRefs: [{ name: 'gw', namespace: 'infra' }],
+        rules: [
+          {
+            matches: [{ path: { type: 'RegularExpression', value: '(?=x)' } }],
+            backendRefs: [{ name: 'svc', port: 8080 }],
+          },
+        ],
+      }),
+    ]);
+    expect(sr(statusOf(r, 'HTTPRoute', 'apps', 'bad').parents[0].conditions, 'Accepted')).toBe(
+      'False/UnsupportedValue',
+    );
+    expect(listener(r, 'infra', 'gw', 'a').attachedRoutes).toBe(1);
+  });
   it('an unsupported address type is Accepted=False/UnsupportedAddress', () => {
     const r = run([
       gatewayClass(),

@@ -339,10 +339,15 @@ function sameLines(before: readonly string[] | undefined, after: readonly string
   return !!before && before.length === after.length && before.every((line, index) => line === after[index]);
 }
 
-/** attachedRoutes: routes accepted by each listener of this Gateway (a route counts once per listener). */
+/**
+ * attachedRoutes: routes accepted by each listener of this Gateway (a route counts once per
+ * listener). "Routes with any other value for the Accepted condition MUST NOT be included": a route
+ * whose rules are all invalid is still configured (its matches answer 500) but not counted.
+ */
 function attachedRoutes(gateway: GatewayModel, routes: readonly RouteResult[]): Map<ListenerModel, number> {
   const counts = new Map<ListenerModel, number>();
   for (const route of routes) {
+    if (route.invalid) continue;
     const listeners = new Set<ListenerModel>();
     for (const parent of route.parents) {
       if (parent.problem || parent.gateway !== gateway) continue;
