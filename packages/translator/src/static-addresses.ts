@@ -15,11 +15,37 @@ interface Requested {
   value: string;
 }
 
-/** spec.addresses entries that name a value (an entry without one leaves the choice to us). */
+/**
+ * spec.addresses entries that name a value (an entry without one leaves the choice to us). An entry
+ * that asks for a routability is never one: it cannot be satisfied (routabilityProblem).
+ */
 function requestedAddresses(gw: Gateway): Requested[] {
   return (gw.spec.addresses ?? []).flatMap((a, index) =>
-    a.value ? [{ index, type: a.type ?? 'IPAddress', value: a.value }] : [],
+    a.value && !a.routability ? [{ index, type: a.type ?? 'IPAddress', value: a.value }] : [],
   );
+}
+
+/** The first spec.addresses entry asking for a routability scope (Gateway API v1.7, GEP-5093). */
+function routabilityRequest(gw: Gateway): { index: number; routability: string } | undefined {
+  const index = (gw.spec.addresses ?? []).findIndex((a) => !!a.routability);
+  return index < 0 ? undefined : { index, routability: gw.spec.addresses![index]!.routability! };
+}
+
+/**
+ * GatewayAddressRoutability is not supported: the proxies' Service gives the Gateway its address, of
+ * whatever scope its type has. The GEP forbids satisfying a `Cluster` (or prefixed) request with an
+ * address of another scope, so such a request is reported as not assigned, never answered with the
+ * load balancer's address.
+ */
+function routabilityProblem(gw: Gateway): Problem | undefined {
+  const asked = routabilityRequest(gw);
+  if (!asked) return undefined;
+  return {
+    reason: 'AddressNotAssigned',
+    message:
+      `spec.addresses[${asked.index}].routability: "${asked.routability}" cannot be satisfied; Turnpike does not ` +
+      `assign addresses by routability (the proxies' Service address is of its type's scope), so none is assigned`,
+  };
 }
 
 /** The IP address to put in the Service's spec.loadBalancerIP, if the Gateway asks for one. */
@@ -34,6 +60,8 @@ export function staticAddressProblem(
   serviceName: string,
   svc: Service | undefined,
 ): Problem | undefined {
+  const routability = routabilityProblem(gw);
+  if (routability) return routability;
   const requested = requestedAddresses(gw);
   if (!requested.length) return undefined;
   const notUsable = (message: string): Problem => ({ reason: 'AddressNotUsable', message });
@@ -74,10 +102,13 @@ export function staticAddressProblem(
   return undefined;
 }
 
-/** With static addresses requested, the status lists those the load balancer assigned, and only those. */
+/**
+ * With static addresses requested, the status lists those the load balancer assigned, and only
+ * those; with a routability requested, never the Service's own addresses (they are not of that scope).
+ */
 export function assignedStaticAddresses(gw: Gateway, svc: Service | undefined): GatewayAddress[] | undefined {
   const requested = requestedAddresses(gw);
-  if (!requested.length) return undefined;
+  if (!requested.length && !routabilityRequest(gw)) return undefined;
   const assigned = new Set((svc?.status?.loadBalancer?.ingress ?? []).map((i) => i.ip ?? i.hostname));
   return requested.filter((a) => assigned.has(a.value)).map((a) => ({ type: a.type, value: a.value }));
 }

@@ -118,3 +118,28 @@ describe('GatewayStaticAddresses', () => {
     );
   });
 });
+
+describe('address routability (Gateway API v1.7, not supported)', () => {
+  it('a Cluster request is not assigned: Programmed=False/AddressNotAssigned, and the load balancer IP is not listed', () => {
+    const r = run([gatewayClass(), withAddresses([{ routability: 'Cluster' }]), proxyService([USABLE])]);
+    expect(programmed(r)).toMatchObject({ status: 'False', reason: 'AddressNotAssigned' });
+    expect(programmed(r)!.message).toContain('spec.addresses[0].routability: "Cluster" cannot be satisfied');
+    expect(statusOf(r, 'Gateway', 'infra', 'gw').addresses ?? []).toEqual([]);
+  });
+
+  it('a prefixed routability with a value never becomes the loadBalancerIP', () => {
+    const r = run([
+      gatewayClass(),
+      withAddresses([{ value: USABLE, routability: 'example.com/internal' }]),
+      proxyService([USABLE]),
+    ]);
+    expect(programmed(r)).toMatchObject({ status: 'False', reason: 'AddressNotAssigned' });
+    expect(r.infraIR.gateways.get('infra/gw')!.service.addresses).toEqual([]);
+  });
+
+  it('an empty routability is the default scope: the Service address is reported as before', () => {
+    const r = run([gatewayClass(), withAddresses([{ routability: '' }]), proxyService([USABLE])]);
+    expect(programmed(r)).toMatchObject({ status: 'True' });
+    expect(statusOf(r, 'Gateway', 'infra', 'gw').addresses).toEqual([{ type: 'IPAddress', value: USABLE }]);
+  });
+});
