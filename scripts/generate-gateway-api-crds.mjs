@@ -1,15 +1,16 @@
 #!/usr/bin/env node
-// Writes the Gateway API v1.6.3 experimental-channel CRDs (from the Go module, as the e2e harness
+// Writes the Gateway API v1.7.0 experimental-channel CRDs (from the Go module, as the e2e harness
 // reads them) into the Helm chart, for gatewayAPI.installCRDs. Run again when the version changes.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const VERSION = 'v1.6.3';
+const VERSION = 'v1.7.0';
 const root = new URL('..', import.meta.url).pathname;
 const out = execFileSync('go', ['mod', 'download', '-json', `sigs.k8s.io/gateway-api@${VERSION}`], {
   encoding: 'utf8',
-  env: { ...process.env, GOFLAGS: '-mod=mod' },
+  // gateway-api v1.7's go.mod needs Go >= 1.27: a pinned toolchain, not whatever `go` is on PATH.
+  env: { ...process.env, GOTOOLCHAIN: 'go1.27.3', GOFLAGS: '-mod=mod' },
   cwd: join(root, 'e2e/kube'),
 });
 const dir = join(JSON.parse(out).Dir, 'config/crd/experimental');

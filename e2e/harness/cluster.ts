@@ -15,7 +15,7 @@ import { parseAllDocuments } from 'yaml';
 
 // TURNPIKE_ROOT: the harness compiled elsewhere (bench/propagation.mjs) still finds the repository.
 export const ROOT = process.env.TURNPIKE_ROOT ?? resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-export const GATEWAY_API_VERSION = 'v1.6.3';
+export const GATEWAY_API_VERSION = 'v1.7.0';
 export const CONTROLLER_USER = 'system:serviceaccount:turnpike-system:turnpike';
 
 function freePort(): Promise<number> {
@@ -40,7 +40,8 @@ export function kubeBinDir(): string {
 export function gatewayApiCrds(): KubeObject[] {
   const out = execFileSync('go', ['mod', 'download', '-json', `sigs.k8s.io/gateway-api@${GATEWAY_API_VERSION}`], {
     encoding: 'utf8',
-    env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod' },
+    // gateway-api v1.7's go.mod needs Go >= 1.27: a pinned toolchain, not whatever `go` is on PATH.
+    env: { ...process.env, GOTOOLCHAIN: 'go1.27.3', GOFLAGS: '-mod=mod' },
     cwd: join(ROOT, 'e2e/kube'),
   });
   const dir = join((JSON.parse(out) as { Dir: string }).Dir, 'config/crd/experimental');

@@ -3,6 +3,7 @@
 // deploy/ (one source of truth: the two cannot drift); gateway-namespace renders the overlay's RBAC
 // and argument.
 import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
@@ -102,5 +103,14 @@ describe('helm chart', () => {
     expect([...chart.keys()].filter((k) => k.includes('gateway.networking.k8s.io'))).toEqual([]);
     const withCrds = render('gatewayAPI.installCRDs=true').filter((o) => o.kind === 'CustomResourceDefinition');
     expect(withCrds.map((o) => o.metadata.name)).toContain('httproutes.gateway.networking.k8s.io');
+    // The chart's bundle is the version e2e installs (and the engine's schemas are generated from).
+    const harness = readFileSync(join(ROOT, 'e2e/harness/cluster.ts'), 'utf8');
+    const e2eVersion = /GATEWAY_API_VERSION = '(v[^']+)'/.exec(harness)?.[1];
+    expect(e2eVersion).toBeDefined();
+    const annotations = (o: Obj) => (o.metadata as { annotations?: Record<string, string> }).annotations ?? {};
+    const bundle = withCrds.filter((o) => o.metadata.name.includes('.gateway.networking.'));
+    expect(bundle.length).toBeGreaterThan(10);
+    const bundleVersions = new Set(bundle.map((o) => annotations(o)['gateway.networking.k8s.io/bundle-version']));
+    expect(bundleVersions).toEqual(new Set([e2eVersion]));
   });
 });

@@ -18,7 +18,8 @@ if (!version) throw new Error('GATEWAY_API_VERSION not found in e2e/harness/clus
 const download = execFileSync('go', ['mod', 'download', '-json', `sigs.k8s.io/gateway-api@${version}`], {
   encoding: 'utf8',
   cwd: join(ROOT, 'e2e/kube'),
-  env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod' },
+  // gateway-api v1.7's go.mod needs Go >= 1.27: a pinned toolchain, not whatever `go` is on PATH.
+  env: { ...process.env, GOTOOLCHAIN: 'go1.27.3', GOFLAGS: '-mod=mod' },
 });
 const upstream = join(JSON.parse(download).Dir, 'config/crd/experimental');
 const files = [
