@@ -1,7 +1,7 @@
 // Merging our computed status into an object's current status, as the status writer and the
-// offline `translate` command both need: other controllers' route parents and policy ancestors
-// and conditions of types we do not set are kept; our stale entries are removed; a condition
-// keeps its lastTransitionTime while its status does not change.
+// offline `translate` command both need: other controllers' route parents and policy ancestors,
+// and conditions of types we do not set (on the object and on its listeners), are kept; our stale
+// entries are removed; a condition keeps its lastTransitionTime while its status does not change.
 import type { Condition } from '@turnpike/api';
 import { equalExcept } from './incremental/deep-equal.js';
 
@@ -100,13 +100,15 @@ export function mergeStatus(
     );
   if (Array.isArray(ours.listeners)) {
     const prevListeners = new Map(((prev.listeners as AnyStatus[] | undefined) ?? []).map((l) => [l.name, l]));
+    // Another controller's listener conditions are kept as the Gateway's are (conformance
+    // GatewayPreserveForeignConditions); a listener that is gone takes its conditions with it.
     out.listeners = (ours.listeners as AnyStatus[]).map((l) => ({
       ...l,
       conditions: mergeConditions(
         prevListeners.get(l.name)?.conditions as Condition[] | undefined,
         l.conditions as Condition[],
         now,
-        false,
+        true,
       ),
     }));
   }

@@ -43,3 +43,38 @@ describe('sameButTransitionTimes', () => {
     expect(sameButTransitionTimes(next, first)).toBe(false);
   });
 });
+
+describe('mergeStatus keeps what other controllers wrote', () => {
+  const ctrl = 'turnpike.dev/gateway-controller';
+  const foreign = { ...condition('example.com/Seeded', 'True', '2026-01-01T00:00:00Z', 'Seeded'), message: 'theirs' };
+  const listenerStatus = (conditions: unknown[]) => ({
+    name: 'http',
+    supportedKinds: [],
+    attachedRoutes: 0,
+    conditions,
+  });
+
+  it('a foreign condition on a Gateway and on a listener survives our next write, unchanged (GatewayPreserveForeignConditions)', () => {
+    const existing = {
+      conditions: [condition('Accepted', 'True', 't0'), foreign],
+      listeners: [listenerStatus([condition('Accepted', 'True', 't0'), foreign])],
+    };
+    const ours = {
+      conditions: [{ ...condition('Accepted', 'True', 'x'), observedGeneration: 2 }],
+      listeners: [listenerStatus([{ ...condition('Accepted', 'True', 'x'), observedGeneration: 2 }])],
+    };
+    const merged = mergeStatus('Gateway', existing, ours, ctrl, '2026-06-01T00:00:00Z') as any;
+    expect(merged.conditions).toContainEqual(foreign);
+    expect(merged.listeners[0].conditions).toContainEqual(foreign);
+    expect(merged.listeners[0].conditions.find((c: { type: string }) => c.type === 'Accepted').observedGeneration).toBe(
+      2,
+    );
+  });
+
+  it('a stale condition of a type we set is ours to remove, on a listener too', () => {
+    const existing = { listeners: [listenerStatus([condition('Conflicted', 'True', 't0', 'HostnameConflict')])] };
+    const ours = { listeners: [listenerStatus([condition('Accepted', 'True', 'x')])] };
+    const merged = mergeStatus('Gateway', existing, ours, ctrl, 'now') as any;
+    expect(merged.listeners[0].conditions.map((c: { type: string }) => c.type)).toEqual(['Accepted']);
+  });
+});
