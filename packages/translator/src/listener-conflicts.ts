@@ -119,8 +119,8 @@ export function markOverlappingCertificates(listeners: ListenerModel[]): void {
           `port ${a.spec.port}: the certificates of listeners ${named(a, b)} and ${named(b, a)} both ` +
           `cover ${shared}`,
       };
-      a.overlappingTLS ??= p;
-      b.overlappingTLS ??= p;
+      // "If a controller ... finds that both are true, it SHOULD set the OverlappingCertificates Reason."
+      for (const l of [a, b]) if (l.overlappingTLS?.reason !== 'OverlappingCertificates') l.overlappingTLS = p;
     }
   }
 }

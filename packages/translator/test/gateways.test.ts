@@ -162,7 +162,7 @@ describe('Gateway listeners', () => {
     expect(sr(listener(r, 'infra', 'gw', 'a').conditions, 'OverlappingTLSConfig')).toBe('True/OverlappingCertificates');
     expect(sr(listener(r, 'infra', 'gw', 'c').conditions, 'OverlappingTLSConfig')).toBeUndefined();
   });
-  it('a TLS listener without mode is UnsupportedValue; Passthrough with certificates is UnsupportedValue', () => {
+  it('a TLS listener without mode is UnsupportedValue; Passthrough ignores certificateRefs, even one that does not exist', () => {
     const r = run([
       gatewayClass(),
       gateway('gw', [
@@ -171,7 +171,31 @@ describe('Gateway listeners', () => {
       ]),
     ]);
     expect(sr(listener(r, 'infra', 'gw', 't').conditions, 'Accepted')).toBe('False/UnsupportedValue');
-    expect(sr(listener(r, 'infra', 'gw', 'p').conditions, 'Accepted')).toBe('False/UnsupportedValue');
+    const p = listener(r, 'infra', 'gw', 'p').conditions;
+    expect([sr(p, 'Accepted'), sr(p, 'ResolvedRefs'), sr(p, 'Programmed')]).toEqual([
+      'True/Accepted',
+      'True/ResolvedRefs',
+      'True/Programmed',
+    ]);
+    const port = r.xdsIR.gateways.get('infra/gw')!.ports.find((x) => x.port === 9444)!;
+    expect(JSON.stringify(port)).not.toContain('infra/x');
+  });
+  it('two HTTPS listeners whose hostnames and certificates both overlap: OverlappingCertificates', () => {
+    const r = run([
+      gatewayClass(),
+      tlsSecret('c1', 'infra', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY),
+      tlsSecret('c2', 'infra', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY),
+      gateway('gw', [
+        https('wide', 'c1', undefined, '*.example.com'),
+        https('narrow', 'c2', undefined, 'www.example.com'),
+      ]),
+    ]);
+    expect(sr(listener(r, 'infra', 'gw', 'wide').conditions, 'OverlappingTLSConfig')).toBe(
+      'True/OverlappingCertificates',
+    );
+    expect(sr(listener(r, 'infra', 'gw', 'narrow').conditions, 'OverlappingTLSConfig')).toBe(
+      'True/OverlappingCertificates',
+    );
   });
   it('attachedRoutes counts the routes each listener accepted; observedGeneration follows the generation', () => {
     const gw = gateway('gw', [http('a', 80, { hostname: 'a.test' }), http('b', 81)], {}, 'infra', { generation: 7 });
