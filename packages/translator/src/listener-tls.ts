@@ -88,11 +88,6 @@ function tlsModeProblem(listener: Listener, field: string): Problem | undefined 
       reason: 'UnsupportedValue',
       message: `${field}.tls.mode must be set on a TLS listener (Terminate or Passthrough)`,
     };
-  if (listener.protocol === 'TLS' && listener.tls?.mode === 'Passthrough' && listener.tls.certificateRefs?.length)
-    return {
-      reason: 'UnsupportedValue',
-      message: `${field}.tls.certificateRefs must be empty with mode Passthrough: the proxy does not terminate TLS`,
-    };
   return undefined;
 }
 
@@ -205,7 +200,8 @@ export function checkListenerTLS(
     out.notAccepted = modeProblem;
     return out;
   }
-  // Passthrough: the proxy holds no certificate for it.
+  // Passthrough: the proxy holds no certificate for it. "The certificateRefs field is ignored in
+  // this mode": refs listed anyway are neither read nor judged.
   if (listener.protocol === 'TLS' && listener.tls?.mode === 'Passthrough') return out;
   checkCertificates(inputs, owner, ownerKind, listener, field, out);
   if (out.notAccepted) return out;
