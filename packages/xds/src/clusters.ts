@@ -42,6 +42,10 @@ export function buildCluster(c: ClusterIR, clientCertificate?: string): Cluster 
     const ctx: UpstreamTlsContext = {
       sni: c.tls.sni,
       common_tls_context: {
+        // HTTP/2 over TLS is negotiated by ALPN: gRPC servers (grpc-go since 1.67) refuse a TLS
+        // connection that offers none. CommonTlsContext.alpn_protocols is what the ClientHello
+        // offers; said here rather than left to the HTTP/2 pool's fallback.
+        ...(c.protocol === 'h2' ? { alpn_protocols: ['h2'] } : {}),
         ...(clientCertificate
           ? { tls_certificate_sds_secret_configs: [{ name: clientCertificate, sds_config: ADS }] }
           : {}),

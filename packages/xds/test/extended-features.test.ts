@@ -3,7 +3,7 @@
 // test that exercises the feature with traffic. Status-only conformance tests run in e2e.
 import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
-import { snapshotFromObjects, SUPPORTED_FEATURES, Translator } from '@turnpike/translator';
+import { snapshotFromObjects, Translator } from '@turnpike/translator';
 import {
   decodeMessage,
   encodeMessage,
@@ -325,6 +325,25 @@ describe('extended features', () => {
       { san_type: 'URI', matcher: { exact: 'urn:example:backend' } },
       { san_type: 'DNS', matcher: { exact: 'web.apps.svc' } },
     ]);
+  });
+
+  it('BackendTLSPolicyGRPCRoute: a GRPCRoute to a TLS backend offers ALPN h2; an HTTP/1.1 cluster offers none', () => {
+    const res = envoy([
+      ...base,
+      ca,
+      policy(),
+      route('GRPCRoute', 'g', { parentRefs: [toGw], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] }),
+      httpRoute('r', { parentRefs: [toGw], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] }),
+    ]);
+    const tlsOf = (c: { transport_socket?: { typed_config?: unknown } }) =>
+      (c.transport_socket!.typed_config as Record<string, any>).common_tls_context;
+    const h2 = res.clusters.filter((c) => c.http2_protocol_options);
+    const h1 = res.clusters.filter((c) => !c.http2_protocol_options && c.transport_socket);
+    expect(h2).toHaveLength(1);
+    expect(h1).toHaveLength(1);
+    expect(tlsOf(h2[0]!).alpn_protocols).toEqual(['h2']);
+    expect(tlsOf(h1[0]!).alpn_protocols).toBeUndefined();
+    expect(validateResources(res)).toEqual([]);
   });
 
   it("GatewayTLSBackendClientCertificate: the Gateway's client certificate is presented to TLS backends over SDS", () => {
