@@ -174,7 +174,7 @@ describe('CEL rules of the Gateway API CRDs', () => {
   });
 
   it('the checks can be made ready ahead: every distinct rule of every schema is compiled once', async () => {
-    // 87 distinct expressions in the schemas generated today; more as CRDs grow.
+    // 93 distinct expressions in the schemas generated today (v1.7.0); more as CRDs grow.
     let rules = 0;
     await new Promise<void>((done) => (rules = prepareManifestChecks(done).rules));
     expect(rules).toBeGreaterThan(80);
@@ -209,6 +209,58 @@ describe('CEL rules of the Gateway API CRDs', () => {
       checkCelRules(null, { 'x-kubernetes-validations': [r] }, '').some((e) => e.message.startsWith('cannot check')),
     );
     expect(broken).toEqual([]);
+  });
+});
+
+describe('Gateway API v1.7.0 fields', () => {
+  const address = (routability: string) => gateway([http()], { addresses: [{ value: '10.0.0.1', routability }] });
+  const ROUTABILITY =
+    'spec.addresses[0].routability: Routability must be empty, Cluster, or an implementation-specific prefixed path; ' +
+    'k8s.io and its subdomains are reserved';
+
+  it('an address routability is Cluster, empty or a domain-prefixed path outside k8s.io (format.dns1123Subdomain)', () => {
+    expect(errorsOf(address('Cluster'))).toEqual([]);
+    expect(errorsOf(address(''))).toEqual([]);
+    expect(errorsOf(address('example.com/private'))).toEqual([]);
+    expect(errorsOf(address('k8s.io/foo'))).toEqual([ROUTABILITY]);
+    expect(errorsOf(address('net.k8s.io/foo'))).toEqual([ROUTABILITY]);
+    expect(errorsOf(address('Bad_Domain/foo'))).toEqual([ROUTABILITY]);
+    expect(errorsOf(address('Internet'))).toEqual([ROUTABILITY]);
+  });
+
+  it("listener filters only on a Gateway's HTTP and HTTPS listeners (v1.7.0's ListenerSet has no such rule)", () => {
+    const filters = {
+      requests: [{ type: 'ExtensionRef', extensionRef: { group: 'example.com', kind: 'Auth', name: 'a' } }],
+    };
+    expect(errorsOf(gateway([http({ filters })]))).toEqual([]);
+    expect(errorsOf(gateway([{ name: 'tcp', port: 9000, protocol: 'TCP', filters }]))).toEqual([
+      'spec.listeners[0]: filters may only be set when protocol is HTTP or HTTPS',
+    ]);
+    const listenerSet: KubeObject = {
+      apiVersion: GW,
+      kind: 'ListenerSet',
+      metadata: { name: 'ls', namespace: 'apps' },
+      spec: { parentRef: { name: 'gw' }, listeners: [{ name: 'tcp', port: 9000, protocol: 'TCP', filters }] },
+    };
+    // Upstream's ListenerSet CRD carries the field without the rule: the API server accepts it.
+    expect(errorsOf(listenerSet)).toEqual([]);
+  });
+
+  it('a ClusterTrustBundle CA reference is cluster-scoped: no namespace', () => {
+    const withCa = (ref: Record<string, unknown>) =>
+      gateway([http()], { tls: { frontend: { default: { validation: { caCertificateRefs: [ref] } } } } });
+    const bundle = { group: 'certificates.k8s.io', kind: 'ClusterTrustBundle', name: 'roots' };
+    expect(errorsOf(withCa(bundle))).toEqual([]);
+    expect(errorsOf(withCa({ ...bundle, namespace: 'infra' }))).toEqual([
+      'spec.tls.frontend.default.validation.caCertificateRefs: ClusterTrustBundle references must not specify namespace',
+    ]);
+    expect(errorsOf(withCa({ group: '', kind: 'ConfigMap', name: 'roots', namespace: 'infra' }))).toEqual([]);
+  });
+
+  it('retry attempts: 0 (no retries) is allowed, a negative count is not', () => {
+    const retry = (attempts: number) => route({ rules: [{ retry: { attempts } }] });
+    expect(errorsOf(retry(0))).toEqual([]);
+    expect(errorsOf(retry(-1))).toEqual(['spec.rules[0].retry.attempts: -1 is below the minimum 0']);
   });
 });
 

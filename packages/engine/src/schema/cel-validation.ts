@@ -2,9 +2,9 @@
 // `self` is the node's value, integers are CEL ints, and transition rules (those reading `oldSelf`)
 // do not apply because there is no old object.
 import { createRequire } from 'node:module';
-import { isIP } from 'node:net';
 import type * as CelLibrary from '@bufbuild/cel';
 import { RE2JS } from '@bufbuild/re2';
+import { expandOptionalCalls, kubernetesFunctions, unknownFunctions } from './cel-kubernetes.js';
 import { addReads, projected, ReadNeed } from './cel-reads.js';
 import type { CelRule, CrdSchema } from './crd-schemas.js';
 import type { FieldError } from './openapi-validation.js';
@@ -27,18 +27,10 @@ function cel(): Cel {
   const require = createRequire(import.meta.url);
   const lib = require('@bufbuild/cel') as typeof CelLibrary;
   const { strings } = require('@bufbuild/cel/ext') as typeof import('@bufbuild/cel/ext');
-  // The Kubernetes CEL library functions the Gateway API rules use beyond standard CEL and its string
-  // extensions (`split` and friends).
-  const isIpAddress = lib.celFunc(
-    'isIP',
-    [lib.CelScalar.STRING],
-    lib.CelScalar.BOOL,
-    (s: string) => isIP(s) !== 0 && !s.includes('%'),
-  );
   // `matches` compiles its pattern on every call unless given a compiler: the patterns are few, keep them.
   const patterns = new Map<string, RE2JS>();
   const re2 = { compile: (p: string) => patterns.get(p) ?? patterns.set(p, RE2JS.compile(p)).get(p)! };
-  loaded = { lib, environment: lib.celEnv({ funcs: [...strings, isIpAddress], re2 }) };
+  loaded = { lib, environment: lib.celEnv({ funcs: [...strings, ...kubernetesFunctions(lib)], re2 }) };
   return loaded;
 }
 
@@ -49,13 +41,27 @@ function compile(expression: string): Program | Error {
   if (!c) {
     const { lib, environment } = cel();
     try {
-      c = lib.plan(environment, lib.parse(expression)) as Program;
+      const parsed = lib.parse(expression);
+      expandOptionalCalls(parsed.expr!);
+      // A function the API server has and we lack would otherwise fail only on the objects that reach it.
+      const unknown = unknownFunctions(parsed.expr!, environment.funcs);
+      if (unknown.length) throw new Error(`no support here for ${unknown.join(', ')}`);
+      c = lib.plan(environment, parsed) as Program;
     } catch (e) {
       c = e as Error;
     }
     compiled.set(expression, c);
   }
   return c;
+}
+
+/** One expression's value for this `self` (plain JSON, integers as CEL ints); throws what it cannot evaluate. */
+export function evaluateExpression(expression: string, self: unknown): unknown {
+  const program = compile(expression);
+  if (program instanceof Error) throw program;
+  const result = program({ self: toCel(self, undefined) });
+  if (cel().lib.isCelError(result)) throw new Error(result.message);
+  return result;
 }
 
 /** Every distinct rule (and message expression) of these schemas. */
