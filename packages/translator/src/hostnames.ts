@@ -61,6 +61,25 @@ export function routeHostnamesOnListener(
   return [...out].sort();
 }
 
+/**
+ * GatewayRouteHostnameIntersectionPrecedence: how specific the route's own hostname is that gave it
+ * `host` on a listener. Routes intersecting to the same host rank by "the largest number of
+ * characters in a matching non-wildcard hostname", then "characters in a matching hostname", of
+ * their original hostnames, not of the intersection (httproute_types.go Hostnames). One number:
+ * non-wildcard characters, then characters (hostnames are at most 253 long). A route without
+ * hostnames matches with none: 0.
+ */
+export function originalHostnameRank(routeHostnames: readonly string[] | undefined, host: string): number {
+  let best = 0;
+  for (const h of routeHostnames ?? []) {
+    const matches = h === host || (isWildcard(h) && wildcardCovers(h, isWildcard(host) ? host.slice(2) : host));
+    if (!matches) continue;
+    const rank = (isWildcard(h) ? 0 : h.length) * 256 + h.length;
+    if (rank > best) best = rank;
+  }
+  return best;
+}
+
 const IPV4 = /^(\d{1,3})(\.\d{1,3}){3}$/;
 const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 

@@ -9,6 +9,9 @@
 // GRPCRoute (grpcroute_types.go, GRPCRouteRule): the most characters in a matching service, then
 // in a matching method, then the most header matches.
 //
+// Before any of these, routes that intersect to the same host rank by their own (original) hostname,
+// the most specific first (GatewayRouteHostnameIntersectionPrecedence, hostnames.ts).
+//
 // Remaining ties go to the oldest route, then namespace/name, then rule and match order.
 import type { HTTPMatchIR, HTTPRouteIR } from '@turnpike/api';
 
@@ -16,6 +19,8 @@ const PATH_RANK = { Exact: 3, RegularExpression: 2, PathPrefix: 1 } as const;
 
 export interface RankedRoute {
   route: HTTPRouteIR;
+  /** originalHostnameRank of the route for this host: higher ranks first. */
+  hostRank: number;
   age: number;
   order: string;
 }
@@ -50,6 +55,7 @@ function compareGrpcMatches(ma: HTTPMatchIR, mb: HTTPMatchIR): number {
 }
 
 export function compareRoutePrecedence(a: RankedRoute, b: RankedRoute): number {
+  if (a.hostRank !== b.hostRank) return b.hostRank - a.hostRank;
   const bothGrpc = a.route.source.kind === 'GRPCRoute' && b.route.source.kind === 'GRPCRoute';
   const byMatch = bothGrpc
     ? compareGrpcMatches(a.route.match, b.route.match)

@@ -4,6 +4,7 @@
 // so, naming each other, since either may be the one its author meant to win.
 import type { HTTPMatchIR, L4RouteIR } from '@turnpike/api';
 import type { RankedRoute } from './precedence.js';
+import { originalHostnameRank } from './hostnames.js';
 import { flat } from './compact-values.js';
 
 export const ROUTE_RULES_OVERLAP = 'RouteRulesOverlap';
@@ -56,32 +57,41 @@ export function recordOverlaps(
 /**
  * TLS listeners route by SNI, one filter chain per server name, and Envoy refuses a listener with
  * two chains of one match (every SNI of the port would go down): a server name two routes claim
- * stays with the older one. Routes come oldest first; each keeps the names no older route took,
- * and a route left with none is not served. Both routes of a lost name say so.
+ * goes to the route whose own hostname names it most specifically (a TLSRoute for
+ * `abc.example.com` over one for `*.example.com`, GatewayRouteHostnameIntersectionPrecedence), and
+ * between equally specific ones to the older. Routes come oldest first; each keeps the names it
+ * won, and a route left with none is not served. Both routes of a lost name say so.
  */
 export function claimServerNames(
-  byAge: readonly { route: L4RouteIR; key: string }[],
+  byAge: readonly { route: L4RouteIR; key: string; originals?: readonly string[] }[],
   listener: string,
   out: RouteOverlaps | undefined,
 ): L4RouteIR[] {
-  const owner = new Map<string, string>();
+  const wanted = (route: L4RouteIR) => (route.hostnames?.length ? route.hostnames : ['*']);
+  const owner = new Map<string, { key: string; rank: number }>();
+  for (const { route, key, originals } of byAge)
+    for (const name of wanted(route)) {
+      const rank = originalHostnameRank(originals, name);
+      const held = owner.get(name);
+      if (!held || rank > held.rank) owner.set(name, { key, rank });
+    }
   const served: L4RouteIR[] = [];
-  for (const { route, key } of byAge) {
-    const wanted = route.hostnames?.length ? route.hostnames : ['*'];
+  for (const { route, key, originals } of byAge) {
+    const names = wanted(route);
     const kept: string[] = [];
-    for (const name of wanted) {
-      const older = owner.get(name);
-      if (older === undefined || older === key) {
-        owner.set(name, key);
+    for (const name of names) {
+      const winner = owner.get(name)!;
+      if (winner.key === key) {
         kept.push(name);
         continue;
       }
       if (!out) continue;
       const sni = name === '*' ? 'connections no other route names' : `server name ${name}`;
-      push(out, key, `${sni} on listener ${listener}: ${older} is older and takes them; this route gets none`);
-      push(out, older, `${sni} on listener ${listener}: ${key} also names it and gets none`);
+      const why = winner.rank > originalHostnameRank(originals, name) ? 'names it more specifically' : 'is older';
+      push(out, key, `${sni} on listener ${listener}: ${winner.key} ${why} and takes them; this route gets none`);
+      push(out, winner.key, `${sni} on listener ${listener}: ${key} also names it and gets none`);
     }
-    if (kept.length) served.push(kept.length === wanted.length ? route : { ...route, hostnames: kept });
+    if (kept.length) served.push(kept.length === names.length ? route : { ...route, hostnames: kept });
   }
   return served;
 }

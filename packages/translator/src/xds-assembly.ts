@@ -4,7 +4,7 @@
 import { markMisdirectedHosts } from './listener-misdirection.js';
 import { compareAge, compareNames, sortInPlace } from './compare.js';
 import { mergedListeners } from './gateways.js';
-import { isWildcard, widerMatchingHosts } from './hostnames.js';
+import { isWildcard, originalHostnameRank, widerMatchingHosts } from './hostnames.js';
 import { gatewayListenPorts } from './listen-ports.js';
 import { claimedByMoreSpecific } from './listener-isolation.js';
 import { listenerProgrammable } from './listener-validity.js';
@@ -121,9 +121,11 @@ function collectRoutes(
           const age = ageOf(route);
           const without = blocked;
           rules ??= without.size ? route.http.map((rule) => withoutClusters(rule, without)) : route.http;
+          const own = (route.object.spec as { hostnames?: string[] } | undefined)?.hostnames;
           for (const host of hostnames) {
             const ranked = accumulator.hosts.get(host) ?? [];
-            for (const rule of rules) ranked.push({ route: rule, age, order });
+            const hostRank = originalHostnameRank(own, host);
+            for (const rule of rules) ranked.push({ route: rule, hostRank, age, order });
             accumulator.hosts.set(host, ranked);
           }
         } else if (route.l4 && !route.invalid) {
@@ -177,7 +179,11 @@ function listenerIR(accumulator: ListenerAccumulator, overlaps: RouteOverlaps | 
     ir.routes =
       spec.protocol === 'TLS'
         ? claimServerNames(
-            byAge.map((x) => ({ route: x.route, key: routeKey(x.result) })),
+            byAge.map((x) => ({
+              route: x.route,
+              key: routeKey(x.result),
+              originals: (x.result.object.spec as { hostnames?: string[] } | undefined)?.hostnames,
+            })),
             ir.name,
             overlaps,
           )
