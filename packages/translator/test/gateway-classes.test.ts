@@ -66,11 +66,9 @@ describe('GatewayClass', () => {
 /** v1.7.0 features not claimed yet; the experimental ones wait for their implementation (docs/features.md). */
 const UNCLAIMED = [
   'ClusterTrustBundle',
-  'GRPCRouteRequestHeaderModifier',
   'GatewayAddressRoutability',
   'GatewayAddressRoutabilityCluster',
   'GatewayListenerFilters',
-  'GatewayRouteHostnameIntersectionPrecedence',
   'HTTPRouteBackendURLRewrite',
 ];
 

@@ -153,6 +153,38 @@ describe('extended features', () => {
     );
   });
 
+  it("GRPCRouteRequestHeaderModifier: set, add and remove on a GRPCRoute rule become the route's header changes", () => {
+    const res = envoy([
+      ...base,
+      route('GRPCRoute', 'g', {
+        parentRefs: [toGw],
+        rules: [
+          {
+            filters: [
+              {
+                type: 'RequestHeaderModifier',
+                requestHeaderModifier: {
+                  set: [{ name: 'X-Header-Set', value: 'set-overwrites-values' }],
+                  add: [{ name: 'X-Header-Add', value: 'header-val-1' }],
+                  remove: ['X-Header-Remove'],
+                },
+              },
+            ],
+            backendRefs: [{ name: 'web', port: 8080 }],
+          },
+        ],
+      }),
+    ]);
+    const r = routesOf(res)[0]!;
+    expect(r.request_headers_to_add).toEqual([
+      { header: { key: 'X-Header-Set', value: 'set-overwrites-values' }, append_action: 'OVERWRITE_IF_EXISTS_OR_ADD' },
+      { header: { key: 'X-Header-Add', value: 'header-val-1' }, append_action: 'APPEND_IF_EXISTS_OR_ADD' },
+    ]);
+    expect(r.request_headers_to_remove).toEqual(['X-Header-Remove']);
+    // A gRPC backend is reached over HTTP/2, header changes and all.
+    expect(res.clusters.find((c) => c.name === r.route!.cluster)!.http2_protocol_options).toEqual({});
+  });
+
   it('HTTPRouteBackendRequestHeaderModifier and HTTPRouteRequestHeaderModifierBackendWeights: per-backend header changes on each weighted cluster', () => {
     const mod = (v: string) => [
       {
