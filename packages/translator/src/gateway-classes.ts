@@ -77,6 +77,7 @@ export const SUPPORTED_FEATURES = [
   'HTTPRouteBackendProtocolWebSocket',
   'HTTPRouteBackendRequestHeaderModification',
   'HTTPRouteBackendTimeout',
+  'HTTPRouteBackendURLRewrite',
   'HTTPRouteCORS',
   'HTTPRouteDestinationPortMatching',
   'HTTPRouteHostRewrite',

@@ -69,7 +69,6 @@ const UNCLAIMED = [
   'GatewayAddressRoutability',
   'GatewayAddressRoutabilityCluster',
   'GatewayListenerFilters',
-  'HTTPRouteBackendURLRewrite',
 ];
 
 describe('claimed features', () => {

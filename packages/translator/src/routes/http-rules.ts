@@ -10,9 +10,10 @@ import type { ClusterIR, HTTPMatchIR, HTTPRouteIR, WeightedCluster } from '@turn
 import { resolveBackend } from './backends.js';
 import { flat, fitted } from '../compact-values.js';
 import { compileFilters, type CompiledFilters } from './http-filters.js';
+import { hoistBackendPathRewrite } from './backend-url-rewrite.js';
 import { noteBackend, notePolicy, verdictOf, type RouteResult } from './route-result.js';
 
-const BACKEND_FILTERS = new Set(['RequestHeaderModifier', 'ResponseHeaderModifier']);
+const BACKEND_FILTERS = new Set(['RequestHeaderModifier', 'ResponseHeaderModifier', 'URLRewrite']);
 const DURATION = /^([0-9]{1,5}(h|m|s|ms)){1,4}$/;
 
 export interface RuleInput {
@@ -61,12 +62,14 @@ export function translateRules(
     if (filters.unresolved) result.unresolved ??= filters.unresolved;
     if (filters.droppedMirror) result.unresolved ??= filters.droppedMirror;
     const backends = ruleBackends(owner, rule, field);
+    const backendRewrite = hoistBackendPathRewrite(rule.backendRefs ?? [], filters, backends.backends, field);
     // The first problem in the order the fields are written names the rule's.
     const invalid =
       rule.matches.find((m): m is Problem => 'reason' in m) ??
       filters.invalid ??
       ruleFieldProblem(rule, rules, ruleIndex, field) ??
-      backends.invalid;
+      backends.invalid ??
+      backendRewrite;
     if (invalid) invalidRules++;
     rule.matches.forEach((match, matchIndex) => {
       // A match that cannot be compiled serves nothing: answering it as `PathPrefix /` would
@@ -119,19 +122,18 @@ function ruleFieldProblem(
   return undefined;
 }
 
-/** Per-backend filters the proxy applies per weighted cluster: header changes and a host rewrite. */
+/**
+ * Per-backend filters the proxy applies: header changes and a host rewrite per weighted cluster, a
+ * path rewrite per route when every backend asks for it alike (backend-url-rewrite.ts).
+ */
 function backendFilterProblem(ref: BackendRef, field: string): Problem | undefined {
-  const unsupported = (ref.filters ?? []).findIndex(
-    (filter) =>
-      !BACKEND_FILTERS.has(filter.type) &&
-      !(filter.type === 'URLRewrite' && filter.urlRewrite?.hostname && !filter.urlRewrite.path),
-  );
+  const unsupported = (ref.filters ?? []).findIndex((filter) => !BACKEND_FILTERS.has(filter.type));
   if (unsupported < 0) return undefined;
   return {
     reason: 'UnsupportedValue',
     message:
       `${field}.filters[${unsupported}]: ${ref.filters![unsupported]!.type} is not supported on a backendRef ` +
-      `(RequestHeaderModifier, ResponseHeaderModifier, URLRewrite of the hostname)`,
+      `(RequestHeaderModifier, ResponseHeaderModifier, URLRewrite)`,
   };
 }
 
