@@ -19,14 +19,16 @@ import (
 // address) are left out: there is no data plane here, and Gateway addresses are cluster IPs
 // that must never be dialled from this machine.
 var statusOnly = sets.New(
-	"BackendTLSPolicyObservedGenerationBump", "GatewayClassObservedGenerationBump", "GatewayInfrastructureMetadata",
+	"BackendTLSPolicyObservedGenerationBump", "BackendTLSPolicyPreserveForeignStatus",
+	"GatewayClassObservedGenerationBump", "GatewayInfrastructureMetadata",
 	"GatewayInvalidFrontendClientCertificateValidation", "GatewayInvalidParametersRef", "GatewayInvalidRouteKind",
 	"GatewayInvalidTLSBackendConfiguration", "GatewayInvalidTLSConfiguration", "GatewayListenerUnsupportedProtocol",
-	"GatewayModifyListeners", "GatewayObservedGenerationBump", "GatewayOptionalAddressValue",
+	"GatewayModifyListeners", "GatewayObservedGenerationBump", "GatewayOptionalAddressValue", "GatewayPreserveForeignConditions",
 	"GatewaySecretInvalidReferenceGrant", "GatewaySecretMissingReferenceGrant", "GatewaySecretReferenceGrantAllInNamespace",
 	"GatewaySecretReferenceGrantSpecific", "GatewayStaticAddresses", "GatewayWithAttachedRoutes", "GatewayNameMaximumLength",
 	"HTTPRouteDisallowedKind", "HTTPRouteInvalidCrossNamespaceParentRef", "HTTPRouteInvalidParentRefNotMatchingListenerPort",
 	"HTTPRouteInvalidParentRefNotMatchingSectionName", "HTTPRouteInvalidParentRefSectionNameNotMatchingPort", "HTTPRouteObservedGenerationBump",
+	"HTTPRoutePreserveForeignStatus",
 	"ListenerSetAllowedNamespaceNone", "ListenerSetAllowedNamespaceSame", "ListenerSetAllowedNamespaceSelector",
 	"ListenerSetAllowedRoutesSupportedKinds", "ListenerSetDefaultNotAllowed", "ListenerSetHostnameConflict", "ListenerSetProtocolConflict",
 	"ListenerSetReferenceGrant", "ListenerSetRouteStatusScopedToParentRef",
