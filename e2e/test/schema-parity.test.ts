@@ -4,7 +4,7 @@
 // fields, CEL rules, served versions, names), is created with dry run on a real kube-apiserver with
 // the CRDs installed. Our verdict must be the API server's for every one, and each field we name
 // must be one the API server names.
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
@@ -29,6 +29,8 @@ const route = (name: string, spec: Spec, kind = 'HTTPRoute', apiVersion = GW): K
     metadata: { name, namespace: 'probe' },
     spec: { parentRefs: [{ name: 'gw' }], ...spec },
   }) as KubeObject;
+const extensionFilter = { type: 'ExtensionRef', extensionRef: { group: 'example.com', kind: 'Auth', name: 'a' } };
+const trustBundle = { group: 'certificates.k8s.io', kind: 'ClusterTrustBundle', name: 'roots' };
 const rewrite = { type: 'URLRewrite', urlRewrite: { path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/v2' } } };
 
 const PROBES: KubeObject[] = [
@@ -53,6 +55,31 @@ const PROBES: KubeObject[] = [
   gateway('address-hostname', [http()], { addresses: [{ type: 'Hostname', value: 'lb.example.com' }] }),
   gateway('address-dup', [http()], { addresses: [{ value: '10.0.0.1' }, { value: '10.0.0.1' }] }),
   gateway('no-listeners', []),
+  // Gateway API v1.7.0: routability (format.dns1123Subdomain in CEL), listener filters, ClusterTrustBundle refs.
+  gateway('routability-cluster', [http()], { addresses: [{ value: '10.0.0.1', routability: 'Cluster' }] }),
+  gateway('routability-prefixed', [http()], { addresses: [{ value: '10.0.0.1', routability: 'example.com/vpc' }] }),
+  gateway('routability-reserved', [http()], { addresses: [{ value: '10.0.0.1', routability: 'k8s.io/foo' }] }),
+  gateway('routability-bad-domain', [http()], { addresses: [{ value: '10.0.0.1', routability: 'Bad_Domain/x' }] }),
+  gateway('filters-http', [http({ filters: { requests: [extensionFilter] } })]),
+  gateway('filters-tcp', [{ name: 'tcp', port: 9000, protocol: 'TCP', filters: { requests: [extensionFilter] } }]),
+  gateway('ctb-namespaced', [http()], {
+    tls: { frontend: { default: { validation: { caCertificateRefs: [{ ...trustBundle, namespace: 'probe' }] } } } },
+  }),
+  gateway('ctb-ok', [http()], { tls: { frontend: { default: { validation: { caCertificateRefs: [trustBundle] } } } } }),
+  {
+    apiVersion: GW,
+    kind: 'ListenerSet',
+    metadata: { name: 'ls-filters-tcp', namespace: 'probe' },
+    spec: {
+      parentRef: { name: 'gw' },
+      listeners: [{ name: 'tcp', port: 9000, protocol: 'TCP', filters: { requests: [extensionFilter] } }],
+    },
+  } as KubeObject,
+  route('retry-zero', { rules: [{ retry: { attempts: 0 } }] }),
+  route('retry-negative', { rules: [{ retry: { attempts: -1 } }] }),
+  route('session-cookie', { rules: [{ sessionPersistence: { type: 'Cookie', cookie: { name: 's' } } }] }),
+  route('session-v1.6-shape', { rules: [{ sessionPersistence: { sessionName: 's', cookieConfig: {} } }] }),
+  route('session-header-no-name', { rules: [{ sessionPersistence: { type: 'Header' } }] }),
   route('weight-negative', { rules: [{ backendRefs: [{ name: 'web', port: 80, weight: -5 }] }] }),
   route('weight-ok', { rules: [{ backendRefs: [{ name: 'web', port: 80, weight: 0 }] }] }),
   route('backend-no-port', { rules: [{ backendRefs: [{ name: 'web' }] }] }),
@@ -174,7 +201,10 @@ const PROBES: KubeObject[] = [
 function fixtureObjects(): KubeObject[] {
   const dirs = join(ROOT, 'packages/translator/test/fixtures');
   const files = [
-    ...readdirSync(dirs).map((d) => join(dirs, d, 'input.yaml')),
+    // Each fixture is a directory with an input.yaml; other files there (feature lists) are not.
+    ...readdirSync(dirs)
+      .map((d) => join(dirs, d, 'input.yaml'))
+      .filter((f) => existsSync(f)),
     ...['gateway.yaml', 'shop.yaml'].map((f) => join(ROOT, 'examples/quickstart', f)),
   ];
   return files.flatMap((f) => parseManifests(readFileSync(f, 'utf8'), f));
