@@ -5,7 +5,7 @@
 // from; a value it cannot evaluate is kept as {"unresolved": "<source>"} so the consumer can
 // count it rather than guess.
 //
-// Usage: go run . <conformance module dir> <out dir>
+// Usage: go run . <conformance module dir> <out dir> [<gateway-api module dir>]
 package main
 
 import (
@@ -33,12 +33,16 @@ var recorded = map[string]bool{
 	"tls.MakeTLSRequestAndExpectEventuallyConsistentResponse":     true,
 	"tls.MakeTLSConnectionAndExpectEventuallyConnectionRejection": true,
 	"tls.MakeTLSRequestAndExpectFailureResponse":                  true,
-	"tcp.MakeTCPRequestAndExpectEventuallyValidResponse":          true,
-	"weight.TestWeightedDistribution":                             true,
-	"udp.ExpectEchoResponseFromBackend":                           true,
-	"udp.ExpectEchoResponse":                                      true,
-	"http.ExpectMirroredRequest":                                  true,
-	"http.MakeRequest":                                            true,
+	// v1.7.0: the eventually-consistent failure expectations (the tls one replaces ...ExpectFailureResponse).
+	"tls.MakeTLSRequestAndExpectEventuallyConsistentFailureResponse": true,
+	"grpc.MakeRequestAndExpectEventuallyConsistentFailure":           true,
+	"http.MakeRequestAndExpectFailure":                               true,
+	"tcp.MakeTCPRequestAndExpectEventuallyValidResponse":             true,
+	"weight.TestWeightedDistribution":                                true,
+	"udp.ExpectEchoResponseFromBackend":                              true,
+	"udp.ExpectEchoResponse":                                         true,
+	"http.ExpectMirroredRequest":                                     true,
+	"http.MakeRequest":                                               true,
 }
 
 // Calls that return a Gateway's address: their NewGatewayRef argument says which Gateway and listener.
@@ -91,9 +95,38 @@ func isUnresolved(v value) bool {
 	return u
 }
 
+// aliases maps the names the current file imports the conformance utils packages under (`h` for
+// utils/http, `suite` for utils/suite) to the names used here (`http`, `confsuite`).
+var aliases = map[string]string{}
+
+func importAliases(file *ast.File) map[string]string {
+	m := map[string]string{}
+	for _, imp := range file.Imports {
+		path, _ := strconv.Unquote(imp.Path.Value)
+		if !strings.HasPrefix(path, "sigs.k8s.io/gateway-api/conformance/utils/") {
+			continue
+		}
+		name := filepath.Base(path)
+		canonical := name
+		if canonical == "suite" {
+			canonical = "confsuite"
+		}
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		if name != canonical {
+			m[name] = canonical
+		}
+	}
+	return m
+}
+
 func qualified(fun ast.Expr) string {
 	if s, ok := fun.(*ast.SelectorExpr); ok {
 		if x, ok := s.X.(*ast.Ident); ok {
+			if c, ok := aliases[x.Name]; ok {
+				return c + "." + s.Sel.Name
+			}
 			return x.Name + "." + s.Sel.Name
 		}
 		return "?." + s.Sel.Name
@@ -293,12 +326,73 @@ func composite(x *ast.CompositeLit, en *env) value {
 	}
 	for i, el := range x.Elts {
 		if kv, ok := el.(*ast.KeyValueExpr); ok {
-			m[kv.Key.(*ast.Ident).Name] = eval(kv.Value, en)
+			id, ok := kv.Key.(*ast.Ident)
+			if !ok {
+				// A map of a named type (metadata.MD{"k": ...}): its keys are values.
+				m[fmt.Sprint(eval(kv.Key, en))] = eval(kv.Value, en)
+				continue
+			}
+			key := id.Name
+			if embedded, typ, ok := promotedFrom(t, key); ok {
+				// Go 1.27 lets a literal name an embedded struct's fields directly; they are kept
+				// nested as the older literals wrote them, so the tables read the same.
+				inner, _ := m[embedded].(map[string]value)
+				if inner == nil {
+					inner = map[string]value{"_type": typ}
+					m[embedded] = inner
+				}
+				inner[key] = eval(kv.Value, en)
+				continue
+			}
+			m[key] = eval(kv.Value, en)
 		} else if i < len(fields) {
 			m[fields[i]] = eval(el, en)
 		}
 	}
 	return m
+}
+
+// The embedded structs whose fields the tests' literals name directly.
+var (
+	requestFields = fieldSet("Host", "Method", "Path", "Headers", "UnfollowRedirect", "Protocol", "Body", "SNI",
+		"ClientCert")
+	objectMetaFields = fieldSet("Name", "Namespace", "GenerateName", "Labels", "Annotations", "Finalizers",
+		"OwnerReferences", "ResourceVersion", "Generation", "UID")
+	typeMetaFields = fieldSet("Kind", "APIVersion")
+	// Kubernetes objects (they embed ObjectMeta and TypeMeta) as the tests build them.
+	objectKinds = fieldSet("Gateway", "GatewayClass", "HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute",
+		"ReferenceGrant", "BackendTLSPolicy", "ListenerSet", "XListenerSet", "Service", "ConfigMap", "Secret",
+		"Namespace", "Pod", "Deployment", "EndpointSlice", "ConformanceReport")
+)
+
+// The conformance utils packages, by the names qualified() gives them: none of their types is an object.
+var utilsPackages = fieldSet("confsuite", "http", "grpc", "tls", "tcp", "udp", "weight", "kubernetes", "roundtripper")
+
+func fieldSet(names ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+// promotedFrom names the embedded field (and its type) that field belongs to in a literal of type t.
+func promotedFrom(t, field string) (string, string, bool) {
+	switch {
+	case t == "http.ExpectedRequest" && requestFields[field]:
+		return "Request", "http.Request", true
+	case t == "http.MirroredBackend" && (field == "Name" || field == "Namespace"):
+		return "BackendRef", "http.BackendRef", true
+	}
+	if dot := strings.LastIndex(t, "."); dot >= 0 && objectKinds[t[dot+1:]] && !utilsPackages[t[:dot]] {
+		if objectMetaFields[field] {
+			return "ObjectMeta", "metav1.ObjectMeta", true
+		}
+		if typeMetaFields[field] {
+			return "TypeMeta", "metav1.TypeMeta", true
+		}
+	}
+	return "", "", false
 }
 
 func call(x *ast.CallExpr, en *env) value {
@@ -367,6 +461,9 @@ func call(x *ast.CallExpr, en *env) value {
 				}
 			}
 		}
+	case name == "kubernetes.GetTLSSecret" && len(x.Args) == 2:
+		// The certificate of a Secret the suite created: named, as its content is made at run time.
+		return map[string]value{"tlsSecretCert": eval(x.Args[1], en)}
 	case name == "fmt.Sprintf":
 		format, ok := eval(x.Args[0], en).(string)
 		if ok {
@@ -405,9 +502,15 @@ type recordedCall struct {
 	Subtest  string  `json:"subtest,omitempty"`
 }
 
+// helper is a package-level function of the tests, with the import names of its file.
+type helper struct {
+	fn      *ast.FuncDecl
+	aliases map[string]string
+}
+
 type walker struct {
 	// the file's own functions, walked where a test calls them with its arguments bound
-	funcs   map[string]*ast.FuncDecl
+	funcs   map[string]helper
 	depth   int
 	calls   []recordedCall
 	lastGw  value
@@ -489,6 +592,14 @@ func (w *walker) visitCalls(n ast.Node, en *env) {
 				w.record(c, en)
 				return false
 			}
+			// Objects the test creates in code (a newer route) are a step of their own: created
+			// with the suite's Applier, deleted when the subtest that created them ends.
+			if src(c.Fun) == "suite.Applier.MustApplyObjectsWithCleanup" && len(c.Args) >= 4 {
+				w.calls = append(w.calls, recordedCall{Function: "client.Apply", Gateway: w.lastGw,
+					Args: []value{eval(c.Args[3], en)}, Line: fset.Position(c.Pos()).Line,
+					Subtest: strings.Join(w.subtest, "/")})
+				return false
+			}
 			// A write the test makes between requests (a deleted ReferenceGrant) is a step of its own.
 			if sel, ok := c.Fun.(*ast.SelectorExpr); ok && src(sel.X) == "suite.Client" &&
 				(sel.Sel.Name == "Delete" || sel.Sel.Name == "Create" || sel.Sel.Name == "Update") {
@@ -516,7 +627,8 @@ func (w *walker) visitCalls(n ast.Node, en *env) {
 					}
 				}
 			}
-			if fd, ok := w.funcs[name]; ok && w.depth < 4 {
+			if h, ok := w.funcs[name]; ok && w.depth < 4 {
+				fd := h.fn
 				inner := &env{vars: map[string]value{}, parent: en}
 				i := 0
 				for _, f := range fd.Type.Params.List {
@@ -527,9 +639,12 @@ func (w *walker) visitCalls(n ast.Node, en *env) {
 						i++
 					}
 				}
+				caller := aliases
+				aliases = h.aliases
 				w.depth++
 				w.block(fd.Body.List, inner)
 				w.depth--
+				aliases = caller
 				return false
 			}
 			if name == "t.Run" && len(c.Args) == 2 {
@@ -676,22 +791,69 @@ type table struct {
 }
 
 func main() {
-	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: conformance-tables <conformance module dir> <out dir>")
+	if len(os.Args) != 3 && len(os.Args) != 4 {
+		fmt.Fprintln(os.Stderr, "usage: conformance-tables <conformance module dir> <out dir> [<gateway-api module dir>]")
 		os.Exit(2)
 	}
 	dir, out := os.Args[1], os.Args[2]
+	// The API's string constants (PathMatchPathPrefix, HeaderMatchExact): objects the tests create
+	// in code use them. The tests import the package as v1 or gatewayv1.
+	if len(os.Args) == 4 {
+		for _, f := range must(filepath.Glob(filepath.Join(os.Args[3], "apis/v1/*.go"))) {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			for n, v := range stringConsts(must(parser.ParseFile(fset, f, nil, 0))) {
+				consts["v1."+n] = v
+				consts["gatewayv1."+n] = v
+			}
+		}
+	}
 	for _, f := range must(filepath.Glob(filepath.Join(dir, "utils/suite/*.go"))) {
+		for n, v := range stringConsts(must(parser.ParseFile(fset, f, nil, 0))) {
+			consts["confsuite."+n] = v
+			consts["suite."+n] = v
+		}
+	}
+	files := must(filepath.Glob(filepath.Join(dir, "tests/*.go")))
+	sort.Strings(files)
+	// The package's functions (a test may call a helper another file defines, as the retry tests
+	// share assertConsistentRetryBehaviour) and its tests, by variable name (a test may reuse
+	// another's body: `Test: HTTPRouteRequestHeaderModifier.Test`).
+	funcs := map[string]helper{}
+	type parsed struct {
+		name    string
+		file    *ast.File
+		aliases map[string]string
+	}
+	var sources []parsed
+	bodies := map[string]*ast.FuncLit{}
+	bodyAliases := map[string]map[string]string{}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
 		file := must(parser.ParseFile(fset, f, nil, 0))
+		al := importAliases(file)
+		sources = append(sources, parsed{f, file, al})
 		for _, d := range file.Decls {
-			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Body != nil {
+				funcs[fd.Name.Name] = helper{fd, al}
+			}
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.VAR {
 				for _, sp := range g.Specs {
 					vs := sp.(*ast.ValueSpec)
 					for i, n := range vs.Names {
 						if i < len(vs.Values) {
-							if v, ok := eval(vs.Values[i], &env{vars: map[string]value{}}).(string); ok {
-								consts["confsuite."+n.Name] = v
-								consts["suite."+n.Name] = v
+							if cl, ok := vs.Values[i].(*ast.CompositeLit); ok {
+								for _, el := range cl.Elts {
+									if kv, ok := el.(*ast.KeyValueExpr); ok && kv.Key.(*ast.Ident).Name == "Test" {
+										if fl, ok := kv.Value.(*ast.FuncLit); ok {
+											bodies[n.Name] = fl
+											bodyAliases[n.Name] = al
+										}
+									}
+								}
 							}
 						}
 					}
@@ -699,14 +861,10 @@ func main() {
 			}
 		}
 	}
-	files := must(filepath.Glob(filepath.Join(dir, "tests/*.go")))
-	sort.Strings(files)
 	count := 0
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		file := must(parser.ParseFile(fset, f, nil, 0))
+	for _, p := range sources {
+		f, file := p.name, p.file
+		aliases = p.aliases
 		ast.Inspect(file, func(n ast.Node) bool {
 			cl, ok := n.(*ast.CompositeLit)
 			if !ok || typeName(cl.Type) != "confsuite.ConformanceTest" {
@@ -714,6 +872,7 @@ func main() {
 			}
 			t := table{Source: "conformance/tests/" + filepath.Base(f), Features: []string{}, Manifests: []string{}}
 			var body *ast.FuncLit
+			bodyFrom := p.aliases
 			root := &env{vars: map[string]value{}}
 			for _, el := range cl.Elts {
 				kv := el.(*ast.KeyValueExpr)
@@ -733,19 +892,23 @@ func main() {
 						t.Features = append(t.Features, strings.TrimPrefix(src(ft), "features."))
 					}
 				case "Test":
-					body, _ = kv.Value.(*ast.FuncLit)
+					switch v := kv.Value.(type) {
+					case *ast.FuncLit:
+						body = v
+					case *ast.SelectorExpr:
+						if x, ok := v.X.(*ast.Ident); ok && v.Sel.Name == "Test" {
+							body, bodyFrom = bodies[x.Name], bodyAliases[x.Name]
+						}
+					}
 				}
 			}
 			if body == nil || t.Test == "" {
 				return false
 			}
-			w := &walker{funcs: map[string]*ast.FuncDecl{}}
-			for _, d := range file.Decls {
-				if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Body != nil {
-					w.funcs[fd.Name.Name] = fd
-				}
-			}
+			w := &walker{funcs: funcs}
+			aliases = bodyFrom
 			w.block(body.Body.List, root)
+			aliases = p.aliases
 			t.Calls = w.calls
 			if t.Calls == nil {
 				t.Calls = []recordedCall{}
@@ -759,6 +922,26 @@ func main() {
 		})
 	}
 	fmt.Fprintf(os.Stderr, "conformance-tables: %d tests written to %s\n", count, out)
+}
+
+// stringConsts are a file's constants whose values are string literals (or built from them).
+func stringConsts(file *ast.File) map[string]string {
+	m := map[string]string{}
+	for _, d := range file.Decls {
+		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST {
+			for _, sp := range g.Specs {
+				vs := sp.(*ast.ValueSpec)
+				for i, n := range vs.Names {
+					if i < len(vs.Values) {
+						if v, ok := eval(vs.Values[i], &env{vars: map[string]value{}}).(string); ok {
+							m[n.Name] = v
+						}
+					}
+				}
+			}
+		}
+	}
+	return m
 }
 
 func must[T any](v T, err error) T {
