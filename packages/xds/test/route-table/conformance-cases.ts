@@ -1,17 +1,33 @@
 // The upstream conformance tests' requests (tables extracted by scripts/extract-conformance-tables.sh)
 // run through the route-table check against the Envoy resources Turnpike generates for the tests'
 // own manifests. Each request is judged as the conformance suite's CompareRoundTrip would judge the
-// answer, with the echo backend modelled: it answers 200 with what it received, honours `delay`
-// (HTTPRouteTimeout*) and the retry simulation (`responseCode`, `succeedAfter`) of HTTPRouteRetry.
+// answer, with the backends modelled (echo-backend.ts): the Pods of the manifests' Deployments, what
+// they listen on, the certificates they present, and echo-basic's `delay` and retry simulation.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONTROLLER_NAME, type KubeObject } from '@turnpike/api';
 import { manifestProblem, normalizeNamespace, parseManifests } from '@turnpike/engine';
 import { snapshotFromObjects, Translator } from '@turnpike/translator';
 import { envoyLoadProblems, envoyResourcesFor, validateResources, type EnvoyResources } from '../../src/index.js';
-import { EXAMPLE_COM_CERT, EXAMPLE_COM_KEY } from '../../../translator/test/tls-fixtures.js';
-import { routeHttp, routeTcp, routeUdp, type HttpOutcome, type WeightedTarget } from './envoy-router.js';
-import { backendAnswer, type BackendAnswer } from './echo-backend.js';
+import { EXAMPLE_COM_CERT, EXAMPLE_COM_KEY, OTHER_TEST_CERT } from '../../../translator/test/tls-fixtures.js';
+import type { Cluster, DownstreamTlsContext, UpstreamTlsContext } from '../../src/envoy-types.js';
+import {
+  listenerFor,
+  routeHttp,
+  routeTcp,
+  routeUdp,
+  selectFilterChain,
+  type HttpOutcome,
+  type WeightedTarget,
+} from './envoy-router.js';
+import {
+  backendAnswers,
+  handshakeProblem,
+  type BackendAnswer,
+  type EchoPod,
+  type ServingTls,
+  type Upstream,
+} from './echo-backend.js';
 
 const DIR = join(import.meta.dirname, 'conformance');
 const GATEWAY_CLASS = 'turnpike';
@@ -32,27 +48,81 @@ export function conformanceTables(): ConformanceTable[] {
     .map((f) => JSON.parse(readFileSync(join(DIR, 'tables', f), 'utf8')) as ConformanceTable);
 }
 
-const secret = (namespace: string, name: string): KubeObject => ({
+const INFRA = 'gateway-conformance-infra';
+const WEB = 'gateway-conformance-web-backend';
+const APP = 'gateway-conformance-app-backend';
+
+/**
+ * The CAs the suite creates (suite.go, Setup), by ConfigMap: the model has two certificates to stand
+ * for them, so CAs that must be told apart hold different ones. The per-port client CA is not the
+ * default one (GatewayFrontendClientCertificateValidation presents each listener the other's client
+ * certificate), and mismatch-ca-certificate signed none of the backends' certificates.
+ */
+const CA_CERTIFICATES: Record<string, string> = {
+  [`${WEB}/web-backend-cm`]: EXAMPLE_COM_CERT,
+  [`${INFRA}/tls-validity-checks-ca-certificate`]: EXAMPLE_COM_CERT,
+  [`${INFRA}/tls-validity-checks-per-port-ca-certificate`]: OTHER_TEST_CERT,
+  [`${INFRA}/tls-checks-ca-certificate`]: EXAMPLE_COM_CERT,
+  [`${INFRA}/mismatch-ca-certificate`]: OTHER_TEST_CERT,
+};
+
+/**
+ * The certificates the suite creates (suite.go, Setup), by Secret: the names each carries and the
+ * CA that signed it (a self-signed one is signed by no CA the model has). Every Secret holds the
+ * same key pair here: what tells them apart is this table.
+ */
+const SUITE_CERTIFICATES: Record<string, { sans: string[]; issuer: string }> = {
+  [`${WEB}/certificate`]: { sans: ['*'], issuer: 'self-signed' },
+  [`${INFRA}/tls-validity-checks-certificate`]: { sans: ['*', '*.org', '*.wildcard.org'], issuer: 'self-signed' },
+  [`${INFRA}/tls-validity-checks-client-certificate`]: {
+    sans: [],
+    issuer: CA_CERTIFICATES[`${INFRA}/tls-validity-checks-ca-certificate`]!,
+  },
+  [`${INFRA}/tls-validity-checks-per-port-client-certificate`]: {
+    sans: [],
+    issuer: CA_CERTIFICATES[`${INFRA}/tls-validity-checks-per-port-ca-certificate`]!,
+  },
+  [`${INFRA}/tls-checks-certificate`]: {
+    sans: ['abc.example.com', 'spiffe://abc.example.com/test-identity', 'other.example.com'],
+    issuer: CA_CERTIFICATES[`${INFRA}/tls-checks-ca-certificate`]!,
+  },
+  [`${INFRA}/tls-checks-client-certificate`]: {
+    sans: [],
+    issuer: CA_CERTIFICATES[`${INFRA}/tls-checks-ca-certificate`]!,
+  },
+  [`${INFRA}/tls-passthrough-checks-certificate`]: {
+    sans: ['abc.example.com'],
+    issuer: CA_CERTIFICATES[`${INFRA}/tls-checks-ca-certificate`]!,
+  },
+  [`${APP}/tls-passthrough-checks-certificate`]: {
+    sans: ['abc.example.com'],
+    issuer: CA_CERTIFICATES[`${INFRA}/tls-checks-ca-certificate`]!,
+  },
+  [`${INFRA}/tls-terminate-checks-certificate`]: {
+    sans: ['tls.example.com'],
+    issuer: CA_CERTIFICATES[`${INFRA}/tls-checks-ca-certificate`]!,
+  },
+};
+
+const secret = (key: string): KubeObject => ({
   apiVersion: 'v1',
   kind: 'Secret',
-  metadata: { name, namespace },
+  metadata: { name: key.split('/')[1]!, namespace: key.split('/')[0]! },
   type: 'kubernetes.io/tls',
   data: {
     'tls.crt': Buffer.from(EXAMPLE_COM_CERT).toString('base64'),
     'tls.key': Buffer.from(EXAMPLE_COM_KEY).toString('base64'),
   },
 });
-const caConfigMap = (namespace: string, name: string): KubeObject => ({
+const caConfigMap = (key: string): KubeObject => ({
   apiVersion: 'v1',
   kind: 'ConfigMap',
-  metadata: { name, namespace },
-  data: { 'ca.crt': EXAMPLE_COM_CERT },
+  metadata: { name: key.split('/')[1]!, namespace: key.split('/')[0]! },
+  data: { 'ca.crt': CA_CERTIFICATES[key]! },
 });
 
 /** What the conformance suite creates in code rather than in manifests (suite.go, Setup). */
 function programmaticObjects(): KubeObject[] {
-  const infra = 'gateway-conformance-infra';
-  const web = 'gateway-conformance-web-backend';
   return [
     {
       apiVersion: 'gateway.networking.k8s.io/v1',
@@ -60,30 +130,114 @@ function programmaticObjects(): KubeObject[] {
       metadata: { name: GATEWAY_CLASS },
       spec: { controllerName: CONTROLLER_NAME },
     },
-    secret(web, 'certificate'),
-    secret(infra, 'tls-validity-checks-certificate'),
-    secret(infra, 'tls-validity-checks-client-certificate'),
-    secret(infra, 'tls-validity-checks-per-port-client-certificate'),
-    secret(infra, 'tls-checks-certificate'),
-    secret(infra, 'tls-checks-client-certificate'),
-    secret(infra, 'tls-passthrough-checks-certificate'),
-    secret(infra, 'tls-terminate-checks-certificate'),
-    caConfigMap(infra, 'mismatch-ca-certificate'),
-    caConfigMap(web, 'web-backend-cm'),
-    caConfigMap(infra, 'tls-validity-checks-ca-certificate'),
-    caConfigMap(infra, 'tls-validity-checks-per-port-ca-certificate'),
-    caConfigMap(infra, 'tls-checks-ca-certificate'),
+    ...Object.keys(SUITE_CERTIFICATES).map(secret),
+    ...Object.keys(CA_CERTIFICATES).map(caConfigMap),
   ];
 }
 
-/** One ready endpoint per Service port, as the cluster's EndpointSlice controller would publish. */
-function endpointSlices(objects: KubeObject[]): KubeObject[] {
-  let n = 0;
+/** A Pod as the model needs it: its labels (for Service selectors) and address besides what it serves. */
+interface ModelPod extends EchoPod {
+  labels: Record<string, string>;
+  address: string;
+}
+
+/**
+ * The Pods of the manifests' Deployments, one each (replicas of a Deployment answer alike; the retry
+ * backend, infra-backend-v3, has one), listening as echo-basic's main() starts its servers from the
+ * environment: GRPC_ECHO_SERVER, TCP_ECHO_SERVER, UDP_ECHO_SERVER, or else HTTP (HTTP_PORT 3000,
+ * H2C_PORT 3001, and HTTPS_PORT 8443 when given a certificate and key), each with its defaults.
+ */
+function deploymentPods(objects: KubeObject[]): ModelPod[] {
   return objects
+    .filter((o) => o.kind === 'Deployment')
+    .map((d, i) => {
+      const template = (d as Json).spec.template as Json;
+      const container = (template.spec.containers as Json[])[0]!;
+      const env: Record<string, string> = Object.fromEntries(
+        ((container.env ?? []) as Json[]).filter((e) => e.value !== undefined).map((e) => [e.name, String(e.value)]),
+      );
+      const namespace = d.metadata.namespace ?? 'default';
+      // The volume a file the environment names is mounted from.
+      const volumeOf = (path: string | undefined): Json | undefined => {
+        const mount = ((container.volumeMounts ?? []) as Json[]).find((m) => path?.startsWith(`${m.mountPath}/`));
+        return ((template.spec.volumes ?? []) as Json[]).find((v) => v.name === mount?.name);
+      };
+      const serving = (keyEnv: string): ServingTls | undefined => {
+        if (!env.TLS_SERVER_CERT || !env[keyEnv]) return undefined;
+        const cert = SUITE_CERTIFICATES[`${namespace}/${volumeOf(env.TLS_SERVER_CERT)?.secret?.secretName}`];
+        const clientCa = volumeOf(env.TLS_CLIENT_CACERTS)?.configMap?.name as string | undefined;
+        return {
+          sans: cert?.sans ?? [],
+          issuer: cert?.issuer ?? 'unknown',
+          ...(clientCa ? { clientCa: CA_CERTIFICATES[`${namespace}/${clientCa}`] ?? 'unknown' } : {}),
+        };
+      };
+      const port = (name: string, fallback: number) => Number(env[name] ?? fallback);
+      const tcp = new Map<number, ServingTls | undefined>();
+      const udp = new Set<number>();
+      let kind: EchoPod['kind'];
+      if (env.GRPC_ECHO_SERVER) {
+        kind = 'grpc';
+        tcp.set(port('HTTP_PORT', 3000), undefined);
+        const tls = serving('TLS_SERVER_PRIV_KEY');
+        if (tls) tcp.set(port('HTTPS_PORT', 8443), tls);
+      } else if (env.TCP_ECHO_SERVER) {
+        kind = 'tcp';
+        tcp.set(port('TCP_PORT', 3000), undefined);
+        const tls = serving('TLS_SERVER_PRIV_KEY');
+        if (tls) tcp.set(port('TLS_PORT', 8443), tls);
+      } else if (env.UDP_ECHO_SERVER) {
+        kind = 'udp';
+        udp.add(port('UDP_PORT', 8080));
+      } else {
+        kind = String(container.image).includes('echo-basic') ? 'http' : 'unknown';
+        tcp.set(port('HTTP_PORT', 3000), undefined);
+        tcp.set(port('H2C_PORT', 3001), undefined);
+        const tls = serving('TLS_SERVER_PRIVKEY');
+        if (tls) tcp.set(port('HTTPS_PORT', 8443), tls);
+      }
+      return {
+        // A Pod's name is its Deployment's, then the ReplicaSet's hash and its own suffix.
+        name: `${d.metadata.name}-6d4f9c8b7-x2k4q`,
+        namespace,
+        kind,
+        ...(env.SERVICE_NAME ? { serviceName: env.SERVICE_NAME } : {}),
+        ...(kind === 'unknown' ? {} : { tcp, udp }),
+        labels: (template.metadata?.labels ?? {}) as Record<string, string>,
+        address: `10.2.${Math.floor(i / 250)}.${(i % 250) + 1}`,
+      };
+    });
+}
+
+/**
+ * The EndpointSlices the cluster's controller would publish: each Service's ready Pods. A Service
+ * whose Pods no manifest defines (HTTPRouteServiceTypes makes its own at run time) gets one endpoint
+ * of a Pod named after it that accepts anything, so routing can still be checked.
+ */
+function endpointSlices(objects: KubeObject[], pods: ModelPod[]): { slices: KubeObject[]; standIns: ModelPod[] } {
+  const standIns: ModelPod[] = [];
+  const slices = objects
     .filter((o) => o.kind === 'Service')
-    .map((svc) => {
-      n++;
+    .map((svc, n) => {
       const ports = ((svc as Json).spec?.ports ?? []) as Json[];
+      const selector = ((svc as Json).spec?.selector ?? {}) as Record<string, string>;
+      let selected = Object.keys(selector).length
+        ? pods.filter(
+            (p) =>
+              p.namespace === svc.metadata.namespace && Object.entries(selector).every(([k, v]) => p.labels[k] === v),
+          )
+        : [];
+      if (!selected.length) {
+        const standIn: ModelPod = {
+          name: svc.metadata.name,
+          namespace: svc.metadata.namespace ?? 'default',
+          kind: 'unknown',
+          labels: {},
+          address: `10.1.${Math.floor(n / 250)}.${(n % 250) + 1}`,
+        };
+        standIns.push(standIn);
+        selected = [standIn];
+      }
       return {
         apiVersion: 'discovery.k8s.io/v1',
         kind: 'EndpointSlice',
@@ -93,7 +247,7 @@ function endpointSlices(objects: KubeObject[]): KubeObject[] {
           labels: { 'kubernetes.io/service-name': svc.metadata.name },
         },
         addressType: 'IPv4',
-        endpoints: [{ addresses: [`10.1.${Math.floor(n / 250)}.${(n % 250) + 1}`], conditions: { ready: true } }],
+        endpoints: selected.map((p) => ({ addresses: [p.address], conditions: { ready: true } })),
         ports: ports.map((p) => ({
           name: p.name ?? '',
           port: typeof p.targetPort === 'number' ? p.targetPort : p.port,
@@ -101,15 +255,61 @@ function endpointSlices(objects: KubeObject[]): KubeObject[] {
         })),
       } as KubeObject;
     });
+  return { slices, standIns: standIns };
 }
 
 export interface ConformanceWorld {
   objects: KubeObject[];
   envoy(gateway: string): EnvoyResources | undefined;
+  /** The endpoints (and their Pods) and TLS of a cluster. */
+  upstream(res: EnvoyResources, cluster: string): Upstream;
 }
 
-/** The objects of a test: its manifests on top of the base ones, and what the suite creates in code. */
-function conformanceObjects(table: ConformanceTable, problems: string[]): KubeObject[] {
+/**
+ * An object as the API server stores it: with a creationTimestamp, `seconds` after the suite's
+ * manifests were applied (all in the same second: their order is then by name, as the routes'
+ * conflict rule says). The translator takes an object without one for the newest.
+ */
+function stamped(o: KubeObject, seconds: number): KubeObject {
+  o.metadata.creationTimestamp ??= new Date(Date.UTC(2026, 0, 1) + seconds * 1000).toISOString();
+  return o;
+}
+
+/** Structs the API inlines in their parent's JSON (Go's embedded fields). */
+const INLINED = new Set(['CommonRouteSpec', 'BackendRef', 'BackendObjectReference', 'TypeMeta']);
+
+/** A Go value of the API, as the extractor evaluated it, in the API's JSON form. */
+function apiJson(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(apiJson);
+  if (!v || typeof v !== 'object') return v;
+  const out: Json = {};
+  for (const [k, x] of Object.entries(v as Json)) {
+    if (k === '_type') continue;
+    if (INLINED.has(k)) Object.assign(out, apiJson(x));
+    else out[k[0]!.toLowerCase() + k.slice(1)] = apiJson(x);
+  }
+  return out;
+}
+
+/** An object a test creates in code (a Go literal of gatewayv1 or corev1) as a manifest would give it. */
+function objectFromGo(go: Json): KubeObject {
+  const [pkg, kind] = String(go._type).split('.') as [string, string];
+  const meta = (go.ObjectMeta ?? {}) as Json;
+  const o: Json = {
+    apiVersion: pkg === 'corev1' ? 'v1' : 'gateway.networking.k8s.io/v1',
+    kind,
+    metadata: { name: meta.Name, ...(meta.Namespace ? { namespace: meta.Namespace } : {}) },
+  };
+  for (const [k, x] of Object.entries(go))
+    if (!['_type', 'ObjectMeta', 'TypeMeta'].includes(k)) o[k[0]!.toLowerCase() + k.slice(1)] = apiJson(x);
+  return o as KubeObject;
+}
+
+/** The objects of a test: its manifests on top of the base ones, and what the suite creates in code; and its Pods. */
+export function conformanceObjects(
+  table: ConformanceTable,
+  problems: string[],
+): { objects: KubeObject[]; pods: ModelPod[] } {
   const objects: KubeObject[] = [];
   const seen = new Set<string>();
   for (const file of ['base.yaml', ...table.manifests]) {
@@ -121,20 +321,23 @@ function conformanceObjects(table: ConformanceTable, problems: string[]): KubeOb
       seen.add(key);
       const problem = manifestProblem(o, file, 'strict');
       if (problem) problems.push(problem);
-      else objects.push(o);
+      else objects.push(stamped(o, 0));
     }
   }
-  objects.push(...programmaticObjects(), ...endpointSlices(objects));
-  return objects;
+  const pods = deploymentPods(objects);
+  const { slices, standIns } = endpointSlices(objects, pods);
+  objects.push(...programmaticObjects(), ...slices);
+  return { objects, pods: [...pods, ...standIns] };
 }
 
 /** These objects translated; Envoy resources per Gateway, built when asked for. */
-function conformanceWorld(objects: KubeObject[], problems: string[]): ConformanceWorld {
+export function conformanceWorld(objects: KubeObject[], pods: ModelPod[], problems: string[]): ConformanceWorld {
   const snapshot = snapshotFromObjects(objects);
   const result = new Translator().translate(snapshot);
   const lookup = (kind: string, ns: string, name: string) =>
     snapshot.get(kind)?.get(ns)?.get(name) as KubeObject | undefined;
   const built = new Map<string, EnvoyResources>();
+  const byAddress = new Map(pods.map((p) => [p.address, p]));
   return {
     objects,
     envoy(gateway) {
@@ -151,6 +354,29 @@ function conformanceWorld(objects: KubeObject[], problems: string[]): Conformanc
         built.set(gateway, res);
       }
       return built.get(gateway);
+    },
+    upstream(res, name) {
+      const cluster = res.clusters.find((c: Cluster) => c.name === name);
+      const assignment =
+        cluster?.type === 'EDS' ? res.endpoints.find((e) => e.cluster_name === name) : cluster?.load_assignment;
+      const endpoints = (assignment?.endpoints ?? []).flatMap((l) =>
+        (l.lb_endpoints ?? [])
+          .filter((e) => ['HEALTHY', 'UNKNOWN'].includes(String(e.health_status ?? 'UNKNOWN')))
+          .map((e) => {
+            const address = e.endpoint?.address?.socket_address;
+            const pod = byAddress.get(address?.address ?? '');
+            if (!pod) throw new Error(`cluster ${name}: endpoint ${address?.address} is no Pod of the model`);
+            return { pod, port: Number(address?.port_value ?? 0) };
+          }),
+      );
+      const socket = cluster?.transport_socket;
+      const tls =
+        socket?.name === 'envoy.transport_sockets.tls' ? (socket.typed_config as UpstreamTlsContext) : undefined;
+      return {
+        endpoints,
+        ...(tls ? { tls } : {}),
+        clientCertificateIssuer: (sds) => SUITE_CERTIFICATES[sds]?.issuer,
+      };
     },
   };
 }
@@ -188,15 +414,33 @@ function statusCodes(expected: Json): number[] {
   return codes.length ? codes : [200];
 }
 
-/** The status and what the backend saw, for one request that reached a route. */
-function answer(outcome: Extract<HttpOutcome, { kind: 'http' }>, expected: Json): BackendAnswer {
-  if (outcome.status !== undefined) return { status: outcome.status };
-  const live = (outcome.targets ?? []).filter((t) => t.weight > 0);
-  if (!live.length) return { status: 500 };
-  // Every target that may take the request must answer as expected: check the one that does not.
-  const answers = live.map((t) => backendAnswer(outcome.action!, t, expected.Request?.Path ?? '/'));
-  return answers.find((a) => a.status !== answers[0]!.status) ?? answers[0]!;
+/** One answer the client may get, and the target (weighted cluster) that gave it; none for the proxy's own. */
+interface Answered {
+  target?: WeightedTarget;
+  answer: BackendAnswer;
 }
+
+/**
+ * Every answer a request that reached a route may get: the proxy's own (404, direct responses,
+ * redirects), or each live target's for each endpoint its first try may go to. The conformance tests
+ * expect the same answer every time (they require several in a row).
+ */
+function answers(
+  world: ConformanceWorld,
+  res: EnvoyResources,
+  outcome: Extract<HttpOutcome, { kind: 'http' }>,
+): Answered[] {
+  if (outcome.status !== undefined) return [{ answer: { status: outcome.status } }];
+  const live = (outcome.targets ?? []).filter((t) => t.weight > 0);
+  if (!live.length) return [{ answer: { status: 500, why: 'no live backend' } }];
+  return live.flatMap((target) => {
+    const h2 = !!res.clusters.find((c) => c.name === target.cluster)?.http2_protocol_options;
+    const upstream = world.upstream(res, target.cluster);
+    return backendAnswers(outcome.action!, target, upstream, h2).map((answer) => ({ target, answer }));
+  });
+}
+
+const isTimeout = (status: number) => status === 408 || status === 504;
 
 function headerMap(target: WeightedTarget | undefined, backendSet: Json | undefined): Map<string, string[]> {
   const headers = new Map<string, string[]>();
@@ -210,89 +454,137 @@ function headerMap(target: WeightedTarget | undefined, backendSet: Json | undefi
   return headers;
 }
 
-/** CompareRoundTrip (conformance/utils/http) on the modelled answer; a reason when it fails. */
+/** Where a request to a Gateway address goes, and what it may get back; or why it gets no HTTP answer. */
+function sendHttp(
+  world: ConformanceWorld,
+  address: Json,
+  request: Json,
+  tls?: { sni: string },
+):
+  | { refused: string }
+  | { outcome: Extract<HttpOutcome, { kind: 'http' }>; answered: Answered[]; scheme: 'http' | 'https'; where: string } {
+  const { gateway, port } = gatewayPort(world, address);
+  const res = world.envoy(gateway);
+  if (!res) return { refused: `no xDS for Gateway ${gateway}` };
+  const scheme = tls ? 'https' : 'http';
+  const defaultPort = (scheme === 'http' && port === 80) || (scheme === 'https' && port === 443);
+  const authority = request.Host || (defaultPort ? '192.0.2.10' : `192.0.2.10:${port}`);
+  const outcome = routeHttp(res, {
+    port,
+    ...(tls ? { sni: tls.sni } : {}),
+    authority,
+    method: request.Method || 'GET',
+    path: request.Path || '/',
+    headers: { ...(request.Headers ?? {}) },
+  });
+  if (outcome.kind === 'refused') return { refused: `connection refused: ${outcome.reason}` };
+  const where = `[${outcome.filterChain} ${outcome.virtualHost ?? '-'} ${outcome.route ?? '-'}]`;
+  return { outcome, answered: answers(world, res, outcome), scheme, where };
+}
+
+const because = (a: BackendAnswer) => (a.why ? ` (${a.why})` : '');
+
+/** CompareRoundTrip (conformance/utils/http) on the modelled answers; a reason when one fails. */
 export function judgeHttp(
   world: ConformanceWorld,
   address: Json,
   expected: Json,
   tls?: { sni: string },
 ): string | undefined {
-  const { gateway, port } = gatewayPort(world, address);
-  const res = world.envoy(gateway);
-  if (!res) return `no xDS for Gateway ${gateway}`;
-  const scheme = tls ? 'https' : 'http';
   const request = (expected.Request ?? {}) as Json;
-  const defaultPort = (scheme === 'http' && port === 80) || (scheme === 'https' && port === 443);
-  const authority = request.Host || (defaultPort ? '192.0.2.10' : `192.0.2.10:${port}`);
-  const method = request.Method || 'GET';
-  const headers: Record<string, string> = { ...(request.Headers ?? {}) };
-  const outcome = routeHttp(res, {
-    port,
-    ...(tls ? { sni: tls.sni } : {}),
-    authority,
-    method,
-    path: request.Path || '/',
-    headers,
-  });
+  const sent = sendHttp(world, address, request, tls);
+  if ('refused' in sent) return sent.refused;
+  const { outcome, answered, scheme, where } = sent;
   const codes = statusCodes(expected);
-  if (outcome.kind === 'refused') return `connection refused: ${outcome.reason}`;
-  const got = answer(outcome, expected);
-  const where = `[${outcome.filterChain} ${outcome.virtualHost ?? '-'} ${outcome.route ?? '-'}]`;
-  if (!codes.includes(got.status)) return `status ${got.status}, expected ${codes.join('|')} ${where}`;
-  if (got.status === 200 || got.status === 204) {
-    if (outcome.cors?.preflight) {
-      return compareHeaders(new Map(Object.entries(outcome.cors.headers).map(([k, v]) => [k, [v]])), expected);
-    }
-    const live = (outcome.targets ?? []).filter((t) => t.weight > 0);
-    const exp = (expected.ExpectedRequest?.Request ?? expected.Request ?? {}) as Json;
-    for (const target of live) {
-      const svc = serviceOf(target.cluster);
-      if (expected.Backend && !svc.name.startsWith(expected.Backend))
-        return `reached ${target.cluster}, expected ${expected.Backend} ${where}`;
-      if ((expected.Namespace ?? '') !== svc.namespace)
-        return `reached namespace ${svc.namespace}, expected ${expected.Namespace} ${where}`;
-      const upstream = target.request;
-      if (exp.Host && exp.Host !== upstream.host)
-        return `upstream host ${upstream.host}, expected ${exp.Host} ${where}`;
-      const expPath = exp.Path ?? '';
-      // The echo backend reports the request URI: the path with its query string.
-      if (expPath !== upstream.path) return `upstream path ${upstream.path}, expected ${expPath} ${where}`;
-      if ((exp.Method || 'GET') !== upstream.method)
-        return `upstream method ${upstream.method}, expected ${exp.Method}`;
-      // Without an ExpectedRequest the suite expects the request as sent, its headers included.
-      for (const [name, value] of Object.entries((exp.Headers ?? {}) as Json)) {
-        const actual = upstream.headers.get(name.toLowerCase());
-        if (!actual) return `upstream header ${name} missing ${where}`;
-        if (actual.join(',') !== value) return `upstream header ${name}: ${actual.join(',')}, expected ${value}`;
+  for (const { target, answer: got } of answered) {
+    // CompareRoundTrip: a timeout (408 or 504) passes where the test expects a timeout.
+    if (isTimeout(got.status) && codes.some(isTimeout)) continue;
+    if (!codes.includes(got.status)) return `status ${got.status}${because(got)}, expected ${codes.join('|')} ${where}`;
+    if (got.status === 200 || got.status === 204) {
+      if (outcome.cors?.preflight) {
+        return compareHeaders(new Map(Object.entries(outcome.cors.headers).map(([k, v]) => [k, [v]])), expected);
       }
-      for (const name of (expected.ExpectedRequest?.AbsentHeaders ?? []) as string[])
-        if (upstream.headers.has(name.toLowerCase())) return `upstream header ${name} present, expected absent`;
-      const responseHeaders = headerMap(target, expected.BackendSetResponseHeaders);
-      if (outcome.cors) for (const [k, v] of Object.entries(outcome.cors.headers)) responseHeaders.set(k, [v]);
-      const problem = compareHeaders(responseHeaders, expected);
+      if (!target) continue;
+      const problem = judgeEcho(target, got, expected, outcome.cors?.headers);
       if (problem) return `${problem} ${where}`;
+      continue;
     }
-    return undefined;
+    if (got.status >= 300 && got.status < 400 && expected.RedirectRequest) {
+      const location = new URL(outcome.location!);
+      const want = expected.RedirectRequest as Json;
+      const gotPort = location.port;
+      const host = location.hostname;
+      if (want.Host && want.Host !== host) return `redirect host ${host}, expected ${want.Host} (${outcome.location})`;
+      if (want.Port) {
+        if (want.Port !== gotPort) return `redirect port '${gotPort}', expected ${want.Port} (${outcome.location})`;
+      } else {
+        const s = location.protocol.slice(0, -1);
+        if (s === 'http' && gotPort !== '' && gotPort !== '80')
+          return `redirect port ${gotPort} for http (${outcome.location})`;
+        if (s === 'https' && gotPort !== '' && gotPort !== '443')
+          return `redirect port ${gotPort} for https (${outcome.location})`;
+      }
+      const wantScheme = want.Scheme || scheme;
+      if (location.protocol !== `${wantScheme}:`) return `redirect scheme ${location.protocol}, expected ${wantScheme}`;
+      const wantPath = want.Path || (request.Path || '/').split('?')[0];
+      if (wantPath !== location.pathname) return `redirect path ${location.pathname}, expected ${wantPath}`;
+    }
   }
-  if (got.status >= 300 && got.status < 400 && expected.RedirectRequest) {
-    const location = new URL(outcome.location!);
-    const want = expected.RedirectRequest as Json;
-    const gotPort = location.port;
-    const host = location.hostname;
-    if (want.Host && want.Host !== host) return `redirect host ${host}, expected ${want.Host} (${outcome.location})`;
-    if (want.Port) {
-      if (want.Port !== gotPort) return `redirect port '${gotPort}', expected ${want.Port} (${outcome.location})`;
-    } else {
-      const s = location.protocol.slice(0, -1);
-      if (s === 'http' && gotPort !== '' && gotPort !== '80')
-        return `redirect port ${gotPort} for http (${outcome.location})`;
-      if (s === 'https' && gotPort !== '' && gotPort !== '443')
-        return `redirect port ${gotPort} for https (${outcome.location})`;
-    }
-    const wantScheme = want.Scheme || scheme;
-    if (location.protocol !== `${wantScheme}:`) return `redirect scheme ${location.protocol}, expected ${wantScheme}`;
-    const wantPath = want.Path || (request.Path || '/').split('?')[0];
-    if (wantPath !== location.pathname) return `redirect path ${location.pathname}, expected ${wantPath}`;
+  return undefined;
+}
+
+/** What the echo server reports about the request it got, against the test's expectations. */
+function judgeEcho(
+  target: WeightedTarget,
+  got: BackendAnswer,
+  expected: Json,
+  corsHeaders: Record<string, string> | undefined,
+): string | undefined {
+  const svc = serviceOf(target.cluster);
+  const pod = got.pod ?? { name: svc.name, namespace: svc.namespace };
+  // Without an ExpectedRequest the suite expects the request as sent, its headers included.
+  const exp = (expected.ExpectedRequest?.Request ?? expected.Request ?? {}) as Json;
+  // The Pod's name starts with its Deployment's.
+  if (expected.Backend && !pod.name.startsWith(expected.Backend))
+    return `reached ${pod.name} (${target.cluster}), expected ${expected.Backend}`;
+  if ((expected.Namespace ?? '') !== pod.namespace)
+    return `reached namespace ${pod.namespace}, expected ${expected.Namespace}`;
+  const upstream = target.request;
+  if (exp.Host && exp.Host !== upstream.host) return `upstream host ${upstream.host}, expected ${exp.Host}`;
+  const expPath = exp.Path ?? '';
+  // The echo backend reports the request URI: the path with its query string.
+  if (expPath !== upstream.path) return `upstream path ${upstream.path}, expected ${expPath}`;
+  if ((exp.Method || 'GET') !== upstream.method) return `upstream method ${upstream.method}, expected ${exp.Method}`;
+  for (const [name, value] of Object.entries((exp.Headers ?? {}) as Json)) {
+    const actual = upstream.headers.get(name.toLowerCase());
+    if (!actual) return `upstream header ${name} missing`;
+    if (actual.join(',') !== value) return `upstream header ${name}: ${actual.join(',')}, expected ${value}`;
+  }
+  for (const name of (expected.ExpectedRequest?.AbsentHeaders ?? []) as string[])
+    if (upstream.headers.has(name.toLowerCase())) return `upstream header ${name} present, expected absent`;
+  // The server name and client certificate the backend saw in the proxy's TLS handshake.
+  if (exp.SNI && exp.SNI !== got.sni) return `backend saw SNI ${got.sni ?? '(no TLS)'}, expected ${exp.SNI}`;
+  if (exp.ClientCert) {
+    const want = (exp.ClientCert as Json).tlsSecretCert as Json | undefined;
+    const name = want ? `${want.Namespace}/${want.Name}` : JSON.stringify(exp.ClientCert);
+    if (got.clientCertificate !== name)
+      return `backend saw client certificate ${got.clientCertificate ?? '(none)'}, expected ${name}`;
+  }
+  const responseHeaders = headerMap(target, expected.BackendSetResponseHeaders);
+  for (const [k, v] of Object.entries(corsHeaders ?? {})) responseHeaders.set(k, [v]);
+  return compareHeaders(responseHeaders, expected);
+}
+
+/**
+ * MakeRequestAndExpectFailure (WaitForConsistentFailureResponse): an HTTP answer that is neither
+ * 200 nor a timeout. A request that gets no answer (refused) is never ready, so the test fails.
+ */
+function judgeHttpFailure(world: ConformanceWorld, address: Json, expected: Json): string | undefined {
+  const sent = sendHttp(world, address, (expected.Request ?? {}) as Json);
+  if ('refused' in sent) return `${sent.refused}: no HTTP answer, where the test waits for a failing one`;
+  for (const { answer } of sent.answered) {
+    if (answer.status === 200) return `status 200, expected a failure ${sent.where}`;
+    if (isTimeout(answer.status)) return `status ${answer.status}, which the test takes for not ready ${sent.where}`;
   }
   return undefined;
 }
@@ -317,27 +609,115 @@ function compareHeaders(actual: Map<string, string[]>, expected: Json): string |
   return undefined;
 }
 
-/** A gRPC call is an HTTP/2 POST to /service/method; a 404 from the proxy is UNIMPLEMENTED. */
-function judgeGrpc(world: ConformanceWorld, address: Json, expected: Json): string | undefined {
+const GRPC_ECHO = '/gateway_api_conformance.echo_basic.grpcecho.GrpcEcho';
+
+/** A gRPC call as the HTTP/2 POST to /service/method it is. */
+function grpcRequest(expected: Json): Json {
   const method = expected.EchoRequest ? 'Echo' : expected.EchoTwoRequest ? 'EchoTwo' : 'EchoThree';
+  return {
+    Host: expected.RequestMetadata?.Authority ?? '',
+    Path: `${GRPC_ECHO}/${method}`,
+    Method: 'POST',
+    Headers: { 'content-type': 'application/grpc', ...(expected.RequestMetadata?.Metadata ?? {}) },
+  };
+}
+
+/** A gRPC call judged as HTTP; a 404 from the proxy is UNIMPLEMENTED. */
+function judgeGrpc(world: ConformanceWorld, address: Json, expected: Json): string | undefined {
+  const request = grpcRequest(expected);
   const http: Json = {
-    Request: {
-      Host: expected.RequestMetadata?.Authority ?? '',
-      Path: `/gateway_api_conformance.echo_basic.grpcecho.GrpcEcho/${method}`,
-      Method: 'POST',
-      Headers: { 'content-type': 'application/grpc', ...(expected.RequestMetadata?.Metadata ?? {}) },
-    },
+    Request: request,
     Backend: expected.Backend,
     Namespace: expected.Namespace,
-    ExpectedRequest: {
-      Request: { Method: 'POST', Path: `/gateway_api_conformance.echo_basic.grpcecho.GrpcEcho/${method}` },
-    },
+    ExpectedRequest: { Request: { Method: 'POST', Path: request.Path } },
     Response: { StatusCode: expected.Response?.Code === 'Unimplemented' ? 404 : 200 },
   };
   return judgeHttp(world, address, http);
 }
 
-function judgeTcp(world: ConformanceWorld, address: Json, sni: string | undefined, expected: Json): string | undefined {
+/**
+ * grpc.MakeRequestAndExpectEventuallyConsistentFailure: a status other than OK (any HTTP answer but
+ * a 200: Envoy's 503 is UNAVAILABLE, its 404 UNIMPLEMENTED). An RPC that cannot connect returns an
+ * error instead, which the test takes for not ready, so it fails.
+ */
+function judgeGrpcFailure(world: ConformanceWorld, address: Json, expected: Json): string | undefined {
+  const sent = sendHttp(world, address, grpcRequest(expected));
+  if ('refused' in sent) return `${sent.refused}: the RPC errors, where the test waits for a status`;
+  const ok = sent.answered.find(({ answer }) => answer.status === 200);
+  return ok ? `the RPC succeeds (reaches ${ok.answer.pod?.name ?? ok.target?.cluster}) ${sent.where}` : undefined;
+}
+
+/** `namespace/name` of the Secret a kubernetes.GetTLSSecret call read, as the extractor records it. */
+function secretOf(value: unknown): string | undefined {
+  const ref = (value as Json | undefined)?.tlsSecretCert as Json | undefined;
+  return ref ? `${ref.Namespace}/${ref.Name}` : undefined;
+}
+
+/**
+ * The client's TLS handshake with a listener that terminates TLS (DownstreamTlsContext): the client
+ * trusts only the Gateway certificate the test read (its Secret must be among the chain's), and a
+ * listener that validates client certificates takes one only if trusted_ca holds its CA (unless
+ * trust_chain_verification is ACCEPT_UNTRUSTED) and refuses a client without one when
+ * require_client_certificate is set. Undefined when it succeeds, or when the chain does not terminate TLS.
+ */
+function clientHandshakeProblem(
+  res: EnvoyResources,
+  port: number,
+  sni: string,
+  serverCert: unknown,
+  clientCert: unknown,
+): string | undefined {
+  const listener = listenerFor(res, port);
+  const chain = listener && selectFilterChain(listener, sni);
+  const socket = chain?.transport_socket;
+  if (socket?.name !== 'envoy.transport_sockets.tls') return undefined;
+  const ctx = socket.typed_config as DownstreamTlsContext;
+  const common = ctx.common_tls_context ?? {};
+  const server = secretOf(serverCert);
+  const served = (common.tls_certificate_sds_secret_configs ?? []).map((c) => c.name);
+  if (server && !served.includes(server)) return `the listener presents ${served.join(', ')}, not ${server}`;
+  const client = secretOf(clientCert);
+  if (!client) return ctx.require_client_certificate?.value ? 'the listener requires a client certificate' : undefined;
+  const validation = common.validation_context;
+  if (!validation?.trusted_ca || validation.trust_chain_verification === 'ACCEPT_UNTRUSTED') return undefined;
+  const issuer = SUITE_CERTIFICATES[client]?.issuer ?? 'unknown';
+  const pem = (s: string) => s.replace(/\s+/g, '');
+  if (!pem(validation.trusted_ca.inline_string ?? '').includes(pem(issuer)))
+    return `the listener does not trust the CA of the client certificate ${client}`;
+  return undefined;
+}
+
+/**
+ * tls.MakeTLSRequestAndExpectEventuallyConsistentFailureResponse: the request must fail to complete
+ * (no listener or filter chain takes it, or the handshake fails); any HTTP answer is a success to it.
+ */
+function judgeTlsFailure(world: ConformanceWorld, address: Json, sni: string, args: unknown[]): string | undefined {
+  const { gateway, port } = gatewayPort(world, address);
+  const res = world.envoy(gateway);
+  if (!res) return undefined;
+  const handshake = clientHandshakeProblem(res, port, sni, args[args.length - 5], args[args.length - 4]);
+  if (handshake) return undefined;
+  const tcp = routeTcp(res, port, sni);
+  if (tcp.kind === 'tcp')
+    return tcp.targets.some((t) => t.weight > 0 && t.healthy) ? 'the connection reaches a backend' : undefined;
+  const sent = sendHttp(world, address, (args[args.length - 1] as Json).Request ?? {}, { sni });
+  if ('refused' in sent) return undefined;
+  return `the handshake succeeds and the request gets ${sent.answered[0]!.answer.status} ${sent.where}`;
+}
+
+/**
+ * A TCP connection through a Gateway (MakeTCPRequestAndExpectEventuallyValidResponse, or a TLS
+ * request through a passthrough listener): each endpoint it may reach must accept it, in TLS where
+ * the Pod's port serves TLS; the TCP echo server reports its Pod (named `<Backend>-...`), namespace,
+ * whether it got TLS (BackendIsTLS) and the server name it saw (Hostname).
+ */
+function judgeTcp(
+  world: ConformanceWorld,
+  address: Json,
+  sni: string | undefined,
+  clientTls: boolean,
+  expected: Json,
+): string | undefined {
   if (expected.Backend !== undefined && typeof expected.Backend !== 'string')
     return `unmodelled backend ${JSON.stringify(expected.Backend)}`;
   const { gateway, port } = gatewayPort(world, address);
@@ -347,11 +727,31 @@ function judgeTcp(world: ConformanceWorld, address: Json, sni: string | undefine
   if (outcome.kind === 'refused') return `refused: ${outcome.reason}`;
   const live = outcome.targets.filter((t) => t.weight > 0);
   if (!live.length || live.some((t) => !t.healthy)) return `no live backend (${JSON.stringify(outcome.targets)})`;
+  const tcpEcho = expected._type === 'tcp.ExpectedResponse';
   for (const t of live) {
-    const svc = serviceOf(t.cluster);
-    if (expected.Backend && !svc.name.startsWith(expected.Backend))
-      return `reached ${t.cluster}, expected ${expected.Backend}`;
-    if (expected.Namespace && svc.namespace !== expected.Namespace) return `reached namespace ${svc.namespace}`;
+    const upstream = world.upstream(res, t.cluster);
+    // What reaches the Pod is TLS when the proxy originates it, or passes the client's through.
+    const tlsAtPod = !!upstream.tls || (clientTls && !outcome.terminatesTls);
+    const sniAtPod = upstream.tls ? upstream.tls.sni : tlsAtPod ? sni : undefined;
+    for (const { pod, port: podPort } of upstream.endpoints) {
+      if (pod.tcp) {
+        if (!pod.tcp.has(podPort)) return `${pod.name} listens on no port ${podPort} (${t.cluster})`;
+        const serving = pod.tcp.get(podPort);
+        if (tlsAtPod !== !!serving)
+          return `${tlsAtPod ? 'TLS' : 'plain text'} reaches ${serving ? 'TLS' : 'plain-text'} port ${podPort} of ${pod.name}`;
+        const handshake = upstream.tls && serving && handshakeProblem(upstream.tls, serving, upstream);
+        if (handshake) return `the proxy's handshake with ${pod.name} fails: ${handshake}`;
+      }
+      const prefix = tcpEcho ? `${expected.Backend}-` : expected.Backend;
+      if (expected.Backend && !pod.name.startsWith(prefix))
+        return `reached ${pod.name} (${t.cluster}), expected ${prefix}`;
+      if (expected.Namespace && pod.namespace !== expected.Namespace) return `reached namespace ${pod.namespace}`;
+      if (tcpEcho && (expected.BackendIsTLS ?? false) !== tlsAtPod)
+        return `the backend got ${tlsAtPod ? 'TLS' : 'plain text'}, expected BackendIsTLS ${expected.BackendIsTLS ?? false}`;
+      const hostname = expected.Hostname && sniOf(world, expected.Hostname);
+      if (tcpEcho && hostname && hostname !== sniAtPod)
+        return `the backend saw server name ${sniAtPod ?? '(none)'}, expected ${hostname}`;
+    }
   }
   return undefined;
 }
@@ -371,6 +771,33 @@ function routeHostname(world: ConformanceWorld, ref: Json): string | undefined {
 function sniOf(world: ConformanceWorld, value: unknown): string | undefined {
   if (typeof value === 'string') return value;
   if (value && typeof value === 'object' && 'routeHostnames' in value) return routeHostname(world, value as Json);
+  return undefined;
+}
+
+/**
+ * A datagram through a UDP listener: the UDP echo server of each Pod it may reach answers with its
+ * SERVICE_NAME and namespace (udp.ExpectEchoResponseFromBackend compares both when given). A cluster
+ * split by locality is judged by its localities' names.
+ */
+function judgeUdp(world: ConformanceWorld, address: Json, expected: Json): string | undefined {
+  const { gateway, port } = gatewayPort(world, address);
+  const res = world.envoy(gateway)!;
+  const targets = routeUdp(res, port) ?? [];
+  if (!targets.length) return 'no UDP listener';
+  for (const t of targets) {
+    if (!res.clusters.some((c) => c.name === t.cluster)) {
+      if (expected.Service && t.cluster !== expected.Service)
+        return `UDP reaches ${t.cluster}, expected ${expected.Service}`;
+      continue;
+    }
+    for (const { pod, port: podPort } of world.upstream(res, t.cluster).endpoints) {
+      if (pod.udp && !pod.udp.has(podPort)) return `${pod.name} listens on no UDP port ${podPort}`;
+      const service = pod.kind === 'unknown' ? pod.name : (pod.serviceName ?? '');
+      if (expected.Service && service !== expected.Service)
+        return `UDP reaches ${pod.name}, which reports service ${service || '(none)'}, expected ${expected.Service}`;
+      if (expected.Namespace && pod.namespace !== expected.Namespace) return `UDP reaches namespace ${pod.namespace}`;
+    }
+  }
   return undefined;
 }
 
@@ -416,13 +843,44 @@ export function runConformanceTable(table: ConformanceTable): {
   problems: string[];
 } {
   const problems: string[] = [];
-  let objects = conformanceObjects(table, problems);
-  let world = conformanceWorld(objects, problems);
+  const made = conformanceObjects(table, problems);
+  const pods = made.pods;
+  let objects = made.objects;
+  let world = conformanceWorld(objects, pods, problems);
   const results: CaseResult[] = [];
   const unmodelled: string[] = [];
+  // Objects the test created in code, each deleted when the subtest that created it ends
+  // (MustApplyObjectsWithCleanup registers the deletion with that subtest's t.Cleanup).
+  let created: { object: KubeObject; subtest: string }[] = [];
+  const unevaluated = new Set<string>();
+  const within = (subtest: string, outer: string) => subtest === outer || subtest.startsWith(`${outer}/`);
   table.calls.forEach((call, i) => {
     const name = `${call.subtest ? `${call.subtest} ` : ''}#${i} (line ${call.line})`;
     const args = call.args;
+    const subtest = call.subtest ?? '';
+    const ended = created.filter((c) => !within(subtest, c.subtest));
+    if (ended.length) {
+      created = created.filter((c) => !ended.includes(c));
+      objects = objects.filter((o) => !ended.some((c) => c.object === o));
+      world = conformanceWorld(objects, pods, problems);
+    }
+    if (call.function === 'client.Apply') {
+      if (JSON.stringify(args).includes('"unresolved"')) {
+        unevaluated.add(subtest);
+        return;
+      }
+      for (const go of args[0] as Json[]) {
+        const object = stamped(objectFromGo(go), i + 1);
+        created.push({ object, subtest });
+        objects = [...objects, object];
+      }
+      world = conformanceWorld(objects, pods, problems);
+      return;
+    }
+    if ([...unevaluated].some((u) => within(subtest, u)) && !call.function.startsWith('client.')) {
+      unmodelled.push(`${name}: ${call.function} after objects the extractor could not evaluate`);
+      return;
+    }
     const addressArg =
       args.find((a) => a && typeof a === 'object' && 'gatewayAddress' in a) ??
       (call.gateway ? { gatewayAddress: call.gateway } : undefined);
@@ -439,7 +897,7 @@ export function runConformanceTable(table: ConformanceTable): {
             (o.metadata.namespace ?? '') === (meta.Namespace ?? '')
           ),
       );
-      world = conformanceWorld(objects, problems);
+      world = conformanceWorld(objects, pods, problems);
       return;
     }
     if (JSON.stringify(last).includes('"unresolved"') && call.function !== 'weight.TestWeightedDistribution') {
@@ -454,24 +912,42 @@ export function runConformanceTable(table: ConformanceTable): {
       case 'http.MakeRequest':
         why = judgeHttp(world, addressArg, args[0]);
         break;
-      case 'tls.MakeTLSRequestAndExpectEventuallyConsistentResponse': {
+      case 'http.MakeRequestAndExpectFailure':
+        why = judgeHttpFailure(world, addressArg, last);
+        break;
+      case 'tls.MakeTLSRequestAndExpectEventuallyConsistentResponse':
+      case 'tls.MakeTLSRequestAndExpectEventuallyConsistentFailureResponse': {
         const sni = sniOf(world, args[args.length - 2]);
         if (sni === undefined) {
           unmodelled.push(`${name}: server name ${JSON.stringify(args[args.length - 2])}`);
           return;
         }
+        if (call.function.endsWith('FailureResponse')) {
+          why = judgeTlsFailure(world, addressArg, sni, args);
+          break;
+        }
         const { gateway, port } = gatewayPort(world, addressArg);
-        const tcp = routeTcp(world.envoy(gateway)!, port, sni);
+        const res = world.envoy(gateway)!;
+        const tcp = routeTcp(res, port, sni);
+        // The arguments end: server certificate, client certificate and key, server name, expectation.
+        const handshake = clientHandshakeProblem(res, port, sni, args[args.length - 5], args[args.length - 4]);
         // A TLS request through a passthrough listener reaches a TLS backend as it was sent.
-        why = tcp.kind === 'tcp' ? judgeTcp(world, addressArg, sni, last) : judgeHttp(world, addressArg, last, { sni });
+        why = handshake
+          ? `the client's handshake fails: ${handshake}`
+          : tcp.kind === 'tcp'
+            ? judgeTcp(world, addressArg, sni, true, last)
+            : judgeHttp(world, addressArg, last, { sni });
         break;
       }
       case 'grpc.MakeRequestAndExpectEventuallyConsistentResponse':
         why = judgeGrpc(world, addressArg, last);
         break;
+      case 'grpc.MakeRequestAndExpectEventuallyConsistentFailure':
+        why = judgeGrpcFailure(world, addressArg, last);
+        break;
       case 'tcp.MakeTCPRequestAndExpectEventuallyValidResponse': {
         const useTls = args[args.length - 2] === true;
-        why = judgeTcp(world, addressArg, useTls ? sniOf(world, args[args.length - 3]) : undefined, last);
+        why = judgeTcp(world, addressArg, useTls ? sniOf(world, args[args.length - 3]) : undefined, useTls, last);
         break;
       }
       case 'tls.MakeTLSConnectionAndExpectEventuallyConnectionRejection': {
@@ -483,12 +959,8 @@ export function runConformanceTable(table: ConformanceTable): {
       }
       case 'udp.ExpectEchoResponse':
       case 'udp.ExpectEchoResponseFromBackend': {
-        const { gateway, port } = gatewayPort(world, addressArg);
-        const targets = routeUdp(world.envoy(gateway)!, port) ?? [];
         const expected = (call.function === 'udp.ExpectEchoResponse' ? {} : last) as Json;
-        if (!targets.length) why = 'no UDP listener';
-        else if (expected.Service && !targets.every((t) => serviceOf(t.cluster).name === expected.Service))
-          why = `UDP reaches ${targets.map((t) => t.cluster).join(', ')}, expected ${expected.Service}`;
+        why = judgeUdp(world, addressArg, expected);
         break;
       }
       case 'weight.TestWeightedDistribution':

@@ -87,6 +87,8 @@ export type TcpOutcome =
   | {
       kind: 'tcp';
       filterChain: string;
+      /** The filter chain ends the client's TLS (a transport_socket): the backend gets what was inside it. */
+      terminatesTls: boolean;
       targets: { cluster: string; weight: number; exists: boolean; healthy: boolean }[];
     };
 
@@ -472,6 +474,7 @@ export function routeTcp(res: EnvoyResources, port: number, sni?: string): TcpOu
   return {
     kind: 'tcp',
     filterChain: chain.name ?? '',
+    terminatesTls: !!chain.transport_socket,
     // A target without a healthy endpoint gets no connection: tcp_proxy closes it (a reset).
     targets: targets.map((t) => ({
       ...t,
