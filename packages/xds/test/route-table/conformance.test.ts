@@ -1,4 +1,4 @@
-// Every request of the upstream v1.6.3 conformance tests, run through the route-table check against
+// Every request of the upstream v1.7.0 conformance tests, run through the route-table check against
 // the Envoy config generated from the tests' own manifests. Prints per test: requests passing of
 // those checked. A test this check cannot model, or whose requests do not all pass yet, is listed
 // below with the reason; the list is exact, so a fix or a regression shows here.
