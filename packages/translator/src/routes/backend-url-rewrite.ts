@@ -30,7 +30,8 @@ export function hoistBackendPathRewrite(
   const weighted = refs.map((ref, index) => ({ ref, index })).filter(({ ref }) => (ref.weight ?? 1) > 0);
   const withPath = weighted.find(({ ref }) => pathRewriteOf(ref));
   if (!withPath) return undefined;
-  const unsupported = (message: string): Problem => ({ reason: 'UnsupportedValue', message });
+  // A combination of filters the proxy cannot honour: the spec's IncompatibleFilters, documented in docs/features.md.
+  const unsupported = (message: string): Problem => ({ reason: 'IncompatibleFilters', message });
   if (rule.filters.rewrite?.path)
     return unsupported(
       `${field}.backendRefs[${withPath.index}].filters: the rule's own URLRewrite already rewrites the path; ` +

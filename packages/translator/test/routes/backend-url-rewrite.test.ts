@@ -56,7 +56,7 @@ describe('HTTPRouteBackendURLRewrite', () => {
     for (const second of [backend('other', { filters: [fullPath('/elsewhere')] }), backend('other')]) {
       const r = translate([rule([backend('svc', { filters: [fullPath('/full')] }), second])]);
       const p = parent(r, 'HTTPRoute', 'apps', 'r');
-      expect(sr(p.conditions, 'Accepted')).toBe('False/UnsupportedValue');
+      expect(sr(p.conditions, 'Accepted')).toBe('False/IncompatibleFilters');
       expect(p.conditions.find((c: { type: string }) => c.type === 'Accepted').message).toContain(
         'spec.rules[0].backendRefs[1].filters: backendRefs[0] rewrites the path',
       );
@@ -73,7 +73,7 @@ describe('HTTPRouteBackendURLRewrite', () => {
   it('a rule that rewrites the path itself may not have a backendRef rewrite it again', () => {
     const r = translate([rule([backend('svc', { filters: [fullPath('/full')] })], { filters: [prefixPath('/p')] })]);
     const p = parent(r, 'HTTPRoute', 'apps', 'r');
-    expect(sr(p.conditions, 'Accepted')).toBe('False/UnsupportedValue');
+    expect(sr(p.conditions, 'Accepted')).toBe('False/IncompatibleFilters');
     expect(p.conditions.find((c: { type: string }) => c.type === 'Accepted').message).toContain(
       "the rule's own URLRewrite already rewrites the path",
     );
