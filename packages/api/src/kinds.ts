@@ -3,6 +3,9 @@ import type { KubeObject } from './meta.js';
 import { GATEWAY_GROUP } from './gateway-api.js';
 import { TURNPIKE_GROUP } from './turnpike.js';
 
+/** The group of ClusterTrustBundle (GEP-5075: the only group a caCertificateRef to one may name). */
+export const CLUSTER_TRUST_BUNDLE_GROUP = 'certificates.k8s.io';
+
 interface KindInfo {
   /** API group ('' for the core group). */
   group: string;
@@ -29,7 +32,7 @@ const KINDS = {
   Secret: { group: '' },
   Namespace: { group: '', clusterScoped: true },
   ConfigMap: { group: '' },
-  ClusterTrustBundle: { group: 'certificates.k8s.io', clusterScoped: true },
+  ClusterTrustBundle: { group: CLUSTER_TRUST_BUNDLE_GROUP, clusterScoped: true },
   // Only the proxy Deployments this controller applies (labelled as ours): their rollout decides
   // whether a plugin is installed (isProxyDeployment).
   Deployment: { group: 'apps' },
@@ -57,9 +60,23 @@ export const OWNED_STATUS_KINDS = kindsWhere('ownsStatus');
 /**
  * Kinds the controller itself feeds into the stream (never read from manifests or the API):
  * ProxyStatus carries what the xDS server learned from a Gateway's proxies (a rejected config);
- * PluginFetch carries what the plugin fetch worker got from a registry.
+ * PluginFetch carries what the plugin fetch worker got from a registry; ServedAPI carries which
+ * version of an API the cluster may lack (ClusterTrustBundle) the API server serves, if any.
  */
-export const INTERNAL_KINDS = ['ProxyStatus', 'PluginFetch'] as const;
+export const INTERNAL_KINDS = ['ProxyStatus', 'PluginFetch', 'ServedAPI'] as const;
+
+/**
+ * Internal (kube source): whether the API server serves an API a cluster may lack, and which version
+ * of it. Cluster-scoped, named `<plural>.<group>` (CLUSTER_TRUST_BUNDLE_API). Upserted whenever it
+ * changes, never deleted. Without one (files, `translate -f`) the API counts as served: there is no
+ * cluster to ask, and files may hold its objects.
+ */
+export interface ServedAPI extends KubeObject {
+  status: { served: boolean; version?: string };
+}
+
+/** The ServedAPI that says whether ClusterTrustBundles exist in this cluster (GEP-5075, "API Availability"). */
+export const CLUSTER_TRUST_BUNDLE_API = 'clustertrustbundles.certificates.k8s.io';
 
 /**
  * What a Gateway's proxies told the xDS server: a configuration they rejected (NACK; cleared when a
@@ -78,7 +95,10 @@ export interface ProxyStatus extends KubeObject {
   };
 }
 
-/** A bundle of CA certificates published cluster-wide (certificates.k8s.io, beta in Kubernetes 1.33). */
+/**
+ * A bundle of CA certificates published cluster-wide (certificates.k8s.io: v1 since Kubernetes 1.37,
+ * v1beta1 before; the same fields in both, stored as v1).
+ */
 export interface ClusterTrustBundle extends KubeObject {
   spec: { signerName?: string; trustBundle: string };
 }

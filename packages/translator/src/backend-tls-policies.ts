@@ -1,9 +1,9 @@
 // BackendTLSPolicy: upstream TLS for a Service (or one of its ports, by sectionName). The CA
-// references must be usable ConfigMaps (ca.crt); a policy that loses a conflict (same target,
-// newer) is not accepted. Status is written per ancestor: the route parents that use the Service.
-import type { BackendTLSPolicy, ClusterTrustBundle, SubjectAltNameIR } from '@turnpike/api';
-import { caBundleInObject } from './ca-certificate-refs.js';
-import { checkCABundle } from './certificates.js';
+// references must be usable ConfigMaps or Secrets (ca.crt) or ClusterTrustBundles; a policy that
+// loses a conflict (same target, newer) is not accepted. Status is written per ancestor: the route
+// parents that use the Service.
+import { CLUSTER_TRUST_BUNDLE_GROUP, type BackendTLSPolicy, type SubjectAltNameIR } from '@turnpike/api';
+import { caBundleInClusterTrustBundle, caBundleInObject, isClusterTrustBundleRef } from './ca-certificate-refs.js';
 import { compareAge } from './compare.js';
 import type { Problem } from './conditions.js';
 import type { Inputs } from './incremental/inputs.js';
@@ -111,9 +111,9 @@ export function evaluateBackendTLSPolicy(inputs: Inputs, p: BackendTLSPolicy): B
 }
 
 /**
- * The PEM a caCertificateRef names: `ca.crt` of a ConfigMap or Secret in the policy's namespace,
- * or the trust bundle of a ClusterTrustBundle (cluster-scoped; group certificates.k8s.io, or the
- * core group as some manifests write it).
+ * The PEM a caCertificateRef names: `ca.crt` of a ConfigMap or Secret in the policy's namespace, or
+ * the trust bundle of a ClusterTrustBundle (cluster-scoped, group certificates.k8s.io only: GEP-5075).
+ * A ClusterTrustBundle the cluster does not serve is an unresolvable kind (InvalidKind).
  */
 function caBundleOf(
   inputs: Inputs,
@@ -121,14 +121,16 @@ function caBundleOf(
   ref: { group?: string; kind: string; name: string },
 ): { pem: string } | { problem: string; reason: Reason } {
   const group = ref.group ?? '';
-  if (ref.kind === 'ClusterTrustBundle' && (group === '' || group === 'certificates.k8s.io')) {
-    const ctb = inputs.get<ClusterTrustBundle>('ClusterTrustBundle', undefined, ref.name);
-    const err = ctb ? checkCABundle(ctb.spec?.trustBundle) : `ClusterTrustBundle ${ref.name} not found`;
-    return err ? { problem: err, reason: 'InvalidCACertificateRef' } : { pem: ctb!.spec.trustBundle };
+  if (isClusterTrustBundleRef(ref)) {
+    const bundle = caBundleInClusterTrustBundle(inputs, ref.name);
+    if ('pem' in bundle) return bundle;
+    return { problem: bundle.problem, reason: bundle.unserved ? 'InvalidKind' : 'InvalidCACertificateRef' };
   }
   if (group !== '' || (ref.kind !== 'ConfigMap' && ref.kind !== 'Secret')) {
     return {
-      problem: `${group ? group + '/' : ''}${ref.kind} is not supported, use ConfigMap, Secret or ClusterTrustBundle`,
+      problem:
+        `${group ? group + '/' : ''}${ref.kind} is not supported, use ConfigMap, Secret or ` +
+        `${CLUSTER_TRUST_BUNDLE_GROUP}/ClusterTrustBundle`,
       reason: 'InvalidKind',
     };
   }

@@ -1,6 +1,15 @@
-// The CA bundle a caCertificateRef names in a ConfigMap or Secret: its `ca.crt` key, which must hold
-// at least one PEM CA certificate. Gateway frontend validation and BackendTLSPolicy share this rule.
-import { secretText, type ConfigMap, type Secret } from '@turnpike/api';
+// The CA bundle a caCertificateRef names: `ca.crt` of a ConfigMap or Secret, or the trust bundle of a
+// ClusterTrustBundle (GEP-5075). Gateway frontend validation and BackendTLSPolicy share these rules;
+// each says in its own terms what is not a supported kind and what needs a ReferenceGrant.
+import {
+  CLUSTER_TRUST_BUNDLE_API,
+  CLUSTER_TRUST_BUNDLE_GROUP,
+  secretText,
+  type ClusterTrustBundle,
+  type ConfigMap,
+  type Secret,
+  type ServedAPI,
+} from '@turnpike/api';
 import { checkCABundle } from './certificates.js';
 import type { Inputs } from './incremental/inputs.js';
 
@@ -20,4 +29,38 @@ export function caBundleInObject(
   const problem = checkCABundle(pem);
   // Name the object the key was looked up in: "no "ca.crt" entry" alone leaves the reader guessing which.
   return problem ? { problem: `${kind} ${namespace}/${name}: ${problem}` } : { pem: pem! };
+}
+
+/** A reference to a ClusterTrustBundle: its group must be certificates.k8s.io (the core group is another kind). */
+export function isClusterTrustBundleRef(ref: { group?: string; kind?: string }): boolean {
+  return ref.kind === 'ClusterTrustBundle' && ref.group === CLUSTER_TRUST_BUNDLE_GROUP;
+}
+
+/**
+ * Whether the cluster serves the ClusterTrustBundle API, as the kube source last said (ServedAPI).
+ * Without that fact (files, `translate -f`) it does: there is no cluster to ask. Read through
+ * `inputs`, so what depends on it is derived again when it changes.
+ */
+export function clusterTrustBundleServed(inputs: Inputs): boolean {
+  return inputs.get<ServedAPI>('ServedAPI', undefined, CLUSTER_TRUST_BUNDLE_API)?.status?.served !== false;
+}
+
+/**
+ * The trust bundle of a ClusterTrustBundle (cluster-scoped: no namespace, no ReferenceGrant). `unserved`:
+ * the cluster does not serve the API, so the kind cannot be resolved at all (GEP-5075: InvalidKind,
+ * told apart from a bundle that is missing or unusable, InvalidCACertificateRef).
+ */
+export function caBundleInClusterTrustBundle(
+  inputs: Inputs,
+  name: string,
+): { pem: string } | { problem: string; unserved?: true } {
+  if (!clusterTrustBundleServed(inputs))
+    return {
+      problem: `ClusterTrustBundle (${CLUSTER_TRUST_BUNDLE_GROUP}) is not served by this cluster's API server`,
+      unserved: true,
+    };
+  const ctb = inputs.get<ClusterTrustBundle>('ClusterTrustBundle', undefined, name);
+  if (!ctb) return { problem: `ClusterTrustBundle ${name} not found` };
+  const problem = checkCABundle(ctb.spec?.trustBundle, 'spec.trustBundle');
+  return problem ? { problem: `ClusterTrustBundle ${name}: ${problem}` } : { pem: ctb.spec.trustBundle };
 }

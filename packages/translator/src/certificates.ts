@@ -99,15 +99,16 @@ function dnsNames(cert: X509Certificate): string[] {
 }
 
 /** A CA bundle is usable when it holds at least one PEM certificate that parses. */
-export function checkCABundle(pem: string | undefined): string | undefined {
-  if (!pem) return 'no "ca.crt" entry';
+export function checkCABundle(pem: string | undefined, field = '"ca.crt"'): string | undefined {
+  // A ConfigMap or Secret may lack the key; a ClusterTrustBundle always has the field, maybe empty.
+  if (!pem) return field === '"ca.crt"' ? 'no "ca.crt" entry' : `${field} is empty`;
   const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g);
-  if (!blocks) return '"ca.crt" holds no PEM certificate';
+  if (!blocks) return `${field} holds no PEM certificate`;
   for (const b of blocks) {
     try {
       new X509Certificate(b);
     } catch {
-      return '"ca.crt" holds a certificate that does not parse';
+      return `${field} holds a certificate that does not parse`;
     }
   }
   return undefined;

@@ -1,6 +1,7 @@
 // GatewayClass: ours when controllerName matches. Accepted unless its parametersRef is
 // missing or of the wrong kind or scope (InvalidParameters).
 import { TURNPIKE_GROUP, type GatewayClass, type ProxyConfig } from '@turnpike/api';
+import { clusterTrustBundleServed } from './ca-certificate-refs.js';
 import type { Problem } from './conditions.js';
 import type { ClassModel } from './model.js';
 import type { Inputs } from './incremental/inputs.js';
@@ -41,6 +42,8 @@ export function resolveClassParameters(
 export interface ClassResult {
   model: ClassModel;
   problem?: Problem;
+  /** What its status.supportedFeatures lists (sorted). */
+  supportedFeatures: readonly string[];
 }
 
 /** One GatewayClass of ours: accepted unless its parametersRef does not resolve. */
@@ -48,13 +51,18 @@ export function processClass(inputs: Inputs, gc: GatewayClass): ClassResult {
   const { proxyConfig, problem } = resolveClassParameters(inputs, gc);
   const model: ClassModel = { object: gc, accepted: !problem };
   if (proxyConfig) model.proxyConfig = proxyConfig;
-  return problem ? { model, problem } : { model };
+  const supportedFeatures = featuresFor(clusterTrustBundleServed(inputs));
+  return problem ? { model, problem, supportedFeatures } : { model, supportedFeatures };
 }
 
-/** Features this implementation serves, published on every class we accept (sorted). */
+/**
+ * Features this implementation serves (sorted), published on every class we accept; ClusterTrustBundle
+ * only where the cluster serves its API (featuresFor).
+ */
 export const SUPPORTED_FEATURES = [
   'BackendTLSPolicy',
   'BackendTLSPolicySANValidation',
+  'ClusterTrustBundle',
   'GRPCRoute',
   'GRPCRouteNamedRouteRule',
   'GRPCRouteRequestHeaderModifier',
@@ -104,3 +112,14 @@ export const SUPPORTED_FEATURES = [
   'TLSRouteModeTerminate',
   'UDPRoute',
 ].sort();
+
+const WITHOUT_CLUSTER_TRUST_BUNDLE = SUPPORTED_FEATURES.filter((f) => f !== 'ClusterTrustBundle');
+
+/**
+ * The features a class lists, given whether the cluster serves ClusterTrustBundle. GEP-5075: the
+ * feature is advertised "only when the API is present, so that the reported feature set reflects
+ * the cluster, not just the binary".
+ */
+export function featuresFor(clusterTrustBundleServed: boolean): readonly string[] {
+  return clusterTrustBundleServed ? SUPPORTED_FEATURES : WITHOUT_CLUSTER_TRUST_BUNDLE;
+}

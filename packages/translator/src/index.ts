@@ -4,7 +4,7 @@ export * from './infra-ir.js';
 export * from './proxy-placement.js';
 export * from './hostnames.js';
 export * from './compare.js';
-export { SUPPORTED_FEATURES } from './gateway-classes.js';
+export { SUPPORTED_FEATURES, featuresFor } from './gateway-classes.js';
 export type { RouteResult } from './routes/route-result.js';
 export * from './status-merge.js';
 export * from './explain.js';

@@ -2,6 +2,7 @@
 // key parse and belong together; a Secret in another namespace needs a ReferenceGrant from the
 // declaring kind (Gateway or ListenerSet — grants are not shared between them).
 import {
+  CLUSTER_TRUST_BUNDLE_GROUP,
   GATEWAY_GROUP,
   type Gateway,
   type Listener,
@@ -9,7 +10,7 @@ import {
   type Secret,
   type SecretObjectReference,
 } from '@turnpike/api';
-import { caBundleInObject } from './ca-certificate-refs.js';
+import { caBundleInClusterTrustBundle, caBundleInObject, isClusterTrustBundleRef } from './ca-certificate-refs.js';
 import { checkTLSSecret } from './certificates.js';
 import type { Problem } from './conditions.js';
 import type { CertificateModel } from './model.js';
@@ -141,15 +142,33 @@ function checkFrontendValidation(inputs: Inputs, gateway: Gateway, listener: Lis
   const unusable: string[] = [];
   validation.caCertificateRefs.forEach((ref, index) => {
     const field = `spec.tls.frontend.caCertificateRefs[${index}]`;
-    const kind = ref.kind ?? 'ConfigMap';
-    if ((ref.group ?? '') !== '' || (kind !== 'ConfigMap' && kind !== 'Secret')) {
-      first ??= {
-        reason: 'InvalidCACertificateKind',
-        message: `${field}: ${kind} is not supported, use ConfigMap or Secret`,
-      };
-      unusable.push(first.message);
-      return;
+    const reject = (problem: Problem) => {
+      first ??= problem;
+      unusable.push(problem.message);
+    };
+    // Cluster-scoped: no namespace, no ReferenceGrant (GEP-5075).
+    if (isClusterTrustBundleRef(ref)) {
+      if (ref.namespace !== undefined)
+        return reject({
+          reason: 'InvalidCACertificateRef',
+          message: `${field}: ClusterTrustBundle ${ref.name} is cluster-scoped: namespace must not be set`,
+        });
+      const bundle = caBundleInClusterTrustBundle(inputs, ref.name);
+      if ('pem' in bundle) return void bundles.push(bundle.pem);
+      // Not served: the kind cannot be resolved, which a listener calls InvalidCACertificateKind.
+      return reject({
+        reason: bundle.unserved ? 'InvalidCACertificateKind' : 'InvalidCACertificateRef',
+        message: `${field}: ${bundle.problem}`,
+      });
     }
+    const kind = ref.kind ?? 'ConfigMap';
+    if ((ref.group ?? '') !== '' || (kind !== 'ConfigMap' && kind !== 'Secret'))
+      return reject({
+        reason: 'InvalidCACertificateKind',
+        message:
+          `${field}: ${ref.group ? ref.group + '/' : ''}${kind} is not supported, use ConfigMap, Secret or ` +
+          `${CLUSTER_TRUST_BUNDLE_GROUP}/ClusterTrustBundle`,
+      });
     const namespace = ref.namespace ?? gatewayNamespace;
     const notPermitted = referenceNotPermitted(
       inputs,
@@ -157,16 +176,11 @@ function checkFrontendValidation(inputs: Inputs, gateway: Gateway, listener: Lis
       { group: '', kind, namespace, name: ref.name },
       field,
     );
-    if (notPermitted) {
-      first ??= notPermitted;
-      unusable.push(notPermitted.message);
-      return;
-    }
+    if (notPermitted) return reject(notPermitted);
     const bundle = caBundleInObject(inputs, kind, namespace, ref.name);
-    if ('problem' in bundle) {
-      first ??= { reason: 'InvalidCACertificateRef', message: `${field}: ${bundle.problem}` };
-      unusable.push(`${field}: ${bundle.problem}`);
-    } else bundles.push(bundle.pem);
+    if ('problem' in bundle)
+      return reject({ reason: 'InvalidCACertificateRef', message: `${field}: ${bundle.problem}` });
+    bundles.push(bundle.pem);
   });
   if (first) out.refsProblem ??= first;
   if (bundles.length) out.clientCA = bundles.join('\n');

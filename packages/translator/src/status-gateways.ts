@@ -4,7 +4,6 @@ import type { Condition, Gateway, GatewayAddress, GatewayStatus, ListenerStatus,
 export type ServiceLookup = (namespace: string, name: string) => Service | undefined;
 import { condition, conditionOf, resolvedRefsCondition, sortConditions } from './conditions.js';
 import type { ClassResult } from './gateway-classes.js';
-import { SUPPORTED_FEATURES } from './gateway-classes.js';
 import { mergedListeners } from './gateways.js';
 import { listenerConfigInvalid as configInvalid, listenerProgrammable } from './listener-validity.js';
 import { proxyPlacement } from './proxy-placement.js';
@@ -31,7 +30,7 @@ export function gatewayClassStatus(c: ClassResult): Record<string, unknown> {
     gen,
   );
   const status: Record<string, unknown> = { conditions: [accepted] };
-  if (!c.problem) status.supportedFeatures = SUPPORTED_FEATURES.map((name) => ({ name }));
+  if (!c.problem) status.supportedFeatures = c.supportedFeatures.map((name) => ({ name }));
   return status;
 }
 

@@ -1,8 +1,20 @@
-// BackendTLSPolicy (backend-tls-policies.ts, stages/policy-ancestors-stage.ts): ancestors beyond 16, and CAs from a ClusterTrustBundle.
+// BackendTLSPolicy (backend-tls-policies.ts, stages/policy-ancestors-stage.ts): ancestors beyond 16, and CAs
+// from a ClusterTrustBundle (GEP-5075), which the cluster may not serve.
 import { describe, expect, it } from '@jest/globals';
 import { Translator, snapshotFromObjects } from '../src/index.js';
-import { cond, endpointSlice, gateway, gatewayClass, http, httpRoute, run, service, statusOf } from './builders.js';
-import { EXAMPLE_COM_CERT } from './tls-fixtures.js';
+import {
+  cond,
+  endpointSlice,
+  gateway,
+  gatewayClass,
+  http,
+  httpRoute,
+  irRoutes,
+  run,
+  service,
+  statusOf,
+} from './builders.js';
+import { EXAMPLE_COM_CERT, OTHER_TEST_CERT } from './tls-fixtures.js';
 import { rule, toGw } from './route-fixtures.js';
 
 describe('BackendTLSPolicy ancestors beyond 16', () => {
@@ -122,21 +134,28 @@ describe('BackendTLSPolicy CA from a ClusterTrustBundle', () => {
     httpRoute('r', { parentRefs: [toGw()], rules: [rule('a')] }),
   ];
   const ctb = {
-    apiVersion: 'certificates.k8s.io/v1beta1',
+    apiVersion: 'certificates.k8s.io/v1',
     kind: 'ClusterTrustBundle',
     metadata: { name: 'corp-ca' },
     spec: { trustBundle: EXAMPLE_COM_CERT },
   } as never;
 
-  it('a ClusterTrustBundle (certificates.k8s.io, or the core group) supplies the CA bundle of the cluster', () => {
-    for (const group of ['certificates.k8s.io', '']) {
-      const r = run([...base, ctb, policy({ group, kind: 'ClusterTrustBundle', name: 'corp-ca' })]);
-      expect(
-        cond(
-          (statusOf(r, 'BackendTLSPolicy', 'apps', 'p').ancestors as { conditions: unknown }[])[0]!.conditions,
-          'Accepted',
-        )?.status,
-      ).toBe('True');
+  const served = (isServed: boolean) =>
+    ({
+      apiVersion: 'turnpike.dev/internal',
+      kind: 'ServedAPI',
+      metadata: { name: 'clustertrustbundles.certificates.k8s.io' },
+      status: isServed ? { served: true, version: 'v1' } : { served: false },
+    }) as never;
+  const conditionsOf = (r: ReturnType<typeof run>) =>
+    (statusOf(r, 'BackendTLSPolicy', 'apps', 'p').ancestors as { conditions: unknown }[])[0]!.conditions;
+  const ctbRef = { group: 'certificates.k8s.io', kind: 'ClusterTrustBundle', name: 'corp-ca' };
+
+  it('a ClusterTrustBundle supplies the CA bundle of the cluster (with or without the served fact)', () => {
+    for (const fact of [[], [served(true)]]) {
+      const r = run([...base, ctb, policy(ctbRef), ...fact]);
+      expect(cond(conditionsOf(r), 'Accepted')?.status).toBe('True');
+      expect(cond(conditionsOf(r), 'ResolvedRefs')?.status).toBe('True');
       expect(r.xdsIR.gateways.get('infra/gw')!.clusters[0]!.tls?.caBundle).toBe(EXAMPLE_COM_CERT);
     }
   });
@@ -147,5 +166,66 @@ describe('BackendTLSPolicy CA from a ClusterTrustBundle', () => {
     expect(cond(conds, 'ResolvedRefs')).toMatchObject({ status: 'False', reason: 'InvalidCACertificateRef' });
     expect(cond(conds, 'ResolvedRefs')!.message).toContain('ClusterTrustBundle absent not found');
     expect(cond(conds, 'Accepted')).toMatchObject({ status: 'False', reason: 'NoValidCACertificate' });
+  });
+
+  it('an empty or unparsable trust bundle is InvalidCACertificateRef; the backend fails closed (500)', () => {
+    for (const [trustBundle, problem] of [
+      ['', 'spec.trustBundle is empty'],
+      [
+        '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----',
+        'spec.trustBundle holds a certificate that does not parse',
+      ],
+    ]) {
+      const bad = { ...(ctb as object), spec: { trustBundle } } as never;
+      const r = run([...base, bad, policy(ctbRef)]);
+      expect(cond(conditionsOf(r), 'ResolvedRefs')).toMatchObject({
+        status: 'False',
+        reason: 'InvalidCACertificateRef',
+        message: `spec.validation.caCertificateRefs[0]: ClusterTrustBundle corp-ca: ${problem}`,
+      });
+      expect(cond(conditionsOf(r), 'Accepted')).toMatchObject({ status: 'False', reason: 'NoValidCACertificate' });
+      expect(irRoutes(r)[0].directResponse).toEqual({ status: 500 });
+    }
+  });
+
+  it('when the cluster does not serve the API, the reference is InvalidKind (not "not found"), even with the object at hand', () => {
+    const r = run([...base, ctb, policy(ctbRef), served(false)]);
+    expect(cond(conditionsOf(r), 'ResolvedRefs')).toMatchObject({
+      status: 'False',
+      reason: 'InvalidKind',
+      message:
+        "spec.validation.caCertificateRefs[0]: ClusterTrustBundle (certificates.k8s.io) is not served by this cluster's API server",
+    });
+    expect(cond(conditionsOf(r), 'Accepted')).toMatchObject({ status: 'False', reason: 'NoValidCACertificate' });
+    expect(irRoutes(r)[0].directResponse).toEqual({ status: 500 });
+  });
+
+  it('a ClusterTrustBundle of the core group is another kind (InvalidKind): only certificates.k8s.io names it', () => {
+    const r = run([...base, ctb, policy({ ...ctbRef, group: '' })]);
+    expect(cond(conditionsOf(r), 'ResolvedRefs')).toMatchObject({ status: 'False', reason: 'InvalidKind' });
+    expect(cond(conditionsOf(r), 'ResolvedRefs')!.message).toContain('ClusterTrustBundle is not supported');
+  });
+
+  it('incrementally: a changed, deleted or unserved bundle re-derives the policy and its cluster as a fresh translation does', () => {
+    const t = new Translator();
+    const steps = [
+      [ctb],
+      [{ ...(ctb as object), spec: { trustBundle: OTHER_TEST_CERT } } as never],
+      [],
+      [ctb, served(false)],
+      [ctb, served(true)],
+    ];
+    const reasons: (string | undefined)[] = [];
+    for (const extra of steps) {
+      const snapshot = snapshotFromObjects([...base, policy(ctbRef), ...extra]);
+      const result = t.translate(snapshot);
+      expect(JSON.stringify(result)).toBe(JSON.stringify(new Translator().translate(snapshot)));
+      reasons.push(
+        result.xdsIR.gateways.get('infra/gw')!.clusters[0]?.tls?.caBundle === OTHER_TEST_CERT
+          ? 'other'
+          : cond(conditionsOf(result), 'ResolvedRefs')?.reason,
+      );
+    }
+    expect(reasons).toEqual(['ResolvedRefs', 'other', 'InvalidCACertificateRef', 'InvalidKind', 'ResolvedRefs']);
   });
 });

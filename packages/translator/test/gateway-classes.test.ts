@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { TURNPIKE_API_VERSION } from '@turnpike/api';
-import { SUPPORTED_FEATURES } from '../src/index.js';
+import { SUPPORTED_FEATURES, Translator, snapshotFromObjects } from '../src/index.js';
 import { gateway, gatewayClass, http, run, sr, statusOf } from './builders.js';
 
 describe('GatewayClass', () => {
@@ -64,12 +64,43 @@ describe('GatewayClass', () => {
 });
 
 /** v1.7.0 features not claimed yet; the experimental ones wait for their implementation (docs/features.md). */
-const UNCLAIMED = [
-  'ClusterTrustBundle',
-  'GatewayAddressRoutability',
-  'GatewayAddressRoutabilityCluster',
-  'GatewayListenerFilters',
-];
+const UNCLAIMED = ['GatewayAddressRoutability', 'GatewayAddressRoutabilityCluster', 'GatewayListenerFilters'];
+
+// GEP-5075: ClusterTrustBundle is advertised only where the cluster serves the API, as the kube source says.
+describe('ClusterTrustBundle in supportedFeatures', () => {
+  const served = (isServed: boolean) => ({
+    apiVersion: 'turnpike.dev/internal',
+    kind: 'ServedAPI',
+    metadata: { name: 'clustertrustbundles.certificates.k8s.io' },
+    status: isServed ? { served: true, version: 'v1beta1' } : { served: false },
+  });
+  const features = (r: ReturnType<typeof run>): string[] =>
+    statusOf(r, 'GatewayClass', undefined, 'turnpike').supportedFeatures.map((f: { name: string }) => f.name);
+
+  it('is claimed when the cluster serves the API, and when nothing says it does not (files)', () => {
+    expect(SUPPORTED_FEATURES).toContain('ClusterTrustBundle');
+    expect(features(run([gatewayClass(), served(true)]))).toEqual(SUPPORTED_FEATURES);
+    expect(features(run([gatewayClass()]))).toEqual(SUPPORTED_FEATURES);
+  });
+
+  it('is left out, and only it, when the cluster does not serve the API', () => {
+    expect(features(run([gatewayClass(), served(false)]))).toEqual(
+      SUPPORTED_FEATURES.filter((f) => f !== 'ClusterTrustBundle'),
+    );
+  });
+
+  it('incrementally: the class status follows the fact as a fresh translation does', () => {
+    const t = new Translator();
+    const seen: boolean[] = [];
+    for (const fact of [[], [served(false)], [served(true)], [served(false)]]) {
+      const snapshot = snapshotFromObjects([gatewayClass(), gateway('gw', [http()]), ...fact]);
+      const result = t.translate(snapshot);
+      expect(JSON.stringify(result)).toBe(JSON.stringify(new Translator().translate(snapshot)));
+      seen.push(features(result).includes('ClusterTrustBundle'));
+    }
+    expect(seen).toEqual([true, false, true, false]);
+  });
+});
 
 describe('claimed features', () => {
   // The feature names of Gateway API v1.7.0 (pkg/features), name → channel.

@@ -128,8 +128,9 @@ export const anyObject: fc.Arbitrary<KubeObject> = fc.oneof(
       allow: maybe(pick('All', 'Same')),
       created,
       params: fc.boolean(),
+      clientCA: maybe(pick('configmap', 'bundle')),
     })
-    .map(({ gw, cls, ls, allow, created: c, params }) => {
+    .map(({ gw, cls, ls, allow, created: c, params, clientCA }) => {
       const [namespace, name] = gw.split('/') as [string, string];
       return {
         apiVersion: GW,
@@ -141,6 +142,24 @@ export const anyObject: fc.Arbitrary<KubeObject> = fc.oneof(
           ...(allow ? { allowedListeners: { namespaces: { from: allow } } } : {}),
           ...(params
             ? { infrastructure: { parametersRef: { group: 'turnpike.dev', kind: 'ProxyConfig', name: 'pc' } } }
+            : {}),
+          // Client certificate validation from the ConfigMap or the ClusterTrustBundle below.
+          ...(clientCA
+            ? {
+                tls: {
+                  frontend: {
+                    default: {
+                      validation: {
+                        caCertificateRefs: [
+                          clientCA === 'bundle'
+                            ? { group: 'certificates.k8s.io', kind: 'ClusterTrustBundle', name: 'corp-ca' }
+                            : { group: '', kind: 'ConfigMap', name: 'ca', namespace: 'apps' },
+                        ],
+                      },
+                    },
+                  },
+                },
+              }
             : {}),
         },
       };
@@ -272,10 +291,17 @@ export const anyObject: fc.Arbitrary<KubeObject> = fc.oneof(
     data: { 'ca.crt': good ? EXAMPLE_COM_CERT : 'nope' },
   })),
   fc.record({ good: fc.boolean() }).map(({ good }) => ({
-    apiVersion: 'certificates.k8s.io/v1beta1',
+    apiVersion: 'certificates.k8s.io/v1',
     kind: 'ClusterTrustBundle',
     metadata: meta('corp-ca', undefined),
     spec: { trustBundle: good ? EXAMPLE_COM_CERT : 'nope' },
+  })),
+  // Whether the cluster serves ClusterTrustBundle (the kube source's fact): policies and classes follow it.
+  fc.record({ served: fc.boolean() }).map(({ served }) => ({
+    apiVersion: 'turnpike.dev/internal',
+    kind: 'ServedAPI',
+    metadata: meta('clustertrustbundles.certificates.k8s.io', undefined),
+    status: served ? { served, version: 'v1' } : { served },
   })),
   fc
     .record({

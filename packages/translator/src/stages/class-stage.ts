@@ -47,6 +47,7 @@ function sameClass(a: ClassResult, b: ClassResult): boolean {
     a.model.object === b.model.object &&
     a.model.accepted === b.model.accepted &&
     a.model.proxyConfig === b.model.proxyConfig &&
+    a.supportedFeatures === b.supportedFeatures &&
     deepEqual(a.problem, b.problem)
   );
 }
