@@ -1,11 +1,12 @@
 // The Kubernetes source: one reflector per watched kind, merged into one observable of events.
-// It reports `synced` once every kind has been listed (or found missing).
-import { synced, type SourceEvent } from '@turnpike/engine';
+// It reports `synced` once every kind has been listed (or found missing), and, for the APIs a
+// cluster may lack (reportServed), a ServedAPI event whenever which version is served changes.
+import { synced, upsert, type SourceEvent } from '@turnpike/engine';
 import { Observable } from 'rxjs';
 import type { KubeClient } from './client.js';
 import { MANAGED_SELECTOR } from './infra-objects.js';
 import { Reflector, type ReflectorOptions } from './reflector.js';
-import { RESOURCES } from './resources.js';
+import { RESOURCES, servedAPI } from './resources.js';
 
 export const KUBE_SOURCE = 'kube';
 
@@ -27,6 +28,8 @@ export interface KubeSourceOptions extends Partial<
 export function kubeSource(opts: KubeSourceOptions): Observable<SourceEvent> {
   return new Observable<SourceEvent>((subscriber) => {
     const pending = new Set(RESOURCES.map((r) => r.kind));
+    /** Per kind, the version last said to be served ('' for none). */
+    const served = new Map<string, string>();
     const reflectors = RESOURCES.map(
       (resource) =>
         new Reflector({
@@ -46,6 +49,15 @@ export function kubeSource(opts: KubeSourceOptions): Observable<SourceEvent> {
               }
             : {}),
           emit: (e) => subscriber.next(e),
+          ...(resource.reportServed
+            ? {
+                onServed: (version: string | undefined) => {
+                  if (served.get(resource.kind) === (version ?? '')) return;
+                  served.set(resource.kind, version ?? '');
+                  subscriber.next(upsert(KUBE_SOURCE, servedAPI(resource, version)));
+                },
+              }
+            : {}),
           onSynced: () => {
             subscriber.next(synced(KUBE_SOURCE, resource.kind));
             pending.delete(resource.kind);

@@ -2,12 +2,14 @@
 // watch cache), then a WATCH (bookmarks on, jittered server timeout, inactivity watchdog) from the list's
 // resourceVersion; 410 Gone → relist and emit the difference as upserts and deletes; any other
 // failure → exponential backoff with jitter, reset after a healthy watch. A kind whose CRD is not
-// installed is reported once and looked for again periodically. It never stops on its own.
+// installed (or whose API is not served) is reported once and looked for again periodically; a
+// kind with fallback versions is listed at the first version the server serves. It never stops on
+// its own.
 import type { KubeObject } from '@turnpike/api';
 import { remove, storable, upsert, type SourceEvent } from '@turnpike/engine';
 import { createInterface } from 'node:readline';
 import { KubeApiError, type KubeClient } from './client.js';
-import { collectionPath, type ResourceInfo } from './resources.js';
+import { apiVersionOf, collectionPath, versionsOf, type ResourceInfo } from './resources.js';
 
 export interface ReflectorOptions {
   client: KubeClient;
@@ -15,6 +17,11 @@ export interface ReflectorOptions {
   source: string;
   emit: (e: SourceEvent) => void;
   onSynced: () => void;
+  /**
+   * Which version of the kind the server serves, at each list (before the objects it brings), or
+   * `undefined` when it serves none.
+   */
+  onServed?: (version: string | undefined) => void;
   log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
   fieldSelector?: string;
   labelSelector?: string;
@@ -49,10 +56,21 @@ export class Reflector {
   /** The newest resourceVersion seen on the current watch, kept when the watch breaks. */
   private lastSeenRv?: string;
   private missingReported = false;
+  /** The version listed and watched now (the first of versionsOf that the server serves). */
+  private version: string;
+  /** The version of the last list that succeeded. */
+  private listedVersion?: string;
   /** Counters for metrics and tests. */
   readonly stats = { lists: 0, watches: 0, relists: 0, errors: 0, events: 0 };
 
-  constructor(private readonly o: ReflectorOptions) {}
+  constructor(private readonly o: ReflectorOptions) {
+    this.version = o.resource.version;
+  }
+
+  /** Where the kind is listed and watched now. */
+  private path(): string {
+    return collectionPath({ ...this.o.resource, version: this.version }, this.o.namespace);
+  }
 
   get kind(): string {
     return this.o.resource.kind;
@@ -115,13 +133,18 @@ export class Reflector {
               `${this.kind} is not served by the API server (its CRD not installed, or its API not enabled); skipping it and looking again later`,
             );
           this.missingReported = true;
+          // Objects known from before stay (a CRD's 404 may pass); the translator reads the fact.
+          this.o.onServed?.(undefined);
           if (!this.synced) this.markSynced(); // nothing to wait for
           await this.sleep(this.o.missingRetryMs ?? 30_000);
           continue;
         }
         this.stats.errors++;
-        // A broken watch resumes from the last event it delivered, not from the list.
-        if (rv !== undefined && this.lastSeenRv) rv = this.lastSeenRv;
+        // A watch the server no longer serves (its version removed, its CRD deleted) relists, which
+        // finds the version served now, if any. Any other broken watch resumes from the last event it
+        // delivered, not from the list.
+        if (rv !== undefined && e instanceof KubeApiError && e.status === 404) rv = undefined;
+        else if (rv !== undefined && this.lastSeenRv) rv = this.lastSeenRv;
         const wait = Math.min(maxBackoff, backoff) * (0.5 + random());
         this.log(
           'warn',
@@ -147,23 +170,52 @@ export class Reflector {
   private normalize(item: KubeObject): KubeObject {
     const r = this.o.resource;
     const typed = item as { apiVersion: string; kind: string };
-    typed.apiVersion = r.group ? `${r.group}/${r.version}` : r.version;
+    // The preferred version's form whichever version served it (the fallbacks have the same fields).
+    typed.apiVersion = apiVersionOf(r);
     typed.kind = r.kind;
     return storable(item);
   }
 
+  /** Lists at the first version the server serves; a 404 from every version is thrown (not served). */
   private async list(): Promise<string> {
     // The first list is served from the API server's watch cache (resourceVersion 0, as client-go's
     // reflectors do): no etcd round trip per page, so a controller starting beside 100k routes has
     // them sooner. Any state is fine then, the watch brings the rest. A relist (after 410 Gone) reads
     // from etcd: the cache could be older than what we already emitted, and that would go back in time.
-    // Items are taken as they are parsed (a large response as it arrives); a list cut short deletes
-    // nothing (that needs all of it).
     const fromCache = this.stats.lists === 0;
     this.stats.lists++;
+    const versions = versionsOf(this.o.resource);
+    for (const [i, version] of versions.entries()) {
+      this.version = version;
+      try {
+        const rv = await this.listVersion(fromCache);
+        if (version !== this.listedVersion && (i > 0 || this.listedVersion !== undefined))
+          this.log(
+            'info',
+            `${this.kind}: ${versions.slice(0, i).join(', ') || 'none'} not served, watching ${version}`,
+          );
+        this.listedVersion = version;
+        return rv;
+      } catch (e) {
+        if (!(e instanceof KubeApiError && e.status === 404) || i === versions.length - 1) throw e;
+      }
+    }
+    throw new Error('unreachable');
+  }
+
+  private async listVersion(fromCache: boolean): Promise<string> {
+    // Items are taken as they are parsed (a large response as it arrives); a list cut short deletes
+    // nothing (that needs all of it).
     const seen = new Set<string>();
     let cont: string | undefined;
     let rv = '';
+    // The version served is told before the first object it brings (and once for an empty list).
+    let told = false;
+    const tell = () => {
+      if (told) return;
+      told = true;
+      this.o.onServed?.(this.version);
+    };
     do {
       const q = new URLSearchParams({ limit: String(this.o.pageSize ?? 500) });
       if (cont) q.set('continue', cont);
@@ -171,8 +223,9 @@ export class Reflector {
       if (this.o.fieldSelector) q.set('fieldSelector', this.o.fieldSelector);
       if (this.o.labelSelector) q.set('labelSelector', this.o.labelSelector);
       const page = await this.o.client.list<{ metadata?: { resourceVersion?: string; continue?: string } }>(
-        `${collectionPath(this.o.resource, this.o.namespace)}?${q}`,
+        `${this.path()}?${q}`,
         (raw) => {
+          tell();
           const item = this.normalize(raw as KubeObject);
           const key = `${item.metadata.namespace ?? ''}/${item.metadata.name}`;
           seen.add(key);
@@ -189,6 +242,7 @@ export class Reflector {
       cont = page.metadata?.continue || undefined;
       rv = page.metadata?.resourceVersion ?? rv;
     } while (cont);
+    tell();
     // What vanished while we were not watching is deleted now.
     for (const [key, k] of [...this.known]) {
       if (seen.has(key)) continue;
@@ -217,7 +271,7 @@ export class Reflector {
     if (this.o.labelSelector) q.set('labelSelector', this.o.labelSelector);
     const abort = new AbortController();
     this.abort = abort;
-    const res = await this.o.client.stream(`${collectionPath(this.o.resource, this.o.namespace)}?${q}`, abort.signal);
+    const res = await this.o.client.stream(`${this.path()}?${q}`, abort.signal);
     if (res.statusCode === 410) {
       res.resume();
       throw new Gone();

@@ -1,10 +1,18 @@
 // Where each watched kind lives in the API: group, version, plural, and whether it is namespaced.
-import type { WatchedKind } from '@turnpike/api';
+import { CLUSTER_TRUST_BUNDLE_GROUP, type ServedAPI, type WatchedKind } from '@turnpike/api';
 
 export interface ResourceInfo {
   kind: WatchedKind;
   group: string;
+  /** The version listed and watched first; objects are stored in its form whichever version served them. */
   version: string;
+  /** Older versions with the same fields, listed in order when `version` is not served (404). */
+  fallbackVersions?: string[];
+  /**
+   * A built-in API that a cluster may not serve, and on which the translation depends: the source says
+   * whether (and which version) it is served with a ServedAPI event.
+   */
+  reportServed?: true;
   plural: string;
   namespaced: boolean;
 }
@@ -27,11 +35,14 @@ export const RESOURCES: ResourceInfo[] = [
   { kind: 'Secret', group: '', version: 'v1', plural: 'secrets', namespaced: true },
   { kind: 'Namespace', group: '', version: 'v1', plural: 'namespaces', namespaced: false },
   { kind: 'ConfigMap', group: '', version: 'v1', plural: 'configmaps', namespaced: true },
-  // Beta and off by default until enabled; a cluster that does not serve it simply has none.
+  // GA (v1) in Kubernetes 1.37; v1beta1 (same fields) on older clusters that enable it; none on the
+  // rest, which the translator must know (GEP-5075: InvalidKind, the feature not advertised).
   {
     kind: 'ClusterTrustBundle',
-    group: 'certificates.k8s.io',
-    version: 'v1beta1',
+    group: CLUSTER_TRUST_BUNDLE_GROUP,
+    version: 'v1',
+    fallbackVersions: ['v1beta1'],
+    reportServed: true,
     plural: 'clustertrustbundles',
     namespaced: false,
   },
@@ -59,4 +70,24 @@ export function collectionPath(r: ResourceInfo, namespace?: string): string {
 
 export function objectPath(r: ResourceInfo, namespace: string | undefined, name: string): string {
   return `${collectionPath(r, namespace)}/${encodeURIComponent(name)}`;
+}
+
+/** The API versions to try for a kind, in order of preference. */
+export function versionsOf(r: ResourceInfo): string[] {
+  return [r.version, ...(r.fallbackVersions ?? [])];
+}
+
+/** `apiVersion` of the stored objects of a kind (its preferred version, whichever served them). */
+export function apiVersionOf(r: ResourceInfo): string {
+  return r.group ? `${r.group}/${r.version}` : r.version;
+}
+
+/** The internal fact that says which version of a kind's API the cluster serves; `undefined`: none. */
+export function servedAPI(r: ResourceInfo, version: string | undefined): ServedAPI {
+  return {
+    apiVersion: 'turnpike.dev/internal',
+    kind: 'ServedAPI',
+    metadata: { name: r.group ? `${r.plural}.${r.group}` : r.plural },
+    status: version === undefined ? { served: false } : { served: true, version },
+  };
 }

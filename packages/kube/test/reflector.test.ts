@@ -259,3 +259,119 @@ describe('reflector recovery', () => {
     expect(events[0]!.name).toBe('late');
   });
 });
+
+// ClusterTrustBundle: certificates.k8s.io/v1 since Kubernetes 1.37, v1beta1 (off by default) before, and
+// clusters that serve neither. The reflector lists the first version served and says which (onServed).
+describe('a kind with fallback versions (ClusterTrustBundle)', () => {
+  const cleanup: (() => void)[] = [];
+  afterEach(() => {
+    for (const c of cleanup.splice(0)) c();
+  });
+  const ctb = (name: string, rv: string, apiVersion?: string) => ({
+    ...(apiVersion ? { apiVersion, kind: 'ClusterTrustBundle' } : {}),
+    metadata: { name, resourceVersion: rv },
+    spec: { trustBundle: 'PEM' },
+  });
+  const notFound = (res: ServerResponse) =>
+    res.writeHead(404).end('{"kind":"Status","code":404,"message":"the server could not find the requested resource"}');
+  /** A fake API that serves ClusterTrustBundles at the versions `served()` names now. */
+  async function start(served: () => string[], items: (version: string) => unknown[]) {
+    const paths: string[] = [];
+    const f = await fakeApi((req, res, url) => {
+      paths.push(`${url.searchParams.get('watch') ? 'watch' : 'list'} ${url.pathname}`);
+      const version = /^\/apis\/certificates\.k8s\.io\/(v1\w*)\/clustertrustbundles$/.exec(url.pathname)?.[1];
+      if (!version || !served().includes(version)) return notFound(res);
+      if (!url.searchParams.get('watch')) return list(res, '7', items(version));
+      res.writeHead(200).flushHeaders();
+    });
+    const events: SourceEvent[] = [];
+    const told: (string | undefined)[] = [];
+    let synced = 0;
+    const r = new Reflector({
+      client: kubeClientFor(f.port),
+      resource: resourceInfo('ClusterTrustBundle')!,
+      source: 'kube',
+      emit: (e) => events.push(e),
+      onSynced: () => synced++,
+      // Said in the stream, so the order against the objects is visible.
+      onServed: (v) => {
+        told.push(v);
+        events.push({ source: 'kube', type: 'synced', kind: `served:${v ?? 'none'}` });
+      },
+      backoffMs: [20, 100],
+      missingRetryMs: 50,
+      random: () => 0.5,
+    });
+    cleanup.push(() => {
+      r.stop();
+      f.server.closeAllConnections();
+      f.server.close();
+    });
+    r.start();
+    return { r, f, paths, events, told, synced: () => synced };
+  }
+
+  it('v1 served: listed and watched at v1, told before its objects', async () => {
+    const s = await start(
+      () => ['v1', 'v1beta1'],
+      () => [ctb('roots', '7')],
+    );
+    await until(() => s.f.watches >= 1);
+    expect(s.paths.slice(0, 2)).toEqual([
+      'list /apis/certificates.k8s.io/v1/clustertrustbundles',
+      'watch /apis/certificates.k8s.io/v1/clustertrustbundles',
+    ]);
+    expect(s.events.map((e) => `${e.type}:${e.kind}`)).toEqual(['synced:served:v1', 'upsert:ClusterTrustBundle']);
+  });
+
+  it('v1 not served: falls back to v1beta1, and stores the objects in the v1 form', async () => {
+    const s = await start(
+      () => ['v1beta1'],
+      () => [ctb('roots', '7', 'certificates.k8s.io/v1beta1')],
+    );
+    await until(() => s.f.watches >= 1);
+    expect(s.paths.slice(0, 3)).toEqual([
+      'list /apis/certificates.k8s.io/v1/clustertrustbundles',
+      'list /apis/certificates.k8s.io/v1beta1/clustertrustbundles',
+      'watch /apis/certificates.k8s.io/v1beta1/clustertrustbundles',
+    ]);
+    expect(s.told).toEqual(['v1beta1']);
+    expect(s.synced()).toBe(1);
+    expect(s.events[1]!.object).toMatchObject({ apiVersion: 'certificates.k8s.io/v1', kind: 'ClusterTrustBundle' });
+  });
+
+  it('neither served: told so, counted as synced, looked for again, and told when it is served', async () => {
+    let versions: string[] = [];
+    const s = await start(
+      () => versions,
+      () => [ctb('roots', '7')],
+    );
+    await until(() => s.synced() === 1 && s.f.lists >= 4);
+    expect(s.told[0]).toBeUndefined();
+    expect(s.events.filter((e) => e.type === 'upsert')).toEqual([]);
+    versions = ['v1'];
+    await until(() => s.events.some((e) => e.type === 'upsert'));
+    // The source dedups: the reflector says it at each attempt, v1 before the object it brings.
+    expect(new Set(s.told)).toEqual(new Set([undefined, 'v1']));
+    expect(s.events.filter((e) => e.kind !== 'served:none').map((e) => `${e.type}:${e.kind}`)).toEqual([
+      'synced:served:v1',
+      'upsert:ClusterTrustBundle',
+    ]);
+  });
+
+  it('a watch the server stops serving (404) relists, at the version served now', async () => {
+    let versions = ['v1'];
+    const s = await start(
+      () => versions,
+      () => [ctb('roots', '7')],
+    );
+    await until(() => s.f.watches >= 1);
+    versions = ['v1beta1'];
+    s.f.server.closeAllConnections(); // the watch breaks; resuming it at v1 gets 404
+    await until(() => s.told.includes('v1beta1') && s.paths.at(-1)!.startsWith('watch'));
+    expect(s.paths).toContain('list /apis/certificates.k8s.io/v1beta1/clustertrustbundles');
+    expect(s.paths.at(-1)).toBe('watch /apis/certificates.k8s.io/v1beta1/clustertrustbundles');
+    // The object, unchanged (same resourceVersion), is not emitted again.
+    expect(s.events.filter((e) => e.type === 'upsert').length).toBe(1);
+  });
+});
