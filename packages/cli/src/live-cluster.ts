@@ -1,7 +1,9 @@
 // The objects of a live cluster, listed once, for the file commands' live modes (`analyze`,
 // `explain`, `diff` with --kubeconfig). Read-only: one list per kind the controller watches (a kind
-// the cluster does not serve is skipped), and, for what the controller alone knows, the fetch result
-// of each PluginInstallation rebuilt from the status the controller wrote.
+// the cluster does not serve is skipped; one with fallback versions is listed at the first version
+// served, and said to be served or not as the controller's source says it), and, for what the
+// controller alone knows, the fetch result of each PluginInstallation rebuilt from the status the
+// controller wrote.
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -12,7 +14,11 @@ import {
   KubeClient,
   MANAGED_SELECTOR,
   RESOURCES,
+  apiVersionOf,
   collectionPath,
+  servedAPI,
+  versionsOf,
+  type ResourceInfo,
 } from '@turnpike/kube';
 import { sanitize } from '@turnpike/engine';
 import { GATEWAY_NAMESPACE_LABEL, type TranslateOptions } from '@turnpike/translator';
@@ -49,21 +55,35 @@ export async function listLiveObjects(client: KubeClient): Promise<KubeObject[]>
   for (const r of RESOURCES) {
     const selector =
       r.kind === 'ConfigMap' ? CONFIGMAP_LABEL_SELECTOR : r.kind === 'Deployment' ? MANAGED_SELECTOR : '';
-    const query = selector ? `?labelSelector=${encodeURIComponent(selector)}` : '';
-    let list: { items?: KubeObject[] };
+    const listed = await listServed(client, r, selector ? `?labelSelector=${encodeURIComponent(selector)}` : '');
+    // What the controller's source says of an API a cluster may lack, so the verdicts are the same.
+    if (r.reportServed) out.push(servedAPI(r, listed?.version));
+    // A kind this cluster does not serve has no objects.
+    if (!listed) continue;
+    const apiVersion = apiVersionOf(r);
+    for (const item of listed.items) out.push(sanitize({ ...item, apiVersion, kind: r.kind }));
+  }
+  return [...out, ...pluginFetchesFromStatus(out)];
+}
+
+/** A kind's objects at the first of its versions the cluster serves; undefined when it serves none (404). */
+async function listServed(
+  client: KubeClient,
+  r: ResourceInfo,
+  query: string,
+): Promise<{ version: string; items: KubeObject[] } | undefined> {
+  for (const version of versionsOf(r)) {
     try {
-      list = await client.must<{ items?: KubeObject[] }>('GET', `${collectionPath(r)}${query}`);
+      const list = await client.must<{ items?: KubeObject[] }>('GET', `${collectionPath({ ...r, version })}${query}`);
+      return { version, items: list.items ?? [] };
     } catch (e) {
-      // A kind this cluster does not serve (ClusterTrustBundle is off by default) has no objects.
       if (e instanceof KubeApiError && e.status === 404) continue;
       if (e instanceof KubeApiError && e.status === 403)
         throw new CliError(`cannot list ${r.plural}: ${e.message} (bind the ClusterRole turnpike-viewer)`);
       throw new CliError(`cannot list ${r.plural}: ${(e as Error).message}`);
     }
-    const apiVersion = r.group ? `${r.group}/${r.version}` : r.version;
-    for (const item of list.items ?? []) out.push(sanitize({ ...item, apiVersion, kind: r.kind }));
   }
-  return [...out, ...pluginFetchesFromStatus(out)];
+  return undefined;
 }
 
 /**
