@@ -1,7 +1,7 @@
 // Everything a route's translation needs besides the route itself. Every lookup goes through
 // `inputs` or through a derived fact, so the route's memo entry knows what it depends on.
 import type { ClusterIR } from '@turnpike/api';
-import type { BackendTLSModel } from './backend-tls-policies.js';
+import type { BackendTLSModel } from './policies/backend-tls-policies.js';
 import type { Inputs } from './incremental/inputs.js';
 
 export interface TranslationContext {

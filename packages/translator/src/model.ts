@@ -9,7 +9,7 @@ import type {
   ProxyConfig,
   RouteGroupKind,
 } from '@turnpike/api';
-import type { Problem } from './conditions.js';
+import type { Problem } from './status/conditions.js';
 
 export interface ClassModel {
   object: GatewayClass;

@@ -18,8 +18,8 @@ import {
 } from './incremental/outputs.js';
 import type { PersistentMap } from './incremental/persistent-map.js';
 import { TranslationRun, type Diagnostic } from './incremental/run.js';
-import type { GatewayInfraIR } from './infra-ir.js';
-import type { PluginFetchRequest } from './plugin-fetch-requests.js';
+import type { GatewayInfraIR } from './ir/infra-ir.js';
+import type { PluginFetchRequest } from './plugins/plugin-fetch-requests.js';
 import type { RouteResult } from './routes/route-result.js';
 import type { Snapshot } from './snapshot.js';
 import { AssemblyStage } from './stages/assembly-stage.js';
@@ -33,7 +33,7 @@ import { PolicyStage } from './stages/policy-stage.js';
 import { RouteStage } from './stages/route-stage.js';
 import { RouteStatusStage } from './stages/route-status-stage.js';
 import { PolicyAncestorsStage } from './stages/policy-ancestors-stage.js';
-import { publishServiceFacts } from './service-facts.js';
+import { publishServiceFacts } from './ir/service-facts.js';
 
 export type { Diagnostic } from './incremental/run.js';
 export type { OutputChanges, Status } from './incremental/outputs.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { intersectHostnames, routeHostnamesOnListener, validateHostname } from '../src/hostnames.js';
+import { intersectHostnames, routeHostnamesOnListener, validateHostname } from '../src/routes/hostnames.js';
 
 describe('hostname intersection (httproute_types.go Hostnames)', () => {
   it('absent listener hostname matches any route hostname', () => {

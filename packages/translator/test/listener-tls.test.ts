@@ -1,7 +1,7 @@
 // Listener TLS (listener-tls.ts): certificateRefs, their grants, and which certificates serve.
 import { describe, expect, it } from '@jest/globals';
 import { cond, gateway, gatewayClass, http, listener, run, statusOf, tlsSecret } from './builders.js';
-import { checkTLSSecret } from '../src/certificates.js';
+import { checkTLSSecret } from '../src/policies/certificates.js';
 import { EXAMPLE_COM_CERT, EXAMPLE_COM_KEY, OTHER_TEST_KEY } from './tls-fixtures.js';
 
 describe('HTTPS listener with no certificateRefs', () => {

@@ -1,6 +1,6 @@
 // Whether a status write would change anything but lastTransitionTime: the status writer skips it then.
 import { describe, expect, it } from '@jest/globals';
-import { mergeStatus, sameButTransitionTimes } from '../src/status-merge.js';
+import { mergeStatus, sameButTransitionTimes } from '../src/status/status-merge.js';
 
 const condition = (type: string, status: string, at: string, reason = 'Accepted') => ({
   type,

@@ -6,7 +6,7 @@
 //   `@…`                   a derived fact another stage publishes (a Gateway's model, a cluster's readiness).
 // A piece is recomputed only when one of its keys is among the changes of the next snapshot.
 import { OWNED_STATUS_KINDS, type KubeObject } from '@turnpike/api';
-import { ReferenceGrantIndex, type Referrer, type Target } from '../reference-grants.js';
+import { ReferenceGrantIndex, type Referrer, type Target } from '../policies/reference-grants.js';
 import { getObject, kindStore, listObjects, type Snapshot } from '../snapshot.js';
 import { deepEqual } from './deep-equal.js';
 import { flat } from '../compact-values.js';

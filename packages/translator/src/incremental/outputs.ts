@@ -2,8 +2,8 @@
 // recomputed, an entry equal to the one it replaces keeps the old object (so nothing downstream
 // sees a change), and the keys that really changed are collected for the sinks.
 import type { EndpointIR, GatewayIR } from '@turnpike/api';
-import type { GatewayInfraIR } from '../infra-ir.js';
-import type { PluginFetchRequest } from '../plugin-fetch-requests.js';
+import type { GatewayInfraIR } from '../ir/infra-ir.js';
+import type { PluginFetchRequest } from '../plugins/plugin-fetch-requests.js';
 import { deepEqual } from './deep-equal.js';
 import { PersistentMap, type PersistentMapEditor } from './persistent-map.js';
 

@@ -2,8 +2,8 @@
 // selection, and each listener's allowedRoutes (kinds and namespaces) and hostname intersection.
 // Route → Gateway across namespaces is governed by allowedRoutes, not by ReferenceGrant.
 import { GATEWAY_GROUP, type KubeObject, type Namespace, type ParentReference } from '@turnpike/api';
-import type { Problem } from '../conditions.js';
-import { routeHostnamesOnListener } from '../hostnames.js';
+import type { Problem } from '../status/conditions.js';
+import { routeHostnamesOnListener } from './hostnames.js';
 import type { GatewayModel, ListenerModel, ListenerSetModel } from '../model.js';
 import { matchesSelector } from '../selectors.js';
 import type { Inputs } from '../incremental/inputs.js';

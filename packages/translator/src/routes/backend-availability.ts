@@ -1,7 +1,7 @@
 // BackendsAvailable: whether every Service a route sends traffic to (mirrors included) has a ready
 // endpoint. A route whose backends are all resolved can still answer 503 because no pod is ready;
 // this condition says so on the route itself instead of leaving the reader to find the Service.
-import type { Problem } from '../conditions.js';
+import type { Problem } from '../status/conditions.js';
 import type { TranslationContext } from '../context.js';
 import type { RouteResult } from './route-result.js';
 

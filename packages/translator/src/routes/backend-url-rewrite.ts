@@ -4,7 +4,7 @@
 // served as its route's when every backend the rule sends traffic to rewrites the path the same
 // way; otherwise a rewrite meant for one backend would reach another, and the rule is refused.
 import type { BackendRef, HTTPRouteFilter, WeightedCluster } from '@turnpike/api';
-import type { Problem } from '../conditions.js';
+import type { Problem } from '../status/conditions.js';
 import type { CompiledFilters } from './http-filters.js';
 
 type PathRewrite = NonNullable<NonNullable<HTTPRouteFilter['urlRewrite']>['path']>;

@@ -5,11 +5,11 @@
 // port (its appProtocol) is the Gateway's assembly's to decide, so the cluster's name never
 // depends on it.
 import { GATEWAY_GROUP, type BackendRef, type KubeObject } from '@turnpike/api';
-import type { Problem } from '../conditions.js';
+import type { Problem } from '../status/conditions.js';
 import type { ClusterIR } from '@turnpike/api';
 import type { TranslationContext } from '../context.js';
-import { referenceNotPermitted } from '../reference-grants.js';
-import { servicePorts } from '../service-facts.js';
+import { referenceNotPermitted } from '../policies/reference-grants.js';
+import { servicePorts } from '../ir/service-facts.js';
 import { flat } from '../compact-values.js';
 
 export interface ResolvedBackend {

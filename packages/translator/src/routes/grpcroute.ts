@@ -1,6 +1,6 @@
 // GRPCRoute: service/method and header matches map to HTTP/2 paths "/<service>/<method>".
 import type { GRPCRoute, GRPCRouteMatch } from '@turnpike/api';
-import type { Problem } from '../conditions.js';
+import type { Problem } from '../status/conditions.js';
 import type { TranslationContext } from '../context.js';
 import type { HTTPMatchIR } from '@turnpike/api';
 import type { ParentIndex } from './attachment.js';

@@ -7,12 +7,12 @@ import {
   type HeaderModifier,
   type KubeObject,
 } from '@turnpike/api';
-import type { Problem } from '../conditions.js';
+import type { Problem } from '../status/conditions.js';
 import type { TranslationContext } from '../context.js';
-import { validateHostname } from '../hostnames.js';
+import { validateHostname } from './hostnames.js';
 import type { ClusterIR, HTTPFiltersIR, HeaderChangesIR, RedirectIR } from '@turnpike/api';
 import { resolveBackend } from './backends.js';
-import { resolvePluginRef } from '../plugins.js';
+import { resolvePluginRef } from '../plugins/plugins.js';
 import { fitted } from '../compact-values.js';
 
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;

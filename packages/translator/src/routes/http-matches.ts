@@ -1,8 +1,8 @@
 // HTTPRoute matches: validated (an invalid one makes its rule invalid) and compiled. A rule
 // without matches matches every request (PathPrefix "/").
 import type { HTTPRouteMatch } from '@turnpike/api';
-import type { Problem } from '../conditions.js';
-import { re2Problem } from '../re2-syntax.js';
+import type { Problem } from '../status/conditions.js';
+import { re2Problem } from './re2-syntax.js';
 import type { HTTPMatchIR, StringMatchIR } from '@turnpike/api';
 import { fitted } from '../compact-values.js';
 

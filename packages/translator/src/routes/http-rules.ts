@@ -2,9 +2,9 @@
 // as 500s), timeouts and retries. A rule whose backends are all invalid answers 500; an invalid
 // rule (bad match or filter value) answers 500 and is reported as UnsupportedValue.
 import type { BackendRef, HTTPRouteFilter, HTTPRouteRule, KubeObject, ParentReference } from '@turnpike/api';
-import type { Problem } from '../conditions.js';
+import type { Problem } from '../status/conditions.js';
 import type { TranslationContext } from '../context.js';
-import { validateHostname } from '../hostnames.js';
+import { validateHostname } from './hostnames.js';
 import { attachRoute, type ParentIndex } from './attachment.js';
 import type { ClusterIR, HTTPMatchIR, HTTPRouteIR, WeightedCluster } from '@turnpike/api';
 import { resolveBackend } from './backends.js';

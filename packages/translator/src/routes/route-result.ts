@@ -1,6 +1,6 @@
 // What translating one route yields, whatever its kind.
 import type { BackendRef, KubeObject } from '@turnpike/api';
-import type { Problem } from '../conditions.js';
+import type { Problem } from '../status/conditions.js';
 import type { ClusterIR, HTTPRouteIR, L4RouteIR } from '@turnpike/api';
 import type { ParentAttachment } from './attachment.js';
 import { flat } from '../compact-values.js';

@@ -3,9 +3,9 @@
 // clusters it serves. A Gateway is assembled again only when its group was rebuilt, one of its
 // routes changed, or what else it read changed (its generated Service's address, its plugins).
 import { ROUTE_KINDS, objectKey, referencedPlugins, type ClusterIR, type GatewayIR, type Service } from '@turnpike/api';
-import { sortConditions } from '../conditions.js';
+import { sortConditions } from '../status/conditions.js';
 import type { TranslationRun } from '../incremental/run.js';
-import { buildGatewayInfra, templateWants } from '../infra-ir.js';
+import { buildGatewayInfra, templateWants } from '../ir/infra-ir.js';
 import { deepEqual } from '../incremental/deep-equal.js';
 import {
   mountedForRoutes,
@@ -14,15 +14,15 @@ import {
   pluginsInstalledCondition,
   rolloutHeldCondition,
   type GatewayInstallReport,
-} from '../plugin-installation.js';
-import { proxyReport } from '../proxy-report.js';
-import { pendingTemplateChanges, proxyRollout, rolloutHeldBy } from '../proxy-rollout.js';
+} from '../plugins/plugin-installation.js';
+import { proxyReport } from '../plugins/proxy-report.js';
+import { pendingTemplateChanges, proxyRollout, rolloutHeldBy } from '../plugins/proxy-rollout.js';
 import type { Condition, GatewayModel, ListenerModel } from '../model.js';
-import type { RouteOverlaps } from '../route-overlaps.js';
+import type { RouteOverlaps } from '../routes/route-overlaps.js';
 import type { RouteResult } from '../routes/route-result.js';
-import { gatewayStatus, listenerSetStatus } from '../status-gateways.js';
-import { serviceSpeaksH2 } from '../service-facts.js';
-import { assembleGateway, type ClusterResolver } from '../xds-assembly.js';
+import { gatewayStatus, listenerSetStatus } from '../status/status-gateways.js';
+import { serviceSpeaksH2 } from '../ir/service-facts.js';
+import { assembleGateway, type ClusterResolver } from '../ir/xds-assembly.js';
 import type { EndpointStage } from './endpoints.js';
 import type { GatewayStage } from './gateway-stage.js';
 import type { PluginStage } from './plugin-stage.js';

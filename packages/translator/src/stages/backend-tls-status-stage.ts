@@ -1,9 +1,9 @@
 // Stage 9: BackendTLSPolicy status. Its ancestors are the route parents (Gateways) whose routes
 // use the policy's Service; derived again only when a policy or a route using one changed.
 import { type BackendTLSPolicy, type Condition } from '@turnpike/api';
-import { condition, conditionOf, resolvedRefsCondition, sortConditions } from '../conditions.js';
+import { condition, conditionOf, resolvedRefsCondition, sortConditions } from '../status/conditions.js';
 import type { TranslationRun } from '../incremental/run.js';
-import { MAX_ANCESTORS } from '../backend-tls-policies.js';
+import { MAX_ANCESTORS } from '../policies/backend-tls-policies.js';
 import type { PolicyAncestorsStage } from './policy-ancestors-stage.js';
 import type { PolicyStage } from './policy-stage.js';
 import type { RouteStage } from './route-stage.js';

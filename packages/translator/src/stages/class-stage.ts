@@ -1,11 +1,11 @@
 // Stage 1: GatewayClasses of our controller, their parameters and status. Publishes
 // `@class:<name>` when a class's verdict changes, which re-derives that class's Gateways.
 import { objectKey, type GatewayClass } from '@turnpike/api';
-import { processClass, type ClassResult } from '../gateway-classes.js';
+import { processClass, type ClassResult } from '../gateways/gateway-classes.js';
 import { getObject } from '../snapshot.js';
 import { deepEqual } from '../incremental/deep-equal.js';
 import type { TranslationRun } from '../incremental/run.js';
-import { gatewayClassStatus } from '../status-gateways.js';
+import { gatewayClassStatus } from '../status/status-gateways.js';
 
 const PIECE = 'class:';
 export const classFact = (name: string): string => `@class:${name}`;

@@ -4,7 +4,7 @@
 // changes, and publishes `@gateway:<namespace>/<name>`: the routes attached to it are re-attached.
 // What the proxies said (ProxyStatus) is not in the model: the assembly reads it (proxy-report.ts).
 import type { Gateway, ListenerSet } from '@turnpike/api';
-import { buildGatewayGroup, listenerSetParent, type GatewayGroup } from '../gateways.js';
+import { buildGatewayGroup, listenerSetParent, type GatewayGroup } from '../gateways/gateways.js';
 import type { TranslationRun } from '../incremental/run.js';
 import type { GatewayModel, ListenerSetModel } from '../model.js';
 import type { ParentIndex } from '../routes/attachment.js';

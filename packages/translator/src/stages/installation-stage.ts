@@ -4,7 +4,7 @@
 // it), so that its owner sees what an upgrade reaches. Only what changed is derived again.
 import { MAX_PLUGIN_CONSUMERS, TURNPIKE_GROUP, GATEWAY_GROUP, objectKey, type PluginConsumer } from '@turnpike/api';
 import type { TranslationRun } from '../incremental/run.js';
-import { proxyConfigStatus } from '../plugin-installation.js';
+import { proxyConfigStatus } from '../plugins/plugin-installation.js';
 import type { AssemblyStage } from './assembly-stage.js';
 import type { PluginStage } from './plugin-stage.js';
 

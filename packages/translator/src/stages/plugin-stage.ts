@@ -6,13 +6,13 @@
 import { objectKey, type PluginInstallation, type ProxyConfig } from '@turnpike/api';
 import { deepEqual } from '../incremental/deep-equal.js';
 import type { TranslationRun } from '../incremental/run.js';
-import { pluginFetchRequest } from '../plugin-fetch-requests.js';
+import { pluginFetchRequest } from '../plugins/plugin-fetch-requests.js';
 import {
   pluginInstallationStatus,
   proxyConfigPlugins,
   type InstalledPlugin,
   type ProxyConfigPluginEntry,
-} from '../plugins.js';
+} from '../plugins/plugins.js';
 
 const PROXY_CONFIG = 'proxyconfig:';
 const PLUGIN = 'plugin:';

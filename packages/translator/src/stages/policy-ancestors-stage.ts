@@ -5,8 +5,8 @@
 // told which policies it may not use: its assembly answers those backends 500 and its routes say
 // why. Derived again only when a policy or a route using one changed.
 import type { PolicyAncestorStatus } from '@turnpike/api';
-import { MAX_ANCESTORS } from '../backend-tls-policies.js';
-import { parentCarriesTraffic } from '../status-routes.js';
+import { MAX_ANCESTORS } from '../policies/backend-tls-policies.js';
+import { parentCarriesTraffic } from '../status/status-routes.js';
 import type { PolicyStage } from './policy-stage.js';
 import type { RouteStage } from './route-stage.js';
 

@@ -2,7 +2,7 @@
 // ConfigMaps and Secrets); conflicts between policies are decided over all of them (there are
 // few). Publishes `@btls:<namespace>/<service>` for every Service whose winning policy changed.
 import type { BackendTLSPolicy } from '@turnpike/api';
-import { BackendTLSIndex, evaluateBackendTLSPolicy, type BackendTLSModel } from '../backend-tls-policies.js';
+import { BackendTLSIndex, evaluateBackendTLSPolicy, type BackendTLSModel } from '../policies/backend-tls-policies.js';
 import { deepEqual } from '../incremental/deep-equal.js';
 import type { TranslationRun } from '../incremental/run.js';
 import { flat } from '../compact-values.js';

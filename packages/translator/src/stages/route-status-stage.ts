@@ -2,7 +2,7 @@
 // known once a Gateway's routes are merged; a route's status is derived again when the route was
 // translated again or its overlaps changed.
 import type { TranslationRun } from '../incremental/run.js';
-import { routeStatus } from '../status-routes.js';
+import { routeStatus } from '../status/status-routes.js';
 import type { AssemblyStage } from './assembly-stage.js';
 import type { PolicyAncestorsStage } from './policy-ancestors-stage.js';
 import type { RouteStage } from './route-stage.js';

@@ -5,10 +5,10 @@
 // re-derive it, so a label no longer re-translates ten thousand routes, and a new appProtocol
 // re-assembles the Gateways without re-translating a single route.
 import type { Service } from '@turnpike/api';
-import type { Inputs } from './incremental/inputs.js';
-import type { TranslationRun } from './incremental/run.js';
-import { getObject } from './snapshot.js';
-import { flat } from './compact-values.js';
+import type { Inputs } from '../incremental/inputs.js';
+import type { TranslationRun } from '../incremental/run.js';
+import { getObject } from '../snapshot.js';
+import { flat } from '../compact-values.js';
 
 export const servicePortsDependency = (namespace: string, name: string): string =>
   flat(`@service-ports:${namespace}/${name}`);

@@ -3,13 +3,13 @@ import type { Condition, Gateway, GatewayAddress, GatewayStatus, ListenerStatus,
 
 export type ServiceLookup = (namespace: string, name: string) => Service | undefined;
 import { condition, conditionOf, resolvedRefsCondition, sortConditions } from './conditions.js';
-import type { ClassResult } from './gateway-classes.js';
-import { mergedListeners } from './gateways.js';
-import { listenerConfigInvalid as configInvalid, listenerProgrammable } from './listener-validity.js';
-import { proxyPlacement } from './proxy-placement.js';
-import type { ProxyReport } from './proxy-report.js';
-import { assignedStaticAddresses, staticAddressProblem } from './static-addresses.js';
-import type { GatewayModel, ListenerModel, ListenerSetModel } from './model.js';
+import type { ClassResult } from '../gateways/gateway-classes.js';
+import { mergedListeners } from '../gateways/gateways.js';
+import { listenerConfigInvalid as configInvalid, listenerProgrammable } from '../gateways/listener-validity.js';
+import { proxyPlacement } from '../ir/proxy-placement.js';
+import type { ProxyReport } from '../plugins/proxy-report.js';
+import { assignedStaticAddresses, staticAddressProblem } from '../gateways/static-addresses.js';
+import type { GatewayModel, ListenerModel, ListenerSetModel } from '../model.js';
 import type { Problem } from './conditions.js';
 
 export const CONFIG_REJECTED = 'turnpike.dev/ConfigRejected';

@@ -11,7 +11,7 @@ import {
   type ServedAPI,
 } from '@turnpike/api';
 import { checkCABundle } from './certificates.js';
-import type { Inputs } from './incremental/inputs.js';
+import type { Inputs } from '../incremental/inputs.js';
 
 export const CA_BUNDLE_KEY = 'ca.crt';
 

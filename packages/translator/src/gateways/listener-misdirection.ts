@@ -3,7 +3,7 @@
 // host that another listener of the port serves (an HTTP/2 connection reused across certificates)
 // is answered 421, so the client reconnects with the right SNI; a host no listener serves is a 404.
 import type { GatewayListenerIR, PortIR } from '@turnpike/api';
-import { intersectHostnames } from './hostnames.js';
+import { intersectHostnames } from '../routes/hostnames.js';
 
 /**
  * For each HTTPS listener of the port: a listener with a hostname answers 421 for every host it

@@ -10,8 +10,8 @@ import {
   type KubeObject,
   type ProxyConfig,
 } from '@turnpike/api';
-import type { Inputs } from './incremental/inputs.js';
-import { proxyPlacement } from './proxy-placement.js';
+import type { Inputs } from '../incremental/inputs.js';
+import { proxyPlacement } from '../ir/proxy-placement.js';
 
 /** On the pod template: the mounted plugins' content, `{"namespace/name": sha256}`. */
 export const PLUGINS_ANNOTATION = 'turnpike.dev/plugins';

@@ -10,9 +10,9 @@ import {
   type Namespace,
   type ProxyConfig,
 } from '@turnpike/api';
-import { compareAge } from './compare.js';
+import { compareAge } from '../compare.js';
 import { SUPPORTED_ADDRESS_TYPES } from './static-addresses.js';
-import type { Problem } from './conditions.js';
+import type { Problem } from '../status/conditions.js';
 import type { ClassResult } from './gateway-classes.js';
 import {
   markConflictsAgainst,
@@ -23,9 +23,9 @@ import {
 import { kindsForProtocol, routeGroupKind, SUPPORTED_PROTOCOLS } from './listener-protocols.js';
 import { checkListenerTLS, checkSecretRef } from './listener-tls.js';
 import { listenerClaimsPort, listenerConfigInvalid, listenerProgrammable } from './listener-validity.js';
-import type { GatewayModel, ListenerModel, ListenerSetModel } from './model.js';
-import type { Inputs } from './incremental/inputs.js';
-import { matchesSelector, selectorProblem } from './selectors.js';
+import type { GatewayModel, ListenerModel, ListenerSetModel } from '../model.js';
+import type { Inputs } from '../incremental/inputs.js';
+import { matchesSelector, selectorProblem } from '../selectors.js';
 
 export function buildListener(
   inputs: Inputs,

@@ -2,11 +2,11 @@
 // and why it accepted or refused the route (hostname, namespace, kind, sectionName, port), and
 // every backendRef and what became of it. "Why is my route not attached?" answered in one place.
 import { ROUTE_KINDS, objectKey, type Condition, type KubeObject, type ParentReference } from '@turnpike/api';
-import type { ListenerVerdict } from './routes/attachment.js';
-import { getObject, type Snapshot } from './snapshot.js';
-import { Translator, type TranslateOptions } from './translate.js';
+import type { ListenerVerdict } from '../routes/attachment.js';
+import { getObject, type Snapshot } from '../snapshot.js';
+import { Translator, type TranslateOptions } from '../translate.js';
 import { httpActionLines, l4ActionLine } from './explain-actions.js';
-import { listenerProgrammable } from './listener-validity.js';
+import { listenerProgrammable } from '../gateways/listener-validity.js';
 
 /** Why an object gets no status from us: its GatewayClass is another controller's, absent, or not Accepted. */
 function noStatusReason(

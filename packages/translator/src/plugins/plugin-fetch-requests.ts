@@ -3,7 +3,7 @@
 // Derived here, from the same snapshot and rules as the statuses, so the worker (an edge, doing the
 // I/O) keeps no store of its own and cannot disagree with the translator about what is permitted.
 import { secretText, type ConfigMap, type PluginInstallation, type Secret } from '@turnpike/api';
-import type { Inputs } from './incremental/inputs.js';
+import type { Inputs } from '../incremental/inputs.js';
 import { DOCKER_CONFIG_KEY, pluginSpecProblem, pullSecretAccess } from './plugins.js';
 
 export interface PluginFetchRequest {

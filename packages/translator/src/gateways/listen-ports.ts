@@ -4,7 +4,7 @@ import { proxyListenPorts } from '@turnpike/api';
 import { mergedListeners } from './gateways.js';
 import { listenerProgrammable } from './listener-validity.js';
 import { transport } from './listener-protocols.js';
-import type { GatewayModel } from './model.js';
+import type { GatewayModel } from '../model.js';
 
 /** Listen ports by `proxyPortKey(transport, port)`, for the ports of the Gateway's programmable listeners. */
 export function gatewayListenPorts(gateway: GatewayModel): Map<string, number> {

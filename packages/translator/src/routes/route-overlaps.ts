@@ -5,7 +5,7 @@
 import type { HTTPMatchIR, L4RouteIR } from '@turnpike/api';
 import type { RankedRoute } from './precedence.js';
 import { originalHostnameRank } from './hostnames.js';
-import { flat } from './compact-values.js';
+import { flat } from '../compact-values.js';
 
 export const ROUTE_RULES_OVERLAP = 'RouteRulesOverlap';
 

@@ -5,9 +5,9 @@
 // by SNI, one filter chain each.
 // Inside one object (a Gateway or one ListenerSet) there is no winner: every party is conflicted.
 // Across the merged list (Gateway first, then ListenerSets oldest first) the earlier one wins.
-import type { Problem } from './conditions.js';
+import type { Problem } from '../status/conditions.js';
 import { portFamily, transport } from './listener-protocols.js';
-import type { ListenerModel } from './model.js';
+import type { ListenerModel } from '../model.js';
 import { listenerClaimsPort, listenerStands } from './listener-validity.js';
 
 /**

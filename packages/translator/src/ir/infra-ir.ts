@@ -2,15 +2,15 @@
 // proxy-placement.ts says; labels carry the Gateway's name and namespace and spec.infrastructure
 // labels; annotations carry spec.infrastructure annotations.
 import { GATEWAY_NAME_LABEL, GATEWAY_NAMESPACE_LABEL, MANAGED_BY_LABEL, proxyPortKey } from '@turnpike/api';
-import { gatewayListenPorts } from './listen-ports.js';
-import { requestedLoadBalancerIP } from './static-addresses.js';
-import type { GatewayModel } from './model.js';
-import { mergedListeners } from './gateways.js';
-import { listenerProgrammable } from './listener-validity.js';
-import { transport } from './listener-protocols.js';
-import type { InstalledPlugin } from './plugins.js';
+import { gatewayListenPorts } from '../gateways/listen-ports.js';
+import { requestedLoadBalancerIP } from '../gateways/static-addresses.js';
+import type { GatewayModel } from '../model.js';
+import { mergedListeners } from '../gateways/gateways.js';
+import { listenerProgrammable } from '../gateways/listener-validity.js';
+import { transport } from '../gateways/listener-protocols.js';
+import type { InstalledPlugin } from '../plugins/plugins.js';
 import { proxyPlacement } from './proxy-placement.js';
-import { PLUGINS_ANNOTATION, type PodTemplate, type TemplateWants } from './proxy-rollout.js';
+import { PLUGINS_ANNOTATION, type PodTemplate, type TemplateWants } from '../plugins/proxy-rollout.js';
 
 export const DEFAULT_PROXY_IMAGE = 'envoyproxy/envoy:distroless-v1.36.2';
 export const GATEWAY_CLASS_LABEL = 'gateway.networking.k8s.io/gateway-class-name';

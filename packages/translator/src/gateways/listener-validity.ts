@@ -1,6 +1,6 @@
 // Whether a listener may serve traffic, in one place: the xDS assembly, the infra IR, the status
 // (Programmed, ListenersNotValid) and the conflict and overlap rules all ask these questions.
-import type { ListenerModel } from './model.js';
+import type { ListenerModel } from '../model.js';
 
 /**
  * The listener's references keep it from serving. Some invalid certificates do not (the others

@@ -4,7 +4,7 @@
 // Service's status: until it assigned the address, the Gateway is Programmed=False/AddressNotUsable,
 // and its status lists only the requested addresses it holds.
 import type { Gateway, GatewayAddress, Service } from '@turnpike/api';
-import type { Problem } from './conditions.js';
+import type { Problem } from '../status/conditions.js';
 
 /** The address types a Gateway may name; others make it Accepted=False/UnsupportedAddress. */
 export const SUPPORTED_ADDRESS_TYPES = new Set(['IPAddress', 'Hostname']);

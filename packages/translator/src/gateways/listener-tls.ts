@@ -10,13 +10,17 @@ import {
   type Secret,
   type SecretObjectReference,
 } from '@turnpike/api';
-import { caBundleInClusterTrustBundle, caBundleInObject, isClusterTrustBundleRef } from './ca-certificate-refs.js';
-import { checkTLSSecret } from './certificates.js';
-import type { Problem } from './conditions.js';
-import type { CertificateModel } from './model.js';
-import type { Inputs } from './incremental/inputs.js';
-import type { Reason } from './reasons.js';
-import { referenceNotPermitted } from './reference-grants.js';
+import {
+  caBundleInClusterTrustBundle,
+  caBundleInObject,
+  isClusterTrustBundleRef,
+} from '../policies/ca-certificate-refs.js';
+import { checkTLSSecret } from '../policies/certificates.js';
+import type { Problem } from '../status/conditions.js';
+import type { CertificateModel } from '../model.js';
+import type { Inputs } from '../incremental/inputs.js';
+import type { Reason } from '../status/reasons.js';
+import { referenceNotPermitted } from '../policies/reference-grants.js';
 
 export interface SecretCheck {
   problem?: Problem;

@@ -2,12 +2,12 @@
 // with Accepted, ResolvedRefs and, when some rules are invalid, PartiallyInvalid.
 import { CONTROLLER_NAME, type Condition, type RouteParentStatus } from '@turnpike/api';
 import { condition, resolvedRefsCondition, sortConditions, type Problem } from './conditions.js';
-import { ROUTE_RULES_OVERLAP } from './route-overlaps.js';
+import { ROUTE_RULES_OVERLAP } from '../routes/route-overlaps.js';
 import { CONFIG_WITHHELD } from './status-gateways.js';
-import { MAX_ANCESTORS } from './backend-tls-policies.js';
-import { BACKENDS_AVAILABLE } from './routes/backend-availability.js';
-import type { RouteResult } from './routes/route-result.js';
-import { fitted } from './compact-values.js';
+import { MAX_ANCESTORS } from '../policies/backend-tls-policies.js';
+import { BACKENDS_AVAILABLE } from '../routes/backend-availability.js';
+import type { RouteResult } from '../routes/route-result.js';
+import { fitted } from '../compact-values.js';
 
 /** `overlaps`: per parent Gateway (`namespace/name`), the matches of this route another route also claims. */
 export function routeStatus(

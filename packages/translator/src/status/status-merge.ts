@@ -3,7 +3,7 @@
 // and conditions of types we do not set (on the object and on its listeners), are kept; our stale
 // entries are removed; a condition keeps its lastTransitionTime while its status does not change.
 import type { Condition } from '@turnpike/api';
-import { equalExcept } from './incremental/deep-equal.js';
+import { equalExcept } from '../incremental/deep-equal.js';
 
 type AnyStatus = Record<string, unknown>;
 

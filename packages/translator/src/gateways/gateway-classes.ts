@@ -1,10 +1,10 @@
 // GatewayClass: ours when controllerName matches. Accepted unless its parametersRef is
 // missing or of the wrong kind or scope (InvalidParameters).
 import { TURNPIKE_GROUP, type GatewayClass, type ProxyConfig } from '@turnpike/api';
-import { clusterTrustBundleServed } from './ca-certificate-refs.js';
-import type { Problem } from './conditions.js';
-import type { ClassModel } from './model.js';
-import type { Inputs } from './incremental/inputs.js';
+import { clusterTrustBundleServed } from '../policies/ca-certificate-refs.js';
+import type { Problem } from '../status/conditions.js';
+import type { ClassModel } from '../model.js';
+import type { Inputs } from '../incremental/inputs.js';
 
 export function resolveClassParameters(
   inputs: Inputs,

@@ -5,8 +5,8 @@
 // route runs, some proxy is connected and in sync). Otherwise one of the reasons below says what
 // it waits for. Each Gateway reports its own state; its ProxyConfig sums them up per plugin.
 import type { GatewayIR, ProxyConfig, ProxyStatus } from '@turnpike/api';
-import { condition, sortConditions } from './conditions.js';
-import type { Condition } from './model.js';
+import { condition, sortConditions } from '../status/conditions.js';
+import type { Condition } from '../model.js';
 import type { InstalledPlugin, ProxyConfigPluginEntry } from './plugins.js';
 import type { ProxyRollout } from './proxy-rollout.js';
 

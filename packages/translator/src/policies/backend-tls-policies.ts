@@ -4,10 +4,10 @@
 // parents that use the Service.
 import { CLUSTER_TRUST_BUNDLE_GROUP, type BackendTLSPolicy, type SubjectAltNameIR } from '@turnpike/api';
 import { caBundleInClusterTrustBundle, caBundleInObject, isClusterTrustBundleRef } from './ca-certificate-refs.js';
-import { compareAge } from './compare.js';
-import type { Problem } from './conditions.js';
-import type { Inputs } from './incremental/inputs.js';
-import type { Reason } from './reasons.js';
+import { compareAge } from '../compare.js';
+import type { Problem } from '../status/conditions.js';
+import type { Inputs } from '../incremental/inputs.js';
+import type { Reason } from '../status/reasons.js';
 
 /** status.ancestors holds at most 16 entries (CRD maxItems); beyond that the policy is unimplementable. */
 export const MAX_ANCESTORS = 16;

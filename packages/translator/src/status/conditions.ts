@@ -1,10 +1,10 @@
 // Condition builders. Positive-polarity conditions (Accepted, ResolvedRefs, Programmed) are always
 // written; negative ones (Conflicted, PartiallyInvalid, OverlappingTLSConfig) only when True.
 // lastTransitionTime is not set here: the translator has no clock, the status writer adds it.
-import { sortInPlace } from './compare.js';
+import { sortInPlace } from '../compare.js';
 import type { Condition } from '@turnpike/api';
 import type { Reason } from './reasons.js';
-import { flat } from './compact-values.js';
+import { flat } from '../compact-values.js';
 
 export type Status = Condition['status'];
 

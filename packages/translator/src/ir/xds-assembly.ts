@@ -1,21 +1,21 @@
 // Assembles the xDS IR of each Gateway from its listeners and the routes attached to them.
 // Only programmable listeners are served. TCP and UDP listeners carry the oldest attached
 // route (GEP-2644/2645: all are accepted, one gets traffic).
-import { markMisdirectedHosts } from './listener-misdirection.js';
-import { compareAge, compareNames, sortInPlace } from './compare.js';
-import { mergedListeners } from './gateways.js';
-import { isWildcard, originalHostnameRank, widerMatchingHosts } from './hostnames.js';
-import { gatewayListenPorts } from './listen-ports.js';
-import { claimedByMoreSpecific } from './listener-isolation.js';
-import { listenerProgrammable } from './listener-validity.js';
-import { tlsMode, transport } from './listener-protocols.js';
-import type { GatewayModel, ListenerModel } from './model.js';
-import { compareRoutePrecedence, type RankedRoute } from './precedence.js';
-import { claimServerNames, recordOverlaps, type RouteOverlaps } from './route-overlaps.js';
-import type { RouteResult } from './routes/route-result.js';
-import { parentCarriesTraffic } from './status-routes.js';
+import { markMisdirectedHosts } from '../gateways/listener-misdirection.js';
+import { compareAge, compareNames, sortInPlace } from '../compare.js';
+import { mergedListeners } from '../gateways/gateways.js';
+import { isWildcard, originalHostnameRank, widerMatchingHosts } from '../routes/hostnames.js';
+import { gatewayListenPorts } from '../gateways/listen-ports.js';
+import { claimedByMoreSpecific } from '../gateways/listener-isolation.js';
+import { listenerProgrammable } from '../gateways/listener-validity.js';
+import { tlsMode, transport } from '../gateways/listener-protocols.js';
+import type { GatewayModel, ListenerModel } from '../model.js';
+import { compareRoutePrecedence, type RankedRoute } from '../routes/precedence.js';
+import { claimServerNames, recordOverlaps, type RouteOverlaps } from '../routes/route-overlaps.js';
+import type { RouteResult } from '../routes/route-result.js';
+import { parentCarriesTraffic } from '../status/status-routes.js';
 import { proxyPortKey } from '@turnpike/api';
-import { flat } from './compact-values.js';
+import { flat } from '../compact-values.js';
 import type {
   ClusterIR,
   GatewayIR,

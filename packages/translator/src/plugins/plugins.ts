@@ -17,9 +17,9 @@ import {
   type ProxyConfig,
   type Secret,
 } from '@turnpike/api';
-import { type Problem, condition, conditionOf, sortConditions } from './conditions.js';
-import type { Inputs } from './incremental/inputs.js';
-import { referenceNotPermitted } from './reference-grants.js';
+import { type Problem, condition, conditionOf, sortConditions } from '../status/conditions.js';
+import type { Inputs } from '../incremental/inputs.js';
+import { referenceNotPermitted } from '../policies/reference-grants.js';
 
 export const DOCKER_CONFIG_SECRET_TYPE = 'kubernetes.io/dockerconfigjson';
 /** The key of a pull Secret that holds the registry credentials. */

@@ -3,8 +3,8 @@
 // in the target's namespace whose `from` names the referrer's kind and namespace and whose `to`
 // names the target's kind (and, optionally, its name). Grants are additive; removing one revokes.
 import type { ReferenceGrant } from '@turnpike/api';
-import type { Problem } from './conditions.js';
-import { listObjects, type Snapshot } from './snapshot.js';
+import type { Problem } from '../status/conditions.js';
+import { listObjects, type Snapshot } from '../snapshot.js';
 
 export interface Referrer {
   group: string;

@@ -3,7 +3,7 @@
 // assembled, never as part of its model: routes attach to the model, and a proxy connecting must
 // not re-attach a thousand routes (at a cold start, every Gateway's proxies connect at once).
 import type { Gateway, ProxyStatus } from '@turnpike/api';
-import type { Inputs } from './incremental/inputs.js';
+import type { Inputs } from '../incremental/inputs.js';
 
 export interface ProxyReport {
   /** The proxies rejected the last configuration: what they said. */

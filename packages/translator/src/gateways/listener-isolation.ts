@@ -4,7 +4,7 @@
 // names "foo.example.com" must not serve that host when a "foo.example.com" listener exists, and
 // the more specific listener answers its hosts (404 without routes) rather than letting a wider
 // listener's routes catch them.
-import { intersectHostnames, isWildcard } from './hostnames.js';
+import { intersectHostnames, isWildcard } from '../routes/hostnames.js';
 
 /** Orders listener hostnames from most to least specific: exact, longer wildcard, shorter wildcard, none. */
 export function specificity(hostname: string | undefined): number {
