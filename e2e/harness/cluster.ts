@@ -77,6 +77,11 @@ async function waitFor<T>(
   throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
 }
 
+export interface ClusterOptions {
+  deployRbac?: boolean;
+  apiserverArgs?: string[];
+}
+
 export class Cluster {
   readonly admin: KubeClient;
   private etcd?: ChildProcess;
@@ -95,6 +100,8 @@ export class Cluster {
     private readonly adminToken: string,
     private readonly controllerToken: string,
     viewerToken: string,
+    /** Extra kube-apiserver flags, kept across restarts (e.g. --runtime-config to turn an API off). */
+    private readonly apiserverArgs: string[] = [],
   ) {
     this.adminKubeconfig = this.kubeconfig('admin', adminToken);
     this.controllerKubeconfig = this.kubeconfig('controller', controllerToken);
@@ -102,8 +109,11 @@ export class Cluster {
     this.admin = KubeClient.fromKubeconfig(this.adminKubeconfig);
   }
 
-  /** `deployRbac: false`: leave deploy/'s namespace objects and RBAC out (a test installs them another way, Helm). */
-  static async start(opts: { deployRbac?: boolean } = {}): Promise<Cluster> {
+  /**
+   * `deployRbac: false`: leave deploy/'s namespace objects and RBAC out (a test installs them another way, Helm).
+   * `apiserverArgs`: extra kube-apiserver flags.
+   */
+  static async start(opts: ClusterOptions = {}): Promise<Cluster> {
     const bin = kubeBinDir();
     const dir = mkdtempSync(join(tmpdir(), 'turnpike-e2e-'));
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -117,7 +127,16 @@ export class Cluster {
       `${adminToken},admin,admin,"system:masters"\n${controllerToken},${CONTROLLER_USER},turnpike-uid,"system:serviceaccounts,system:serviceaccounts:turnpike-system,system:authenticated"\n` +
         `${viewerToken},viewer,viewer-uid,"system:authenticated"\n`,
     );
-    const c = new Cluster(dir, bin, await freePort(), await freePort(), adminToken, controllerToken, viewerToken);
+    const c = new Cluster(
+      dir,
+      bin,
+      await freePort(),
+      await freePort(),
+      adminToken,
+      controllerToken,
+      viewerToken,
+      opts.apiserverArgs,
+    );
     await c.startEtcd();
     await c.startApiserver();
     await c.install(opts.deployRbac ?? true);
@@ -186,6 +205,7 @@ export class Cluster {
         `--token-auth-file=${join(d, 'tokens.csv')}`,
         '--disable-admission-plugins=ServiceAccount',
         '--allow-privileged=true',
+        ...this.apiserverArgs,
       ],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
