@@ -275,6 +275,7 @@ export class Cluster {
       ...gatewayApiCrds(),
       ...loadYaml(join(ROOT, 'deploy/crds/turnpike.dev_proxyconfigs.yaml')),
       ...loadYaml(join(ROOT, 'deploy/crds/turnpike.dev_plugininstallations.yaml')),
+      ...loadYaml(join(ROOT, 'deploy/crds/turnpike.dev_proxyreports.yaml')),
     ];
     for (const crd of crds) await this.apply(crd);
     for (const crd of crds) {

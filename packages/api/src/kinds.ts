@@ -38,6 +38,8 @@ const KINDS = {
   Deployment: { group: 'apps' },
   ProxyConfig: { group: TURNPIKE_GROUP, ownsStatus: true },
   PluginInstallation: { group: TURNPIKE_GROUP, ownsStatus: true },
+  // What each controller replica's proxies said (read only in the controller's namespace).
+  ProxyReport: { group: TURNPIKE_GROUP },
 } as const satisfies Record<string, KindInfo>;
 
 export type WatchedKind = keyof typeof KINDS;
@@ -59,11 +61,10 @@ export const OWNED_STATUS_KINDS = kindsWhere('ownsStatus');
 
 /**
  * Kinds the controller itself feeds into the stream (never read from manifests or the API):
- * ProxyStatus carries what the xDS server learned from a Gateway's proxies (a rejected config);
  * PluginFetch carries what the plugin fetch worker got from a registry; ServedAPI carries which
  * version of an API the cluster may lack (ClusterTrustBundle) the API server serves, if any.
  */
-export const INTERNAL_KINDS = ['ProxyStatus', 'PluginFetch', 'ServedAPI'] as const;
+export const INTERNAL_KINDS = ['PluginFetch', 'ServedAPI'] as const;
 
 /**
  * Internal (kube source): whether the API server serves an API a cluster may lack, and which version
@@ -77,23 +78,6 @@ export interface ServedAPI extends KubeObject {
 
 /** The ServedAPI that says whether ClusterTrustBundles exist in this cluster (GEP-5075, "API Availability"). */
 export const CLUSTER_TRUST_BUNDLE_API = 'clustertrustbundles.certificates.k8s.io';
-
-/**
- * What a Gateway's proxies told the xDS server: a configuration they rejected (NACK; cleared when a
- * newer one is accepted), and how many are connected and which have not acknowledged the current one.
- */
-export interface ProxyStatus extends KubeObject {
-  status: {
-    rejected?: { typeUrl: string; version: string; message: string; node: string };
-    /** What the serving path withheld from the proxies as Envoy would refuse it (resource-screen.ts). */
-    withheld?: { resource: string; field: string; message: string; source?: string; object?: string }[];
-    /**
-     * `plugins`: the plugins (`namespace/name@sha256`) the routes of the configuration that every
-     * connected proxy acknowledged run (referencedPlugins of that configuration).
-     */
-    sync?: { connected: number; behind: string[]; plugins?: string[] };
-  };
-}
 
 /**
  * A bundle of CA certificates published cluster-wide (certificates.k8s.io: v1 since Kubernetes 1.37,

@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import type { Condition, KubeObject, PluginFetch, PluginInstallation } from '@turnpike/api';
+import type { Condition, KubeObject, PluginFetch, PluginInstallation, ProxyReport } from '@turnpike/api';
 import {
   CONFIGMAP_LABEL_SELECTOR,
   KubeApiError,
@@ -55,7 +55,10 @@ export async function listLiveObjects(client: KubeClient): Promise<KubeObject[]>
   for (const r of RESOURCES) {
     const selector =
       r.kind === 'ConfigMap' ? CONFIGMAP_LABEL_SELECTOR : r.kind === 'Deployment' ? MANAGED_SELECTOR : '';
-    const listed = await listServed(client, r, selector ? `?labelSelector=${encodeURIComponent(selector)}` : '');
+    const listed =
+      r.kind === 'ProxyReport'
+        ? await liveProxyReports(client, r)
+        : await listServed(client, r, selector ? `?labelSelector=${encodeURIComponent(selector)}` : '');
     // What the controller's source says of an API a cluster may lack, so the verdicts are the same.
     if (r.reportServed) out.push(servedAPI(r, listed?.version));
     // A kind this cluster does not serve has no objects.
@@ -64,6 +67,30 @@ export async function listLiveObjects(client: KubeClient): Promise<KubeObject[]>
     for (const item of listed.items) out.push(sanitize({ ...item, apiVersion, kind: r.kind }));
   }
   return [...out, ...pluginFetchesFromStatus(out)];
+}
+
+/**
+ * The controller replicas' reports of their proxies that are live now (renewed within their lease, by
+ * this machine's clock): what the controller's own statuses are judged from. None where the CRD is not
+ * installed or the viewer role predates it.
+ */
+async function liveProxyReports(
+  client: KubeClient,
+  r: ResourceInfo,
+): Promise<{ version: string; items: KubeObject[] } | undefined> {
+  let items: KubeObject[];
+  try {
+    items = (await client.must<{ items?: KubeObject[] }>('GET', collectionPath(r))).items ?? [];
+  } catch (e) {
+    if (e instanceof KubeApiError && (e.status === 404 || e.status === 403)) return undefined;
+    throw new CliError(`cannot list ${r.plural}: ${(e as Error).message}`);
+  }
+  const now = Date.now();
+  const live = (o: KubeObject) => {
+    const spec = (o as ProxyReport).spec;
+    return now - Date.parse(spec?.renewTime ?? '') < (spec?.leaseDurationSeconds ?? 15) * 1000;
+  };
+  return { version: r.version, items: items.filter(live) };
 }
 
 /** A kind's objects at the first of its versions the cluster serves; undefined when it serves none (404). */

@@ -1,8 +1,8 @@
 // Serving the engine's outputs over ADS: a sink that applies each output's changes to the node
 // snapshots (only the Gateways and clusters that changed are rebuilt).
 import type { EngineOutput } from '@turnpike/engine';
-import { referencedPlugins, type KubeObject, type ProxyStatus } from '@turnpike/api';
-import { remove, upsert, type SourceEvent } from '@turnpike/engine';
+import { proxyReportObject, referencedPlugins, type KubeObject, type ReportedGateway } from '@turnpike/api';
+import { upsert, type SourceEvent } from '@turnpike/engine';
 import { Subject } from 'rxjs';
 import {
   AdsServer,
@@ -11,6 +11,7 @@ import {
   XdsSnapshotBuilder,
   type AdsTlsOptions,
   type BootstrapTls,
+  type GatewaySync,
   type PluginLookup,
   type StreamRefusal,
 } from '@turnpike/xds';
@@ -22,17 +23,37 @@ import type { Sink } from './controller.js';
 export interface XdsServing extends Sink {
   server: AdsServer;
   cache: SnapshotCache;
-  /** What the proxies said, as events for the engine (ProxyStatus objects). */
+  /** Without `reports`: what the proxies said, as events for the engine (this process's ProxyReport). */
   events: Subject<SourceEvent>;
   close(): Promise<void>;
 }
 
 export const XDS_SOURCE = 'xds';
 
-function proxyStatus(node: string, status: ProxyStatus['status']): ProxyStatus {
-  const [namespace, name] = node.split('/') as [string, string];
-  return { apiVersion: 'turnpike.dev/internal', kind: 'ProxyStatus', metadata: { name, namespace }, status };
+/** Where this process's part of the proxies' report goes: a ProxyReport written to the API server, or the engine. */
+export interface ProxyReportOutlet {
+  /** One Gateway's entry changed; undefined: it has none any more. */
+  set(gateway: string, entry: ReportedGateway | undefined): void;
 }
+
+/** The replica name of the report a process without a cluster makes for itself (`run --dir`). */
+export const LOCAL_REPLICA = 'local';
+export const LOCAL_REPORT_NAMESPACE = 'turnpike-system';
+
+/** Without a cluster, the report goes straight to the engine, as an object no one else writes. */
+function localReports(events: Subject<SourceEvent>): ProxyReportOutlet {
+  const gateways = new Map<string, ReportedGateway>();
+  return {
+    set(gateway, entry) {
+      if (entry) gateways.set(gateway, entry);
+      else if (!gateways.delete(gateway)) return;
+      const report = proxyReportObject(LOCAL_REPORT_NAMESPACE, LOCAL_REPLICA, gateways.values(), '', 0);
+      events.next(upsert(XDS_SOURCE, report));
+    },
+  };
+}
+
+type Withheld = NonNullable<ReportedGateway['withheld']>;
 
 export interface XdsServingOptions {
   address: string;
@@ -47,6 +68,8 @@ export interface XdsServingOptions {
   controlPlaneTls?: BootstrapTls;
   /** A proxy acknowledged a change: seconds from the change's first event (turnpike_config_latency_seconds). */
   onConfigLatency?: (gateway: string, seconds: number) => void;
+  /** Where the report of what the proxies said goes; absent: to the engine, through `events`. */
+  reports?: ProxyReportOutlet;
 }
 
 export async function startXds(o: XdsServingOptions): Promise<XdsServing> {
@@ -55,23 +78,31 @@ export async function startXds(o: XdsServingOptions): Promise<XdsServing> {
   const hp = hostPortFlag('--xds-address', address);
   const cache = new SnapshotCache();
   const events = new Subject<SourceEvent>();
-  // What the proxies of each Gateway said, as one ProxyStatus object per Gateway for the engine.
-  const told = new Map<string, ProxyStatus['status']>();
-  const tell = (node: string, change: Partial<ProxyStatus['status']>) => {
-    const [namespace, name] = node.split('/') as [string, string];
+  const reports = o.reports ?? localReports(events);
+  // What each Gateway's proxies said, and what its serving path withheld: its entry in the report.
+  const syncs = new Map<string, GatewaySync>();
+  const withheldFrom = new Map<string, Withheld>();
+  const report = (gateway: string) => {
+    const [namespace, name] = gateway.split('/') as [string, string];
     if (!namespace || !name) return;
-    const status: ProxyStatus['status'] = { ...told.get(node), ...change };
-    for (const k of Object.keys(status) as (keyof ProxyStatus['status'])[])
-      if (status[k] === undefined) delete status[k];
-    if (Object.keys(status).length) {
-      told.set(node, status);
-      events.next(upsert(XDS_SOURCE, proxyStatus(node, status)));
-    } else if (told.delete(node)) {
-      events.next(remove(XDS_SOURCE, 'ProxyStatus', namespace, name));
-    }
+    const sync = syncs.get(gateway);
+    const withheld = withheldFrom.get(gateway);
+    if (!sync && !withheld) return reports.set(gateway, undefined);
+    reports.set(gateway, {
+      namespace,
+      name,
+      connected: sync?.connected ?? 0,
+      proxies: sync?.proxies ?? [],
+      ...(sync?.plugins ? { plugins: sync.plugins } : {}),
+      ...(withheld ? { withheld } : {}),
+    });
   };
   const sync = new ProxySyncTracker({
-    onChange: (node, s) => tell(node, { sync: s.connected ? s : undefined }),
+    onChange: (gateway, s) => {
+      if (s.connected) syncs.set(gateway, s);
+      else syncs.delete(gateway);
+      report(gateway);
+    },
     ...(o.onConfigLatency ? { onLatency: o.onConfigLatency } : {}),
   });
   // Called only from accept(), once startXds has returned: server and builder exist by then.
@@ -95,18 +126,8 @@ export async function startXds(o: XdsServingOptions): Promise<XdsServing> {
   });
   const server = new AdsServer({
     cache,
-    // A NACK becomes a condition on the Gateway; a later ACK of another version clears it.
-    onNack: (n) => {
-      onNack?.(n.node);
-      tell(n.node, {
-        rejected: { typeUrl: n.typeUrl, version: n.version, message: n.message.slice(0, 500), node: n.node },
-      });
-    },
-    onAck: (node, _type, version) => {
-      const r = told.get(node)?.rejected;
-      if (r === undefined || r.version === version) return;
-      tell(node, { rejected: undefined });
-    },
+    // A NACK stands on its stream until the proxy accepts that type again: the tracker reports it.
+    onNack: (n) => onNack?.(n.node),
     onStreamChange: (stream, closed) => sync.streamChanged(stream, closed),
     onWatch: (node) => queue.watching(node),
     log: (msg, fields) => log(`${msg}${fields ? ' ' + JSON.stringify(fields) : ''}`),
@@ -124,11 +145,13 @@ export async function startXds(o: XdsServingOptions): Promise<XdsServing> {
   );
   const builder = new XdsSnapshotBuilder({
     ...(o.controlPlaneTls ? { controlPlaneTls: o.controlPlaneTls } : {}),
-    // Withheld as Envoy would refuse it: logged, and a condition on the Gateway through ProxyStatus.
+    // Withheld as Envoy would refuse it: logged, and a condition on the Gateway through the report.
     onWithheld: (gateway, withheld) => {
       for (const w of withheld)
         log(`withheld from ${gateway}: ${w.source ? `${w.source}: ` : ''}${w.resource} ${w.field}: ${w.message}`);
-      tell(gateway, { withheld: withheld.length ? withheld.slice(0, 20) : undefined });
+      if (withheld.length) withheldFrom.set(gateway, withheld.slice(0, 20));
+      else if (!withheldFrom.delete(gateway)) return;
+      report(gateway);
     },
   });
   return {

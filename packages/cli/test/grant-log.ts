@@ -1,6 +1,7 @@
 // A recorded log where a ReferenceGrant is deleted at a known event among hundreds of unrelated ones,
 // for bisect and the console.
 import type { WatchEvent } from '@turnpike/engine';
+import { proxyReportObject } from '@turnpike/api';
 
 const GW = 'gateway.networking.k8s.io/v1';
 const OBJECTS = [
@@ -71,14 +72,32 @@ export function recordedLog(): string {
     if (seq === DELETED_AT)
       push({ type: 'delete', kind: 'ReferenceGrant', namespace: 'backends', name: 'let-apps' } as never);
     else if (seq === PROXY_BEHIND_AT) {
-      const status = { sync: { connected: 2, behind: ['proxy-b'] } };
-      const object = {
-        apiVersion: 'turnpike.dev/internal',
-        kind: 'ProxyStatus',
-        metadata: { name: 'gw', namespace: 'infra' },
-        status,
-      };
-      push({ type: 'upsert', kind: 'ProxyStatus', namespace: 'infra', name: 'gw', object, source: 'xds' } as never);
+      // One replica reports both of the Gateway's proxies, one of them behind.
+      const object = proxyReportObject(
+        'turnpike-system',
+        'replica-a',
+        [
+          {
+            namespace: 'infra',
+            name: 'gw',
+            connected: 2,
+            proxies: [
+              { id: 'proxy-b', connectedAt: '2026-01-01T00:00:00.000Z', behind: true },
+              { id: 'proxy-a', connectedAt: '2026-01-01T00:00:00.000Z' },
+            ],
+          },
+        ],
+        '2026-01-01T00:00:00.000Z',
+        15,
+      );
+      push({
+        type: 'upsert',
+        kind: 'ProxyReport',
+        namespace: 'turnpike-system',
+        name: 'replica-a',
+        object,
+        source: 'kube',
+      } as never);
     } else
       push({
         type: 'upsert',

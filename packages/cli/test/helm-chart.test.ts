@@ -70,6 +70,7 @@ describe('helm chart', () => {
         'namespace.yaml',
         'crds/turnpike.dev_proxyconfigs.yaml',
         'crds/turnpike.dev_plugininstallations.yaml',
+        'crds/turnpike.dev_proxyreports.yaml',
         'rbac.yaml',
         'viewer-rbac.yaml',
         'controller.yaml',

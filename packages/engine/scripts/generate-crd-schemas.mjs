@@ -28,6 +28,7 @@ const files = [
     .map((f) => join(upstream, f)),
   join(ROOT, 'deploy/crds/turnpike.dev_proxyconfigs.yaml'),
   join(ROOT, 'deploy/crds/turnpike.dev_plugininstallations.yaml'),
+  join(ROOT, 'deploy/crds/turnpike.dev_proxyreports.yaml'),
 ];
 
 // Descriptions are for people; the checks need only the rest.

@@ -11,3 +11,5 @@ export * from './infra-applier.js';
 export * from './plugin-storage.js';
 export * from './plugin-url-key.js';
 export * from './xds-authority.js';
+export * from './proxy-report-liveness.js';
+export * from './proxy-report-publisher.js';

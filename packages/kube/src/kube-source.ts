@@ -5,6 +5,7 @@ import { synced, upsert, type SourceEvent } from '@turnpike/engine';
 import { Observable } from 'rxjs';
 import type { KubeClient } from './client.js';
 import { MANAGED_SELECTOR } from './infra-objects.js';
+import { ProxyReportLiveness } from './proxy-report-liveness.js';
 import { Reflector, type ReflectorOptions } from './reflector.js';
 import { RESOURCES, servedAPI } from './resources.js';
 
@@ -22,15 +23,27 @@ export interface KubeSourceOptions extends Partial<
   client: KubeClient;
   /** Where the proxy Deployments live; undefined: beside their Gateways, in every namespace. */
   proxyNamespace?: string;
+  /** Where the replicas write their ProxyReports (the controller's namespace); undefined: not read. */
+  reportNamespace?: string;
+  /** A replica's report expired (the leader deletes it). */
+  onReportExpired?: (namespace: string, name: string) => void;
+  /** How many replicas' reports are live, whenever that changes. */
+  onReportsLive?: (count: number) => void;
   onReflectors?: (r: Reflector[]) => void;
 }
 
 export function kubeSource(opts: KubeSourceOptions): Observable<SourceEvent> {
   return new Observable<SourceEvent>((subscriber) => {
-    const pending = new Set(RESOURCES.map((r) => r.kind));
+    const resources = RESOURCES.filter((r) => r.kind !== 'ProxyReport' || opts.reportNamespace !== undefined);
+    const pending = new Set(resources.map((r) => r.kind));
     /** Per kind, the version last said to be served ('' for none). */
     const served = new Map<string, string>();
-    const reflectors = RESOURCES.map(
+    const liveness = new ProxyReportLiveness({
+      emit: (e) => subscriber.next(e),
+      ...(opts.onReportExpired ? { onExpired: opts.onReportExpired } : {}),
+      ...(opts.onReportsLive ? { onLive: opts.onReportsLive } : {}),
+    });
+    const reflectors = resources.map(
       (resource) =>
         new Reflector({
           ...opts,
@@ -48,7 +61,14 @@ export function kubeSource(opts: KubeSourceOptions): Observable<SourceEvent> {
                   '(grant list and watch on deployments, as deploy/rbac.yaml does)',
               }
             : {}),
-          emit: (e) => subscriber.next(e),
+          ...(resource.kind === 'ProxyReport'
+            ? {
+                namespace: opts.reportNamespace!,
+                optional:
+                  'statuses count only the proxies of this replica (grant proxyreports, as deploy/rbac.yaml does)',
+              }
+            : {}),
+          emit: resource.kind === 'ProxyReport' ? (e) => liveness.accept(e) : (e) => subscriber.next(e),
           ...(resource.reportServed
             ? {
                 onServed: (version: string | undefined) => {
@@ -69,6 +89,7 @@ export function kubeSource(opts: KubeSourceOptions): Observable<SourceEvent> {
     for (const r of reflectors) r.start();
     return () => {
       for (const r of reflectors) r.stop();
+      liveness.stop();
     };
   });
 }

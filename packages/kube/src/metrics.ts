@@ -67,6 +67,17 @@ export function createMetrics() {
       labelNames: ['result'] as const,
       registers: [registry],
     }),
+    proxyReportWrites: new Counter({
+      name: 'turnpike_proxy_report_writes_total',
+      help: "Writes of this replica's ProxyReport (what its proxies said), by result",
+      labelNames: ['result'] as const,
+      registers: [registry],
+    }),
+    liveProxyReports: new Gauge({
+      name: 'turnpike_proxy_reports_live',
+      help: 'Replicas whose ProxyReport is live (renewed within its lease), this one included',
+      registers: [registry],
+    }),
     leader: new Gauge({
       name: 'turnpike_leader',
       help: '1 while this replica holds the leader lease',

@@ -56,6 +56,8 @@ export const RESOURCES: ResourceInfo[] = [
     plural: 'plugininstallations',
     namespaced: true,
   },
+  // Every replica's, in the controller's namespace only (kubeSource's reportNamespace).
+  { kind: 'ProxyReport', group: 'turnpike.dev', version: 'v1alpha1', plural: 'proxyreports', namespaced: true },
 ];
 
 export function resourceInfo(kind: string): ResourceInfo | undefined {

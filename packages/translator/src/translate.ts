@@ -34,6 +34,7 @@ import { RouteStage } from './stages/route-stage.js';
 import { RouteStatusStage } from './stages/route-status-stage.js';
 import { PolicyAncestorsStage } from './stages/policy-ancestors-stage.js';
 import { publishServiceFacts } from './ir/service-facts.js';
+import { publishProxyReportFacts } from './proxies/gateway-proxies.js';
 
 export type { Diagnostic } from './incremental/run.js';
 export type { OutputChanges, Status } from './incremental/outputs.js';
@@ -141,6 +142,7 @@ export class Translator {
     this.plugins.update(run);
     this.gateways.update(run, this.classes);
     publishServiceFacts(run);
+    publishProxyReportFacts(run);
     this.routes.update(run, this.gateways, this.policies, this.endpoints);
     this.policyAncestors.update(this.policies, this.routes);
     this.assembly.update(

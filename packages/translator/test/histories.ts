@@ -4,6 +4,7 @@ import { CONTROLLER_NAME, type KubeObject } from '@turnpike/api';
 import fc from 'fast-check';
 import { generatedName, type Snapshot } from '../src/index.js';
 import { EXAMPLE_COM_CERT, EXAMPLE_COM_KEY, OTHER_TEST_CERT, OTHER_TEST_KEY } from './tls-fixtures.js';
+import { CONNECTED_AT, replicaReport, reportedGateway } from './proxy-reports.js';
 
 export const GW = 'gateway.networking.k8s.io/v1';
 const b64 = (s: string) => Buffer.from(s).toString('base64');
@@ -453,39 +454,57 @@ export const anyObject: fc.Arbitrary<KubeObject> = fc.oneof(
         : {}),
     },
   })),
+  // Replicas' reports: a Gateway's proxies spread over two replicas, one proxy named by both (it moved:
+  // the newer connection counts).
   fc
     .record({
-      rejected: fc.boolean(),
-      gateway: pick('gw1', 'gw2'),
-      acked: pick(undefined, [], ['apps/p1@' + 'a'.repeat(64)]),
-      withheld: maybe(pick('HTTPRoute/apps/r1', 'HTTPRoute/apps/r2')),
+      replica: pick('replica-a', 'replica-b'),
+      entries: fc.uniqueArray(
+        fc.record({
+          rejected: fc.boolean(),
+          gateway: pick('gw1', 'gw2'),
+          acked: pick(undefined, [], ['apps/p1@' + 'a'.repeat(64)]),
+          withheld: maybe(pick('HTTPRoute/apps/r1', 'HTTPRoute/apps/r2')),
+          moved: pick(undefined, 'before', 'after'),
+        }),
+        { maxLength: 2, selector: (e) => e.gateway },
+      ),
     })
-    .map(({ rejected, gateway, acked, withheld }) => ({
-      apiVersion: 'turnpike.dev/internal',
-      kind: 'ProxyStatus',
-      metadata: meta(gateway, 'infra'),
-      status: {
-        ...(rejected
-          ? {
-              rejected: {
-                typeUrl: 'type.googleapis.com/envoy.config.listener.v3.Listener',
-                version: 'v1',
-                message: 'bad',
-                node: `infra/${gateway}`,
-              },
-            }
-          : {}),
-        ...(acked ? { sync: { connected: 1, behind: [], plugins: acked } } : {}),
-        ...(withheld
-          ? {
-              withheld: [
-                { resource: 'RouteConfiguration tcp-80', field: 'routes[0]', message: 'refused', object: withheld },
-              ],
-            }
-          : {}),
-      },
-    })),
+    .map(({ replica, entries }) =>
+      replicaReport(
+        replica,
+        entries.map(({ rejected, gateway, acked, withheld, moved }) => {
+          const g = reportedGateway(`infra/${gateway}`, {
+            ...(rejected
+              ? {
+                  rejected: {
+                    typeUrl: 'type.googleapis.com/envoy.config.listener.v3.Listener',
+                    version: 'v1',
+                    message: 'bad',
+                    node: `${replica}-proxy`,
+                  },
+                }
+              : {}),
+            ...(acked ? { sync: { connected: 1, behind: [], plugins: acked } } : {}),
+            ...(withheld
+              ? {
+                  withheld: [
+                    { resource: 'RouteConfiguration tcp-80', field: 'routes[0]', message: 'refused', object: withheld },
+                  ],
+                }
+              : {}),
+          });
+          if (moved) {
+            g.proxies.push({ id: 'moved', connectedAt: moved === 'after' ? LATER : CONNECTED_AT, behind: true });
+            g.connected++;
+          }
+          return g;
+        }),
+      ),
+    ),
 );
+
+const LATER = '2026-12-05T10:00:05.000Z';
 
 const http = (name: string, port: number, from = 'All') => ({
   name,

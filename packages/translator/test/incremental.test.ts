@@ -6,6 +6,7 @@ import { CONTROLLER_NAME, type KubeObject } from '@turnpike/api';
 import fc from 'fast-check';
 import { Translator, type Snapshot, type TranslateResult } from '../src/index.js';
 import { apply, GW, history, meta, startingSnapshot } from './histories.js';
+import { proxiesSaid, type GatewaySaid } from './proxy-reports.js';
 
 const RUNS = Number(process.env.FC_RUNS ?? 250);
 const json = (r: TranslateResult) => JSON.stringify(r);
@@ -170,13 +171,7 @@ describe('incremental translation', () => {
     const snapshot = oneRouteSnapshot(service());
     const t = new Translator();
     const first = t.translate(snapshot);
-    const proxyStatus = (status: Record<string, unknown>) =>
-      ({
-        apiVersion: 'turnpike.dev/internal',
-        kind: 'ProxyStatus',
-        metadata: meta('gw1', 'infra'),
-        status,
-      }) as KubeObject;
+    const proxyStatus = (said: GatewaySaid) => proxiesSaid('infra/gw1', said);
     const connected = t.translateWithChanges(
       apply(snapshot, { type: 'upsert', object: proxyStatus({ sync: { connected: 2, behind: [] } }) }),
     );
@@ -191,7 +186,7 @@ describe('incremental translation', () => {
     const withheld = {
       sync: { connected: 2, behind: [] },
       withheld: [{ object: 'HTTPRoute/apps/r1', resource: 'RouteConfiguration', field: 'x', message: 'refused' }],
-    };
+    } satisfies GatewaySaid;
     const told = t.translateWithChanges(apply(snapshot, { type: 'upsert', object: proxyStatus(withheld) }));
     expect(t.piecesComputed().get('assembly:')).toBeUndefined();
     expect(told.changes.statuses).toEqual(expect.arrayContaining(['Gateway/infra/gw1', 'HTTPRoute/apps/r1']));

@@ -1,5 +1,5 @@
 // Installed means the proxies run it: the proxy Deployment's rollout (an input) and the proxies'
-// acknowledgement (ProxyStatus) decide it, per Gateway; a held rollout keeps the pod template and
+// acknowledgement (the replicas' ProxyReports) decide it, per Gateway; a held rollout keeps the pod template and
 // the digest the Pods mount. Every step is translated incrementally and checked against a fresh
 // translation of the same objects.
 import { describe, expect, it } from '@jest/globals';
@@ -15,6 +15,7 @@ import {
   type TranslateResult,
 } from '../src/index.js';
 import { cond, endpointSlice, gateway, gatewayClass, http, httpRoute, service, sr } from './builders.js';
+import { CONNECTED_AT, proxiesSaid, replicaReport, reportedGateway } from './proxy-reports.js';
 
 const SHA = 'a'.repeat(64);
 const SHA2 = 'b'.repeat(64);
@@ -121,12 +122,8 @@ function deployment(o: {
   };
 }
 
-const proxyStatus = (plugins: string[] | undefined, behind: string[] = []): KubeObject => ({
-  apiVersion: 'turnpike.dev/internal',
-  kind: 'ProxyStatus',
-  metadata: { name: 'gw', namespace: 'infra' },
-  status: { sync: { connected: 2, behind, ...(plugins ? { plugins } : {}) } },
-});
+const proxyStatus = (plugins: string[] | undefined, behind: string[] = []): KubeObject =>
+  proxiesSaid('infra/gw', { sync: { connected: 2, behind, ...(plugins ? { plugins } : {}) } });
 
 const installed = (r: TranslateResult) => {
   const s = r.statuses.get('ProxyConfig/infra/pc') as { plugins: { conditions: unknown }[] };
@@ -198,6 +195,35 @@ describe('plugin rollout: Installed only once the proxies run it', () => {
     expect(sr((r.statuses.get('ProxyConfig/infra/pc') as { conditions: unknown }).conditions, 'Accepted')).toBe(
       'True/Accepted',
     );
+  });
+
+  it('with proxies on two replicas, Installed waits for the proxies of both, naming the one holding its ACK', () => {
+    const step = steps();
+    const ran = [`infra/hello@${SHA}`];
+    const rolled = [...base, deployment({ mounts: SHA, updated: 2 })];
+    const leader = (plugins: string[] | undefined, behind: string[] = []) =>
+      replicaReport('leader', [
+        reportedGateway('infra/gw', { sync: { connected: 1, behind, ...(plugins ? { plugins } : {}) } }),
+      ]);
+    const follower = (plugins: string[] | undefined, behind: string[] = []) =>
+      replicaReport('follower', [
+        {
+          ...reportedGateway('infra/gw', { sync: { connected: 1, behind, ...(plugins ? { plugins } : {}) } }),
+          proxies: [{ id: 'gw-follower-1', connectedAt: CONNECTED_AT, ...(behind.length ? { behind: true } : {}) }],
+        },
+      ]);
+    // The leader's proxy runs it; the follower's has not acknowledged the configuration that does.
+    let r = step([...rolled, leader(ran), follower([], ['gw-follower-1'])]);
+    expect(installed(r)).toMatchObject({ status: 'False', reason: 'Pending' });
+    expect(installed(r).message).toContain('(not yet: gw-follower-1)');
+    // All proxies on the follower, all acknowledged: Installed, though none is connected to the leader.
+    r = step([...rolled, follower(ran)]);
+    expect(installed(r)).toMatchObject({ status: 'True', reason: 'Installed' });
+    expect(gatewayCondition(r, 'turnpike.dev/ProxiesInSync')).toMatchObject({ status: 'True', reason: 'InSync' });
+    // Both replicas' proxies acknowledged it.
+    r = step([...rolled, leader(ran), follower(ran)]);
+    expect(installed(r)).toMatchObject({ status: 'True', reason: 'Installed' });
+    expect(gatewayCondition(r, 'turnpike.dev/ProxiesInSync')!.message).toContain('All 2 connected proxies');
   });
 
   it('a failed rollout says why, in the words of the Deployment', () => {

@@ -4,13 +4,10 @@ import { describe, expect, it } from '@jest/globals';
 import { snapshotFromObjects, Translator } from '../src/index.js';
 import { gateway, gatewayClass, http, httpRoute, run, statusOf } from './builders.js';
 
-/** What the xDS serving edge tells the engine about Gateway infra/gw. */
-const proxyStatus = (status: Record<string, unknown>) => ({
-  apiVersion: 'turnpike.dev/internal',
-  kind: 'ProxyStatus',
-  metadata: { name: 'gw', namespace: 'infra' },
-  status,
-});
+import { proxiesSaid, type GatewaySaid } from './proxy-reports.js';
+
+/** What the replica serving Gateway infra/gw's proxies reports of them. */
+const proxyStatus = (said: GatewaySaid) => proxiesSaid('infra/gw', said);
 
 describe('proxy feedback', () => {
   it('a configuration the proxies rejected shows on the Gateway as turnpike.dev/ConfigRejected', () => {
@@ -64,7 +61,7 @@ describe('proxy feedback', () => {
     );
   });
 
-  it('the withheld condition comes and goes on the route when ProxyStatus does, translating incrementally', () => {
+  it('the withheld condition comes and goes on the route when the report does, translating incrementally', () => {
     const ps = proxyStatus({
       withheld: [
         {

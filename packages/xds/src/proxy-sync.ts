@@ -7,6 +7,7 @@
 // A proxy counts as behind only once it has been for `behindAfterMs` (or at once after a NACK): a
 // push acknowledged within that is not news. Reporting every push's few milliseconds of "behind"
 // would turn each endpoint change into two more translations and two Gateway status writes.
+import { MAX_REPORTED_PROXIES, type ReportedProxy } from '@turnpike/api';
 import type { ProxyStream } from './ads-server.js';
 
 export interface GatewaySync {
@@ -19,6 +20,8 @@ export interface GatewaySync {
    * acknowledged; absent while none did since the last proxy connected.
    */
   plugins?: string[];
+  /** Each proxy (its id, when it connected, whether it is behind, what it rejected): behind first, then by id, bounded. */
+  proxies: ReportedProxy[];
 }
 
 export interface ProxySyncOptions {
@@ -36,9 +39,10 @@ export const DEFAULT_BEHIND_AFTER_MS = 1000;
 interface StreamState {
   gateway: string;
   id: string;
+  connectedAt: string;
   inSync: boolean;
-  /** Its last response was rejected: behind at once. */
-  rejected: boolean;
+  /** Its last response was rejected (behind at once): what it said. */
+  rejected?: { typeUrl: string; version: string; message: string };
   /** It acknowledged a response: a stream that just opened runs nothing of ours yet. */
   acknowledged: boolean;
   /** Since when it is out of sync (epoch ms). */
@@ -91,14 +95,22 @@ export class ProxySyncTracker {
     const inSync = !closed && Object.keys(stream.pending).length === 0 && !stream.rejected;
     let st = this.streams.get(stream);
     if (!st) {
-      st = { gateway: stream.node, id: stream.id || stream.peer, inSync: true, rejected: false, acknowledged: false };
+      st = {
+        gateway: stream.node,
+        id: stream.id || stream.peer,
+        connectedAt: stream.connectedAt,
+        inSync: true,
+        acknowledged: false,
+      };
       this.streams.set(stream, st);
       let mine = this.byGateway.get(st.gateway);
       if (!mine) this.byGateway.set(st.gateway, (mine = new Set()));
       mine.add(st);
     }
     if (Object.keys(stream.acked).length > 0) st.acknowledged = true;
-    st.rejected = !!stream.rejected;
+    const r = stream.rejected;
+    if (r) st.rejected = { typeUrl: r.typeUrl, version: r.version, message: r.message.slice(0, 500) };
+    else delete st.rejected;
     if (closed) {
       this.streams.delete(stream);
       const mine = this.byGateway.get(st.gateway);
@@ -120,14 +132,26 @@ export class ProxySyncTracker {
   summary(gateway: string): GatewaySync {
     const mine = [...(this.byGateway.get(gateway) ?? [])];
     const now = this.now();
+    const isBehind = (s: StreamState) =>
+      !s.inSync && (s.rejected !== undefined || now - (s.behindSince ?? now) >= this.behindAfterMs);
     const behind = mine
-      .filter((s) => !s.inSync && (s.rejected || now - (s.behindSince ?? now) >= this.behindAfterMs))
+      .filter(isBehind)
       .map((s) => s.id)
       .sort();
     if (mine.length === 0) this.acked.delete(gateway);
     else if (mine.every((s) => s.inSync && s.acknowledged)) this.acked.set(gateway, this.serving.get(gateway) ?? []);
     const plugins = this.acked.get(gateway);
-    return { connected: mine.length, behind, ...(plugins ? { plugins } : {}) };
+    const proxies = mine
+      .map((s) => ({ s, behind: isBehind(s) }))
+      .sort((a, b) => Number(b.behind) - Number(a.behind) || (a.s.id < b.s.id ? -1 : a.s.id > b.s.id ? 1 : 0))
+      .slice(0, MAX_REPORTED_PROXIES)
+      .map(({ s, behind }): ReportedProxy => ({
+        id: s.id,
+        connectedAt: s.connectedAt,
+        ...(behind ? { behind: true as const } : {}),
+        ...(s.rejected ? { rejected: s.rejected } : {}),
+      }));
+    return { connected: mine.length, behind, ...(plugins ? { plugins } : {}), proxies };
   }
 
   /** Reports again once a stream that fell behind now would count as behind. */

@@ -17,6 +17,7 @@ import {
   KubeClient,
   kubeSource,
   LeaderElector,
+  ProxyReportPublisher,
   StatusWriter,
   startDebugServer,
   startHealthServer,
@@ -33,6 +34,7 @@ import {
   type BootstrapTls,
 } from '@turnpike/xds';
 import { xdsTlsFromAuthority } from '../xds-tls.js';
+import { hostname } from 'node:os';
 import pino from 'pino';
 import { CliError } from '../errors.js';
 import { hostPortFlag } from '../flags.js';
@@ -65,9 +67,27 @@ export interface KubeRunOptions extends PluginOptions {
   consoleAddress?: string;
   /** Every proxy in the controller's namespace (the default), or each beside its Gateway. */
   proxyPlacement?: ProxyPlacementMode;
+  /** This replica's name: its ProxyReport's (default: $POD_NAME, else host name and pid). */
+  replicaName?: string;
+  /** How long this replica's ProxyReport stays live without a renewal. */
+  reportLeaseMs?: number;
 }
 
 export const PROXY_PLACEMENTS = ['controller-namespace', 'gateway-namespace'] as const;
+
+/** In a Pod, its name (the Deployment sets POD_NAME); elsewhere the host name and process id. */
+function defaultReplicaName(): string {
+  const name = process.env.POD_NAME || `${hostname()}-${process.pid}`;
+  return replicaNameProblem(name) ? `replica-${process.pid}` : name;
+}
+
+/** Why a name cannot name a ProxyReport (a DNS subdomain), or undefined. */
+export function replicaNameProblem(name: string): string | undefined {
+  if (name.length > 253) return 'longer than 253 characters';
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(name))
+    return 'not a DNS subdomain (lowercase letters, digits, "-" and ".", starting and ending alphanumeric)';
+  return undefined;
+}
 export type ProxyPlacementMode = (typeof PROXY_PLACEMENTS)[number];
 
 /** Where the proxy objects mount the xDS credentials, and the name they check on the controller. */
@@ -259,8 +279,21 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     tls && authority ? { tls, authority } : undefined,
     proxyNamespace,
   );
+  // What this replica's proxies say goes to the API server, for every replica to read back.
+  const replica = o.replicaName ?? defaultReplicaName();
+  const reports = o.xds
+    ? new ProxyReportPublisher({
+        client,
+        namespace,
+        replica,
+        ...(o.reportLeaseMs !== undefined ? { leaseDurationMs: o.reportLeaseMs } : {}),
+        log: say,
+        onWrite: (ok) => metrics.proxyReportWrites.inc({ result: ok ? 'ok' : 'error' }),
+      })
+    : undefined;
   const xds = o.xds
     ? await startXds({
+        ...(reports ? { reports } : {}),
         address: o.xdsAddress,
         log: (m) => log.info(m),
         onNack: (gateway) => metrics.xdsNacks.inc({ gateway }),
@@ -299,7 +332,20 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
   const sources = [
     plugins.worker.events,
     ...(xds ? [xds.events] : []),
-    kubeSource({ client, log: say, ...(proxyNamespace !== undefined ? { proxyNamespace } : {}) }),
+    kubeSource({
+      client,
+      log: say,
+      ...(proxyNamespace !== undefined ? { proxyNamespace } : {}),
+      reportNamespace: namespace,
+      onReportsLive: (n) => metrics.liveProxyReports.set(n),
+      // The leader clears away the reports of replicas that are gone (a new one writes its own again).
+      onReportExpired: (ns, name) => {
+        if (!leader.isLeading || name === replica) return;
+        client
+          .request('DELETE', `/apis/turnpike.dev/v1alpha1/namespaces/${ns}/proxyreports/${encodeURIComponent(name)}`)
+          .catch((e: Error) => say('warn', 'cannot delete an expired proxy report', { report: name, err: e.message }));
+      },
+    }),
   ];
   infraRef.applier = infra;
 
@@ -339,6 +385,8 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
   });
   // While the API server lists, not after.
   if (xds) loadEnvoyProtosSoon();
+  reports?.start();
+  log.info({ replica, report: `${namespace}/${replica}` }, "publishing what this replica's proxies say");
 
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
@@ -346,6 +394,8 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
       // Whatever still holds a socket open must not keep the process from exiting.
       setTimeout(() => process.exit(0), 5000).unref();
       void Promise.all([
+        // The proxies go to the other replicas: this one's report goes with it.
+        reports?.stop(),
         controller.stop(),
         elector?.stop(),
         health.close(),

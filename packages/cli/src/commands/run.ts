@@ -13,7 +13,7 @@ import { LiveLog, teeRecorder } from '../console/live-log.js';
 import { serveConsole } from './console.js';
 import { statusPrinter } from '../sinks/status-printer.js';
 import { startXds } from '../xds-serving.js';
-import { PROXY_PLACEMENTS, runInCluster, type ProxyPlacementMode } from './run-kube.js';
+import { PROXY_PLACEMENTS, replicaNameProblem, runInCluster, type ProxyPlacementMode } from './run-kube.js';
 import { contentTlsFromFiles, xdsTlsFromFiles, type XdsTlsFlags } from '../xds-tls.js';
 import { DEFAULT_TRUST_DOMAIN, gatewayOfCertificate, loadEnvoyProtosSoon, type BootstrapTls } from '@turnpike/xds';
 import { pluginFlagHelp, startPlugins, type PluginOptions, type PluginServing } from '../plugin-serving.js';
@@ -46,6 +46,8 @@ export interface RunOptions extends PluginOptions, XdsTlsFlags {
   proxyBootstrapDir: string;
   leaderElect: boolean;
   xdsPublicAddress: string;
+  replicaName?: string;
+  reportLease: string;
 }
 
 export function registerRun(program: Command): void {
@@ -83,6 +85,15 @@ export function registerRun(program: Command): void {
       'turnpike.turnpike-system.svc:18000',
     )
     .option('--no-leader-elect', 'with a cluster: write without electing a leader (single replica)')
+    .option(
+      '--replica-name <name>',
+      "with a cluster: this replica's name, which names its ProxyReport (default: $POD_NAME, else host name and pid)",
+    )
+    .option(
+      '--report-lease <duration>',
+      "with a cluster: a replica's ProxyReport not renewed for this long counts as gone (renewed every third of it)",
+      '15s',
+    )
     .option('--record <file>', 'write the event log (NDJSON) to this file')
     .option('-o, --output <format>', 'text or json (one JSON object per line)', 'text')
     .option('--quiet-ms <ms>', 'holdoff quiet period', String(DEFAULT_QUIET_MS))
@@ -172,6 +183,8 @@ export function registerRun(program: Command): void {
         caValidityMs: parseDuration(opts.xdsCaValidity, '--xds-ca-validity'),
         caRotationGraceMs: parseDuration(opts.xdsCaRotationGrace, '--xds-ca-rotation-grace'),
         certValidityMs: parseDuration(opts.xdsCertValidity, '--xds-cert-validity'),
+        reportLeaseMs: parseDuration(opts.reportLease, '--report-lease'),
+        ...(opts.replicaName !== undefined ? { replicaName: replicaNameFlag(opts.replicaName) } : {}),
       });
       return;
     }
@@ -185,6 +198,12 @@ function parseDuration(v: string, flag: string): number {
   const m = /^(\d+)(ms|s|m|h)$/.exec(v);
   if (!m || Number(m[1]) <= 0) throw new CliError(`${flag} ${v}: not a duration (e.g. 720h, 30m, 10s)`);
   return Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 'ms' | 's' | 'm' | 'h'];
+}
+
+function replicaNameFlag(name: string): string {
+  const problem = replicaNameProblem(name);
+  if (problem) throw new CliError(`--replica-name ${name}: ${problem}`);
+  return name;
 }
 
 function parseMs(v: string, flag: string): number {

@@ -4,7 +4,8 @@
 // and (2) the proxies acknowledged the configuration whose routes run that digest (or, for one no
 // route runs, some proxy is connected and in sync). Otherwise one of the reasons below says what
 // it waits for. Each Gateway reports its own state; its ProxyConfig sums them up per plugin.
-import type { GatewayIR, ProxyConfig, ProxyStatus } from '@turnpike/api';
+import type { GatewayIR, ProxyConfig } from '@turnpike/api';
+import { proxyNames, type ProxySync } from '../proxies/gateway-proxies.js';
 import { condition, sortConditions } from '../status/conditions.js';
 import type { Condition } from '../model.js';
 import type { InstalledPlugin, ProxyConfigPluginEntry } from './plugins.js';
@@ -24,9 +25,6 @@ export interface PluginInstallState {
   reason: InstallReason;
   message: string;
 }
-
-/** What the xDS server learned from a Gateway's proxies (ProxyStatus.status.sync). */
-export type ProxySync = NonNullable<ProxyStatus['status']['sync']>;
 
 /** Worst first: what a ProxyConfig reports when its Gateways disagree. */
 const SEVERITY: Record<InstallReason, number> = {
@@ -110,7 +108,8 @@ export function pluginInstallStates(
     if (referenced.has(ref) ? !sync.plugins?.includes(ref) : sync.behind.length > 0 || !sync.plugins)
       return state(
         'Pending',
-        `waiting for the proxies of Gateway ${gateway} to acknowledge the configuration that runs it`,
+        `waiting for the proxies of Gateway ${gateway} to acknowledge the configuration that runs it` +
+          (sync.behind.length ? ` (not yet: ${proxyNames(sync.behind)})` : ''),
       );
     return state('Installed', `sha256 ${sha} runs in the proxies of Gateway ${gateway}`);
   });

@@ -15,7 +15,7 @@ import {
   rolloutHeldCondition,
   type GatewayInstallReport,
 } from '../plugins/plugin-installation.js';
-import { proxyReport } from '../plugins/proxy-report.js';
+import { gatewayProxies } from '../proxies/gateway-proxies.js';
 import { pendingTemplateChanges, proxyRollout, rolloutHeldBy } from '../plugins/proxy-rollout.js';
 import type { Condition, GatewayModel, ListenerModel } from '../model.js';
 import type { RouteOverlaps } from '../routes/route-overlaps.js';
@@ -77,7 +77,7 @@ export class AssemblyStage {
   private readonly servedBy = new Map<string, { gateways: number; cluster: ClusterIR }>();
   /** Per Gateway the routes with a match another route on the same host claims first or too. */
   private readonly overlapsOf = new Map<string, RouteOverlaps>();
-  /** Per Gateway the routes its serving path withheld (from the Gateway's ProxyStatus). */
+  /** Per Gateway the routes its serving path withheld (from the replicas' ProxyReports). */
   private readonly withheldOf = new Map<string, Map<string, string[]>>();
   /** Routes whose overlaps or withheld lines changed in the last run. */
   overlapTouched = new Set<string>();
@@ -208,7 +208,7 @@ export class AssemblyStage {
 
   /**
    * A Gateway's status and what its proxies run of its plugins: all that reads what its proxies said
-   * (ProxyStatus), a piece of its own, so that a proxy connecting or acknowledging does not assemble
+   * (the ProxyReports), a piece of its own, so that a proxy connecting or acknowledging does not assemble
    * the Gateway's IR again (at a cold start, every Gateway's proxies connect: 100k routes took 4.5 s).
    */
   private report(run: TranslationRun, key: string, a: Assembled): void {
@@ -217,7 +217,7 @@ export class AssemblyStage {
     run.compute(REPORT_PIECE, key, () => {
       const services = (serviceNamespace: string, serviceName: string) =>
         run.inputs.get<Service>('Service', serviceNamespace, serviceName);
-      const proxies = proxyReport(run.inputs, gw);
+      const proxies = gatewayProxies(run.inputs, gw);
       const status = gatewayStatus(a.model, a.attached, services, run.proxyNamespace, proxies) as Record<
         string,
         unknown

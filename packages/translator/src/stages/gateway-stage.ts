@@ -2,7 +2,7 @@
 // listener precedence and conflicts cross them). A group is rebuilt when its Gateway, one of its
 // ListenerSets, its class or anything its listeners read (Secrets, grants, Namespaces, ProxyConfig)
 // changes, and publishes `@gateway:<namespace>/<name>`: the routes attached to it are re-attached.
-// What the proxies said (ProxyStatus) is not in the model: the assembly reads it (proxy-report.ts).
+// What the proxies said (ProxyReports) is not in the model: the assembly reads it (proxies/gateway-proxies.ts).
 import type { Gateway, ListenerSet } from '@turnpike/api';
 import { buildGatewayGroup, listenerSetParent, type GatewayGroup } from '../gateways/gateways.js';
 import type { TranslationRun } from '../incremental/run.js';

@@ -7,7 +7,7 @@ import type { ClassResult } from '../gateways/gateway-classes.js';
 import { mergedListeners } from '../gateways/gateways.js';
 import { listenerConfigInvalid as configInvalid, listenerProgrammable } from '../gateways/listener-validity.js';
 import { proxyPlacement } from '../ir/proxy-placement.js';
-import type { ProxyReport } from '../plugins/proxy-report.js';
+import { proxyNames, type GatewayProxies } from '../proxies/gateway-proxies.js';
 import { assignedStaticAddresses, staticAddressProblem } from '../gateways/static-addresses.js';
 import type { GatewayModel, ListenerModel, ListenerSetModel } from '../model.js';
 import type { Problem } from './conditions.js';
@@ -88,7 +88,7 @@ export function gatewayStatus(
   attached: Map<ListenerModel, number>,
   services: ServiceLookup,
   proxyNamespace: string | undefined,
-  told: ProxyReport = {},
+  told: GatewayProxies = {},
 ): GatewayStatus {
   const gw: Gateway = g.object;
   const gen = gw.metadata.generation;
@@ -165,7 +165,7 @@ function someListenersInvalid(invalid: readonly ListenerModel[], gen: number | u
   return condition('Accepted', true, 'ListenersNotValid', `Listeners not valid: ${names}`, gen);
 }
 
-/** Known only to a process serving xDS; a proxy is behind once a push went unacknowledged for a second (or after a NACK). */
+/** From the replicas' ProxyReports (every proxy of the Gateway, whichever replica it is connected to); a proxy is behind once a push went unacknowledged for a second (or after a NACK). */
 function proxiesInSync(sync: { connected: number; behind: string[] }, gen: number | undefined): Condition {
   const { connected, behind } = sync;
   if (!behind.length)
@@ -176,8 +176,7 @@ function proxiesInSync(sync: { connected: number; behind: string[] }, gen: numbe
       `All ${connected} connected proxies run the current configuration`,
       gen,
     );
-  const names = behind.slice(0, 10).join(', ') + (behind.length > 10 ? `, and ${behind.length - 10} more` : '');
-  const message = `${behind.length} of ${connected} connected proxies have not acknowledged the current configuration: ${names}`;
+  const message = `${behind.length} of ${connected} connected proxies have not acknowledged the current configuration: ${proxyNames(behind)}`;
   return condition(PROXIES_IN_SYNC, false, 'Behind', message, gen);
 }
 
