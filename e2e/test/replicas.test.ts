@@ -3,10 +3,12 @@
 // to chosen replicas by dialling a replica's own address. The statuses the leader writes judge every
 // proxy of every replica; a replica killed with SIGKILL stops counting once its report expires, its
 // proxies reconnect elsewhere, and a new leader writes from all the reports.
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { KubeObject, ProxyReport } from '@turnpike/api';
 import { TYPE } from '@turnpike/xds';
-import { Cluster, waitFor } from '../harness/cluster.js';
+import { Cluster, ROOT, waitFor } from '../harness/cluster.js';
 import { Controller } from '../harness/controller.js';
 import { FakeKubelet } from '../harness/fake-kubelet.js';
 import { cond, gatewayClass, ns } from '../harness/fixtures.js';
@@ -221,6 +223,33 @@ describe('replicas', () => {
       message: 'All 2 connected proxies run the current configuration',
     });
   }, 120_000);
+
+  it("replicas: turnpike proxy-status lists every replica's proxies with the replica, read with the viewer role", async () => {
+    await cluster.apply({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'viewer-turnpike-viewer' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'turnpike-viewer' },
+      subjects: [{ kind: 'User', name: 'viewer', apiGroup: 'rbac.authorization.k8s.io' }],
+    } as KubeObject);
+    const cli = (...args: string[]) =>
+      execFileSync(
+        process.execPath,
+        [join(ROOT, 'packages/cli/dist/main.js'), 'proxy-status', '--kubeconfig', cluster.viewerKubeconfig, ...args],
+        { encoding: 'utf8' },
+      );
+    const rows = await waitFor('both proxies in the reports', async () => {
+      const all = JSON.parse(cli('-o', 'json', '--gateway', 'edge/public')) as Record<string, unknown>[];
+      return all.length === 2 ? all : undefined;
+    });
+    expect(rows.map((r) => [r.replica, r.gateway, r.id, r.behind])).toEqual([
+      ['replica-a', 'edge/public', 'proxy-l', false],
+      ['replica-b', 'edge/public', 'proxy-f', false],
+    ]);
+    const text = cli();
+    expect(text.split('\n')[0]).toMatch(/^REPLICA\s+GATEWAY\s+ID\s+SINCE\s+SYNC\s+REJECTED$/);
+    expect(text).toMatch(/replica-b\s+edge\/public\s+proxy-f\s+\S+\s+in sync\s+-/);
+  }, 60_000);
 
   it("replicas: ProxiesInSync=False names a follower's proxy that NACKs, and ConfigRejected says what it refused", async () => {
     const refusing = proxy('proxy-nack', 'replica-b', 'nack');
