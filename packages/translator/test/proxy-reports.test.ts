@@ -6,6 +6,8 @@ import type { KubeObject, ReportedGateway } from '@turnpike/api';
 import { snapshotFromObjects, translate, Translator } from '../src/index.js';
 import { gateway, gatewayClass, http, run, statusOf } from './builders.js';
 import { CONNECTED_AT, replicaReport } from './proxy-reports.js';
+import { gatewayProxies } from '../src/proxies/gateway-proxies.js';
+import { Inputs } from '../src/incremental/inputs.js';
 
 const LATER = '2026-12-05T10:00:07.000Z';
 
@@ -71,6 +73,22 @@ describe("a Gateway's proxies, over every replica's report", () => {
     const back = replicaReport('alive', [entry('gw', [{ id: 'gw-a', connectedAt: LATER, behind: true }])]);
     const stale = replicaReport('dead', [entry('gw', [{ id: 'gw-a', connectedAt: CONNECTED_AT }])]);
     expect(condition([...base, stale, back], 'gw', 'turnpike.dev/ProxiesInSync')).toMatchObject({ status: 'False' });
+  });
+
+  it('a replica whose proxies just connected holds nothing back until one of them is late', () => {
+    const ran = ['infra/p@' + 'a'.repeat(64)];
+    const acked = replicaReport('leader', [entry('gw', [{ id: 'gw-a', connectedAt: CONNECTED_AT }], { plugins: ran })]);
+    const fresh = (behind: boolean) =>
+      replicaReport('other', [
+        entry('gw', [{ id: 'gw-b', connectedAt: LATER, ...(behind ? { behind: true as const } : {}) }]),
+      ]);
+    // The plugins every proxy acknowledged, as the Gateway's report reads them (Installed's input).
+    const pluginsOf = (objects: KubeObject[]) =>
+      gatewayProxies(new Inputs(snapshotFromObjects([...base, ...objects])), base[1] as never).sync?.plugins;
+    expect(pluginsOf([acked, fresh(false)])).toEqual(ran);
+    expect(pluginsOf([acked, fresh(true)])).toBeUndefined();
+    // Nothing acknowledged anywhere: nothing is known to run.
+    expect(pluginsOf([fresh(false)])).toBeUndefined();
   });
 
   it("a report's proxies beyond those listed still count as connected", () => {

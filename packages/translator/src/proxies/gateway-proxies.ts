@@ -110,16 +110,22 @@ function proxiesInSync(entries: readonly ReportedGateway[]): Pick<GatewayProxies
   let connected = 0;
   let plugins: string[] | undefined;
   let everyAcknowledged = true;
+  let awaitingFirst = false;
   entries.forEach((g, replica) => {
     const listed = Array.isArray(g.proxies) ? g.proxies : [];
     const superseded = listed.filter((p) => claims.get(p.id)?.replica !== replica).length;
     const own = Math.max(0, (Number.isInteger(g.connected) ? g.connected : listed.length) - superseded);
     if (own === 0) return;
     connected += own;
-    // Every replica that still has proxies of the Gateway must have seen them all acknowledge it.
-    if (!Array.isArray(g.plugins)) everyAcknowledged = false;
-    else plugins = plugins ? plugins.filter((p) => g.plugins!.includes(p)) : [...g.plugins];
+    // Every replica that still has proxies of the Gateway must have seen them all acknowledge it. One
+    // whose proxies just connected (none acknowledged yet, none late) is given the grace a proxy gets
+    // before it counts as behind: a proxy that moved there after a replica died still runs what it ran.
+    if (Array.isArray(g.plugins)) plugins = plugins ? plugins.filter((p) => g.plugins!.includes(p)) : [...g.plugins];
+    else if (listed.some((p) => p.behind && claims.get(p.id)?.replica === replica)) everyAcknowledged = false;
+    else awaitingFirst = true;
   });
+  // Nothing acknowledged anywhere yet: nothing is known to run.
+  if (awaitingFirst && !plugins) everyAcknowledged = false;
   if (connected === 0) return {};
   const winners = [...claims.values()].sort((a, b) => cmp(a.proxy.id, b.proxy.id));
   const behind = winners.filter((c) => c.proxy.behind).map((c) => c.proxy.id);
