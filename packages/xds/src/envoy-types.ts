@@ -39,3 +39,11 @@ export type { FilterConfig } from './generated/envoy/config/route/v3/FilterConfi
 export type { Wasm } from './generated/envoy/extensions/filters/http/wasm/v3/Wasm.js';
 export type { AsyncDataSource } from './generated/envoy/config/core/v3/AsyncDataSource.js';
 export type { HttpFilter } from './generated/envoy/extensions/filters/network/http_connection_manager/v3/HttpFilter.js';
+export type { AccessLog } from './generated/envoy/config/accesslog/v3/AccessLog.js';
+export type { StdoutAccessLog } from './generated/envoy/extensions/access_loggers/stream/v3/StdoutAccessLog.js';
+export type { SubstitutionFormatString } from './generated/envoy/config/core/v3/SubstitutionFormatString.js';
+// prettier-ignore
+export type {
+  OpenTelemetryAccessLogConfig,
+} from './generated/envoy/extensions/access_loggers/open_telemetry/v3/OpenTelemetryAccessLogConfig.js';
+export type { KeyValue } from './generated/opentelemetry/proto/common/v1/KeyValue.js';

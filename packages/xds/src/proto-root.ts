@@ -1,5 +1,7 @@
 // Envoy's protos loaded into one protobufjs Root (the tree @grpc/grpc-js-xds ships), for
-// encoding resources and for reading their validation rules.
+// encoding resources and for reading their validation rules. An include directory of protos.json
+// written `./dir` is this package's own (proto/: the OTLP messages that tree lacks); the others are
+// the tree's.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -11,7 +13,8 @@ const require = createRequire(import.meta.url);
 const list = require('../protos.json') as { includeDirs: string[]; files: string[] };
 
 export const PROTO_DEPS = join(dirname(require.resolve('@grpc/grpc-js-xds/package.json')), 'deps');
-export const INCLUDE_DIRS = list.includeDirs.map((d) => join(PROTO_DEPS, d));
+const PACKAGE_ROOT = dirname(require.resolve('../protos.json'));
+export const INCLUDE_DIRS = list.includeDirs.map((d) => join(d.startsWith('./') ? PACKAGE_ROOT : PROTO_DEPS, d));
 export const PROTO_FILES = list.files;
 
 let root: protobuf.Root | undefined;
