@@ -8,3 +8,4 @@ export * from './xds-ir.js';
 export * from './image-reference.js';
 export * from './proxy-ports.js';
 export * from './secret-data.js';
+export * from './durations.js';

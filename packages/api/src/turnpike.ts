@@ -16,7 +16,29 @@ export interface ProxyConfig extends KubeObject {
     image?: string;
     resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
     service?: { type?: 'ClusterIP' | 'LoadBalancer' | 'NodePort'; annotations?: Record<string, string> };
-    pod?: { labels?: Record<string, string>; annotations?: Record<string, string> };
+    pod?: {
+      labels?: Record<string, string>;
+      annotations?: Record<string, string>;
+      nodeSelector?: Record<string, string>;
+      tolerations?: Record<string, unknown>[];
+      affinity?: Record<string, unknown>;
+      /** A constraint without labelSelector selects the Gateway's proxy Pods. */
+      topologySpreadConstraints?: Record<string, unknown>[];
+      priorityClassName?: string;
+    };
+    /** A HorizontalPodAutoscaler for the proxy Deployments, which then leave `replicas` to it. */
+    autoscaling?: {
+      minReplicas?: number;
+      maxReplicas: number;
+      targetCPUUtilizationPercentage?: number;
+      targetMemoryUtilizationPercentage?: number;
+    };
+    /** The proxy PodDisruptionBudget (default maxUnavailable 1). */
+    disruptionBudget?: { minAvailable?: number | string; maxUnavailable?: number | string };
+    /** How a proxy Pod that stops drains first (Gateway API durations: "60s", "1m30s"). */
+    shutdown?: { drainTimeout?: string; minDrainDuration?: string };
+    metrics?: { enabled?: boolean; podMonitor?: boolean };
+    accessLog?: ProxyAccessLog;
     tags?: Record<string, string>;
     plugins?: PluginRef[];
     proxylessGRPC?: boolean;
@@ -29,6 +51,20 @@ export interface ProxyConfig extends KubeObject {
     };
   };
   status?: { conditions?: Condition[]; plugins?: { name: string; namespace: string; conditions: Condition[] }[] };
+}
+
+/** ProxyConfig.spec.accessLog: JSON lines on stdout unless told otherwise. */
+export interface ProxyAccessLog {
+  disabled?: boolean;
+  format?: 'JSON' | 'Text';
+  /** JSON fields to add or replace (an Envoy command operator string); "" removes a default field. */
+  json?: Record<string, string>;
+  /** The Text format (Envoy's format string). */
+  text?: string;
+  /** Write to the proxy's stdout (default true). */
+  stdout?: boolean;
+  /** Also send every entry to an OpenTelemetry collector (OTLP logs over gRPC). */
+  openTelemetry?: { backendRef: { name: string; namespace?: string; port: number } };
 }
 
 /** A Gateway annotation that holds the rollout of its proxies, as ProxyConfig.spec.rollout.hold does for all of its Gateways. */

@@ -157,6 +157,19 @@ export interface PortIR {
   listeners: GatewayListenerIR[];
 }
 
+/** What the proxies log per request or connection (ProxyConfig.spec.accessLog), resolved; absent: nothing. */
+export interface AccessLogIR {
+  format: 'json' | 'text';
+  /** JSON: field → Envoy command operator string, sorted by field. */
+  json?: Record<string, string>;
+  /** Text: Envoy's format string. */
+  text?: string;
+  /** Written to the proxy's stdout. */
+  stdout: boolean;
+  /** Also sent to an OpenTelemetry collector: its cluster (one of the Gateway's `clusters`). */
+  openTelemetry?: { cluster: string };
+}
+
 export interface GatewayIR {
   name: string;
   namespace: string;
@@ -177,6 +190,7 @@ export interface GatewayIR {
    * while their rollout is held; routes run it whatever digest they name.
    */
   installedPlugins?: { name: string; sha256: string; mountPath: string; held?: boolean }[];
+  accessLog?: AccessLogIR;
 }
 
 /**
