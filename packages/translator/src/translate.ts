@@ -22,6 +22,7 @@ import type { GatewayInfraIR } from './ir/infra-ir.js';
 import type { PluginFetchRequest } from './plugins/plugin-fetch-requests.js';
 import type { RouteResult } from './routes/route-result.js';
 import type { Snapshot } from './snapshot.js';
+import { AccessLogStage } from './stages/access-log-stage.js';
 import { AssemblyStage } from './stages/assembly-stage.js';
 import { BackendTLSStatusStage } from './stages/backend-tls-status-stage.js';
 import { ClassStage } from './stages/class-stage.js';
@@ -72,6 +73,7 @@ export class Translator {
   private plugins = new PluginStage();
   private gateways = new GatewayStage();
   private routes = new RouteStage();
+  private accessLogs = new AccessLogStage();
   private assembly = new AssemblyStage();
   private backendTLSStatuses = new BackendTLSStatusStage();
   private routeStatuses = new RouteStatusStage();
@@ -118,6 +120,7 @@ export class Translator {
     this.plugins = new PluginStage();
     this.gateways = new GatewayStage();
     this.routes = new RouteStage();
+    this.accessLogs = new AccessLogStage();
     this.assembly = new AssemblyStage();
     this.backendTLSStatuses = new BackendTLSStatusStage();
     this.routeStatuses = new RouteStatusStage();
@@ -143,6 +146,7 @@ export class Translator {
     this.gateways.update(run, this.classes);
     publishServiceFacts(run);
     publishProxyReportFacts(run);
+    this.accessLogs.update(run, this.policies);
     this.routes.update(run, this.gateways, this.policies, this.endpoints);
     this.policyAncestors.update(this.policies, this.routes);
     this.assembly.update(
@@ -153,8 +157,9 @@ export class Translator {
       this.endpoints,
       endpointsChanged,
       this.policyAncestors,
+      this.accessLogs,
     );
-    this.installation.update(run, this.plugins, this.assembly);
+    this.installation.update(run, this.plugins, this.assembly, this.accessLogs);
     this.routeStatuses.update(run, this.routes, this.assembly, this.policyAncestors);
     this.backendTLSStatuses.update(run, this.policies, this.routes, this.policyAncestors);
     if (this.routes.diagnosticsChanged || this.previous === EMPTY_SNAPSHOT)

@@ -48,6 +48,17 @@ const listener = fc
   }));
 const listeners = fc.uniqueArray(listener, { selector: (l) => l.name, maxLength: 3 });
 
+/** ProxyConfig.spec.accessLog: default, off, Text, fields changed, a collector that resolves or not. */
+const accessLogs = pick(
+  undefined,
+  { disabled: true },
+  { format: 'Text', text: '%START_TIME% %ROUTE_NAME% %BYTES_SENT%' },
+  { json: { tenant: '%REQ(X-TENANT)%', user_agent: '' } },
+  { stdout: false, openTelemetry: { backendRef: { name: 'svc1', namespace: 'apps', port: 8080 } } },
+  { openTelemetry: { backendRef: { name: 'svc3', namespace: 'other', port: 8080 } } },
+  { openTelemetry: { backendRef: { name: 'missing', port: 4317 } } },
+);
+
 const parentRef = fc
   .record({
     gw: pick('infra/gw1', 'infra/gw2', 'apps/gw3', 'ls:infra/ls1', 'ls:apps/ls2'),
@@ -331,16 +342,19 @@ export const anyObject: fc.Arbitrary<KubeObject> = fc.oneof(
         },
       },
     })),
-  fc.record({ replicas: pick(1, 2), plugin: fc.boolean(), hold: fc.boolean() }).map(({ replicas, plugin, hold }) => ({
-    apiVersion: 'turnpike.dev/v1alpha1',
-    kind: 'ProxyConfig',
-    metadata: meta('pc', 'infra', { generation: 1 }),
-    spec: {
-      replicas,
-      ...(plugin ? { plugins: [{ name: 'p1', namespace: 'apps' }] } : {}),
-      ...(hold ? { rollout: { hold: true } } : {}),
-    },
-  })),
+  fc
+    .record({ replicas: pick(1, 2), plugin: fc.boolean(), hold: fc.boolean(), accessLog: accessLogs })
+    .map(({ replicas, plugin, hold, accessLog }) => ({
+      apiVersion: 'turnpike.dev/v1alpha1',
+      kind: 'ProxyConfig',
+      metadata: meta('pc', 'infra', { generation: 1 }),
+      spec: {
+        replicas,
+        ...(plugin ? { plugins: [{ name: 'p1', namespace: 'apps' }] } : {}),
+        ...(hold ? { rollout: { hold: true } } : {}),
+        ...(accessLog ? { accessLog } : {}),
+      },
+    })),
   // The proxy Deployments as the cluster reports them: which plugin digest the template mounts, how far the rollout is.
   fc
     .record({
@@ -637,7 +651,11 @@ export const BASE: KubeObject[] = [
     metadata: meta('grant-pluginin', 'apps'),
     spec: {
       from: [{ group: 'turnpike.dev', kind: 'ProxyConfig', namespace: 'infra' }],
-      to: [{ group: 'turnpike.dev', kind: 'PluginInstallation' }],
+      // Services: the access log's collector (svc1; svc3 in other has no grant for ProxyConfigs).
+      to: [
+        { group: 'turnpike.dev', kind: 'PluginInstallation' },
+        { group: '', kind: 'Service' },
+      ],
     },
   },
   {

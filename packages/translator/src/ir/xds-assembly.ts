@@ -17,6 +17,7 @@ import { parentCarriesTraffic } from '../status/status-routes.js';
 import { proxyPortKey } from '@turnpike/api';
 import { flat } from '../compact-values.js';
 import type {
+  AccessLogIR,
   ClusterIR,
   GatewayIR,
   GatewayListenerIR,
@@ -201,7 +202,8 @@ export type ClusterResolver = (cluster: ClusterIR) => ClusterIR;
 
 /**
  * The xDS IR of one Gateway. `overlaps`, when given, receives the routes whose matches another
- * route on the same host already claims (RouteRulesOverlap).
+ * route on the same host already claims (RouteRulesOverlap). `accessLog`: what its proxies log
+ * (access-log.ts), with the collector's cluster they send it to.
  */
 export function assembleGateway(
   gateway: GatewayModel,
@@ -210,12 +212,16 @@ export function assembleGateway(
   resolveCluster: ClusterResolver,
   overlaps?: RouteOverlaps,
   blockedPolicies: ReadonlySet<string> = new Set(),
+  accessLog: { accessLog?: AccessLogIR; cluster?: ClusterIR } = {},
 ): GatewayIR {
   const programmable = mergedListeners(gateway).filter(listenerProgrammable);
   const accumulators = new Map<ListenerModel, ListenerAccumulator>();
   for (const listener of programmable) accumulators.set(listener, { model: listener, hosts: new Map(), l4: [] });
   const clusters = new Map<string, ClusterIR>();
   collectRoutes(gateway, routes, ageOf, accumulators, clusters, blockedPolicies, resolveCluster);
+  // The collector's cluster is one like a GRPCRoute's to the same port (same name, same config).
+  if (accessLog.cluster && !clusters.has(accessLog.cluster.name))
+    clusters.set(accessLog.cluster.name, accessLog.cluster);
   isolateHttpListeners([...accumulators.values()]);
   const ports = new Map<string, PortIR>();
   const listenPorts = gatewayListenPorts(gateway);
@@ -255,6 +261,7 @@ export function assembleGateway(
     markMisdirectedHosts(port);
   }
   if (gateway.proxyConfig?.spec?.proxylessGRPC) out.proxyless = true;
+  if (accessLog.accessLog) out.accessLog = accessLog.accessLog;
   // Only worth sending when some backend speaks TLS (GatewayBackendClientCertificate).
   if (backendCertificate && out.clusters.some((cluster) => cluster.tls))
     out.backendClientCertificate = backendCertificate.secret;

@@ -18,13 +18,15 @@ export interface ResolvedBackend {
   port: number;
 }
 
+/** `route` is the referrer: a route, or (group turnpike.dev) a ProxyConfig naming a collector. */
 export function resolveBackend(
-  ctx: TranslationContext,
+  ctx: Pick<TranslationContext, 'inputs' | 'backendTLS'>,
   route: KubeObject,
   routeKind: string,
   ref: BackendRef,
   field: string,
   protocol: ClusterIR['protocol'],
+  routeGroup: string = GATEWAY_GROUP,
 ): { backend?: ResolvedBackend; problem?: Problem; policy?: string } {
   const group = ref.group ?? '';
   const kind = ref.kind ?? 'Service';
@@ -45,7 +47,7 @@ export function resolveBackend(
       ? undefined
       : referenceNotPermitted(
           ctx.inputs,
-          { group: GATEWAY_GROUP, kind: routeKind, namespace: routeNs },
+          { group: routeGroup, kind: routeKind, namespace: routeNs },
           { group: '', kind: 'Service', namespace: ns, name: ref.name },
           field,
         );

@@ -23,6 +23,8 @@ import type { RouteResult } from '../routes/route-result.js';
 import { gatewayStatus, listenerSetStatus } from '../status/status-gateways.js';
 import { serviceSpeaksH2 } from '../ir/service-facts.js';
 import { assembleGateway, type ClusterResolver } from '../ir/xds-assembly.js';
+import { gatewayAccessLog } from '../ir/access-log.js';
+import type { AccessLogStage } from './access-log-stage.js';
 import type { EndpointStage } from './endpoints.js';
 import type { GatewayStage } from './gateway-stage.js';
 import type { PluginStage } from './plugin-stage.js';
@@ -97,6 +99,7 @@ export class AssemblyStage {
     endpoints: EndpointStage,
     endpointsChanged: Set<string>,
     ancestors: PolicyAncestorsStage,
+    accessLogs: AccessLogStage,
   ): void {
     const dirty = run.dirtyPieces(PIECE);
     this.overlapTouched = new Set();
@@ -106,7 +109,7 @@ export class AssemblyStage {
     for (const gatewayKey of routes.touchedGateways) dirty.add(gatewayKey);
     const orphans = new Set<string>();
     for (const key of [...dirty].sort())
-      this.assemble(run, key, gateways, routes, plugins, endpoints, orphans, ancestors);
+      this.assemble(run, key, gateways, routes, plugins, endpoints, orphans, ancestors, accessLogs);
     // Gateways whose proxies said something new (or whose generated Service changed), and nothing else.
     for (const key of [...run.dirtyPieces(REPORT_PIECE)].sort()) {
       const assembled = this.assembled.get(key);
@@ -128,6 +131,7 @@ export class AssemblyStage {
     endpoints: EndpointStage,
     orphans: Set<string>,
     ancestors: PolicyAncestorsStage,
+    accessLogs: AccessLogStage,
   ): void {
     const [namespace, name] = key.split('/') as [string, string];
     const gatewayKey = objectKey('Gateway', namespace, name);
@@ -184,7 +188,9 @@ export class AssemblyStage {
         this.setOverlaps(key, new Map());
       } else {
         const overlaps: RouteOverlaps = new Map();
-        ir = assembleGateway(model, results, ageOf, this.clusterResolver(run), overlaps, ancestors.blockedOn(key));
+        const accessLog = gatewayAccessLog(accessLogs.forGateway(run, model.proxyConfig), { namespace, name });
+        const resolver = this.clusterResolver(run);
+        ir = assembleGateway(model, results, ageOf, resolver, overlaps, ancestors.blockedOn(key), accessLog);
         this.setOverlaps(key, overlaps);
         const mounted = mountedForRoutes(installed, rollout, heldBy);
         if (mounted.length) ir.installedPlugins = mounted;

@@ -1,10 +1,15 @@
 // Stage 7: plugin installation, after every Gateway said what its proxies run. Per ProxyConfig its
-// status (Installed per plugin over its Gateways, RolloutHeld); per PluginInstallation its status
-// with the consumers that use it (the ProxyConfigs installing it, the Gateways installing or running
-// it), so that its owner sees what an upgrade reaches. Only what changed is derived again.
+// status (Installed per plugin over its Gateways, RolloutHeld, and the ResolvedRefs of its access
+// log's collector); per PluginInstallation its status with the consumers that use it (the
+// ProxyConfigs installing it, the Gateways installing or running it), so that its owner sees what
+// an upgrade reaches. Only what changed is derived again.
 import { MAX_PLUGIN_CONSUMERS, TURNPIKE_GROUP, GATEWAY_GROUP, objectKey, type PluginConsumer } from '@turnpike/api';
 import type { TranslationRun } from '../incremental/run.js';
 import { proxyConfigStatus } from '../plugins/plugin-installation.js';
+import { accessLogRefsCondition } from '../ir/access-log.js';
+import { sortConditions } from '../status/conditions.js';
+import type { Condition } from '../model.js';
+import type { AccessLogStage } from './access-log-stage.js';
 import type { AssemblyStage } from './assembly-stage.js';
 import type { PluginStage } from './plugin-stage.js';
 
@@ -18,8 +23,8 @@ export class InstallationStage {
   private readonly consumersOf = new Map<string, Set<ConsumerId>>();
   private readonly consumed = new Map<ConsumerId, string[]>();
 
-  update(run: TranslationRun, plugins: PluginStage, assembly: AssemblyStage): void {
-    const dirtyConfigs = new Set(plugins.changedProxyConfigs);
+  update(run: TranslationRun, plugins: PluginStage, assembly: AssemblyStage, accessLogs: AccessLogStage): void {
+    const dirtyConfigs = new Set([...plugins.changedProxyConfigs, ...accessLogs.changed]);
     const dirtyPlugins = new Set(plugins.changedPlugins);
     const consume = (consumer: ConsumerId, next: string[]) => {
       const before = this.consumed.get(consumer) ?? [];
@@ -65,10 +70,11 @@ export class InstallationStage {
         .map((g) => assembly.installs.get(g)?.report)
         .filter((r) => r !== undefined);
       const [namespace, name] = key.split('/') as [string, string];
-      run.out.statuses.set(
-        objectKey('ProxyConfig', namespace, name),
-        proxyConfigStatus(entry.object, entry.entries, gateways),
-      );
+      const status = proxyConfigStatus(entry.object, entry.entries, gateways);
+      // The collector of spec.accessLog.openTelemetry: ResolvedRefs (ir/access-log.ts).
+      const refs = accessLogRefsCondition(accessLogs.of(key) ?? {}, entry.object.metadata.generation);
+      if (refs.length) status.conditions = sortConditions([...(status.conditions as Condition[]), ...refs]);
+      run.out.statuses.set(objectKey('ProxyConfig', namespace, name), status);
     }
     for (const key of [...dirtyPlugins].sort()) {
       const entry = plugins.pluginStatuses.get(key);
