@@ -1,13 +1,14 @@
 // The HTTP connection manager network filter: RDS from ADS, CORS and plugin filters when routes use
-// them, the router last.
+// them, the router last; its access logs (observability.ts).
 import { ADS, typed } from './envoy-values.js';
-import type { Any, Cors, HttpConnectionManager, HttpFilter, Router } from './envoy-types.js';
+import type { AccessLog, Any, Cors, HttpConnectionManager, HttpFilter, Router } from './envoy-types.js';
 
 export function httpConnectionManager(
   statPrefix: string,
   routeConfigName: string,
   withCors: boolean,
   pluginFilters: HttpFilter[] = [],
+  accessLog: AccessLog[] = [],
 ): Any {
   const filters: NonNullable<HttpConnectionManager['http_filters']> = [];
   if (withCors)
@@ -28,6 +29,7 @@ export function httpConnectionManager(
       http_filters: filters,
       // WebSocket upgrades pass through to backends (HTTPRouteBackendProtocolWebSocket).
       upgrade_configs: [{ upgrade_type: 'websocket' }],
+      ...(accessLog.length ? { access_log: accessLog } : {}),
     },
   );
 }

@@ -1,5 +1,7 @@
 // Listeners (LDS): one per port of a Gateway. HTTP ports run one HTTP connection manager; HTTPS and
-// TLS ports choose a filter chain by SNI; TCP and UDP ports proxy to their route's backends.
+// TLS ports choose a filter chain by SNI; TCP and UDP ports proxy to their route's backends. Every
+// connection manager and proxy writes the Gateway's access log (observability.ts); a filter chain is
+// named after the Gateway listener it serves (`%FILTER_CHAIN_NAME%` in an HTTP entry).
 import type { GatewayIR, GatewayListenerIR, HTTPFiltersIR, L4RouteIR, PortIR } from '@turnpike/api';
 import { INVALID_BACKEND_CLUSTER } from './clusters.js';
 import { ADS, typed } from './envoy-values.js';
@@ -14,6 +16,7 @@ import type {
   UdpProxyConfig,
 } from './envoy-types.js';
 import { httpConnectionManager } from './http-connection-manager.js';
+import { accessLogs, type AccessLogSite } from './observability.js';
 import { pluginHttpFilters, pluginsUsed, type PluginLookup, type PluginUse } from './plugin-filters.js';
 import type { EnvoyResources } from './resources.js';
 import { httpRouteConfiguration, type RouteMemo } from './route-configurations.js';
@@ -22,9 +25,11 @@ function usesFilter(listeners: GatewayListenerIR[], pick: (f: HTTPFiltersIR) => 
   return listeners.some((l) => (l.virtualHosts ?? []).some((v) => v.routes.some((r) => r.filters && pick(r.filters))));
 }
 
-function tcpProxy(statPrefix: string, route: L4RouteIR | undefined, build: ListenerBuild): Filter {
+function tcpProxy(statPrefix: string, route: L4RouteIR | undefined, listener: string, build: ListenerBuild): Filter {
   const backends = route?.backends ?? [];
   const value: TcpProxy = { stat_prefix: statPrefix };
+  const log = accessLogs(build.plugins.gw, 'tcp', l4Site(route, listener));
+  if (log.length) value.access_log = log;
   if (backends.length === 1 && !route?.invalidWeight) value.cluster = backends[0]!.cluster;
   else if (backends.length)
     value.weighted_clusters = {
@@ -60,6 +65,10 @@ function downstreamTls(l: GatewayListenerIR): FilterChain['transport_socket'] {
     name: 'envoy.transport_sockets.tls',
     typed_config: typed<DownstreamTlsContext>('envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext', ctx),
   };
+}
+
+function l4Site(route: L4RouteIR | undefined, listener: string): AccessLogSite {
+  return route ? { route: route.name, listener } : { listener };
 }
 
 function serverNames(hostname: string | undefined): string[] {
@@ -107,6 +116,7 @@ function httpFilterChain(
           routeName,
           usesFilter(listeners, (f) => f.cors),
           pluginFilters(listeners, plugins),
+          accessLogs(plugins.gw, 'http'),
         ),
       },
     ],
@@ -121,13 +131,13 @@ function udpListenerFilters(
 ): Listener['listener_filters'] {
   const route = first.routes?.[0];
   const heaviest = [...(route?.backends ?? [])].sort((a, b) => b.weight - a.weight)[0];
+  const value: UdpProxyConfig = { stat_prefix: port.name, cluster: heaviest?.cluster ?? invalidBackend(build) };
+  const log = accessLogs(build.plugins.gw, 'udp', l4Site(route, first.name));
+  if (log.length) value.access_log = log;
   return [
     {
       name: 'envoy.filters.udp_listener.udp_proxy',
-      typed_config: typed<UdpProxyConfig>('envoy.extensions.filters.udp.udp_proxy.v3.UdpProxyConfig', {
-        stat_prefix: port.name,
-        cluster: heaviest?.cluster ?? invalidBackend(build),
-      }),
+      typed_config: typed<UdpProxyConfig>('envoy.extensions.filters.udp.udp_proxy.v3.UdpProxyConfig', value),
     },
   ];
 }
@@ -164,7 +174,7 @@ function sniFilterChains(port: PortIR, build: ListenerBuild): FilterChain[] {
         name: `${listener.name}/${route.name}`,
         filter_chain_match: { server_names: names.filter((n) => n !== '') },
         ...(listener.tls?.mode === 'Terminate' ? { transport_socket: downstreamTls(listener) } : {}),
-        filters: [tcpProxy(`${port.name}/${route.name}`, route, build)],
+        filters: [tcpProxy(`${port.name}/${route.name}`, route, listener.name, build)],
       });
     }
   }
@@ -188,10 +198,14 @@ export function buildPortListener(port: PortIR, build: ListenerBuild): void {
   if (port.transport === 'udp') {
     listener.listener_filters = udpListenerFilters(port, first, build);
   } else if (first.protocol === 'HTTP') {
-    listener.filter_chains = [httpFilterChain(port.name, port.listeners, build.plugins)];
+    // Listeners sharing an HTTP port share its chain (they differ by hostname): named after the port then.
+    const name = port.listeners.length === 1 ? first.name : port.name;
+    listener.filter_chains = [{ name, ...httpFilterChain(port.name, port.listeners, build.plugins) }];
     build.out.routes.push(httpRouteConfiguration(port.name, port.listeners, port.port, build.routes));
   } else if (first.protocol === 'TCP') {
-    listener.filter_chains = [{ filters: [tcpProxy(port.name, first.routes?.[0], build)] }];
+    listener.filter_chains = [
+      { name: first.name, filters: [tcpProxy(port.name, first.routes?.[0], first.name, build)] },
+    ];
   } else {
     listener.listener_filters = [
       {
