@@ -5,7 +5,7 @@
 //
 // A shifted port must not land on a port the Gateway also listens on (80 and 10080 would be two
 // Envoy listeners on 10080, and Envoy refuses the second), nor on a port the proxy holds itself
-// (its admin listener): such ports move to the next free one.
+// (its admin, readiness and stats listeners, the drain helper): such ports move to the next free one.
 export const PRIVILEGED_PORT_SHIFT = 10_000;
 
 /** Envoy's admin listener in the proxy pod (loopback; a listener on 0.0.0.0 would still collide). */
@@ -17,8 +17,19 @@ export function proxyPortKey(transport: ProxyTransport, port: number): string {
   return `${transport}/${port}`;
 }
 
+/** The readiness listener: only GET /ready, answered by the admin (LIVE once the initial xDS fetch is done). */
+export const PROXY_READINESS_PORT = 19_001;
+
+/** The stats listener: only GET /stats/prometheus, answered by the admin. */
+export const PROXY_STATS_PORT = 19_002;
+
+/** The drain helper beside Envoy (`turnpike proxy-drain serve`): GET /wait blocks until the drain is done. */
+export const PROXY_DRAIN_PORT = 19_003;
+
+const RESERVED_TCP_PORTS = new Set([PROXY_ADMIN_PORT, PROXY_READINESS_PORT, PROXY_STATS_PORT, PROXY_DRAIN_PORT]);
+
 function reservedInPod(transport: ProxyTransport, port: number): boolean {
-  return transport === 'tcp' && port === PROXY_ADMIN_PORT;
+  return transport === 'tcp' && RESERVED_TCP_PORTS.has(port);
 }
 
 /**

@@ -39,9 +39,14 @@ export function translateObjects(objects: KubeObject[], now: string, options: Tr
   return { resources: withStatuses(objects, result, now), result, translator, warnings: [], errors: [], skipped: [] };
 }
 
-export function translatePaths(paths: string[], now: string, validation: ManifestValidation = 'strict'): OfflineResult {
+export function translatePaths(
+  paths: string[],
+  now: string,
+  validation: ManifestValidation = 'strict',
+  options: TranslateOptions = {},
+): OfflineResult {
   const loaded = loadManifests(paths, { validation });
-  const r = translateObjects(loaded.objects, now);
+  const r = translateObjects(loaded.objects, now, options);
   for (const [kind, file] of loaded.unknownKinds)
     r.warnings.push(`ignoring kind ${kind} (first seen in ${file}): not a kind turnpike reads`);
   if (validation === 'warn') r.warnings.push(...loaded.invalid);

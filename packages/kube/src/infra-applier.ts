@@ -21,6 +21,8 @@ interface KindPath {
   kind: string;
   base: string;
   plural: string;
+  /** Served only where someone installed its CRD: objects of it are applied (and pruned) only then. */
+  optional?: boolean;
 }
 const KINDS: KindPath[] = [
   { kind: 'ServiceAccount', base: '/api/v1', plural: 'serviceaccounts' },
@@ -29,7 +31,12 @@ const KINDS: KindPath[] = [
   { kind: 'Deployment', base: '/apis/apps/v1', plural: 'deployments' },
   { kind: 'Service', base: '/api/v1', plural: 'services' },
   { kind: 'PodDisruptionBudget', base: '/apis/policy/v1', plural: 'poddisruptionbudgets' },
+  { kind: 'HorizontalPodAutoscaler', base: '/apis/autoscaling/v2', plural: 'horizontalpodautoscalers' },
+  // The Prometheus Operator's.
+  { kind: 'PodMonitor', base: '/apis/monitoring.coreos.com/v1', plural: 'podmonitors', optional: true },
 ];
+/** How long an optional kind found not served is taken as such before the API server is asked again. */
+const SERVED_RECHECK_MS = 60_000;
 
 function pathOf(kind: string, namespace: string, name?: string): string {
   const k = KINDS.find((x) => x.kind === kind)!;
@@ -56,6 +63,8 @@ export class InfraApplier {
   private pendingInfra?: InfraIR;
   private lastInfra?: InfraIR;
   readonly stats = { applies: 0, prunes: 0, errors: 0 };
+  /** Optional kinds: whether served, and when that was learnt. */
+  private readonly served = new Map<string, { served: boolean; at: number }>();
 
   constructor(private readonly o: InfraApplierOptions) {}
 
@@ -147,6 +156,7 @@ export class InfraApplier {
     let ok = true;
     try {
       for (const [key, obj] of this.desired) {
+        if (!(await this.isServed(obj.kind))) continue;
         const hash = createHash('sha256').update(JSON.stringify(obj)).digest('hex');
         if (this.applied.get(key) === hash) continue;
         try {
@@ -176,8 +186,31 @@ export class InfraApplier {
     }
   }
 
+  /**
+   * Whether the API server serves `kind` (always, but for optional kinds: asked through discovery, the
+   * answer kept a minute). A PodMonitor where no Prometheus Operator runs is left out, not an error.
+   */
+  private async isServed(kind: string): Promise<boolean> {
+    const k = KINDS.find((x) => x.kind === kind);
+    if (!k?.optional) return true;
+    const known = this.served.get(kind);
+    if (known && Date.now() - known.at < SERVED_RECHECK_MS) return known.served;
+    let served = false;
+    try {
+      const list = await this.o.client.must<{ resources?: { name: string }[] }>('GET', k.base);
+      served = (list.resources ?? []).some((r) => r.name === k.plural);
+    } catch (e) {
+      if (!(e instanceof KubeApiError && e.status === 404)) throw e;
+    }
+    if (known?.served !== served)
+      this.o.log?.('info', served ? `${kind} is served: applying them` : `${kind} is not served: not applying any`);
+    this.served.set(kind, { served, at: Date.now() });
+    return served;
+  }
+
   private async prune(): Promise<void> {
     for (const k of KINDS) {
+      if (!(await this.isServed(k.kind))) continue;
       const scope = this.o.namespace === undefined ? '' : `/namespaces/${this.o.namespace}`;
       const list = await this.o.client.must<{ items: KubeObject[] }>(
         'GET',

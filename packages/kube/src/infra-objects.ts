@@ -1,16 +1,25 @@
 // The Kubernetes objects that run a Gateway's proxy, from its infra IR: ServiceAccount,
 // ConfigMap (the Envoy bootstrap), Secret (the proxy's xDS client certificate, with mTLS),
-// Deployment, Service and PodDisruptionBudget. All in the namespace and under the name the IR
+// Deployment (Envoy and its drain helper), Service, PodDisruptionBudget, and when asked a
+// HorizontalPodAutoscaler and a PodMonitor. All in the namespace and under the name the IR
 // gives (proxy-placement.ts), labelled with the Gateway's name and namespace and its
 // spec.infrastructure labels, and owned by the Gateway when beside it (an owner reference cannot
 // cross namespaces: the garbage collector would delete the object). Pure: no I/O.
 import { createHash } from 'node:crypto';
-import { encodeSecretData, type KubeObject } from '@turnpike/api';
+import {
+  encodeSecretData,
+  PROXY_ADMIN_PORT,
+  PROXY_DRAIN_PORT,
+  PROXY_READINESS_PORT,
+  type KubeObject,
+} from '@turnpike/api';
 import {
   CONFIG_HASH_ANNOTATION,
   GATEWAY_NAME_LABEL,
   GATEWAY_NAMESPACE_LABEL,
   MANAGED_BY_LABEL,
+  proxyContainerPorts,
+  terminationGraceSeconds,
   type GatewayInfraIR,
 } from '@turnpike/translator';
 
@@ -23,9 +32,16 @@ export const XDS_CERT_DIR = '/etc/turnpike/xds';
 /** Where it finds the bootstrap and the SDS files next to it. */
 export const BOOTSTRAP_DIR = '/etc/envoy';
 
+/** The controller's image, which carries `turnpike proxy-drain` (deploy/controller.yaml, the chart). */
+export const DEFAULT_DRAIN_IMAGE = 'turnpike:latest';
+/** How the drain container's image runs the CLI (the Dockerfile's entrypoint, for the exec hook). */
+const CLI_COMMAND = ['node', '/app/dist/main.js'];
+
 export interface InfraContext {
-  /** The Envoy bootstrap JSON for this Gateway. */
-  bootstrap: (namespace: string, name: string) => string;
+  /** The Envoy bootstrap JSON for this Gateway; `stats`: with the stats listener. */
+  bootstrap: (namespace: string, name: string, options: { stats: boolean }) => string;
+  /** The image of the drain container (default DEFAULT_DRAIN_IMAGE). */
+  drainImage?: string;
   /** More files for the bootstrap ConfigMap (the SDS files of the xDS TLS). */
   bootstrapFiles?: Record<string, string>;
   /**
@@ -161,7 +177,7 @@ export function infraObjects(ir: GatewayInfraIR, ctx: InfraContext): KubeObject[
     [GATEWAY_NAMESPACE_LABEL]: ir.labels[GATEWAY_NAMESPACE_LABEL]!,
     [MANAGED_BY_LABEL]: 'turnpike',
   };
-  const bootstrap = ctx.bootstrap(ir.gateway.namespace, ir.gateway.name);
+  const bootstrap = ctx.bootstrap(ir.gateway.namespace, ir.gateway.name, { stats: ir.metrics.enabled });
   const plugins = pluginCopies(ir, ctx, meta);
   const tls = xdsClientSecret(ir, ctx, meta);
   // Pods roll when what they run changes: the bootstrap, the image, the mounted plugins' content
@@ -171,6 +187,7 @@ export function infraObjects(ir: GatewayInfraIR, ctx: InfraContext): KubeObject[
       JSON.stringify({
         bootstrap,
         image: ir.image,
+        drainImage: ctx.drainImage ?? DEFAULT_DRAIN_IMAGE,
         plugins: ir.plugins.filter((p) => p.mountPath).map((p) => p.sha256),
       }),
     )
@@ -187,7 +204,8 @@ export function infraObjects(ir: GatewayInfraIR, ctx: InfraContext): KubeObject[
       kind: 'Deployment',
       metadata: meta(),
       spec: {
-        replicas: ir.replicas,
+        // Left to the HorizontalPodAutoscaler when there is one (server-side apply: not ours to set).
+        ...(ir.autoscaling ? {} : { replicas: ir.replicas }),
         ...(ir.progressDeadlineSeconds !== undefined ? { progressDeadlineSeconds: ir.progressDeadlineSeconds } : {}),
         selector: { matchLabels: selector },
         // A held rollout keeps the template the Deployment has, byte for byte.
@@ -199,6 +217,8 @@ export function infraObjects(ir: GatewayInfraIR, ctx: InfraContext): KubeObject[
           spec: {
             serviceAccountName: name,
             automountServiceAccountToken: false,
+            ...ir.scheduling,
+            terminationGracePeriodSeconds: terminationGraceSeconds(ir.shutdown),
             securityContext: {
               runAsNonRoot: true,
               runAsUser: 65532,
@@ -210,22 +230,31 @@ export function infraObjects(ir: GatewayInfraIR, ctx: InfraContext): KubeObject[
               {
                 name: 'envoy',
                 image: ir.image,
-                args: ['-c', '/etc/envoy/envoy.json', '--log-level', 'info'],
-                ports: ir.ports.map((p) => ({ name: p.name, containerPort: p.containerPort, protocol: p.protocol })),
+                args: [
+                  '-c',
+                  '/etc/envoy/envoy.json',
+                  '--log-level',
+                  'info',
+                  // The graceful drain (/drain_listeners?graceful) lasts this long; `immediate`: every
+                  // connection is asked to close at once (Connection: close, GOAWAY), not spread over it.
+                  '--drain-time-s',
+                  String(Math.ceil(ir.shutdown.drainTimeoutMs / 1000)),
+                  '--drain-strategy',
+                  'immediate',
+                ],
+                ports: proxyContainerPorts(ir),
                 ...(ir.resources ? { resources: ir.resources } : {}),
+                ...envoyProbes(),
+                // Returns once the drain container drained Envoy; then kubelet sends SIGTERM.
+                lifecycle: { preStop: { httpGet: { path: '/wait', port: PROXY_DRAIN_PORT } } },
                 volumeMounts: [
                   { name: 'bootstrap', mountPath: BOOTSTRAP_DIR, readOnly: true },
                   ...tls.mounts,
                   ...plugins.mounts,
                 ],
-                securityContext: {
-                  runAsNonRoot: true,
-                  allowPrivilegeEscalation: false,
-                  readOnlyRootFilesystem: true,
-                  capabilities: { drop: ['ALL'] },
-                  seccompProfile: { type: 'RuntimeDefault' },
-                },
+                securityContext: CONTAINER_SECURITY,
               },
+              drainContainer(ir, ctx.drainImage ?? DEFAULT_DRAIN_IMAGE),
             ],
             volumes: [{ name: 'bootstrap', configMap: { name } }, ...tls.volumes, ...plugins.volumes],
           },
@@ -251,7 +280,107 @@ export function infraObjects(ir: GatewayInfraIR, ctx: InfraContext): KubeObject[
       apiVersion: 'policy/v1',
       kind: 'PodDisruptionBudget',
       metadata: meta(),
-      spec: { maxUnavailable: 1, selector: { matchLabels: selector } },
+      spec: { ...ir.disruptionBudget, selector: { matchLabels: selector } },
     },
+    ...(ir.autoscaling ? [autoscaler(ir, meta())] : []),
+    ...(ir.metrics.podMonitor ? [podMonitor(meta(), selector)] : []),
   ];
+}
+
+const CONTAINER_SECURITY = {
+  runAsNonRoot: true,
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  capabilities: { drop: ['ALL'] },
+  seccompProfile: { type: 'RuntimeDefault' },
+};
+
+/**
+ * Ready only while Envoy's /ready answers 200 (LIVE: its first configuration arrived and warmed; not
+ * once draining). The startup probe gives a proxy ten minutes to hear from the controller before
+ * kubelet restarts it; until it succeeds the others wait. Liveness is a TCP connect to the readiness
+ * listener, which the drain leaves open (a liveness check on /ready would kill a draining proxy).
+ */
+function envoyProbes(): Record<string, unknown> {
+  const ready = { httpGet: { path: '/ready', port: PROXY_READINESS_PORT }, timeoutSeconds: 1 };
+  return {
+    startupProbe: { ...ready, periodSeconds: 2, failureThreshold: 300 },
+    readinessProbe: { ...ready, periodSeconds: 5, successThreshold: 1, failureThreshold: 1 },
+    livenessProbe: {
+      tcpSocket: { port: PROXY_READINESS_PORT },
+      periodSeconds: 10,
+      timeoutSeconds: 1,
+      failureThreshold: 3,
+    },
+  };
+}
+
+/**
+ * `turnpike proxy-drain serve` beside Envoy. At Pod deletion kubelet runs both containers' preStop
+ * hooks at once: this one's exec starts the drain from loopback (only loopback may start one: the
+ * /wait port is on the Pod network), Envoy's httpGet /wait returns when it is done.
+ */
+function drainContainer(ir: GatewayInfraIR, image: string): Record<string, unknown> {
+  return {
+    name: 'drain',
+    image,
+    args: [
+      'proxy-drain',
+      'serve',
+      '--admin-port',
+      String(PROXY_ADMIN_PORT),
+      '--port',
+      String(PROXY_DRAIN_PORT),
+      '--drain-timeout',
+      durationText(ir.shutdown.drainTimeoutMs),
+      '--min-drain-duration',
+      durationText(ir.shutdown.minDrainMs),
+    ],
+    ports: [{ name: 'drain', containerPort: PROXY_DRAIN_PORT, protocol: 'TCP' }],
+    lifecycle: {
+      preStop: { exec: { command: [...CLI_COMMAND, 'proxy-drain', 'start', '--port', String(PROXY_DRAIN_PORT)] } },
+    },
+    resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '128Mi' } },
+    securityContext: CONTAINER_SECURITY,
+  };
+}
+
+/** A Gateway API duration (at most five digits a unit: 90000ms is written 90s). */
+function durationText(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
+}
+
+function autoscaler(ir: GatewayInfraIR, metadata: KubeObject['metadata']): KubeObject {
+  const a = ir.autoscaling!;
+  const target = (name: string, percent: number) => ({
+    type: 'Resource',
+    resource: { name, target: { type: 'Utilization', averageUtilization: percent } },
+  });
+  return {
+    apiVersion: 'autoscaling/v2',
+    kind: 'HorizontalPodAutoscaler',
+    metadata,
+    spec: {
+      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: ir.name },
+      minReplicas: a.minReplicas,
+      maxReplicas: a.maxReplicas,
+      metrics: [
+        ...(a.cpuPercent !== undefined ? [target('cpu', a.cpuPercent)] : []),
+        ...(a.memoryPercent !== undefined ? [target('memory', a.memoryPercent)] : []),
+      ],
+    },
+  } as KubeObject;
+}
+
+/** For the Prometheus Operator (applied only where its CRD is served: infra-applier.ts). */
+function podMonitor(metadata: KubeObject['metadata'], selector: Record<string, string>): KubeObject {
+  return {
+    apiVersion: 'monitoring.coreos.com/v1',
+    kind: 'PodMonitor',
+    metadata,
+    spec: {
+      selector: { matchLabels: selector },
+      podMetricsEndpoints: [{ port: 'metrics', path: '/stats/prometheus' }],
+    },
+  } as KubeObject;
 }

@@ -278,11 +278,13 @@ describe('plugin rollout: a hold', () => {
     r = step([...held, fetched(SHA2)]);
     const infra = r.infraIR.gateways.get('infra/gw')!;
     expect(infra.held?.template).toEqual((old.spec as { template: unknown }).template);
+    // The old template predates the drain's grace period: releasing the hold brings it (`shutdown`).
     expect(infra.held?.pending).toEqual([
       'image',
       'pod labels',
       'pod annotations',
       'ports',
+      'shutdown',
       `plugin infra/hello sha256 ${SHA.slice(0, 12)} → ${SHA2.slice(0, 12)}`,
     ]);
     const ir = r.xdsIR.gateways.get('infra/gw')!;
@@ -293,7 +295,7 @@ describe('plugin rollout: a hold', () => {
       'held by ProxyConfig infra/pc spec.rollout.hold: its Pods run sha256 aaaaaaaaaaaa',
     );
     expect(gatewayCondition(r, 'turnpike.dev/RolloutHeld')!.message).toContain(
-      `pending: image, pod labels, pod annotations, ports, plugin infra/hello sha256 ${SHA.slice(0, 12)} → ${SHA2.slice(0, 12)}`,
+      `pending: image, pod labels, pod annotations, ports, shutdown, plugin infra/hello sha256 ${SHA.slice(0, 12)} → ${SHA2.slice(0, 12)}`,
     );
     expect(
       cond((r.statuses.get('ProxyConfig/infra/pc') as { conditions: unknown }).conditions, 'RolloutHeld'),

@@ -1,9 +1,11 @@
 // The Envoy bootstrap for a Gateway's proxy: ADS over gRPC to the controller, node named after
-// the Gateway (node.cluster = "<namespace>/<name>"), admin on loopback only. With TLS, the proxy
+// the Gateway (node.cluster = "<namespace>/<name>"), admin on loopback only, and the readiness and
+// stats listeners that expose one admin path each (admin-listeners.ts). With TLS, the proxy
 // presents the client certificate that names its Gateway and checks the controller's serving
 // certificate against the control-plane CA. Both come through file-based SDS, so that a renewed
 // certificate (a Secret volume updated in place) is picked up without a restart or a dropped stream.
 import { PROXY_ADMIN_PORT } from '@turnpike/api';
+import { adminCluster, readinessListener, statsListener } from './admin-listeners.js';
 import type { Bootstrap, UpstreamTlsContext } from './envoy-types.js';
 
 /** Where the proxy finds its xDS credentials. */
@@ -24,6 +26,8 @@ export interface BootstrapOptions {
   nodeId?: string;
   adminPort?: number;
   tls?: BootstrapTls;
+  /** Serve /stats/prometheus on PROXY_STATS_PORT (default true). */
+  stats?: boolean;
 }
 
 /** SDS resource names (read from files in the pod, not Kubernetes Secrets). */
@@ -96,7 +100,11 @@ export function controlPlaneTlsContext(
 }
 
 export function buildBootstrap(o: BootstrapOptions): Bootstrap {
-  const ads = { ads: {}, resource_api_version: 'V3' as const };
+  // ConfigSource.initial_fetch_timeout: "0 means no timeout - Envoy will wait indefinitely for the
+  // first xDS config" (config_source.proto; the default, 15 s, lets a proxy that never heard from the
+  // controller go LIVE with nothing, and /ready answer 200). A connection failure does not end the
+  // wait either; a rejected first config does (and the NACK shows in ProxiesInSync).
+  const ads = { ads: {}, resource_api_version: 'V3' as const, initial_fetch_timeout: { seconds: '0', nanos: 0 } };
   const isIp = /^[0-9.]+$|:/.test(o.xdsHost);
   return {
     node: { id: o.nodeId ?? `${o.namespace}/${o.name}`, cluster: `${o.namespace}/${o.name}` },
@@ -111,6 +119,7 @@ export function buildBootstrap(o: BootstrapOptions): Bootstrap {
       lds_config: ads,
     },
     static_resources: {
+      listeners: [readinessListener(), ...(o.stats === false ? [] : [statsListener()])],
       clusters: [
         {
           name: 'turnpike-xds',
@@ -139,6 +148,7 @@ export function buildBootstrap(o: BootstrapOptions): Bootstrap {
               }
             : {}),
         },
+        adminCluster(o.adminPort),
       ],
     },
     admin: { address: { socket_address: { address: '127.0.0.1', port_value: o.adminPort ?? PROXY_ADMIN_PORT } } },

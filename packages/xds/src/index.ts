@@ -7,6 +7,7 @@ export * from './resource-screen.js';
 export * from './snapshot-cache.js';
 export * from './ads-server.js';
 export * from './bootstrap.js';
+export * from './admin-listeners.js';
 export * from './xds-snapshots.js';
 export * from './plugin-filters.js';
 export * from './identity/spiffe.js';

@@ -17,6 +17,8 @@
 - {{ $ns | quote }}
 - --proxy-placement
 - {{ .Values.proxyPlacement | quote }}
+- --proxy-drain-image
+- {{ printf "%s:%s" .Values.image.repository .Values.image.tag | quote }}
 - --log-level
 - {{ .Values.logLevel | quote }}
 - --xds-trust-domain

@@ -8,7 +8,6 @@ import { openRecording } from '../record.js';
 import { startController, type Sink } from '../controller.js';
 import { LeaderWrites } from '../sinks/leader-writes.js';
 import {
-  BOOTSTRAP_DIR,
   ConfigMapPluginStorage,
   createMetrics,
   ensurePluginUrlKey,
@@ -22,18 +21,16 @@ import {
   startDebugServer,
   startHealthServer,
   XDS_CA_SECRET,
-  XDS_CERT_DIR,
   XdsAuthority,
 } from '@turnpike/kube';
 import {
-  bootstrapSdsFiles,
-  buildBootstrap,
   DEFAULT_TRUST_DOMAIN,
   gatewayOfCertificate,
   loadEnvoyProtosSoon,
   type BootstrapTls,
 } from '@turnpike/xds';
 import { xdsTlsFromAuthority } from '../xds-tls.js';
+import { controlPlaneTls, proxyObjectsContext, xdsServerNames } from '../proxy-objects.js';
 import { hostname } from 'node:os';
 import pino from 'pino';
 import { CliError } from '../errors.js';
@@ -67,6 +64,8 @@ export interface KubeRunOptions extends PluginOptions {
   consoleAddress?: string;
   /** Every proxy in the controller's namespace (the default), or each beside its Gateway. */
   proxyPlacement?: ProxyPlacementMode;
+  /** The drain container's image in every proxy Pod. */
+  proxyDrainImage?: string;
   /** This replica's name: its ProxyReport's (default: $POD_NAME, else host name and pid). */
   replicaName?: string;
   /** How long this replica's ProxyReport stays live without a renewal. */
@@ -90,11 +89,6 @@ export function replicaNameProblem(name: string): string | undefined {
 }
 export type ProxyPlacementMode = (typeof PROXY_PLACEMENTS)[number];
 
-/** Where the proxy objects mount the xDS credentials, and the name they check on the controller. */
-function controlPlaneTls(serverName: string): BootstrapTls {
-  return { certDir: XDS_CERT_DIR, sdsDir: BOOTSTRAP_DIR, serverName };
-}
-
 function kubeClient(o: KubeRunOptions): KubeClient {
   try {
     return o.inCluster ? KubeClient.inCluster() : KubeClient.fromKubeconfig(o.kubeconfig!);
@@ -113,6 +107,7 @@ function infraApplier(
   xdsPublic: { host: string; port: number },
   mtls: { tls: BootstrapTls; authority: XdsAuthority } | undefined,
   proxyNamespace: string | undefined,
+  drainImage: string | undefined,
 ): InfraApplier {
   return new InfraApplier({
     client,
@@ -120,22 +115,8 @@ function infraApplier(
     log,
     onError: () => metrics.applyErrors.inc(),
     pluginContent: (sha) => plugins.content.get(sha),
-    bootstrap: (namespace, name) =>
-      JSON.stringify(
-        buildBootstrap({
-          namespace,
-          name,
-          xdsHost: xdsPublic.host,
-          xdsPort: xdsPublic.port,
-          ...(mtls ? { tls: mtls.tls } : {}),
-        }),
-      ),
-    ...(mtls
-      ? {
-          bootstrapFiles: bootstrapSdsFiles(mtls.tls),
-          xdsCredentials: (gateway, secret) => mtls.authority.clientCredentials(gateway, secret),
-        }
-      : {}),
+    ...proxyObjectsContext(xdsPublic, mtls?.tls, drainImage),
+    ...(mtls ? { xdsCredentials: (gateway, secret) => mtls.authority.clientCredentials(gateway, secret) } : {}),
   });
 }
 
@@ -185,9 +166,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
   let storage: ConfigMapPluginStorage | undefined;
   // Created once the plugin server is up; the CA and the elector call into it before that.
   const infraRef: { applier?: InfraApplier } = {};
-  const serverNames = o.xdsServerName?.length
-    ? o.xdsServerName
-    : [xdsPublic.host, ...(xdsPublic.host.endsWith('.svc') ? [`${xdsPublic.host}.cluster.local`] : [])];
+  const serverNames = xdsServerNames(xdsPublic.host, o.xdsServerName);
   const authority = o.xdsPlaintext
     ? undefined
     : new XdsAuthority({
@@ -278,6 +257,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     xdsPublic,
     tls && authority ? { tls, authority } : undefined,
     proxyNamespace,
+    o.proxyDrainImage,
   );
   // What this replica's proxies say goes to the API server, for every replica to read back.
   const replica = o.replicaName ?? defaultReplicaName();

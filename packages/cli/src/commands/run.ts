@@ -18,6 +18,7 @@ import { contentTlsFromFiles, xdsTlsFromFiles, type XdsTlsFlags } from '../xds-t
 import { DEFAULT_TRUST_DOMAIN, gatewayOfCertificate, loadEnvoyProtosSoon, type BootstrapTls } from '@turnpike/xds';
 import { pluginFlagHelp, startPlugins, type PluginOptions, type PluginServing } from '../plugin-serving.js';
 import { PLUGINS_SOURCE } from '@turnpike/plugins';
+import { DEFAULT_DRAIN_IMAGE } from '@turnpike/kube';
 
 export interface RunOptions extends PluginOptions, XdsTlsFlags {
   xdsPlaintext?: boolean;
@@ -43,6 +44,7 @@ export interface RunOptions extends PluginOptions, XdsTlsFlags {
   logLevel: string;
   leaderElectionNamespace: string;
   proxyPlacement: string;
+  proxyDrainImage: string;
   proxyBootstrapDir: string;
   leaderElect: boolean;
   xdsPublicAddress: string;
@@ -78,6 +80,12 @@ export function registerRun(program: Command): void {
         'Role there only, deploy/rbac.yaml); gateway-namespace runs each beside its Gateway (needs the ClusterRole ' +
         'of deploy/overlays/gateway-namespace)',
       'controller-namespace',
+    )
+    .option(
+      '--proxy-drain-image <image>',
+      "with a cluster: the image of the drain container in every proxy Pod (the controller's own: it runs " +
+        '`turnpike proxy-drain`)',
+      DEFAULT_DRAIN_IMAGE,
     )
     .option(
       '--xds-public-address <host:port>',

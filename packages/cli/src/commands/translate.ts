@@ -1,7 +1,10 @@
 // `turnpike translate -f FILE|DIR`: offline translation of manifests.
 import type { Command } from 'commander';
 import { CliError } from '../errors.js';
-import { fileInputOptions, validationFlag } from '../flags.js';
+import { fileInputOptions, hostPortFlag, validationFlag } from '../flags.js';
+import { offlineProxyObjects } from '../proxy-objects.js';
+import { PROXY_PLACEMENTS } from './run-kube.js';
+import { DEFAULT_DRAIN_IMAGE } from '@turnpike/kube';
 import { translatePaths } from '../offline.js';
 import { format, parseFormat } from '../output.js';
 import { envoyResourcesFor } from '@turnpike/xds';
@@ -32,6 +35,19 @@ function envoyResourcesByGateway(r: OfflineResult): Record<string, unknown> {
   return out;
 }
 
+interface TranslateFlags {
+  file: string[];
+  output: string;
+  to: string;
+  now?: string;
+  validate: string;
+  proxyPlacement: string;
+  controllerNamespace: string;
+  xdsPublicAddress?: string;
+  xdsPlaintext?: boolean;
+  proxyDrainImage: string;
+}
+
 export function registerTranslate(program: Command): void {
   fileInputOptions(
     program
@@ -39,9 +55,23 @@ export function registerTranslate(program: Command): void {
       .description('translate manifests offline and print statuses, the xDS IR and the infra IR'),
   )
     .option('-o, --output <format>', 'json or yaml', 'json')
-    .option('--to <what>', 'resources, ir (xDS and infra IR), xds (Envoy resources) or all', 'all')
+    .option(
+      '--to <what>',
+      'resources, ir (xDS and infra IR), xds (Envoy resources), objects (every proxy object as the controller ' +
+        'applies it: Deployment, Service, PDB, HPA…) or all',
+      'all',
+    )
     .option('--now <time>', 'timestamp for lastTransitionTime (RFC 3339); default: now')
-    .action((opts: { file: string[]; output: string; to: string; now?: string; validate: string }) => {
+    .option(
+      '--proxy-placement <mode>',
+      '--to objects: controller-namespace (the default install) or gateway-namespace',
+      'controller-namespace',
+    )
+    .option('--controller-namespace <ns>', "--to objects: the controller's namespace", 'turnpike-system')
+    .option('--xds-public-address <host:port>', '--to objects: where proxies reach xDS (default: the Service)')
+    .option('--xds-plaintext', '--to objects: for a controller run with --xds-plaintext (no mTLS)')
+    .option('--proxy-drain-image <image>', "--to objects: the drain container's image", DEFAULT_DRAIN_IMAGE)
+    .action((opts: TranslateFlags) => {
       const fmt = parseFormat(opts.output);
       const now = opts.now ?? new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
       if (
@@ -50,7 +80,15 @@ export function registerTranslate(program: Command): void {
       ) {
         throw new CliError(`--now ${now}: not an RFC 3339 time (e.g. 2026-01-02T15:04:05Z)`);
       }
-      const r = translatePaths(opts.file, now, validationFlag(opts.validate));
+      if (!(PROXY_PLACEMENTS as readonly string[]).includes(opts.proxyPlacement))
+        throw new CliError(`--proxy-placement ${opts.proxyPlacement}: use ${PROXY_PLACEMENTS.join(' or ')}`);
+      const proxyNamespace = opts.proxyPlacement === 'gateway-namespace' ? undefined : opts.controllerNamespace;
+      const r = translatePaths(
+        opts.file,
+        now,
+        validationFlag(opts.validate),
+        proxyNamespace !== undefined ? { proxyNamespace } : {},
+      );
       for (const e of r.errors) process.stderr.write(`turnpike: error: ${e}\n`);
       for (const w of r.warnings) process.stderr.write(`turnpike: warning: ${w}\n`);
       for (const m of r.skipped) process.stderr.write(`turnpike: warning: ${m}\n`);
@@ -74,8 +112,22 @@ export function registerTranslate(program: Command): void {
         case 'xds':
           out = { xds: envoyResourcesByGateway(r) };
           break;
+        case 'objects': {
+          const xdsPublic = hostPortFlag(
+            '--xds-public-address',
+            opts.xdsPublicAddress ?? `turnpike.${opts.controllerNamespace}.svc:18000`,
+          );
+          const proxies = offlineProxyObjects(r.result.infraIR.gateways.values(), {
+            xdsPublic,
+            plaintext: !!opts.xdsPlaintext,
+            drainImage: opts.proxyDrainImage,
+          });
+          for (const n of proxies.notes) process.stderr.write(`turnpike: note: ${n}\n`);
+          out = { objects: proxies.objects };
+          break;
+        }
         default:
-          throw new CliError(`--to ${opts.to}: unknown target (resources, ir, xds, all)`);
+          throw new CliError(`--to ${opts.to}: unknown target (resources, ir, xds, objects, all)`);
       }
       process.stdout.write(format(out, fmt));
     });

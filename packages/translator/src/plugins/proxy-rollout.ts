@@ -22,6 +22,12 @@ export interface PodTemplate {
   metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
   spec?: {
     containers?: { name: string; image?: string; resources?: unknown; ports?: unknown[] }[];
+    nodeSelector?: Record<string, string>;
+    tolerations?: unknown[];
+    affinity?: unknown;
+    topologySpreadConstraints?: unknown[];
+    priorityClassName?: string;
+    terminationGracePeriodSeconds?: number;
   };
 }
 
@@ -115,6 +121,14 @@ export interface TemplateWants {
   annotations: Record<string, string>;
   ports: { name: string; containerPort: number; protocol: string }[];
   plugins: Record<string, string>;
+  scheduling: {
+    nodeSelector?: Record<string, string>;
+    tolerations?: unknown[];
+    affinity?: unknown;
+    topologySpreadConstraints?: unknown[];
+    priorityClassName?: string;
+  };
+  terminationGracePeriodSeconds: number;
 }
 
 function sameJson(a: unknown, b: unknown): boolean {
@@ -136,8 +150,9 @@ function sortedEntries(o: Record<string, string> | undefined): [string, string][
 
 /**
  * The pod-template fields a held rollout keeps from changing (`image`, `resources`, `pod labels`,
- * `pod annotations`, `ports`), and each plugin whose mounted digest would change. The bootstrap is
- * the controller's and is not compared here; it is held all the same.
+ * `pod annotations`, `ports`, the scheduling fields by name, `shutdown`), and each plugin whose
+ * mounted digest would change. The bootstrap is the controller's and is not compared here; it is
+ * held all the same.
  */
 export function pendingTemplateChanges(
   wants: TemplateWants,
@@ -159,6 +174,18 @@ export function pendingTemplateChanges(
     return { name: port.name, containerPort: port.containerPort, protocol: port.protocol ?? 'TCP' };
   });
   if (!sameJson(livePorts, wants.ports)) fields.push('ports');
+  const spec = live.spec ?? {};
+  const liveScheduling = {
+    nodeSelector: spec.nodeSelector && Object.keys(spec.nodeSelector).length ? spec.nodeSelector : undefined,
+    tolerations: spec.tolerations?.length ? spec.tolerations : undefined,
+    affinity: spec.affinity,
+    topologySpreadConstraints: spec.topologySpreadConstraints?.length ? spec.topologySpreadConstraints : undefined,
+    priorityClassName: spec.priorityClassName || undefined,
+  };
+  for (const [field, value] of Object.entries(liveScheduling))
+    if (!sameJson(value, wants.scheduling[field as keyof TemplateWants['scheduling']])) fields.push(field);
+  // The grace period stands for the drain settings (drainTimeout); a live template without one is older.
+  if (spec.terminationGracePeriodSeconds !== wants.terminationGracePeriodSeconds) fields.push('shutdown');
   const plugins: string[] = [];
   for (const key of [...new Set([...Object.keys(livePlugins), ...Object.keys(wants.plugins)])].sort()) {
     const was = livePlugins[key];

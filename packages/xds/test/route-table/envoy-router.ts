@@ -100,7 +100,16 @@ const lower = (s: string) => s.toLowerCase();
  * carries, and `envoyLoadProblems` checks that no two listeners share an address.
  */
 export function listenerFor(res: EnvoyResources, port: number, transport: 'TCP' | 'UDP' = 'TCP'): Listener | undefined {
-  return res.listeners.find((l) => l.name === `${transport.toLowerCase()}-${port}`);
+  return (
+    res.listeners.find((l) => l.name === `${transport.toLowerCase()}-${port}`) ??
+    // The bootstrap's own listeners (readiness, stats) are found by the port they bind in the Pod.
+    res.listeners.find(
+      (l) =>
+        !/^(tcp|udp)-\d+$/.test(l.name ?? '') &&
+        l.address?.socket_address?.port_value === port &&
+        (l.address.socket_address.protocol ?? 'TCP') === transport,
+    )
+  );
 }
 
 /**
@@ -377,7 +386,9 @@ export function routeHttp(res: EnvoyResources, req: HttpRequestSpec): HttpOutcom
   const hcm = typedConfig<HttpConnectionManager>(chain, 'envoy.filters.network.http_connection_manager');
   if (!hcm) return { kind: 'refused', reason: `filter chain ${chain.name ?? ''} is not HTTP` };
   if (req.sni === undefined && chain.transport_socket) return { kind: 'refused', reason: 'TLS required' };
-  const rc = res.routes.find((r) => r.name === hcm.rds?.route_config_name);
+  // HttpConnectionManager.route_config: "The route table for the connection manager is static and is
+  // specified in this property" (the bootstrap's listeners); otherwise it comes over RDS.
+  const rc = hcm.route_config ?? res.routes.find((r) => r.name === hcm.rds?.route_config_name);
   if (!rc) return { kind: 'refused', reason: `no RouteConfiguration ${hcm.rds?.route_config_name}` };
   const method = req.method ?? 'GET';
   const headers = new Map<string, string[]>();
