@@ -70,7 +70,7 @@ export const DEFAULT_ACCESS_LOG_FIELDS: Readonly<Record<string, string>> = Objec
   route_name: '%ROUTE_NAME%',
   /**
    * The Gateway listener: `Gateway/<namespace>/<gateway>/<listener>` (`ListenerSet/…` for a
-   * ListenerSet's), the name of its filter chain; the port (`http-80`) when several HTTP listeners
+   * ListenerSet's), the name of its filter chain; the port (`tcp-80`) when several HTTP listeners
    * share one (they differ by hostname: `authority` and `route_name` tell them apart).
    */
   listener: '%FILTER_CHAIN_NAME%',
