@@ -10,6 +10,7 @@ import { registerConsole } from './commands/console.js';
 import { registerDiff } from './commands/diff.js';
 import { registerExplain } from './commands/explain.js';
 import { registerProxyConfig } from './commands/proxy-config.js';
+import { registerProxyDrain } from './commands/proxy-drain.js';
 import { registerProxyStatus } from './commands/proxy-status.js';
 import { registerReplay } from './commands/replay.js';
 import { registerRun } from './commands/run.js';
@@ -49,6 +50,7 @@ export function buildProgram(): Command {
   registerAnalyze(program);
   registerProxyStatus(program);
   registerProxyConfig(program);
+  registerProxyDrain(program);
   return program;
 }
 
