@@ -1,7 +1,10 @@
 // A fake kubelet: one Ready Node; every pending Pod is bound to it and marked Running and Ready
 // with a pod IP, so Deployments (through kube-controller-manager) become available without a
 // container runtime; deleted Pods are removed at once. A test may keep some Pods from becoming
-// Ready (`unready`), to hold a rollout in progress or make it miss its deadline.
+// Ready (`unready`), to hold a rollout in progress or make it miss its deadline. A container whose
+// readiness probe asks Envoy's /ready is Ready only while `envoyLive` says its Envoy would answer
+// 200 (LIVE: its first configuration arrived); one without a readiness probe is Ready once running,
+// as a kubelet has it.
 import type { KubeClient } from '@turnpike/kube';
 
 export interface Pod {
@@ -13,7 +16,10 @@ export interface Pod {
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
   };
-  spec: { nodeName?: string; containers: { name: string; image?: string }[] };
+  spec: {
+    nodeName?: string;
+    containers: { name: string; image?: string; readinessProbe?: { httpGet?: { path?: string } } }[];
+  };
   status?: { phase?: string; conditions?: { type: string; status: string }[] };
 }
 
@@ -25,6 +31,8 @@ export class FakeKubelet {
   stopped = false;
   /** Pods for which this says true run but never become Ready (their containers fail their probes). */
   unready: (pod: Pod) => boolean = () => false;
+  /** For a Pod probed on /ready: whether its Envoy is LIVE. */
+  envoyLive: (pod: Pod) => boolean = () => true;
 
   constructor(private readonly client: KubeClient) {}
 
@@ -95,7 +103,8 @@ export class FakeKubelet {
         continue;
       }
       const ready = p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
-      const wantReady = !this.unready(p);
+      const probesEnvoy = p.spec.containers.some((c) => c.readinessProbe?.httpGet?.path === '/ready');
+      const wantReady = !this.unready(p) && (!probesEnvoy || this.envoyLive(p));
       if (p.status?.phase === 'Running' && ready === wantReady) continue;
       const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
       const ip = this.ipFor(`${namespace}/${name}`);

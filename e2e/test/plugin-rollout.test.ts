@@ -44,8 +44,14 @@ class StandInProxy {
     })();
   }
 
+  /** The types it acknowledged a response of: with its listeners, an Envoy's init is done (LIVE). */
+  readonly acked = new Set<string>();
   private ack(r: Record<string, any>): void {
     this.stream.write({ node: this.node, type_url: r.type_url, version_info: r.version_info, response_nonce: r.nonce });
+    this.acked.add(r.type_url);
+  }
+  get live(): boolean {
+    return this.acked.has(TYPE.listener);
   }
 
   /** ACK what was held, and everything from now on. */
@@ -307,5 +313,62 @@ describe('plugin rollout', () => {
     );
     expect(after.metadata.generation).toBe(before.metadata.generation! + 1);
     expect(await gatewayCondition('public', 'turnpike.dev/RolloutHeld')).toBeUndefined();
+  }, 300_000);
+
+  it('a proxy Pod is Ready only once its Envoy has its configuration (/ready), and Installed waits for that', async () => {
+    // The kubelet asks each Pod's Envoy /ready, which answers 200 once the proxy acknowledged its listeners.
+    let standIn: StandInProxy | undefined;
+    kubelet.envoyLive = (pod) => !ofGateway('readied')(pod) || !!standIn?.live;
+    await cluster.apply(proxyConfig('readied'));
+    await cluster.apply(gateway('readied', 'readied'));
+    const pods = async () =>
+      (
+        await cluster.admin.must<{ items: (Pod & { status?: any })[] }>(
+          'GET',
+          `/api/v1/namespaces/turnpike-system/pods?labelSelector=${encodeURIComponent('gateway.networking.k8s.io/gateway-name=readied')}`,
+        )
+      ).items;
+    // Running, but not Ready: no Envoy of it has a configuration yet.
+    const running = await waitFor(
+      'a running, unready Pod',
+      async () => {
+        const list = await pods();
+        return list.length && list.every((p) => p.status?.phase === 'Running') ? list : undefined;
+      },
+      60_000,
+    );
+    expect(running.map((p) => cond(p.status?.conditions, 'Ready')?.status)).toEqual(['False']);
+    const unavailable = await waitFor('Installed=False RolloutInProgress, 0 available', async () => {
+      const c = await installedOf('readied');
+      return c?.reason === 'RolloutInProgress' && c.message?.includes('0 available') ? c : undefined;
+    });
+    expect(unavailable.status).toBe('False');
+    expect((await deploymentOf('readied'))!.status?.availableReplicas ?? 0).toBe(0);
+
+    // Its Envoy connects and acknowledges: /ready answers 200, the Pod becomes Ready, Installed follows.
+    const creds = await proxyCredentials(cluster, 'edge', 'readied');
+    standIn = new StandInProxy(
+      controller.xdsPort,
+      { ca: creds.ca, cert: creds.cert, key: creds.key, serverName: XDS_SERVER_NAME },
+      'edge/readied',
+    );
+    standIn.release();
+    try {
+      const installed = await waitFor(
+        'Installed=True',
+        async () => {
+          const c = await installedOf('readied');
+          return c?.status === 'True' ? c : undefined;
+        },
+        60_000,
+      );
+      expect(installed.reason).toBe('Installed');
+      expect(standIn.live).toBe(true);
+      expect((await pods()).map((p) => cond(p.status?.conditions, 'Ready')?.status)).toEqual(['True']);
+      expect((await deploymentOf('readied'))!.status?.availableReplicas).toBe(1);
+    } finally {
+      standIn.close();
+      kubelet.envoyLive = () => true;
+    }
   }, 300_000);
 });
