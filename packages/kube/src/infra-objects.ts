@@ -345,9 +345,21 @@ function drainContainer(ir: GatewayInfraIR, image: string): Record<string, unkno
   };
 }
 
-/** A Gateway API duration (at most five digits a unit: 90000ms is written 90s). */
-function durationText(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
+/** A Gateway API duration: at most five digits a unit, so 123456 ms is written 2m3s456ms. */
+export function durationText(ms: number): string {
+  const parts: string[] = [];
+  let left = Math.round(ms);
+  for (const [unit, size] of [
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+    ['ms', 1],
+  ] as const) {
+    const n = Math.floor(left / size);
+    if (n) parts.push(`${n}${unit}`);
+    left -= n * size;
+  }
+  return parts.join('') || '0s';
 }
 
 function autoscaler(ir: GatewayInfraIR, metadata: KubeObject['metadata']): KubeObject {

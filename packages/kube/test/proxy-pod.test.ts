@@ -2,6 +2,7 @@
 // where the ProxyConfig says, scaled by an HPA and guarded by a PDB — read from the objects applied.
 import { describe, expect, it } from '@jest/globals';
 import {
+  durationMs,
   PROXY_ADMIN_PORT,
   PROXY_DRAIN_PORT,
   PROXY_READINESS_PORT,
@@ -10,7 +11,7 @@ import {
 } from '@turnpike/api';
 import { snapshotFromObjects, translate } from '@turnpike/translator';
 import { buildBootstrap } from '@turnpike/xds';
-import { DEFAULT_DRAIN_IMAGE, infraObjects, type InfraContext } from '../src/index.js';
+import { DEFAULT_DRAIN_IMAGE, durationText, infraObjects, type InfraContext } from '../src/index.js';
 
 function cluster(spec: Record<string, unknown> | undefined, extra: KubeObject[] = []): KubeObject[] {
   return [
@@ -59,10 +60,7 @@ function objectsFor(spec: Record<string, unknown> | undefined, extra: KubeObject
   return new Map(infraObjects(ir, ctx).map((o) => [o.kind, o as any]));
 }
 
-const secondsOf = (d: string) => {
-  const m = /^(\d{1,5})(ms|s)$/.exec(d)!;
-  return m[2] === 's' ? Number(m[1]) : Number(m[1]) / 1000;
-};
+const secondsOf = (d: string) => durationMs(d)! / 1000;
 const argAfter = (args: string[], flag: string) => args[args.indexOf(flag) + 1]!;
 
 describe('the proxy Pod', () => {
@@ -141,6 +139,14 @@ describe('the proxy Pod', () => {
       JSON.parse(objs.get('ConfigMap').data['envoy.json']).static_resources.listeners.map((l: any) => l.name),
     ).toEqual(['turnpike-readiness']);
     expect(bootstraps).toEqual([{ stats: true }, { stats: true }, { stats: false }]);
+  });
+
+  it('writes drain bounds as Gateway API durations (five digits a unit at most), whatever their size', () => {
+    for (const ms of [0, 1, 999, 1000, 60_000, 90_000, 123_456, 3_600_000, 86_399_999]) {
+      const text = durationText(ms);
+      expect([ms, /^([0-9]{1,5}(h|m|s|ms)){1,4}$/.test(text), durationMs(text)]).toEqual([ms, true, ms]);
+    }
+    expect(durationText(123_456)).toBe('2m3s456ms');
   });
 
   it('runs where ProxyConfig.spec.pod places it; a spread constraint without a selector selects its own Pods', () => {
