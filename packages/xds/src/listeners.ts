@@ -187,6 +187,10 @@ export function buildPortListener(port: PortIR, build: ListenerBuild): void {
   if (!first) return;
   const listener: Listener = {
     name: port.name,
+    // What the drain helper's /drain_listeners?inboundonly drains ("traffic_direction field in
+    // Listener is used to determine whether a listener is inbound", admin docs); the bootstrap's
+    // readiness and stats listeners are not, and keep answering while the Gateway's drain.
+    traffic_direction: 'INBOUND',
     address: {
       socket_address: {
         address: '0.0.0.0',
