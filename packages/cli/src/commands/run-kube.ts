@@ -23,12 +23,7 @@ import {
   XDS_CA_SECRET,
   XdsAuthority,
 } from '@turnpike/kube';
-import {
-  DEFAULT_TRUST_DOMAIN,
-  gatewayOfCertificate,
-  loadEnvoyProtosSoon,
-  type BootstrapTls,
-} from '@turnpike/xds';
+import { DEFAULT_TRUST_DOMAIN, gatewayOfCertificate, loadEnvoyProtosSoon, type BootstrapTls } from '@turnpike/xds';
 import { xdsTlsFromAuthority } from '../xds-tls.js';
 import { controlPlaneTls, proxyObjectsContext, xdsServerNames } from '../proxy-objects.js';
 import { hostname } from 'node:os';
