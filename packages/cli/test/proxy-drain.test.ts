@@ -371,11 +371,11 @@ describe('drain server', () => {
     expect(a.seen).toEqual([]);
   });
 
-  it('at most 32 wait at once: the 33rd gets 429, and a waiter that leaves frees its place', async () => {
+  it('at most 4 wait at once from one address and 256 in all: the rest get 429; a waiter that leaves frees its place', async () => {
     const a = await admin(1, 0);
-    const s = await serve(a);
-    const reqs = Array.from({ length: 32 }, () => {
-      const req = request({ host: '127.0.0.1', port: s.port, path: '/wait', agent: false });
+    const s = await serve(a, { maxWaiters: 6 });
+    const waiter = (localAddress: string) => {
+      const req = request({ host: '127.0.0.1', port: s.port, path: '/wait', agent: false, localAddress });
       const answer = new Promise<number>((resolve) => {
         req.on('response', (res) => {
           res.resume();
@@ -385,18 +385,25 @@ describe('drain server', () => {
       });
       req.end();
       return { req, answer };
-    });
-    await waitFor(() => s.waiting() === 32);
-    const extra = await http('GET', '127.0.0.1', s.port, '/wait');
-    expect([extra.status, extra.body]).toEqual([429, 'at most 32 requests wait at once\n']);
-    reqs[0]!.req.destroy();
-    await waitFor(() => s.waiting() === 31);
-    const again = track(http('GET', '127.0.0.1', s.port, '/wait'));
-    await waitFor(() => s.waiting() === 32);
+    };
+    // One client holds its four places; a fifth from it is refused…
+    const mine = Array.from({ length: 4 }, () => waiter('127.0.0.1'));
+    await waitFor(() => s.waiting() === 4);
+    const fifth = await http('GET', '127.0.0.1', s.port, '/wait', '127.0.0.1');
+    expect([fifth.status, fifth.body]).toEqual([429, 'at most 4 requests wait at once from one address\n']);
+    // …while another address (the kubelet's, from its node) still gets a place, up to the total.
+    const others = [waiter('127.0.0.2'), waiter('127.0.0.3')];
+    await waitFor(() => s.waiting() === 6);
+    const full = await http('GET', '127.0.0.1', s.port, '/wait', '127.0.0.4');
+    expect([full.status, full.body]).toEqual([429, 'at most 6 requests wait at once\n']);
+    mine[0]!.req.destroy();
+    await waitFor(() => s.waiting() === 5);
+    const again = track(http('GET', '127.0.0.1', s.port, '/wait', '127.0.0.1'));
+    await waitFor(() => s.waiting() === 6);
     expect(again.settled()).toBe(false);
     // Stopping the server answers whoever still waits.
     await s.close();
-    expect(await Promise.all(reqs.slice(1).map((r) => r.answer))).toEqual(Array(31).fill(503));
+    expect(await Promise.all([...mine.slice(1), ...others].map((r) => r.answer))).toEqual(Array(5).fill(503));
     expect((await again.promise).status).toBe(503);
   });
 });

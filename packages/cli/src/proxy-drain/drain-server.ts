@@ -3,7 +3,10 @@
 // - GET /wait, from anywhere: Envoy's preStop hook (httpGet, which the kubelet sends to the Pod IP).
 //   It answers once a drain has finished, so the kubelet sends Envoy its SIGTERM only then. When no
 //   drain starts it answers anyway after drainTimeout + 10 s: a Pod whose drain container died
-//   must not hold its Envoy for the whole grace period. At most 32 wait at once (then 429).
+//   must not hold its Envoy for the whole grace period. At most 4 wait at once from one address and
+//   256 in all (then 429): a client on the Pod network holding every place would otherwise make the
+//   kubelet's own hook fail at once and Envoy stop undrained; the kubelet calls from its node's
+//   address, which one Pod cannot fill.
 // - POST /drain, from loopback only: the drain container's own preStop hook (exec
 //   `turnpike proxy-drain start`, which runs in the Pod's network namespace). It starts the drain,
 //   or joins the one under way, and answers with its result. The port is on the Pod network, so
@@ -15,7 +18,8 @@ import { drainEnvoy, type DrainOptions, type DrainReport } from './drain.js';
 
 /** How much longer than the drain timeout /wait waits for a drain that never starts. */
 export const WAIT_SLACK_MS = 10_000;
-export const MAX_WAITERS = 32;
+export const MAX_WAITERS = 256;
+export const MAX_WAITERS_PER_ADDRESS = 4;
 
 const loopback = new BlockList();
 loopback.addSubnet('127.0.0.0', 8, 'ipv4');
@@ -42,6 +46,7 @@ export interface DrainServerOptions extends DrainOptions {
   /** How long /wait waits for a drain that never starts (default drainTimeoutMs + 10 s). */
   waitBoundMs?: number;
   maxWaiters?: number;
+  maxWaitersPerAddress?: number;
 }
 
 export interface DrainServer {
@@ -73,7 +78,9 @@ export function startDrainServer(options: DrainServerOptions): Promise<DrainServ
   const waitBoundMs = options.waitBoundMs ?? options.drainTimeoutMs + WAIT_SLACK_MS;
   const maxWaiters = options.maxWaiters ?? MAX_WAITERS;
   let running: Promise<DrainReport> | undefined;
+  const maxPerAddress = options.maxWaitersPerAddress ?? MAX_WAITERS_PER_ADDRESS;
   const waiters = new Set<ServerResponse>();
+  const byAddress = new Map<string, number>();
   /** Waiters that arrived before any drain: they follow it once it starts. */
   const pending = new Set<() => void>();
   const startDrain = () => {
@@ -84,11 +91,23 @@ export function startDrainServer(options: DrainServerOptions): Promise<DrainServ
     return running;
   };
 
-  const wait = (res: ServerResponse) => {
+  const wait = (req: IncomingMessage, res: ServerResponse) => {
+    const from = req.socket.remoteAddress ?? '';
+    const mine = byAddress.get(from) ?? 0;
+    if (mine >= maxPerAddress)
+      return answer(res, 429, `at most ${maxPerAddress} requests wait at once from one address\n`);
     if (waiters.size >= maxWaiters) return answer(res, 429, `at most ${maxWaiters} requests wait at once\n`);
     waiters.add(res);
+    byAddress.set(from, mine + 1);
+    const leave = () => {
+      if (!waiters.delete(res)) return false;
+      const n = (byAddress.get(from) ?? 1) - 1;
+      if (n) byAddress.set(from, n);
+      else byAddress.delete(from);
+      return true;
+    };
     const done = (status: number, body: string) => {
-      if (!waiters.delete(res)) return;
+      if (!leave()) return;
       clearTimeout(bound);
       answer(res, status, body);
     };
@@ -100,14 +119,14 @@ export function startDrainServer(options: DrainServerOptions): Promise<DrainServ
     if (running) follow();
     else pending.add(follow);
     res.on('close', () => {
-      waiters.delete(res);
+      leave();
       pending.delete(follow);
       clearTimeout(bound);
     });
   };
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const path = new URL(req.url ?? '/', 'http://drain').pathname;
-    if (path === '/wait' && req.method === 'GET') return wait(res);
+    if (path === '/wait' && req.method === 'GET') return wait(req, res);
     if (path === '/drain' && req.method === 'POST') {
       if (!isLoopbackAddress(req.socket.remoteAddress)) {
         options.log(`refused POST /drain from ${req.socket.remoteAddress ?? 'an unknown address'} (not loopback)`);
