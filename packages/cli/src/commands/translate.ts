@@ -41,7 +41,7 @@ interface TranslateFlags {
   to: string;
   now?: string;
   validate: string;
-  proxyPlacement: string;
+  proxyPlacement?: string;
   controllerNamespace: string;
   xdsPublicAddress?: string;
   xdsPlaintext?: boolean;
@@ -64,8 +64,8 @@ export function registerTranslate(program: Command): void {
     .option('--now <time>', 'timestamp for lastTransitionTime (RFC 3339); default: now')
     .option(
       '--proxy-placement <mode>',
-      '--to objects: controller-namespace (the default install) or gateway-namespace',
-      'controller-namespace',
+      'controller-namespace (the default install; the default with --to objects) or gateway-namespace ' +
+        '(the default otherwise): where the infra IR places the proxy objects',
     )
     .option('--controller-namespace <ns>', "--to objects: the controller's namespace", 'turnpike-system')
     .option('--xds-public-address <host:port>', '--to objects: where proxies reach xDS (default: the Service)')
@@ -80,9 +80,11 @@ export function registerTranslate(program: Command): void {
       ) {
         throw new CliError(`--now ${now}: not an RFC 3339 time (e.g. 2026-01-02T15:04:05Z)`);
       }
-      if (!(PROXY_PLACEMENTS as readonly string[]).includes(opts.proxyPlacement))
-        throw new CliError(`--proxy-placement ${opts.proxyPlacement}: use ${PROXY_PLACEMENTS.join(' or ')}`);
-      const proxyNamespace = opts.proxyPlacement === 'gateway-namespace' ? undefined : opts.controllerNamespace;
+      // Offline, proxies sat beside their Gateway; --to objects shows the default install instead.
+      const placement = opts.proxyPlacement ?? (opts.to === 'objects' ? 'controller-namespace' : 'gateway-namespace');
+      if (!(PROXY_PLACEMENTS as readonly string[]).includes(placement))
+        throw new CliError(`--proxy-placement ${placement}: use ${PROXY_PLACEMENTS.join(' or ')}`);
+      const proxyNamespace = placement === 'gateway-namespace' ? undefined : opts.controllerNamespace;
       const r = translatePaths(
         opts.file,
         now,
