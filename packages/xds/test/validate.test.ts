@@ -278,6 +278,48 @@ describe('PGV validation of emitted resources', () => {
     expect(b.static_resources?.clusters?.[0]?.type).toBe('STRICT_DNS');
   });
 
+  it('the bootstrap validates and encodes with every option: TLS or not, stats or not, node id, admin port', () => {
+    const tls = { certDir: '/etc/turnpike/xds', sdsDir: '/etc/envoy', serverName: 'turnpike.turnpike-system.svc' };
+    for (const withTls of [false, true])
+      for (const stats of [true, false])
+        for (const extra of [{}, { nodeId: 'proxy-1', adminPort: 19_100 }]) {
+          const b = buildBootstrap({
+            namespace: 'infra',
+            name: 'gw',
+            xdsHost: withTls ? 'turnpike.turnpike-system.svc' : '10.0.0.7',
+            xdsPort: 18000,
+            stats,
+            ...(withTls ? { tls } : {}),
+            ...extra,
+          });
+          const where = JSON.stringify({ withTls, stats, extra });
+          expect([where, validateMessage('envoy.config.bootstrap.v3.Bootstrap', b)]).toEqual([where, []]);
+          const listeners = b.static_resources!.listeners!;
+          expect(listeners.map((l) => l.name)).toEqual(['turnpike-readiness', ...(stats ? ['turnpike-stats'] : [])]);
+          const loadable = {
+            listeners,
+            routes: [],
+            clusters: b.static_resources!.clusters!,
+            endpoints: [],
+            secrets: [],
+          };
+          expect([where, envoyLoadProblems(loadable)]).toEqual([where, []]);
+          const back = decodeMessage(
+            'envoy.config.bootstrap.v3.Bootstrap',
+            encodeMessage('envoy.config.bootstrap.v3.Bootstrap', b),
+          ) as Record<string, any>;
+          expect(back.static_resources.listeners).toHaveLength(listeners.length);
+          // A proxy without config is never LIVE: no bound on the first CDS and LDS fetch.
+          for (const source of [back.dynamic_resources.cds_config, back.dynamic_resources.lds_config])
+            expect(source.initial_fetch_timeout).toEqual({ seconds: '0', nanos: 0 });
+          const admin = back.static_resources.clusters.find((c: any) => c.name === 'turnpike-admin');
+          expect(admin.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address).toMatchObject({
+            address: '127.0.0.1',
+            port_value: 'adminPort' in extra ? extra.adminPort : 19_000,
+          });
+        }
+  });
+
   it('the bootstrap with mTLS validates, encodes, and takes its certificates from SDS files that exist in the ConfigMap', () => {
     const tls = { certDir: '/etc/turnpike/xds', sdsDir: '/etc/envoy', serverName: 'turnpike.turnpike-system.svc' };
     const b = buildBootstrap({
