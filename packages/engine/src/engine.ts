@@ -31,6 +31,11 @@ export interface EngineOptions {
    */
   adaptiveQuiet?: boolean;
   scheduler?: SchedulerLike;
+  /**
+   * The number before the first event (default 0). A controller restarted beside its flight recorder's
+   * earlier segments goes on from the last number recorded, so one Pod's log never numbers back.
+   */
+  firstSeq?: number;
   /** Stamps `at`; replay keeps the recorded stamps. */
   clock?: () => string;
   translator?: Translator;
@@ -185,7 +190,7 @@ export function runEngine(opts: EngineOptions): Observable<EngineOutput> {
   const translator = opts.translator ?? new Translator();
   const required = new Set(opts.sourceNames);
   const completing = new Set(opts.completeAfter ?? []);
-  let seq = 0;
+  let seq = opts.firstSeq ?? 0;
 
   const events$ = merge(...opts.sources).pipe(
     map((e): WatchEvent => {

@@ -4,13 +4,16 @@
 // so a crash loses at most the last line and the output lines still waiting for their hash.
 // Secrets are written without their private values (secret-redaction.ts), and the file is
 // readable by its owner only.
-import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import type { WatchEvent } from './events.js';
 import type { LaterHash } from './output-hash.js';
 import { redactForLog } from './secret-redaction.js';
 
 export const LOG_FORMAT = 'turnpike.events';
+/** What `--record FILE` writes: one file from the controller's start, no checkpoint. */
 export const LOG_VERSION = 1;
+/** A flight-recorder segment (flight-recorder/): a header, a checkpoint of the store, then events and outputs. */
+export const SEGMENT_LOG_VERSION = 2;
 
 export interface LogHeader {
   format: typeof LOG_FORMAT;
@@ -34,6 +37,10 @@ export interface LogHeader {
    * logs of controllers that always waited out the quiet period. Replay batches events the same way.
    */
   leadingEdge?: boolean;
+  /** Version 2: the controller process that wrote the segment (a new one after each restart). */
+  run?: string;
+  /** Version 2: the segment's number within its run (0, 1, 2, …). */
+  segment?: number;
 }
 export interface OutputRecord {
   type: 'output';
@@ -94,72 +101,4 @@ export class EventLogWriter {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
   }
-}
-
-export interface ParsedLog {
-  header: LogHeader;
-  events: WatchEvent[];
-  outputs: OutputRecord[];
-}
-
-export function parseEventLog(text: string, path = 'log'): ParsedLog {
-  const lines = text.split('\n');
-  let header: LogHeader | undefined;
-  const events: WatchEvent[] = [];
-  const outputs: OutputRecord[] = [];
-  lines.forEach((line, i) => {
-    if (!line.trim()) return;
-    let v: Record<string, unknown>;
-    try {
-      v = JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      // A crash can leave a torn last line; anything torn before it is corruption.
-      if (i === lines.length - 1 || (i === lines.length - 2 && lines[lines.length - 1] === '')) return;
-      throw new LogFormatError(`${path}:${i + 1}: not a JSON line`);
-    }
-    if (!header) {
-      if (v.format !== LOG_FORMAT)
-        throw new LogFormatError(
-          `${path}:1: not a turnpike event log (format is ${JSON.stringify(v.format)}, want ${LOG_FORMAT})`,
-        );
-      if (v.version !== LOG_VERSION)
-        throw new LogFormatError(
-          `${path}:1: event log version ${String(v.version)} is not supported (want ${LOG_VERSION})`,
-        );
-      header = v as unknown as LogHeader;
-      return;
-    }
-    if (v.type === 'output') {
-      if (typeof v.seq !== 'number' || typeof v.hash !== 'string')
-        throw new LogFormatError(`${path}:${i + 1}: output line needs seq and hash`);
-      outputs.push(v as unknown as OutputRecord);
-      return;
-    }
-    if (v.type !== 'upsert' && v.type !== 'delete' && v.type !== 'synced' && v.type !== 'problem')
-      throw new LogFormatError(`${path}:${i + 1}: unknown record type ${JSON.stringify(v.type)}`);
-    if (typeof v.seq !== 'number' || typeof v.at !== 'string' || typeof v.kind !== 'string')
-      throw new LogFormatError(`${path}:${i + 1}: event needs seq, at and kind`);
-    if (v.type === 'upsert' && (typeof v.object !== 'object' || v.object === null))
-      throw new LogFormatError(`${path}:${i + 1}: upsert event ${v.seq} has no object`);
-    // Events are numbered in the order they happened: a number going back means lines were
-    // reordered or spliced from another log, and replaying it would not be what happened.
-    const prev = events[events.length - 1];
-    if (prev && (v.seq as number) <= prev.seq)
-      throw new LogFormatError(
-        `${path}:${i + 1}: event ${v.seq} comes after event ${prev.seq}; event numbers must increase`,
-      );
-    events.push(v as unknown as WatchEvent);
-  });
-  if (!header) throw new LogFormatError(`${path}: empty event log`);
-  return { header, events, outputs };
-}
-
-export function readEventLog(path: string): ParsedLog {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new LogFormatError(`${path}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-  }
-  return parseEventLog(text, path);
 }

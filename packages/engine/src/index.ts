@@ -4,6 +4,8 @@ export * from './store.js';
 export * from './holdoff.js';
 export * from './output-hash.js';
 export * from './event-log.js';
+export * from './event-log-reader.js';
+export * from './flight-recorder/segment-recorder.js';
 export * from './secret-redaction.js';
 export * from './engine.js';
 export * from './sources/directory.js';

@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { EventLogWriter, LogFormatError, parseEventLog } from '../src/event-log.js';
+import { EventLogWriter, LogFormatError } from '../src/event-log.js';
+import { parseEventLog } from '../src/event-log-reader.js';
 
 describe('event log', () => {
   it('writes a header, events and output lines that parse back', () => {
@@ -89,6 +90,7 @@ describe('event log', () => {
   });
   it('rejects other formats and versions', () => {
     expect(() => parseEventLog('{"format":"other"}\n')).toThrow(LogFormatError);
-    expect(() => parseEventLog('{"format":"turnpike.events","version":2}\n')).toThrow(/version 2 is not supported/);
+    expect(() => parseEventLog('{"format":"turnpike.events","version":3}\n')).toThrow(/version 3 is not supported/);
+    expect(() => parseEventLog('{"format":"turnpike.events","version":2}\n')).toThrow(/needs run and segment/);
   });
 });
