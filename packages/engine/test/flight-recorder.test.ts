@@ -57,8 +57,10 @@ describe('flight recorder', () => {
       const cp = one.checkpoints![0]!;
       const names = new Set(cp.objects.map((o) => o.metadata.name));
       const expected = new Set<string>();
-      for (const e of log.events.filter((e) => e.seq <= cp.seq))
-        e.type === 'delete' ? expected.delete(e.name!) : expected.add(e.name!);
+      for (const e of log.events.filter((e) => e.seq <= cp.seq)) {
+        if (e.type === 'delete') expected.delete(e.name!);
+        else expected.add(e.name!);
+      }
       expect(names).toEqual(expected);
       expect(one.segments![0]!.closed).toBe(true);
     }
