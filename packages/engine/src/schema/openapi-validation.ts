@@ -1,9 +1,10 @@
 // The API server's OpenAPI checks of a custom resource, on create: nulls pruned, defaults applied, then
-// every value checked against its schema (type, enum, pattern, lengths, bounds, list uniqueness,
+// every value checked against its schema (type, enum, lengths, pattern, bounds, list uniqueness,
 // required and unknown fields), and the CEL rules of each node whose own checks passed.
 import { isIPv4, isIPv6 } from 'node:net';
 import type { CrdSchema } from './crd-schemas.js';
 import { checkCelRules } from './cel-validation.js';
+import { matchesPattern } from './patterns.js';
 
 /** One problem, at a field path written as kubectl writes it (`spec.listeners[0].port`). */
 export interface FieldError {
@@ -114,14 +115,14 @@ function anyOfErrors(results: FieldError[][]): FieldError[] {
 }
 
 function checkString(value: string, schema: CrdSchema, fail: (message: string) => void): void {
+  // The API server's order: maxLength, minLength, pattern, stopping at the first that fails; so a
+  // pattern never sees a value longer than its field allows.
   const length = [...value].length;
-  if (schema.minLength !== undefined && length < schema.minLength) {
-    fail(schema.minLength === 1 ? 'must not be empty' : `must be at least ${schema.minLength} characters long`);
-  }
   if (schema.maxLength !== undefined && length > schema.maxLength) {
     fail(`must be at most ${schema.maxLength} characters long (it is ${length})`);
-  }
-  if (schema.pattern !== undefined && !compiledPattern(schema.pattern).test(value)) {
+  } else if (schema.minLength !== undefined && length < schema.minLength) {
+    fail(schema.minLength === 1 ? 'must not be empty' : `must be at least ${schema.minLength} characters long`);
+  } else if (schema.pattern !== undefined && !matchesPattern(schema.pattern, value)) {
     fail(`${show(value)} does not match ${schema.pattern}`);
   }
   if (schema.format === 'ipv4' && !isIPv4(value)) fail(`${show(value)} is not an IPv4 address`);
@@ -222,14 +223,6 @@ function hasType(value: unknown, schema: CrdSchema): boolean {
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-const patterns = new Map<string, RegExp>();
-
-function compiledPattern(pattern: string): RegExp {
-  let re = patterns.get(pattern);
-  if (!re) patterns.set(pattern, (re = new RegExp(pattern)));
-  return re;
 }
 
 function describe(value: unknown): string {
