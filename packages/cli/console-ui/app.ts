@@ -58,10 +58,20 @@ function Timeline(props: { summary: Summary; seq: number; onSeq: (seq: number) =
   return html`<section>
     <div class="density" title="events over the log's clock; darker: a translation">
       ${(density?.events ?? []).map(
-        (n, i) => html`<div class=${density!.translations[i] ? 'translated' : ''}
-        style=${`height:${Math.max(2, (40 * n) / max)}px`} onClick=${() => jump(i)}></div>`,
+        (n, i) => html`<div class=${[
+          density!.translations[i] ? 'translated' : '',
+          density!.gaps[i] ? 'gap' : '',
+          density!.boundaries[i] ? 'boundary' : '',
+        ].join(' ')}
+        style=${`height:${density!.gaps[i] ? 40 : Math.max(2, (40 * n) / max)}px`} onClick=${() => jump(i)}></div>`,
       )}
     </div>
+    ${(props.summary.gaps ?? []).map(
+      (g) => html`<div class="muted gap-note" data-testid="gap">
+        not recorded (${g.reason}): ${g.from ?? 'before the log'} – ${g.to}; the log resumes from a checkpoint after event
+        <a href="#" onClick=${(ev: Event) => (ev.preventDefault(), props.onSeq(g.seq))}>#${g.seq}</a>
+      </div>`,
+    )}
     <input type="range" data-testid="timeline" min=${props.summary.firstSeq ?? 0} max=${props.summary.lastSeq ?? 0} value=${props.seq}
       onInput=${(ev: Event) => props.onSeq(Number((ev.target as HTMLInputElement).value))} />
     <div class="controls">

@@ -6,6 +6,7 @@ import { Command, CommanderError } from 'commander';
 import { registerAnalyze } from './commands/analyze.js';
 import { registerBisect } from './commands/bisect.js';
 import { registerBootstrap } from './commands/bootstrap.js';
+import { registerCapture } from './commands/capture.js';
 import { registerConsole } from './commands/console.js';
 import { registerDiff } from './commands/diff.js';
 import { registerExplain } from './commands/explain.js';
@@ -45,6 +46,7 @@ export function buildProgram(): Command {
   registerDiff(program);
   registerBisect(program);
   registerConsole(program);
+  registerCapture(program);
   registerExplain(program);
   registerBootstrap(program);
   registerAnalyze(program);

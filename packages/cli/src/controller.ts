@@ -46,6 +46,8 @@ export interface ControllerOptions {
   /** The trailing quiet period follows what translations cost (wall time: not for replay). */
   adaptiveQuiet?: boolean;
   scheduler?: SchedulerLike;
+  /** The number before the first event (a flight recording's last, after a restart). */
+  firstSeq?: number;
   /** The event log file, the console's in-memory log, or both (teeRecorder). */
   recorder?: EventRecorder;
   /** Also told of every event (metrics). */
@@ -76,6 +78,7 @@ export function startController(o: ControllerOptions): Controller {
     ...(o.leadingEdge ? { leadingEdge: true } : {}),
     ...(o.adaptiveQuiet ? { adaptiveQuiet: true } : {}),
     ...(o.scheduler ? { scheduler: o.scheduler } : {}),
+    ...(o.firstSeq ? { firstSeq: o.firstSeq } : {}),
     ...(o.translateOptions ? { translator: new Translator(o.translateOptions) } : {}),
     onEvent: (e) => {
       o.recorder?.event(e);

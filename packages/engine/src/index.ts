@@ -12,3 +12,4 @@ export * from './sources/directory.js';
 export * from './sources/replay.js';
 export * from './schema/manifest-validation.js';
 export { crdSchemaFor, type CrdSchema } from './schema/crd-schemas.js';
+export * from './flight-recorder/capture.js';

@@ -1,7 +1,7 @@
 // /healthz (the process serves), /readyz (first sync and translation done), /metrics; and, on
 // their own address (loopback by default), JSON debug endpoints (/debug/proxies for `turnpike
 // proxy-status`), which name every connected proxy and its peer address.
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
 
 export interface HealthServer {
@@ -44,14 +44,27 @@ export function startHealthServer(
   return listen(server, host, port);
 }
 
-/** JSON debug endpoints on an address of their own: GET PATH answers `endpoints[PATH]()`. */
+/** An endpoint that writes its own answer (a capture streams many megabytes). */
+export type DebugStream = (url: URL, res: ServerResponse) => Promise<void>;
+
+/** JSON debug endpoints on an address of their own: GET PATH answers `endpoints[PATH]()`, or streams. */
 export function startDebugServer(
   host: string,
   port: number,
   endpoints: Record<string, () => unknown>,
+  streams: Record<string, DebugStream> = {},
 ): Promise<HealthServer> {
   const server = createServer((req, res) => {
-    const dbg = endpoints[(req.url ?? '/').split('?')[0] ?? ''];
+    const url = new URL(req.url ?? '/', 'http://debug');
+    const stream = streams[url.pathname];
+    if (stream && req.method === 'GET') {
+      stream(url, res).catch((e: Error) => {
+        if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`${e.message}\n`);
+        else res.destroy(e);
+      });
+      return;
+    }
+    const dbg = endpoints[url.pathname];
     if (!dbg || req.method !== 'GET') {
       res.writeHead(404).end();
       return;

@@ -84,7 +84,51 @@ export function createMetrics() {
       registers: [registry],
     }),
   };
-  return m;
+  return {
+    ...m,
+    /** The flight recorder's figures, read at each scrape. */
+    recorder(read: () => RecorderFigures): void {
+      const gauge = (name: string, help: string, value: (f: RecorderFigures) => number) =>
+        new Gauge({
+          name,
+          help,
+          registers: [registry],
+          collect() {
+            this.set(value(read()));
+          },
+        });
+      gauge(
+        'turnpike_event_log_recording',
+        '1 while the flight recorder writes (0: paused after a failed write)',
+        (f) => (f.recording ? 1 : 0),
+      );
+      gauge('turnpike_event_log_written_bytes', 'Bytes the flight recorder wrote since start', (f) => f.bytesWritten);
+      gauge('turnpike_event_log_write_failures', 'Writes that failed (each pauses recording)', (f) => f.writeFailures);
+      gauge('turnpike_event_log_segments_opened', 'Segments begun since start', (f) => f.segmentsOpened);
+      gauge(
+        'turnpike_event_log_segments_pruned',
+        'Segments removed to keep the byte and age budget',
+        (f) => f.segmentsPruned,
+      );
+      gauge(
+        'turnpike_event_log_checkpoint_seconds',
+        'How long the last checkpoint took to write (in slices between events)',
+        (f) => f.lastCheckpointMs / 1000,
+      );
+      gauge('turnpike_event_log_checkpoint_bytes', 'Size of the last checkpoint', (f) => f.lastCheckpointBytes);
+    },
+  };
+}
+
+/** What metrics read of the flight recorder (engine's FlightRecorderStats). */
+export interface RecorderFigures {
+  recording: boolean;
+  bytesWritten: number;
+  writeFailures: number;
+  segmentsOpened: number;
+  segmentsPruned: number;
+  lastCheckpointMs: number;
+  lastCheckpointBytes: number;
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

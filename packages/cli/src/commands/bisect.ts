@@ -7,9 +7,9 @@
 // never changes (or never reaches STATUS), 2 on error.
 import type { Command } from 'commander';
 import { objectKey } from '@turnpike/api';
-import { applyEvents, EMPTY_SNAPSHOT, readEventLog, type ParsedLog, type WatchEvent } from '@turnpike/engine';
+import { applyEvents, readEventLog, type LogGap, type ParsedLog, type WatchEvent } from '@turnpike/engine';
 import type { TranslateResult } from '@turnpike/translator';
-import { translatorFor } from '../log-state.js';
+import { checkpointStore, gapCheckpoints, resolveMoment, storeAt, translatorFor } from '../log-state.js';
 import { textFormatFlag } from '../flags.js';
 import { CliError } from '../errors.js';
 import { format } from '../output.js';
@@ -22,6 +22,8 @@ export interface ConditionChange {
   event: WatchEvent;
   before: ConditionRow[];
   after: ConditionRow[];
+  /** The log has a gap just before `event` (time it did not record): the change happened in it or at the event. */
+  gap?: LogGap;
 }
 
 export interface BisectResult {
@@ -47,11 +49,36 @@ function baselineIndex(log: ParsedLog): number {
   return Math.max(0, index);
 }
 
-export function bisectLog(log: ParsedLog, key: string, type: string, status?: string): BisectResult {
-  const lo = baselineIndex(log);
+export interface BisectRange {
+  /** Search from the first event at or after this one (default: the controller's first translation). */
+  since?: number;
+  /** Search up to this event (default: the end of the log). */
+  until?: number;
+}
+
+export function bisectLog(
+  log: ParsedLog,
+  key: string,
+  type: string,
+  status?: string,
+  range: BisectRange = {},
+): BisectResult {
+  let lo = baselineIndex(log);
+  if (range.since !== undefined)
+    lo = Math.max(
+      lo,
+      log.events.findIndex((e) => e.seq >= range.since!),
+    );
+  if (lo < 0) lo = log.events.length;
+  let end = log.events.length;
+  if (range.until !== undefined) {
+    const past = log.events.findIndex((e) => e.seq > range.until!);
+    if (past >= 0) end = past;
+  }
   const translator = translatorFor(log.header);
-  // The walk applies every event once: the baseline state is the log's first lo + 1 events.
-  let snapshot = applyEvents(EMPTY_SNAPSHOT, log.events.slice(0, lo + 1)).snapshot;
+  const gaps = gapCheckpoints(log);
+  // The walk applies every event once, from the nearest checkpoint before the baseline.
+  let snapshot = storeAt(log, log.events[lo]?.seq ?? log.events.at(-1)?.seq).snapshot;
   let result = translator.translate(snapshot);
   let translations = 1;
   const baseline = conditionOf(result, key, type);
@@ -67,24 +94,29 @@ export function bisectLog(log: ParsedLog, key: string, type: string, status?: st
   // Reached at the start: there is no event after which it was first reached.
   if (!log.events.length || (status !== undefined && reached(baseline))) return { ...out, translations };
   let before = baseline;
-  for (let index = lo + 1; index < log.events.length; index++) {
+  for (let index = lo + 1; index < end; index++) {
     const event = log.events[index]!;
+    const gap = gaps.get(index);
+    if (gap) snapshot = checkpointStore(gap);
     snapshot = applyEvents(snapshot, [event]).snapshot;
     const previous = result;
     result = translator.translate(snapshot);
     translations++;
     const after = conditionOf(result, key, type);
     if (text(after) === text(before)) continue;
-    out.changes.push({ event, before, after });
-    if (!out.found && reached(after)) out.found = { event, before, after, diff: semanticDiff(previous, result) };
+    const change: ConditionChange = { event, before, after, ...(gap?.gap ? { gap: gap.gap } : {}) };
+    out.changes.push(change);
+    if (!out.found && reached(after)) out.found = { ...change, diff: semanticDiff(previous, result) };
     before = after;
   }
   return { ...out, translations };
 }
 
-function describeEvent(e: WatchEvent): string {
+function describeEvent(e: WatchEvent, gap?: LogGap): string {
   const name = `${e.namespace ? `${e.namespace}/` : ''}${e.name ?? ''}`;
-  return `event ${e.seq} at ${e.at}: ${e.type} ${e.kind}${name ? ` ${name}` : ''} (source ${e.source})`;
+  const where = `event ${e.seq} at ${e.at}: ${e.type} ${e.kind}${name ? ` ${name}` : ''} (source ${e.source})`;
+  if (!gap) return where;
+  return `${where}, or in the gap before it (not recorded, ${gap.reason}: ${gap.from ?? 'before the log'} – ${gap.to})`;
 }
 
 function describeValue(value: ConditionRow[]): string {
@@ -106,7 +138,9 @@ export function registerBisect(program: Command): void {
     .description(
       "find the first event after which an object's condition changed (or reached STATUS), exact for any history",
     )
-    .argument('<log>', 'event log (turnpike run --record)')
+    .argument('<log>', 'event log (run --record), recorder directory or capture (turnpike capture)')
+    .option('--since <moment>', 'search from this event or time (RFC 3339)')
+    .option('--until <moment>', 'search up to this event or time (RFC 3339)')
     .requiredOption('--object <ref>', 'KIND/NAMESPACE/NAME (or KIND/NAME for cluster-scoped kinds)')
     .requiredOption('--condition <spec>', 'TYPE or TYPE=STATUS, e.g. ResolvedRefs=False')
     .option('--all', 'list every change of the condition, not only the first')
@@ -114,12 +148,28 @@ export function registerBisect(program: Command): void {
     .option('--color', 'force colour')
     .option('--no-color', 'no colour')
     .action(
-      (path: string, opts: { object: string; condition: string; output: string; color?: boolean; all?: boolean }) => {
+      (
+        path: string,
+        opts: {
+          object: string;
+          condition: string;
+          output: string;
+          color?: boolean;
+          all?: boolean;
+          since?: string;
+          until?: string;
+        },
+      ) => {
         opts.output = textFormatFlag(opts.output);
         const ref = parseObjectRef(opts.object);
         const { type, status } = parseCondition(opts.condition);
         const log = readEventLog(path);
-        const r = bisectLog(log, objectKey(ref.kind, ref.namespace, ref.name), type, status);
+        for (const w of log.warnings ?? []) process.stderr.write(`turnpike: warning: ${w}\n`);
+        const range = {
+          ...(opts.since !== undefined ? { since: resolveMoment(log, opts.since, '--since') } : {}),
+          ...(opts.until !== undefined ? { until: resolveMoment(log, opts.until, '--until') } : {}),
+        };
+        const r = bisectLog(log, objectKey(ref.kind, ref.namespace, ref.name), type, status, range);
         process.exitCode = r.found ? 0 : 1;
         if (opts.output !== 'text') {
           process.stdout.write(format(r, opts.output as 'json' | 'yaml'));
@@ -136,7 +186,7 @@ export function registerBisect(program: Command): void {
         }
         const f = r.found;
         const lines = [
-          describeEvent(f.event),
+          describeEvent(f.event, f.gap),
           `${opts.object} ${type}: ${describeValue(f.before)} → ${describeValue(f.after)}`,
           ...f.after.filter((c) => c.message).map((c) => `  ${c.where ? `${c.where}: ` : ''}${c.message}`),
           `found in ${cost}`,
@@ -145,7 +195,7 @@ export function registerBisect(program: Command): void {
                 '',
                 `every change (${r.changes.length}):`,
                 ...r.changes.map(
-                  (c) => `  ${describeEvent(c.event)}: ${describeValue(c.before)} → ${describeValue(c.after)}`,
+                  (c) => `  ${describeEvent(c.event, c.gap)}: ${describeValue(c.before)} → ${describeValue(c.after)}`,
                 ),
               ]
             : []),

@@ -1,13 +1,13 @@
 // `turnpike diff A B`: what a change to the manifests (or between two points of an event log)
 // does to statuses and proxy configuration. Exit 0 when the same, 1 when different, 2 on error.
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { loadManifests, readEventLog, type ManifestValidation } from '@turnpike/engine';
+import { loadManifests, type ManifestValidation } from '@turnpike/engine';
 import type { TranslateResult } from '@turnpike/translator';
 import pc from 'picocolors';
 import { CliError } from '../errors.js';
 import { VALIDATE_HELP, validationFlag } from '../flags.js';
-import { stateAt } from '../log-state.js';
+import { readLogMoment, stateAt } from '../log-state.js';
 import { readLiveCluster } from '../live-cluster.js';
 import { translateLive, translatePaths } from '../offline.js';
 import { semanticDiff, type SemanticDiff, type SetChange } from '../semantic-diff.js';
@@ -16,15 +16,7 @@ import { semanticDiff, type SemanticDiff, type SetChange } from '../semantic-dif
 export function loadSide(spec: string, validation: ManifestValidation = 'strict'): TranslateResult {
   const at = spec.lastIndexOf('@');
   if (at > 0 && !existsSync(spec)) {
-    const path = spec.slice(0, at);
-    const seq = Number(spec.slice(at + 1));
-    if (!Number.isInteger(seq) || seq < 0)
-      throw new CliError(`${spec}: "${spec.slice(at + 1)}" is not an event number`);
-    if (!existsSync(path) || !statSync(path).isFile()) throw new CliError(`${spec}: no event log at ${path}`);
-    const log = readEventLog(path);
-    const last = log.events.at(-1)?.seq ?? 0;
-    // Past the end is a mistake, not the last state: the state asked for was never recorded.
-    if (seq > last) throw new CliError(`${spec}: the log ends at event ${last}`);
+    const { log, seq } = readLogMoment(spec);
     return stateAt(log, seq).result;
   }
   const r = translatePaths([spec], '1970-01-01T00:00:00Z', validation);

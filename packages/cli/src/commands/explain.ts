@@ -7,6 +7,7 @@ import { kubeconfigPath, readLiveCluster } from '../live-cluster.js';
 import { CliError } from '../errors.js';
 import { liveOrFileInputOptions, textFormatFlag, validationFlag, type LiveOrFileInput } from '../flags.js';
 import { format } from '../output.js';
+import { readLogMoment, storeAt } from '../log-state.js';
 
 /** A kind as kubectl takes it: any case, singular or plural (`httproute`, `HTTPRoutes`, `gatewayclass`). */
 function canonicalKind(text: string): string | undefined {
@@ -40,15 +41,25 @@ export function registerExplain(program: Command): void {
       .argument('<object>', 'KIND/NAMESPACE/NAME (or KIND/NAME for cluster-scoped kinds)'),
   )
     .option('-o, --output <format>', 'text, json or yaml', 'text')
-    .action(async (ref: string, opts: LiveOrFileInput & { output: string }) => {
+    .option(
+      '--log <log[@moment]>',
+      'explain at a moment of an event log or capture: LOG@SEQ or LOG@TIME (default: its end)',
+    )
+    .action(async (ref: string, opts: LiveOrFileInput & { output: string; log?: string }) => {
       opts.output = textFormatFlag(opts.output);
       const { kind, namespace, name } = parseObjectRef(ref);
       let snapshot: Snapshot;
       let options: TranslateOptions = {};
       if (opts.kubeconfig !== undefined && opts.file.length)
         throw new CliError('give -f FILE|DIR or --kubeconfig PATH, not both');
-      const kubeconfig = opts.file.length ? undefined : kubeconfigPath(opts.kubeconfig);
-      if (kubeconfig !== undefined) {
+      if (opts.log !== undefined && (opts.file.length || opts.kubeconfig !== undefined))
+        throw new CliError('give --log, -f FILE|DIR or --kubeconfig PATH, one of them');
+      const kubeconfig = opts.file.length || opts.log !== undefined ? undefined : kubeconfigPath(opts.kubeconfig);
+      if (opts.log !== undefined) {
+        const { log, seq } = readLogMoment(opts.log);
+        options = log.header.proxyNamespace !== undefined ? { proxyNamespace: log.header.proxyNamespace } : {};
+        snapshot = storeAt(log, seq).snapshot;
+      } else if (kubeconfig !== undefined) {
         const live = await readLiveCluster({ ...opts, kubeconfig });
         options = live.options;
         snapshot = snapshotFromObjects(live.objects);

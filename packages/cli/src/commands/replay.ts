@@ -2,11 +2,11 @@
 // clock (virtual time, same holdoff) and prints the outputs at the chosen point. `--verify`
 // recomputes every recorded output hash and stops at the first divergence.
 import type { Command } from 'commander';
-import { readEventLog, replaySource, type EngineOutput } from '@turnpike/engine';
+import { readEventLog, replaySource, type EngineOutput, type WatchEvent } from '@turnpike/engine';
 import { VirtualTimeScheduler } from 'rxjs';
 import { startController } from '../controller.js';
 import { CliError } from '../errors.js';
-import { stateAt, verifyLog } from '../log-state.js';
+import { gapCheckpoints, resolveMoment, stateAt, verifyLog } from '../log-state.js';
 import { withStatuses } from '../offline.js';
 import { format, parseFormat } from '../output.js';
 import { progressBar } from '../progress.js';
@@ -23,8 +23,11 @@ export function registerReplay(program: Command): void {
   program
     .command('replay')
     .description('re-run a recorded event log and print the outputs at a chosen event')
-    .argument('<log>', 'event log written by run --record')
-    .option('--until <seq>', 'stop after this event (default: the end of the log)')
+    .argument('<log>', 'event log (run --record), recorder directory or capture (turnpike capture)')
+    .option(
+      '--until <moment>',
+      'stop after this event, or the last one at or before a time (RFC 3339); default: the end',
+    )
     .option('--verify', 'recompute every recorded output hash; exit 1 at the first divergence')
     .option('--timeline', 'list when the engine translated (virtual time) instead of printing outputs')
     .option('-o, --output <format>', 'json or yaml', 'json')
@@ -34,9 +37,8 @@ export function registerReplay(program: Command): void {
       if (!['resources', 'ir', 'all'].includes(opts.to))
         throw new CliError(`--to ${opts.to}: unknown target (resources, ir, all)`);
       const log = readEventLog(path);
-      const until = opts.until === undefined ? undefined : Number(opts.until);
-      if (until !== undefined && (!Number.isInteger(until) || until < 0))
-        throw new CliError(`--until ${opts.until}: not an event number`);
+      for (const w of log.warnings ?? []) process.stderr.write(`turnpike: warning: ${w}\n`);
+      const until = opts.until === undefined ? undefined : resolveMoment(log, opts.until, '--until');
       if (opts.verify) {
         const bar = progressBar('verifying');
         const r = verifyLog(log, bar);
@@ -54,8 +56,11 @@ export function registerReplay(program: Command): void {
           process.exitCode = 1;
           return;
         }
+        const unknown = r.unknown
+          ? `; ${r.unknown} output(s) the log holds no events for (before its first checkpoint or in a gap) not checked`
+          : '';
         process.stderr.write(
-          `turnpike: verified ${r.checked} output(s) over ${log.events.length} event(s): identical\n`,
+          `turnpike: verified ${r.checked} output(s) over ${log.events.length} event(s): identical${unknown}\n`,
         );
         return;
       }
@@ -101,7 +106,25 @@ export function engineTimeline(
   until?: number,
   progress?: (done: number, total: number) => void,
 ): TimelineEntry[] {
-  const events = until === undefined ? log.events : log.events.filter((e) => e.seq <= until);
+  let events = until === undefined ? log.events : log.events.filter((e) => e.seq <= until);
+  // A recording replays from the checkpoint after its last gap (or its first): the engine is given
+  // that store as upserts at the checkpoint's moment, then the events after it.
+  const from = [...(log.checkpoints?.slice(0, 1) ?? []), ...gapCheckpoints(log).values()]
+    .filter((c) => c.index <= events.length)
+    .at(-1);
+  if (from) {
+    const base = from.objects.map((object): WatchEvent => ({
+      seq: from.seq,
+      at: from.at,
+      source: 'checkpoint',
+      type: 'upsert',
+      kind: object.kind,
+      ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}),
+      name: object.metadata.name,
+      object,
+    }));
+    events = [...base, ...events.slice(from.index)];
+  }
   if (!events.length) return [];
   const recorded = new Map(log.outputs.map((o) => [o.seq, o.hash]));
   const position = new Map(events.map((e, i) => [e.seq, i + 1]));

@@ -5,6 +5,7 @@ import { ConsoleData } from '../console/console-data.js';
 import { LiveLog, teeRecorder } from '../console/live-log.js';
 import { serveConsole } from './console.js';
 import { openRecording } from '../record.js';
+import { openFlightRecorder, type RecordFlags } from '../flight-recording.js';
 import { startController, type Sink } from '../controller.js';
 import { LeaderWrites } from '../sinks/leader-writes.js';
 import {
@@ -27,6 +28,8 @@ import { DEFAULT_TRUST_DOMAIN, gatewayOfCertificate, loadEnvoyProtosSoon, type B
 import { xdsTlsFromAuthority } from '../xds-tls.js';
 import { controlPlaneTls, proxyObjectsContext, xdsServerNames } from '../proxy-objects.js';
 import { hostname } from 'node:os';
+import type { ServerResponse } from 'node:http';
+import { listSegments, writeCapture } from '@turnpike/engine';
 import pino from 'pino';
 import { CliError } from '../errors.js';
 import { hostPortFlag } from '../flags.js';
@@ -34,7 +37,7 @@ import { startXds, type XdsServing } from '../xds-serving.js';
 import { startPlugins, type PluginOptions, type PluginServing } from '../plugin-serving.js';
 import { PLUGINS_SOURCE } from '@turnpike/plugins';
 
-export interface KubeRunOptions extends PluginOptions {
+export interface KubeRunOptions extends PluginOptions, RecordFlags {
   kubeconfig?: string;
   inCluster?: boolean;
   record?: string;
@@ -133,17 +136,48 @@ async function serveHealth(
   return health;
 }
 
-/** /debug/proxies (turnpike proxy-status): every proxy and its peer address, so loopback by default. */
+/**
+ * /debug/proxies (turnpike proxy-status): every proxy and its peer address; /debug/recorder/segments and
+ * /debug/recorder/capture?since=TIME (turnpike capture): the flight recording. Loopback by default: a
+ * user reaches it through the API server's port-forward, which RBAC grants (the turnpike-debugger role).
+ */
 async function serveDebug(
   address: string,
   xds: XdsServing | undefined,
+  recordDir: string | undefined,
   log: pino.Logger,
 ): Promise<{ port: number; close(): Promise<void> }> {
   const hostPort = hostPortFlag('--debug-address', address);
-  const debug = await startDebugServer(hostPort.host, hostPort.port, {
-    '/debug/proxies': () => xds?.server.proxies() ?? [],
-  });
-  log.info({ address: `${hostPort.host}:${debug.port}` }, 'serving /debug/proxies');
+  const noRecording = (res: ServerResponse): void => {
+    res
+      .writeHead(404, { 'Content-Type': 'text/plain' })
+      .end('this controller keeps no flight recording (it runs without --record-dir)\n');
+  };
+  const debug = await startDebugServer(
+    hostPort.host,
+    hostPort.port,
+    { '/debug/proxies': () => xds?.server.proxies() ?? [] },
+    {
+      '/debug/recorder/segments': async (_url, res) => {
+        if (!recordDir) return noRecording(res);
+        res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(await listSegments(recordDir)));
+      },
+      '/debug/recorder/capture': async (url, res) => {
+        if (!recordDir) return noRecording(res);
+        const since = url.searchParams.get('since');
+        const sinceMs = since ? Date.parse(since) : 0;
+        if (Number.isNaN(sinceMs)) {
+          res.writeHead(400, { 'Content-Type': 'text/plain' }).end(`since=${since}: not a time (RFC 3339)\n`);
+          return;
+        }
+        res.writeHead(200, { 'Content-Type': 'application/gzip' });
+        const info = await writeCapture(recordDir, sinceMs, res);
+        res.end();
+        log.info({ segments: info.segments.length, bytes: info.bytes, since }, 'served a flight-recording capture');
+      },
+    },
+  );
+  log.info({ address: `${hostPort.host}:${debug.port}` }, 'serving /debug/proxies and /debug/recorder');
   return debug;
 }
 
@@ -180,6 +214,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     log.warn(
       "serving xDS and plugin content without TLS: any pod that reaches the controller can read any Gateway's configuration and keys",
     );
+  const replica = o.replicaName ?? defaultReplicaName();
   const writer = new StatusWriter({
     client,
     log: say,
@@ -195,6 +230,8 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
           client,
           namespace,
           name: 'turnpike',
+          // The replica's (Pod's) name first: `turnpike capture` finds the leader's Pod by it.
+          identity: `${replica}_${process.pid.toString(36)}${Date.now().toString(36)}`,
           log: say,
           onStartedLeading: () => {
             metrics.leader.set(1);
@@ -255,7 +292,6 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     o.proxyDrainImage,
   );
   // What this replica's proxies say goes to the API server, for every replica to read back.
-  const replica = o.replicaName ?? defaultReplicaName();
   const reports = o.xds
     ? new ProxyReportPublisher({
         client,
@@ -288,7 +324,13 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     ...(proxyNamespace !== undefined ? { proxyNamespace } : {}),
   };
   const live = o.consoleAddress && o.consoleAddress !== 'off' ? new LiveLog(header) : undefined;
-  const recorder = teeRecorder(o.record ? openRecording(o.record, header) : undefined, live);
+  const { createdAt: _created, ...segmentHeader } = header;
+  const flight = openFlightRecorder(o, segmentHeader, (level, m) => log[level](m));
+  const recorder = teeRecorder(o.record ? openRecording(o.record, header) : undefined, flight.recorder, live);
+  if (flight.recorder) {
+    const stats = flight.recorder.stats;
+    metrics.recorder(() => stats);
+  }
   const consoleServer = live
     ? await serveConsole(
         new ConsoleData(
@@ -302,7 +344,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     : undefined;
   let ready = false;
   const health = await serveHealth(o.healthAddress, () => ready, metrics, xds, log);
-  const debug = await serveDebug(o.debugAddress ?? '127.0.0.1:8081', xds, log);
+  const debug = await serveDebug(o.debugAddress ?? '127.0.0.1:8081', xds, o.recordDir, log);
 
   const sources = [
     plugins.worker.events,
@@ -348,6 +390,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     maxDelayMs: o.maxDelayMs,
     leadingEdge: true,
     adaptiveQuiet: true,
+    ...(flight.firstSeq ? { firstSeq: flight.firstSeq } : {}),
     ...(recorder ? { recorder } : {}),
     onEvent: (e) => metrics.events.inc({ kind: e.kind, type: e.type }),
     onTranslation: (out) => {

@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { DIRECTORY_SOURCE, DEFAULT_MAX_DELAY_MS, DEFAULT_QUIET_MS, directorySource } from '@turnpike/engine';
 import { openRecording } from '../record.js';
+import { openFlightRecorder, recordFlags } from '../flight-recording.js';
 import { startController } from '../controller.js';
 import { CliError } from '../errors.js';
 import { hostPortFlag, isLoopbackHost, VALIDATE_HELP, validationFlag } from '../flags.js';
@@ -31,6 +32,11 @@ export interface RunOptions extends PluginOptions, XdsTlsFlags {
   kubeconfig?: string;
   inCluster?: boolean;
   record?: string;
+  recordDir?: string;
+  recordSegmentBytes: string;
+  recordSegmentAge: string;
+  recordRetainBytes: string;
+  recordRetainAge: string;
   output: string;
   quietMs: string;
   maxDelayMs: string;
@@ -173,6 +179,7 @@ export function registerRun(program: Command): void {
     );
   const run = program.commands.find((c) => c.name() === 'run')!;
   for (const [flag, help, def] of pluginFlagHelp()) run.option(flag, help, def);
+  recordFlags(run);
   run.action(async (opts: RunOptions) => {
     const modes = [opts.dir, opts.kubeconfig, opts.inCluster].filter(Boolean).length;
     if (modes !== 1) throw new CliError('run needs exactly one of --dir DIR, --kubeconfig PATH, --in-cluster');
@@ -236,7 +243,11 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
   };
   const live = (opts.consoleAddress ?? '127.0.0.1:0') === 'off' ? undefined : new LiveLog(header);
   const file = opts.record ? openRecording(opts.record, header) : undefined;
-  const recorder = teeRecorder(file, live);
+  const { createdAt: _created, ...segmentHeader } = header;
+  const flight = openFlightRecorder(opts, segmentHeader, (level, m) =>
+    process.stderr.write(`turnpike: ${level === 'warn' ? 'warning: ' : ''}${m}\n`),
+  );
+  const recorder = teeRecorder(file, flight.recorder, live);
   const source = directorySource(opts.dir!, {
     pollMs: parseMs(opts.poll, '--poll'),
     validation: validationFlag(opts.validate),
@@ -307,6 +318,7 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
     maxDelayMs,
     leadingEdge: true,
     adaptiveQuiet: true,
+    ...(flight.firstSeq ? { firstSeq: flight.firstSeq } : {}),
     ...(recorder ? { recorder } : {}),
     onError: (where, e) => process.stderr.write(`turnpike: error: ${where} failed: ${e.message}\n`),
   });

@@ -16,6 +16,19 @@ export interface LogSummary {
   last?: string;
   firstSeq?: number;
   lastSeq?: number;
+  /** A flight recording: its segments (where each begins and ends) and the time no segment covers. */
+  segments?: { run: string; segment: number; from: string; to: string; closed: boolean }[];
+  gaps?: GapSummary[];
+}
+
+/** Time the log does not cover: before its first checkpoint, pruned, recording paused, a restart. */
+export interface GapSummary {
+  reason: string;
+  /** Absent: from before the log's first record. */
+  from?: string;
+  to: string;
+  /** The event the log resumes after (the checkpoint's), for the timeline to jump to. */
+  seq: number;
 }
 
 /** `/api/event` and `/api/events`: one event of the log. */
@@ -44,6 +57,10 @@ export interface Density {
   translations: number[];
   /** The index of the first event in each slice, -1 where there is none. */
   firstIndex: number[];
+  /** 1 where time no segment covers falls in the slice (a gap). */
+  gaps: number[];
+  /** 1 where a segment begins in the slice. */
+  boundaries: number[];
 }
 
 /** `/api/objects`: an object with a status at a moment; `trouble` is decided on the server. */

@@ -3,7 +3,7 @@
 // the semantic diff of two moments. A moment is an event (by seq). States come from checkpoints
 // (LogCheckpoints) and one Translator, whose memo reuses what two probed states share; the last
 // translations are kept, so moving the timeline back and forth costs little.
-import { applyEvents, EMPTY_SNAPSHOT, type ParsedLog, type WatchEvent } from '@turnpike/engine';
+import { applyEvents, type ParsedLog, type WatchEvent } from '@turnpike/engine';
 import { explain, Translator, type Snapshot, type TranslateResult } from '@turnpike/translator';
 import { LogCheckpoints } from '../log-checkpoints.js';
 import { translatorFor } from '../log-state.js';
@@ -41,8 +41,9 @@ export class ConsoleData {
    */
   constructor(
     private readonly log: () => ParsedLog,
-    private readonly base: () => Snapshot = () => EMPTY_SNAPSHOT,
+    private readonly base: () => Snapshot | undefined = () => undefined,
   ) {}
+  private baseGiven?: Snapshot;
 
   private current(): { log: ParsedLog; checkpoints: LogCheckpoints } {
     const log = this.log();
@@ -50,11 +51,12 @@ export class ConsoleData {
     const firstSeq = log.events[0]?.seq;
     if (
       !this.checkpoints ||
-      this.checkpoints.base !== base ||
+      this.baseGiven !== base ||
       this.firstSeq !== firstSeq ||
       log.events.length < this.checkpoints.length
     ) {
       this.checkpoints = new LogCheckpoints(log, 1000, base);
+      this.baseGiven = base;
       this.firstSeq = firstSeq;
       this.results.clear();
     } else if (log.events.length > this.checkpoints.length) {
@@ -105,6 +107,19 @@ export class ConsoleData {
       translations: log.outputs.length,
       ...(first ? { first: first.at, firstSeq: first.seq } : {}),
       ...(last ? { last: last.at, lastSeq: last.seq } : {}),
+      ...(log.segments
+        ? {
+            segments: log.segments.map(({ run, segment, from, to, closed }) => ({ run, segment, from, to, closed })),
+            gaps: (log.checkpoints ?? [])
+              .filter((c) => c.gap)
+              .map((c) => ({
+                reason: c.gap!.reason,
+                ...(c.gap!.from ? { from: c.gap!.from } : {}),
+                to: c.gap!.to,
+                seq: c.seq,
+              })),
+          }
+        : {}),
     };
   }
 
@@ -130,8 +145,10 @@ export class ConsoleData {
   density(buckets: number): Density {
     const { log } = this.current();
     const times = log.events.map((e) => Date.parse(e.at));
-    const from = times[0] ?? 0;
-    const to = times.at(-1) ?? from;
+    const starts = (log.segments ?? []).map((g) => Date.parse(g.from));
+    const known = [...times.slice(0, 1), ...starts];
+    const from = known.length ? Math.min(...known) : 0;
+    const to = Math.max(times.at(-1) ?? from, ...(log.segments ?? []).map((g) => Date.parse(g.to)));
     const span = Math.max(1, to - from);
     const slot = (t: number) => Math.min(buckets - 1, Math.floor(((t - from) / span) * buckets));
     const events = new Array<number>(buckets).fill(0);
@@ -144,7 +161,22 @@ export class ConsoleData {
     });
     const atOf = new Map(log.events.map((e) => [e.seq, Date.parse(e.at)]));
     for (const o of log.outputs) translations[slot(atOf.get(o.seq) ?? from)]!++;
-    return { from: new Date(from).toISOString(), to: new Date(to).toISOString(), events, translations, firstIndex };
+    const gaps = new Array<number>(buckets).fill(0);
+    for (const c of log.checkpoints ?? []) {
+      if (!c.gap?.from) continue;
+      for (let b = slot(Date.parse(c.gap.from)); b <= slot(Date.parse(c.gap.to)); b++) gaps[b] = 1;
+    }
+    const boundaries = new Array<number>(buckets).fill(0);
+    for (const start of starts.slice(1)) boundaries[slot(start)] = 1;
+    return {
+      from: new Date(from).toISOString(),
+      to: new Date(to).toISOString(),
+      events,
+      translations,
+      firstIndex,
+      gaps,
+      boundaries,
+    };
   }
 
   private describe(e: WatchEvent, index: number, outputs: ReadonlySet<number>): EventSummary {
@@ -220,6 +252,12 @@ export class ConsoleData {
     const changes: HistoryChange[] = before.length ? [this.change(log, 0, [], before)] : [];
     let pending: WatchEvent[] = [];
     for (let i = 1; i < n; i++) {
+      // A gap in a recording: the store is the checkpoint after it, whatever came before.
+      const reset = checkpoints.resetAt(i);
+      if (reset) {
+        snapshot = reset;
+        pending = [];
+      }
       pending.push(log.events[i]!);
       if (!moment(i)) continue;
       if (probes % 500 === 0) await new Promise((resolve) => setImmediate(resolve));
