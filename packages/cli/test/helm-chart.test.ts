@@ -73,6 +73,7 @@ describe('helm chart', () => {
         'crds/turnpike.dev_proxyreports.yaml',
         'rbac.yaml',
         'viewer-rbac.yaml',
+        'debugger-rbac.yaml',
         'controller.yaml',
         'networkpolicy.yaml',
       ),

@@ -27,6 +27,16 @@
 - {{ .Values.xds.caValidity | quote }}
 - --xds-cert-validity
 - {{ .Values.xds.certValidity | quote }}
+{{- if .Values.recorder.enabled }}
+- --record-dir
+- /var/lib/turnpike/events
+- --record-retain-bytes
+- {{ .Values.recorder.retainBytes | quote }}
+- --record-retain-age
+- {{ .Values.recorder.retainAge | quote }}
+- --record-segment-bytes
+- {{ .Values.recorder.segmentBytes | quote }}
+{{- end }}
 {{- if not .Values.leaderElection.enabled }}
 - --no-leader-elect
 {{- end }}
