@@ -115,4 +115,42 @@ describe('helm chart', () => {
     const bundleVersions = new Set(bundle.map((o) => annotations(o)['gateway.networking.k8s.io/bundle-version']));
     expect(bundleVersions).toEqual(new Set([e2eVersion]));
   });
+
+  it('helm: the controller records by default into an emptyDir whose sizeLimit its retention fits; it can be sized, moved to a PVC or turned off', () => {
+    type Deployment = Obj & {
+      spec: {
+        template: {
+          spec: {
+            containers: { args: string[]; volumeMounts?: { name: string; mountPath: string }[] }[];
+            volumes?: {
+              name: string;
+              emptyDir?: { sizeLimit: string };
+              persistentVolumeClaim?: { claimName: string };
+            }[];
+          };
+        };
+      };
+    };
+    const deploymentOf = (...set: string[]) =>
+      byKey(render(...set)).get('Deployment/turnpike-system/turnpike') as Deployment;
+    const mib = (q: string) => Number(/^(\d+)Mi$/.exec(q)![1]);
+    const d = deploymentOf();
+    const c = d.spec.template.spec.containers[0]!;
+    const dir = c.args[c.args.indexOf('--record-dir') + 1]!;
+    expect(c.volumeMounts).toContainEqual({ name: 'events', mountPath: dir });
+    const volume = d.spec.template.spec.volumes!.find((v) => v.name === 'events')!;
+    const retain = c.args[c.args.indexOf('--record-retain-bytes') + 1]!;
+    expect(mib(retain)).toBeLessThanOrEqual(0.8 * mib(volume.emptyDir!.sizeLimit));
+    const sized = deploymentOf('recorder.sizeLimit=2Gi', 'recorder.retainBytes=1600Mi').spec.template.spec;
+    expect(sized.volumes![0]!.emptyDir).toEqual({ sizeLimit: '2Gi' });
+    expect(sized.containers[0]!.args).toContain('1600Mi');
+    const pvc = deploymentOf('recorder.persistentVolumeClaim=turnpike-events').spec.template.spec.volumes![0]!;
+    expect(pvc).toEqual({ name: 'events', persistentVolumeClaim: { claimName: 'turnpike-events' } });
+    const off = deploymentOf('recorder.enabled=false').spec.template.spec;
+    expect(off.containers[0]!.args).not.toContain('--record-dir');
+    expect(off.volumes).toBeUndefined();
+    const bad = helm('template', 'turnpike', CHART, '--set', 'recorder.sizeLimit=lots');
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/recorder.*sizeLimit|sizeLimit/);
+  });
 });
