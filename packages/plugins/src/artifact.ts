@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import { extract } from 'tar-stream';
 import { PluginFetchError } from './errors.js';
-import type { Descriptor, ImageManifest } from './oci-client.js';
+import { mediaTypeName, type Descriptor, type ImageManifest } from './oci-client.js';
 
 export type PluginType = 'lua' | 'wasm';
 
@@ -41,14 +41,17 @@ export function pluginLayer(manifest: ImageManifest, type: PluginType, where: st
   if (manifest.layers.length !== 1) {
     throw new PluginFetchError(
       'InvalidArtifact',
-      `${where} has ${manifest.layers.length} layers; a plugin image has exactly one (a gzip tar with plugin.${type}) or a layer of media type ${PLUGIN_LAYER_MEDIA_TYPES[type]}`,
+      `${where} has ${manifest.layers.length} layers; a plugin image has exactly one (a gzip tar with ` +
+        `plugin.${type}) or a layer of media type ${PLUGIN_LAYER_MEDIA_TYPES[type]}`,
     );
   }
   const layer = manifest.layers[0]!;
   if (!TAR_GZIP_MEDIA_TYPES.has(layer.mediaType)) {
     throw new PluginFetchError(
       'InvalidArtifact',
-      `${where}: layer media type ${layer.mediaType} is not a gzip tar (${[...TAR_GZIP_MEDIA_TYPES].join(', ')})`,
+      // The media type is the manifest's: named only if it has a media type's shape.
+      `${where}: layer media type ${mediaTypeName(layer.mediaType)} is not a gzip tar ` +
+        `(${[...TAR_GZIP_MEDIA_TYPES].join(', ')})`,
     );
   }
   return { layer, archived: true };
@@ -85,11 +88,8 @@ async function fromTar(tar: Buffer, type: PluginType, where: string): Promise<Bu
   ex.end(tar);
   try {
     await done;
-  } catch (e) {
-    throw new PluginFetchError(
-      'InvalidArtifact',
-      `${where}: the layer is not a valid tar archive (${(e as Error).message})`,
-    );
+  } catch {
+    throw new PluginFetchError('InvalidArtifact', `${where}: the layer is not a valid tar archive`);
   }
   if (found) return found;
   throw new PluginFetchError(
@@ -136,7 +136,7 @@ export async function extractPlugin(
       const err = e as NodeJS.ErrnoException;
       if (err.code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError)
         throw new PluginFetchError('TooLarge', `${where}: the layer unpacks to more than ${maxBytes} bytes`);
-      throw new PluginFetchError('InvalidArtifact', `${where}: the layer is not gzip (${err.message})`);
+      throw new PluginFetchError('InvalidArtifact', `${where}: the layer is not gzip (${err.code ?? 'unreadable'})`);
     }
     content = await fromTar(tar, type, where);
   }

@@ -3,9 +3,15 @@
 import type { PluginFetchReason } from '@turnpike/api';
 
 export class PluginFetchError extends Error {
+  /**
+   * @param message goes into the PluginInstallation's status, where its author reads it: our own
+   *   words and status codes, never what a registry (or whatever it names) answered.
+   * @param detail for the controller's log only (e.g. where a refused redirect pointed).
+   */
   constructor(
-    readonly reason: Exclude<PluginFetchReason, 'RefNotPermitted'>,
+    readonly reason: PluginFetchReason,
     message: string,
+    readonly detail?: string,
   ) {
     super(message);
     this.name = 'PluginFetchError';

@@ -332,13 +332,19 @@ export class PluginFetchWorker {
         plugin: job.key,
         reason: error.reason,
         err: error.message,
+        ...(error.detail ? { detail: error.detail } : {}),
       });
       this.emit(job, pi, {
         ...good,
         message: `${good.message}; refreshing it failed (${error.reason}): ${error.message}; ${retry}`,
       });
     } else {
-      this.opts.log?.('warn', 'plugin fetch failed', { plugin: job.key, reason: error.reason, err: error.message });
+      this.opts.log?.('warn', 'plugin fetch failed', {
+        plugin: job.key,
+        reason: error.reason,
+        err: error.message,
+        ...(error.detail ? { detail: error.detail } : {}),
+      });
       this.emit(job, pi, {
         observedGeneration: generation,
         image: pi.spec.image,
