@@ -6,6 +6,7 @@ import type { Sink } from './controller.js';
 import {
   MemoryStorage,
   OciClient,
+  parseRegistryList,
   PluginContentServer,
   PluginContentStore,
   PluginFetchWorker,
@@ -25,6 +26,8 @@ export interface PluginOptions {
   pluginResolveInterval: string;
   pluginUrlKeyFile?: string;
   insecureRegistry?: string[];
+  /** `host[:port],...`: the only registries plugins may come from; unset: any. */
+  pluginRegistries?: string;
   /** Serve plugin content over HTTPS, requiring client certificates (in a cluster). */
   tls?: ContentServerTls;
   /** With `tls`: the Gateway a client certificate names; content goes only to Gateways that use it. */
@@ -63,6 +66,12 @@ export async function startPlugins(
 ): Promise<PluginServing> {
   const maxBytes = positive(o.pluginMaxBytes, '--plugin-max-bytes');
   const resolveEveryMs = positive(o.pluginResolveInterval, '--plugin-resolve-interval') * 1000;
+  let registries: string[] | undefined;
+  try {
+    registries = o.pluginRegistries === undefined ? undefined : parseRegistryList(o.pluginRegistries);
+  } catch (e) {
+    throw new CliError(`--plugin-registries ${o.pluginRegistries}: ${(e as Error).message}`);
+  }
   let key: Buffer | undefined;
   if (o.pluginUrlKeyFile) {
     try {
@@ -107,6 +116,7 @@ export async function startPlugins(
     maxBytes,
     resolveEveryMs,
     log,
+    ...(registries ? { registries } : {}),
     ...(onAttempt ? { onAttempt } : {}),
   });
   return {
@@ -151,5 +161,10 @@ export function pluginFlagHelp(): [string, string, string?][] {
     ['--plugin-max-bytes <n>', 'largest plugin fetched', PLUGIN_DEFAULTS.maxBytes],
     ['--plugin-resolve-interval <s>', 'how often plugin tags are resolved again', PLUGIN_DEFAULTS.resolveIntervalS],
     ['--plugin-url-key-file <file>', 'HMAC key for the content URLs (replicas sharing it serve the same URLs)'],
+    [
+      '--plugin-registries <hosts>',
+      'fetch plugins only from these registries (host[:port],...; a PluginInstallation naming another is refused); ' +
+        'default: any',
+    ],
   ];
 }

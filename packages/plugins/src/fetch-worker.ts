@@ -14,6 +14,8 @@
 //   falls back to content stored before (the ConfigMap) for the same image.
 // - After its first translation, it reports `synced` (source `plugins`) once every plugin has a
 //   first result; until then the controller keeps those translations from the proxies.
+// - With an allow-list of registries (`--plugin-registries`), a plugin from any other registry is
+//   refused before a single request (RefNotPermitted), and content stored for it is not served.
 import { createHash } from 'node:crypto';
 import { parseImageReference, type PluginFetch, type PluginInstallation } from '@turnpike/api';
 import { deepEqual, remove, synced, upsert, type SourceEvent } from '@turnpike/engine';
@@ -61,6 +63,26 @@ export interface FetchWorkerOptions {
    * controller then never serves routes without their plugins in the meantime.
    */
   syncTimeoutMs?: number;
+  /**
+   * The registries (`host[:port]`, as images name them) plugins may come from
+   * (`--plugin-registries`); undefined: any. Whoever may create a PluginInstallation names the
+   * registry, so without it the controller fetches from wherever they say.
+   */
+  registries?: readonly string[];
+}
+
+/** Parses `host[:port],...` (`--plugin-registries`); throws naming the entry that is not one. */
+export function parseRegistryList(value: string): string[] {
+  const label = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+  const hostPort = new RegExp(`^(?:\\[[0-9A-Fa-f:.]+\\]|${label}(?:\\.${label})*)(?::[0-9]{1,5})?$`);
+  const out = value
+    .split(',')
+    .map((r) => r.trim())
+    .filter(Boolean);
+  for (const r of out)
+    if (!hostPort.test(r)) throw new Error(`"${r}" is not a registry host[:port] (no scheme, no path)`);
+  if (!out.length) throw new Error('names no registry (leave it out to allow any)');
+  return out.map((r) => r.toLowerCase());
 }
 
 type Result = PluginFetch['status'];
@@ -102,9 +124,22 @@ export class PluginFetchWorker {
   private awaiting?: Set<string>;
   private reported = false;
 
+  private readonly registries?: ReadonlySet<string>;
+
   constructor(private readonly opts: FetchWorkerOptions) {
     this.resolveEveryMs = opts.resolveEveryMs ?? 600_000;
     this.backoff = opts.backoff ?? { initialMs: 1000, maxMs: 300_000 };
+    if (opts.registries) {
+      this.registries = new Set(opts.registries.map((r) => r.toLowerCase()));
+      opts.log?.('info', 'plugins are fetched only from the registries of --plugin-registries', {
+        registries: [...this.registries],
+      });
+    } else {
+      opts.log?.(
+        'info',
+        'plugins are fetched from any registry their PluginInstallation names (no --plugin-registries)',
+      );
+    }
   }
 
   /** A translation (a sink's accept): fetch what its requests ask for, stop what they no longer do. */
@@ -174,7 +209,46 @@ export class PluginFetchWorker {
     job.blocked = request.blocked !== undefined;
     if (job.blocked) return;
     this.awaiting?.add(key);
+    const refusal = this.refusal(request);
+    if (refusal) {
+      // Nothing of it is served, not even what was fetched for an earlier spec; no retry: only a
+      // change of the spec (or of the flag, with a restart) makes a difference.
+      job.good = job.goodVerifiedWith = undefined;
+      this.opts.onAttempt?.(refusal.reason);
+      this.opts.log?.('warn', 'plugin refused: its registry is not in --plugin-registries', {
+        plugin: key,
+        image: request.image,
+      });
+      // After the translation that asked for it, like any other result.
+      queueMicrotask(() => {
+        if (!this.stopped && this.jobs.get(key) === job && job.inputs === inputs)
+          this.emit(job, installationOf(request), refusal);
+        this.retainContent();
+      });
+      return;
+    }
     void this.run(job);
+  }
+
+  /** The result that refuses a plugin whose registry is not allowed; undefined when it is. */
+  private refusal(request: PluginFetchRequest): Result | undefined {
+    if (!this.registries) return undefined;
+    let registry: string;
+    try {
+      registry = parseImageReference(request.image).registry;
+    } catch {
+      return undefined; // the translator blocks an image it cannot parse
+    }
+    if (this.registries.has(registry.toLowerCase())) return undefined;
+    return {
+      observedGeneration: request.generation ?? 0,
+      image: request.image,
+      fetched: false,
+      reason: 'RefNotPermitted',
+      message:
+        `registry ${registry} is not one this controller fetches plugins from (its --plugin-registries: ` +
+        `${[...this.registries].join(', ')}); nothing was requested from it`,
+    };
   }
 
   private dropped(key: string): void {

@@ -1,8 +1,8 @@
 // Whoever may create a PluginInstallation names the registry (issue #47, item 3): the fetcher
 // follows redirects only where the distribution API needs them, never from HTTPS to plain HTTP,
-// sends credentials to no other origin and to no token realm over plain HTTP elsewhere, and writes
-// no answer's body into the status. Loopback servers stand for the registry, its blob storage,
-// token realms and internal services.
+// sends credentials to no other origin and to no token realm over plain HTTP elsewhere, writes no
+// answer's body into the status, and fetches only from --plugin-registries when it is set.
+// Loopback servers stand for the registry, its blob storage, token realms and internal services.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Condition, KubeObject } from '@turnpike/api';
 import { parseImageReference } from '@turnpike/api';
@@ -221,7 +221,7 @@ afterEach(() => {
   h = undefined;
 });
 
-function start(): Harness {
+function start(registries?: string[]): Harness {
   const input = new Subject<SourceEvent>();
   const logs: Harness['logs'] = [];
   const worker = new PluginFetchWorker({
@@ -231,6 +231,7 @@ function start(): Harness {
     maxBytes: 1 << 20,
     backoff: { initialMs: 60_000, maxMs: 60_000 },
     log: (level, msg, fields) => logs.push({ level, msg, ...(fields ? { fields } : {}) }),
+    ...(registries ? { registries } : {}),
   });
   const outputs: EngineOutput[] = [];
   const sub = runEngine({
@@ -299,5 +300,41 @@ describe('the status a tenant reads', () => {
       expect(c.message).toContain(says);
     }
     expect(other.seen).toEqual([]);
+  });
+});
+
+describe('--plugin-registries', () => {
+  it('refuses a registry it does not list before any request, with a condition naming it and the flag', async () => {
+    const registry = await serve((req, res) => {
+      if (req.url?.includes('/manifests/')) sendManifest(res, ART);
+      else res.writeHead(200).end(ART.blob);
+    });
+    const hh = start(['registry.example.com', 'ghcr.io']);
+    expect(hh.logs.filter((l) => /registr/.test(l.msg))).toEqual([
+      {
+        level: 'info',
+        msg: 'plugins are fetched only from the registries of --plugin-registries',
+        fields: { registries: ['registry.example.com', 'ghcr.io'] },
+      },
+    ]);
+    hh.input.next(upsert('test', plugin('elsewhere', `${registry.host}/team/p:v1`)));
+    const c = await fetched(hh, 'elsewhere', (x) => x.reason === 'RefNotPermitted');
+    expect(c.status).toBe('False');
+    expect(c.message).toContain(`registry ${registry.host} is not one this controller fetches plugins from`);
+    expect(c.message).toContain('--plugin-registries: registry.example.com, ghcr.io');
+    expect(registry.seen).toEqual([]);
+    h!.sub.unsubscribe();
+    h!.worker.stop();
+
+    // Listed (in any case), it is fetched; unset, any registry is, and the log says so.
+    const listed = start([registry.host.toUpperCase()]);
+    listed.input.next(upsert('test', plugin('listed', `${registry.host}/team/p:v1`)));
+    expect((await fetched(listed, 'listed', (x) => x.status === 'True')).reason).toBe('Fetched');
+    h!.sub.unsubscribe();
+    h!.worker.stop();
+    const any = start();
+    expect(any.logs.map((l) => l.msg)).toContain(
+      'plugins are fetched from any registry their PluginInstallation names (no --plugin-registries)',
+    );
   });
 });
