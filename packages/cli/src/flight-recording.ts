@@ -22,8 +22,8 @@ export function recordFlags(cmd: Command): Command {
     )
     .option(
       '--record-segment-bytes <size>',
-      'with --record-dir: start a new segment after this much (e.g. 64Mi)',
-      '64Mi',
+      'with --record-dir: start a new segment after this much (e.g. 32Mi)',
+      '32Mi',
     )
     .option('--record-segment-age <duration>', 'with --record-dir: start a new segment after this long', '1h')
     .option(

@@ -4,6 +4,7 @@ import {
   EMPTY_SNAPSHOT,
   outputHash,
   snapshotObjects,
+  storable,
   type LogCheckpoint,
   type LogHeader,
   type ParsedLog,
@@ -12,7 +13,7 @@ import {
 import { existsSync } from 'node:fs';
 import { readEventLog } from '@turnpike/engine';
 import { CliError } from './errors.js';
-import { Translator, type Snapshot, type TranslateResult } from '@turnpike/translator';
+import { snapshotFromObjects, Translator, type Snapshot, type TranslateResult } from '@turnpike/translator';
 import type { KubeObject } from '@turnpike/api';
 
 export interface StateAt {
@@ -30,17 +31,8 @@ export function translatorFor(header: LogHeader): Translator {
 
 /** A checkpoint's store, as the engine would hold it had it taken every object as an upsert. */
 export function checkpointStore(cp: LogCheckpoint): Snapshot {
-  const events = cp.objects.map((object): WatchEvent => ({
-    seq: cp.seq,
-    at: cp.at,
-    source: 'checkpoint',
-    type: 'upsert',
-    kind: object.kind,
-    ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}),
-    name: object.metadata.name,
-    object,
-  }));
-  return applyEvents(EMPTY_SNAPSHOT, events).snapshot;
+  // Built directly (a 10k-route checkpoint is 50k objects): no draft, each object frozen as the store keeps it.
+  return snapshotFromObjects(cp.objects.map(storable));
 }
 
 /** The store before the log's first event: its first checkpoint's (a segment), else empty (a version-1 log). */
@@ -104,9 +96,22 @@ export function storeAt(log: ParsedLog, until?: number): { seq: number; snapshot
     start = cp;
   }
   const from = start?.index ?? 0;
-  const snapshot = applyEvents(start ? checkpointStore(start) : EMPTY_SNAPSHOT, log.events.slice(from, end)).snapshot;
+  const base = start ? checkpointStore(start) : EMPTY_SNAPSHOT;
+  const snapshot = applyEvents(base, lastPerObject(log.events.slice(from, end))).snapshot;
   const seq = end > from ? log.events[end - 1]!.seq : (start?.seq ?? 0);
   return { seq, snapshot };
+}
+
+/**
+ * The events that decide the store: the last one of each object, in order (an EndpointSlice updated a
+ * thousand times since the checkpoint is applied once).
+ */
+function lastPerObject(events: readonly WatchEvent[]): WatchEvent[] {
+  const last = new Map<string, number>();
+  events.forEach((e, i) => {
+    if (e.name && (e.type === 'upsert' || e.type === 'delete')) last.set(`${e.kind}/${e.namespace ?? ''}/${e.name}`, i);
+  });
+  return events.filter((e, i) => e.name !== undefined && last.get(`${e.kind}/${e.namespace ?? ''}/${e.name}`) === i);
 }
 
 export function stateAt(log: ParsedLog, until?: number, translator = translatorFor(log.header)): StateAt {

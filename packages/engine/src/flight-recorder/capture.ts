@@ -2,11 +2,11 @@
 // per segment; `cat` of segment files is a capture too). Closed segments go as they are stored; the
 // open one (and any not compressed yet) is gzipped as far as it is written, so a capture taken while
 // the controller records ends in a segment that may be cut mid-line, which every reader tolerates.
+import { once } from 'node:events';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { segmentFiles } from '../event-log-reader.js';
 
@@ -58,19 +58,20 @@ export async function listSegments(dir: string): Promise<SegmentListing[]> {
 /** Writes the capture to `out` (not ended); a segment pruned or compressed meanwhile is read as it now is. */
 export async function writeCapture(dir: string, sinceMs: number, out: Writable): Promise<CaptureInfo> {
   const info: CaptureInfo = { segments: [], bytes: 0 };
-  const count = (chunk: Buffer) => (info.bytes += chunk.length);
   for (const file of segmentsSince(dir, sinceMs)) {
     for (const candidate of file.endsWith('.gz') ? [file] : [file, `${file}.gz`]) {
       const s = await stat(candidate).catch(() => undefined);
       if (!s) continue;
       if (!s.size) break; // just opened: nothing written yet
       // As far as it is written now: the open segment keeps growing behind the read.
-      const read = createReadStream(candidate, { start: 0, end: Math.max(0, s.size - 1) });
-      const gz = candidate.endsWith('.gz') ? undefined : createGzip({ level: 1 });
-      const source = gz ? read.pipe(gz) : read;
-      source.on('data', count);
+      const read = createReadStream(candidate, { start: 0, end: s.size - 1 });
+      const source = candidate.endsWith('.gz') ? read : read.pipe(createGzip({ level: 1 }));
       try {
-        await pipeline(source, out, { end: false });
+        // Written by hand: a pipeline per segment would add its listeners to `out` each time.
+        for await (const chunk of source as AsyncIterable<Buffer>) {
+          info.bytes += chunk.length;
+          if (!out.write(chunk)) await once(out, 'drain');
+        }
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue;
         throw e;

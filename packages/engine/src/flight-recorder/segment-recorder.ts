@@ -27,7 +27,7 @@ export interface FlightRecorderOptions {
   dir: string;
   /** The controller's settings every segment header repeats (a segment replays alone). */
   header: Omit<LogHeader, 'format' | 'version' | 'run' | 'segment' | 'createdAt'>;
-  /** Rotate once the open segment holds this much (default 64 MiB). */
+  /** Rotate once the open segment holds this much (default 32 MiB). */
   segmentBytes?: number;
   /** Rotate once the open segment is this old (default 1 h). */
   segmentAgeMs?: number;
@@ -113,7 +113,7 @@ export class FlightRecorder {
   constructor(private readonly o: FlightRecorderOptions) {
     this.fs = o.fs ?? nodeFs;
     this.now = o.now ?? Date.now;
-    this.segmentBytes = o.segmentBytes ?? 64 * MiB;
+    this.segmentBytes = o.segmentBytes ?? 32 * MiB;
     this.segmentAgeMs = o.segmentAgeMs ?? 3_600_000;
     this.budget = { retainBytes: o.retainBytes ?? 512 * MiB, retainAgeMs: o.retainAgeMs ?? 86_400_000 };
     this.maxPendingBytes = o.maxPendingBytes ?? 32 * MiB;
