@@ -149,6 +149,11 @@ describe('helm chart', () => {
     const off = deploymentOf('recorder.enabled=false').spec.template.spec;
     expect(off.containers[0]!.args).not.toContain('--record-dir');
     expect(off.volumes).toBeUndefined();
+    // The plugin registries' allow-list only when given (an empty flag would stop the controller).
+    expect(d.spec.template.spec.containers[0]!.args).not.toContain('--plugin-registries');
+    const listed = deploymentOf('plugins.registries={ghcr.io,registry.internal:5000}').spec.template.spec;
+    const pluginArgs = listed.containers[0]!.args;
+    expect(pluginArgs[pluginArgs.indexOf('--plugin-registries') + 1]).toBe('ghcr.io,registry.internal:5000');
     const bad = helm('template', 'turnpike', CHART, '--set', 'recorder.sizeLimit=lots');
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/recorder.*sizeLimit|sizeLimit/);

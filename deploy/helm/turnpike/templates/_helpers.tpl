@@ -27,6 +27,10 @@
 - {{ .Values.xds.caValidity | quote }}
 - --xds-cert-validity
 - {{ .Values.xds.certValidity | quote }}
+{{- with .Values.plugins.registries }}
+- --plugin-registries
+- {{ join "," . | quote }}
+{{- end }}
 {{- if .Values.recorder.enabled }}
 - --record-dir
 - /var/lib/turnpike/events
