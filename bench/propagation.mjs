@@ -29,6 +29,8 @@
 //                every route of its Gateway), from another replica it reconnected to; and kill → the
 //                killed replica's report counts as gone (the others' turnpike_proxy_reports_live is N-1)
 //                and → the leader deleted the object
+// --record: every controller runs with its flight recorder (--record-dir), as deploy/ runs it; the
+// endpoint phase then also says how much it wrote (MiB/h). Compare its CPU with a run without.
 //   pnpm bench:propagation [--routes 1000] [--gateways 100] [--proxies 200] [--updates 50] [--churn 50]
 //                          [--endpoint-rate 500] [--endpoint-seconds 60] [--fanout 1000] [--replicas 1]
 //                          [--json] [--cli OTHER/packages/cli/dist/main.js]
@@ -36,6 +38,8 @@
 //   alternating on the same cluster (a before/after that spreads the machine's noise over both).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -46,6 +50,8 @@ const opt = (n, d) => (args.includes(n) ? args[args.indexOf(n) + 1] : d);
 const routes = Number(opt('--routes', '1000'));
 const gateways = Number(opt('--gateways', '100'));
 const proxies = Number(opt('--proxies', '200'));
+const record = args.includes('--record');
+const recordRoot = record ? mkdtempSync(join(tmpdir(), 'tp-bench-record-')) : '';
 const updates = Number(opt('--updates', '50'));
 const churnPerSecond = Number(opt('--churn', '50'));
 const endpointRate = Number(opt('--endpoint-rate', '500'));
@@ -325,6 +331,7 @@ async function processMetrics(ctl) {
     externalBytes: value('turnpike_process_nodejs_external_memory_bytes'),
     // Since the previous scrape (prom-client resets the event loop histogram on each).
     loopLagP99Seconds: value('turnpike_process_nodejs_eventloop_lag_p99_seconds'),
+    recordedBytes: value('turnpike_event_log_written_bytes'),
   };
 }
 /** Heap and RSS in MiB, from processMetrics. */
@@ -485,6 +492,8 @@ try {
           '--max-delay-ms',
           '500',
           ...(replicas > 1 ? ['--replica-name', `bench-${i}`] : []),
+          // --record: the flight recorder on, as deploy/ runs the controller (a directory per replica).
+          ...(record ? ['--record-dir', join(recordRoot, `replica-${i}`)] : []),
         ]),
       );
     const started = performance.now();
@@ -742,6 +751,10 @@ try {
         `p99 ${pct(lags, 99)} ms; controller CPU ${endpointCpu}% of a core` +
         (replicas > 1 ? ` (${endpointCpus.map((c, i) => `bench-${i} ${c}%`).join(', ')})` : ''),
     );
+    if (record) {
+      const bytes = cpuAfter.reduce((n, m, i) => n + (m.recordedBytes - cpuBefore[i].recordedBytes), 0);
+      log(`  (recording: ${Math.round(((bytes / endpointElapsed) * 3600) / 1024 / 1024)} MiB/h written at this rate)`);
+    }
 
     // Fan-out: more clients, then the memory each stream costs, then one change seen by many.
     const firstNew = clients.length;
