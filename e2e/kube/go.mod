@@ -72,6 +72,8 @@ tool (
 	k8s.io/kubernetes/cmd/kube-controller-manager
 )
 
+require k8s.io/cri-streaming v0.37.2
+
 require (
 	cel.dev/expr v0.25.1 // indirect
 	cyphar.com/go-pathrs v0.2.5 // indirect
