@@ -13,3 +13,4 @@ export * from './plugin-url-key.js';
 export * from './xds-authority.js';
 export * from './proxy-report-liveness.js';
 export * from './proxy-report-publisher.js';
+export * from './port-forward.js';
