@@ -29,8 +29,9 @@ function freePort(): Promise<number> {
 }
 
 export function kubeBinDir(): string {
-  if (process.env.TURNPIKE_KUBE_BIN && existsSync(join(process.env.TURNPIKE_KUBE_BIN, 'kube-apiserver')))
-    return process.env.TURNPIKE_KUBE_BIN;
+  const dir = process.env.TURNPIKE_KUBE_BIN;
+  // A cache made before kubelet-streaming existed is completed by the script.
+  if (dir && existsSync(join(dir, 'kube-apiserver')) && existsSync(join(dir, 'kubelet-streaming'))) return dir;
   return execFileSync('bash', [join(ROOT, 'e2e/scripts/build-kube.sh')], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -143,6 +144,20 @@ export class Cluster {
     return c;
   }
 
+  /**
+   * A kubeconfig for ServiceAccount `namespace`/`name` (made if missing) with a token from the TokenRequest API:
+   * a user with no permission but what a test binds to it.
+   */
+  async serviceAccountKubeconfig(namespace: string, name: string): Promise<string> {
+    await this.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } });
+    const tr = await this.admin.must<{ status: { token: string } }>(
+      'POST',
+      `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
+      { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
+    );
+    return this.kubeconfig(`sa-${namespace}-${name}`, tr.status.token);
+  }
+
   private kubeconfig(user: string, token: string): string {
     const path = join(this.dir, `${user}.kubeconfig`);
     writeFileSync(
@@ -205,6 +220,10 @@ export class Cluster {
         `--token-auth-file=${join(d, 'tokens.csv')}`,
         '--disable-admission-plugins=ServiceAccount',
         '--allow-privileged=true',
+        // The fake kubelet's Node has only an InternalIP; its streaming server's certificate is self-signed
+        // (no --kubelet-certificate-authority: the API server does not verify it) and asks for no client
+        // certificate.
+        '--kubelet-preferred-address-types=InternalIP',
         ...this.apiserverArgs,
       ],
       { stdio: ['ignore', 'ignore', 'pipe'] },

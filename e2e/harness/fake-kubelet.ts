@@ -4,8 +4,14 @@
 // Ready (`unready`), to hold a rollout in progress or make it miss its deadline. A container whose
 // readiness probe asks Envoy's /ready is Ready only while `envoyLive` says its Envoy would answer
 // 200 (LIVE: its first configuration arrived); one without a readiness probe is Ready once running,
-// as a kubelet has it.
+// as a kubelet has it. Port-forward works through the API server: the Node's kubelet endpoint is
+// kubelet-streaming (e2e/kube/cmd/kubelet-streaming, the kubelet's own port-forward code), which forwards
+// each stream to 127.0.0.1:<port>, where every fake Pod runs.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import type { KubeClient } from '@turnpike/kube';
+import { kubeBinDir } from './cluster.js';
 
 export interface Pod {
   metadata: {
@@ -23,8 +29,31 @@ export interface Pod {
   status?: { phase?: string; conditions?: { type: string; status: string }[] };
 }
 
+/** Starts kubelet-streaming on a free loopback port; resolves to the port once it listens. */
+function startStreaming(): Promise<{ child: ChildProcess; port: number }> {
+  // stdin is a pipe it exits on when closed: it does not outlive this process.
+  const child = spawn(join(kubeBinDir(), 'kubelet-streaming'), ['--exit-with-stdin'], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let err = '';
+  child.stderr?.on('data', (b) => {
+    err = (err + b).slice(-4000);
+  });
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.once('line', (line) => {
+      const port = Number(line);
+      if (Number.isInteger(port) && port > 0) resolve({ child, port });
+      else reject(new Error(`kubelet-streaming printed ${JSON.stringify(line)}: ${err}`));
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`kubelet-streaming exited (${code}): ${err}`)));
+  });
+}
+
 export class FakeKubelet {
   private timer?: NodeJS.Timeout;
+  private streaming?: ChildProcess;
   private nextIp = 2;
   private readonly ips = new Map<string, string>();
   readonly node = 'fake-node';
@@ -37,6 +66,8 @@ export class FakeKubelet {
   constructor(private readonly client: KubeClient) {}
 
   async start(): Promise<void> {
+    const streaming = await startStreaming();
+    this.streaming = streaming.child;
     await this.client.request('POST', '/api/v1/nodes', {
       apiVersion: 'v1',
       kind: 'Node',
@@ -58,6 +89,7 @@ export class FakeKubelet {
           },
         ],
         addresses: [{ type: 'InternalIP', address: '127.0.0.1' }],
+        daemonEndpoints: { kubeletEndpoint: { Port: streaming.port } },
         capacity: { cpu: '64', memory: '256Gi', pods: '1000' },
         allocatable: { cpu: '64', memory: '256Gi', pods: '1000' },
       },
@@ -139,5 +171,6 @@ export class FakeKubelet {
   stop(): void {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    this.streaming?.kill('SIGKILL');
   }
 }
