@@ -191,8 +191,8 @@ function parseSegment(text: SegmentText, warnings: string[]): ParsedSegment | un
 }
 
 /** Splits text that may hold several segments (a capture) at each header line. */
-function splitSegments(text: string, source: string): SegmentText[] {
-  const lines = text.split('\n');
+function splitSegments(text: string | string[], source: string): SegmentText[] {
+  const lines = typeof text === 'string' ? text.split('\n') : text;
   const out: SegmentText[] = [];
   let start = -1;
   for (let i = 0; i <= lines.length; i++) {
@@ -307,20 +307,32 @@ export function parseEventLog(text: string, path = 'log'): ParsedLog {
   return joinSegments(splitSegments(text, path));
 }
 
-/** Text of a file that may be gzip (one member or several: a capture); a cut-off end keeps what came. */
-export function readLogText(path: string): string {
+/**
+ * The lines of a file that may be gzip (one member or several: a capture; a cut-off end keeps what
+ * came). Split from the bytes, line by line: a capture's text can be larger than a string may be.
+ */
+export function readLogLines(path: string): string[] {
   let buf: Buffer;
   try {
     buf = readFileSync(path);
   } catch (e) {
     throw new LogFormatError(`${path}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
-  if (buf[0] !== 0x1f || buf[1] !== 0x8b) return buf.toString('utf8');
-  try {
-    return gunzipSync(buf, { finishFlush: constants.Z_SYNC_FLUSH }).toString('utf8');
-  } catch (e) {
-    throw new LogFormatError(`${path}: not a readable gzip file (${(e as Error).message})`);
+  if (buf[0] === 0x1f && buf[1] === 0x8b) {
+    try {
+      buf = gunzipSync(buf, { finishFlush: constants.Z_SYNC_FLUSH });
+    } catch (e) {
+      throw new LogFormatError(`${path}: not a readable gzip file (${(e as Error).message})`);
+    }
   }
+  const lines: string[] = [];
+  for (let start = 0; start <= buf.length;) {
+    let end = buf.indexOf(10, start);
+    if (end < 0) end = buf.length;
+    lines.push(buf.toString('utf8', start, end));
+    start = end + 1;
+  }
+  return lines;
 }
 
 /** The segment files of a recorder directory, oldest first (their names sort by time). */
@@ -343,7 +355,7 @@ export function lastRecordedSeq(dir: string): number {
   }
   for (const f of files.reverse()) {
     try {
-      const log = parseEventLog(readLogText(f), f);
+      const log = joinSegments(splitSegments(readLogLines(f), f));
       const cp = log.checkpoints?.at(-1)?.seq ?? 0;
       return Math.max(cp, log.events.at(-1)?.seq ?? 0, log.outputs.at(-1)?.seq ?? 0);
     } catch {
@@ -361,15 +373,15 @@ export function readEventLog(path: string): ParsedLog {
   } catch (e) {
     throw new LogFormatError(`${path}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
-  if (!isDir) return parseEventLog(readLogText(path), path);
+  if (!isDir) return joinSegments(splitSegments(readLogLines(path), path));
   const files = segmentFiles(path);
   if (!files.length) throw new LogFormatError(`${path}: no segment files (segment-*.ndjson[.gz]) in the directory`);
   const warnings: string[] = [];
   const texts: SegmentText[] = [];
   for (const f of files) {
-    const text = readLogText(f);
-    if (!text.trim()) continue; // a segment just opened, nothing written yet
-    texts.push(...splitSegments(text, f));
+    const lines = readLogLines(f);
+    if (!lines.some((l) => l.trim())) continue; // a segment just opened, nothing written yet
+    texts.push(...splitSegments(lines, f));
   }
   return joinSegments(texts, warnings);
 }
