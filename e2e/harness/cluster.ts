@@ -308,7 +308,8 @@ export class Cluster {
     }
     await this.apply(loadYaml(join(ROOT, 'deploy/namespace.yaml'))[0]!);
     if (!deployRbac) return;
-    for (const o of [...loadYaml(join(ROOT, 'deploy/rbac.yaml')), ...loadYaml(join(ROOT, 'deploy/viewer-rbac.yaml'))])
+    const rbac = ['deploy/rbac.yaml', 'deploy/viewer-rbac.yaml', 'deploy/debugger-rbac.yaml'];
+    for (const o of rbac.flatMap((f) => loadYaml(join(ROOT, f))))
       await this.apply(o);
   }
 
