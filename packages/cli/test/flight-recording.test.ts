@@ -26,6 +26,7 @@ import { startController } from '../src/controller.js';
 import { stateAt, verifyLog } from '../src/log-state.js';
 import { bisectLog } from '../src/commands/bisect.js';
 import { LogCheckpoints } from '../src/log-checkpoints.js';
+import { ConsoleData } from '../src/console/console-data.js';
 import { turnpike } from './cli-helpers.js';
 
 const GW = 'gateway.networking.k8s.io/v1';
@@ -198,6 +199,17 @@ describe('flight recording: the log tools on segments', () => {
     expect(verifyLog(log).divergence).toBeUndefined();
     const end = log.events.at(-1)!.seq;
     expect(stateAt(log, end).result.statuses.get(ROUTE_KEY)).toBeDefined();
+    // The console's timeline: the gaps listed (with the checkpoint to jump to), shaded and bounded.
+    const data = new ConsoleData(() => log);
+    const summary = data.summary();
+    expect(summary.gaps!.map((g) => g.reason)).toEqual(['before-log', 'pruned']);
+    const pruned = summary.gaps![1]!;
+    expect(pruned.from! < pruned.to).toBe(true);
+    expect(log.checkpoints!.some((c) => c.seq === pruned.seq && c.gap?.reason === 'pruned')).toBe(true);
+    const density = data.density(60);
+    expect(density.gaps.some((g) => g === 1)).toBe(true);
+    expect(density.boundaries.filter((b) => b === 1).length).toBeGreaterThan(0);
+    expect(summary.segments!.length).toBe(log.segments!.length);
   });
 
   it('a full disk: the controller goes on translating and its sinks (the status writer) get every change', async () => {
