@@ -3,6 +3,8 @@
 // run them; no kubelet runs containers here) serves a Gateway; upgrade with a changed value rolls the
 // controller without losing a status; uninstall leaves nothing behind but the CRDs.
 import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
@@ -35,6 +37,12 @@ describe('helm', () => {
     const args: string[] = dep.spec.template.spec.containers[0].args;
     const kept: string[] = [];
     for (let i = 1; i < args.length; i++) {
+      // The flight recorder writes into the Pod's volume: here, a directory of the test's.
+      if (args[i] === '--record-dir') {
+        kept.push('--record-dir', mkdtempSync(join(tmpdir(), 'tp-helm-recorder-')));
+        i++;
+        continue;
+      }
       if (LISTEN_FLAGS.has(args[i]!)) {
         if (args[i] !== '--in-cluster') i++;
         continue;
@@ -135,5 +143,46 @@ describe('helm', () => {
       '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/proxyconfigs.turnpike.dev',
     );
     expect(crd.status).toBe(200);
+  }, 180_000);
+
+  it('helm: refuses a namespace without the restricted Pod Security Standard; once labelled, installs, and a privileged pod is refused there', async () => {
+    await cluster.apply(ns('tenant-infra'));
+    const refused = helm('install', 'turnpike', CHART, '-n', 'tenant-infra', '--server-side=true');
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(
+      /namespace tenant-infra does not enforce the restricted Pod Security Standard.*kubectl label namespace tenant-infra pod-security.kubernetes.io\/enforce=restricted.*namespace.requireRestricted=false/,
+    );
+    // Nothing of it was created.
+    expect(
+      await cluster.get({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'turnpike', namespace: 'tenant-infra' },
+      }),
+    ).toBeUndefined();
+
+    await cluster.apply(
+      ns('tenant-infra', {
+        'pod-security.kubernetes.io/enforce': 'restricted',
+        'pod-security.kubernetes.io/enforce-version': 'latest',
+      }),
+    );
+    const installed = helm('install', 'turnpike', CHART, '-n', 'tenant-infra', '--server-side=true');
+    expect([installed.code, installed.code === 0 ? '' : installed.stderr]).toEqual([0, '']);
+    // What the controller's identity could otherwise create there: a privileged hostPath pod, refused.
+    const privileged = await cluster.admin.request('POST', '/api/v1/namespaces/tenant-infra/pods', {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'escape' },
+      spec: {
+        containers: [{ name: 'x', image: 'busybox', securityContext: { privileged: true } }],
+        volumes: [{ name: 'host', hostPath: { path: '/' } }],
+      },
+    });
+    expect(privileged.status).toBe(403);
+    expect((privileged.body as { message?: string }).message).toMatch(
+      /violates PodSecurity "restricted:latest".*hostPath/,
+    );
+    expect(helm('uninstall', 'turnpike', '-n', 'tenant-infra').code).toBe(0);
   }, 180_000);
 });
