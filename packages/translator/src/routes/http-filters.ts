@@ -211,7 +211,9 @@ function compileRewrite(filter: HTTPRouteFilter, field: string, out: CompiledFil
 /**
  * A mirror's backend must resolve like any backendRef. One that does not is dropped, and the rule
  * serves without it (HTTPRequestMirrorFilter: "If the referent cannot be found, this BackendRef is
- * invalid and must be dropped from the Gateway ... ResolvedRefs ... False").
+ * invalid and must be dropped from the Gateway ... ResolvedRefs ... False"). A GRPCRoute's mirror
+ * copies a gRPC request, which only HTTP/2 carries: it goes to the same HTTP/2 cluster as the
+ * route's backends, never to an HTTP/1.1 one a gRPC server cannot answer.
  */
 function compileMirror(
   owner: FilterOwner,
@@ -228,7 +230,7 @@ function compileMirror(
     owner.routeKind,
     mirror.backendRef,
     `${field}.requestMirror.backendRef`,
-    'http',
+    owner.routeKind === 'GRPCRoute' ? 'h2' : 'http',
   );
   if (resolved.problem) {
     out.droppedMirror ??= resolved.problem;

@@ -1,6 +1,6 @@
 // GRPCRoute (routes/grpcroute.ts): service and method matches, RE2 regular expressions.
 import { describe, expect, it } from '@jest/globals';
-import { httpRoute, irRoutes, parent, route, run, sr } from '../builders.js';
+import { httpRoute, irRoutes, parent, route, run, service, sr } from '../builders.js';
 import { backend, base, toGw } from '../route-fixtures.js';
 
 describe('GRPCRoute', () => {
@@ -20,6 +20,27 @@ describe('GRPCRoute', () => {
     const [x] = irRoutes(r);
     expect(x.match.path).toEqual({ type: 'Exact', value: '/pkg.Svc/Get' });
     expect(x.match.headers).toEqual([{ name: 'x', type: 'Exact', value: 'y' }]);
+  });
+
+  it('a RequestMirror copies the gRPC request to an HTTP/2 cluster: a gRPC backend cannot answer HTTP/1.1', () => {
+    const r = run([
+      ...base(),
+      service('mirror'),
+      route('GRPCRoute', 'g', {
+        parentRefs: [toGw({ sectionName: 'other' })],
+        rules: [
+          {
+            filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'mirror', port: 8080 } } }],
+            backendRefs: [backend()],
+          },
+        ],
+      }),
+    ]);
+    const [x] = irRoutes(r);
+    expect(x.backends).toEqual([{ cluster: 'apps/svc/8080/h2', weight: 1 }]);
+    expect(x.filters.mirrors).toEqual([{ cluster: 'apps/mirror/8080/h2', percent: 100 }]);
+    const mirror = r.xdsIR.gateways.get('infra/gw')!.clusters.find((c) => c.name === 'apps/mirror/8080/h2');
+    expect(mirror?.protocol).toBe('h2');
   });
 
   describe('regular expressions are RE2, as Envoy runs them', () => {
