@@ -128,21 +128,8 @@ describe('flight recorder', () => {
       subjects: [{ kind: 'ServiceAccount', name: 'debugger', namespace: NS }],
     } as KubeObject);
     const out = join(mkdtempSync(join(tmpdir(), 'tp-e2e-capture-')), 'incident.tpk');
-    // The RoleBinding takes effect as the API server's authorizer sees it.
-    let r = cli(
-      'capture',
-      '--kubeconfig',
-      debuggerConfig,
-      '--since',
-      '30m',
-      '-o',
-      out,
-      '--port',
-      String(controller.debugPort),
-    );
-    await waitFor('capture allowed', async () => {
-      if (r.code === 0) return true;
-      r = cli(
+    const capture = () =>
+      cli(
         'capture',
         '--kubeconfig',
         debuggerConfig,
@@ -153,7 +140,10 @@ describe('flight recorder', () => {
         '--port',
         String(controller.debugPort),
       );
-      return r.code === 0 ? true : undefined;
+    // The RoleBinding takes effect as the API server's authorizer sees it.
+    const r = await waitFor('capture allowed', async () => {
+      const attempt = capture();
+      return attempt.code === 0 ? attempt : undefined;
     });
     expect(r.stderr).toContain(`captured ${NS}/${REPLICA} into ${out}`);
 

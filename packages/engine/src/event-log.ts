@@ -8,6 +8,7 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 import type { WatchEvent } from './events.js';
 import type { LaterHash } from './output-hash.js';
 import { redactForLog } from './secret-redaction.js';
+import { OrderedOutputs } from './output-lines.js';
 
 export const LOG_FORMAT = 'turnpike.events';
 /** What `--record FILE` writes: one file from the controller's start, no checkpoint. */
@@ -64,15 +65,7 @@ export class EventLogWriter {
     if (this.fd === undefined) return;
     writeSync(this.fd, `${JSON.stringify(v)}\n`);
   }
-  /** Output lines waiting for their hash (or for one before them): written in order as the hashes come. */
-  private later: { seq: number; read: () => string; hash?: string }[] = [];
-
-  private writeSettled(): void {
-    for (let next = this.later[0]; next?.hash !== undefined; next = this.later[0]) {
-      this.later.shift();
-      this.writeLine({ type: 'output', seq: next.seq, hash: next.hash } satisfies OutputRecord);
-    }
-  }
+  private readonly outputs = new OrderedOutputs((record) => this.writeLine(record));
 
   event(e: WatchEvent): void {
     this.writeLine(e.object?.kind === 'Secret' ? { ...e, object: redactForLog(e.object) } : e);
@@ -82,22 +75,10 @@ export class EventLogWriter {
    * comes after the events that arrive meanwhile, still in order with the other output lines.
    */
   output(seq: number, hash: string | LaterHash): void {
-    if (typeof hash === 'string') {
-      this.later.push({ seq, read: () => hash, hash });
-      this.writeSettled();
-      return;
-    }
-    const line: (typeof this.later)[number] = { seq, read: hash.read };
-    this.later.push(line);
-    void hash.settled.then((h) => {
-      line.hash = h;
-      this.writeSettled();
-    });
+    this.outputs.add(seq, hash);
   }
   close(): void {
-    // Hashes not yet worked out are worked out now: the log is complete when closed.
-    for (const line of this.later) line.hash ??= line.read();
-    this.writeSettled();
+    this.outputs.settleAll();
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
   }

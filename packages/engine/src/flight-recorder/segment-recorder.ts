@@ -14,6 +14,7 @@ import type { WatchEvent } from '../events.js';
 import { SEGMENT_LOG_VERSION, LOG_FORMAT, type LogHeader } from '../event-log.js';
 import type { LaterHash } from '../output-hash.js';
 import { redactForLog } from '../secret-redaction.js';
+import { OrderedOutputs } from '../output-lines.js';
 import { compressSegment, pruneSegments, type PruneBudget } from './segment-files.js';
 
 /** The few file operations the recorder makes synchronously; a test replaces them to make writes fail. */
@@ -99,7 +100,7 @@ export class FlightRecorder {
   private pendingBytes = 0;
   private resumeAt = 0;
   private backoffMs = 5_000;
-  private readonly later: { seq: number; read: () => string; hash?: string }[] = [];
+  private readonly outputs = new OrderedOutputs((record) => this.writeLine(JSON.stringify(record)));
   private work: Promise<void> = Promise.resolve();
   private readonly fs: RecorderFs;
   private readonly now: () => number;
@@ -153,25 +154,14 @@ export class FlightRecorder {
   /** As EventLogWriter.output: a hash to come is written once known, after the events meanwhile. */
   output(seq: number, hash: string | LaterHash): void {
     if (this.state === 'closed') return;
-    if (typeof hash === 'string') {
-      this.later.push({ seq, read: () => hash, hash });
-      this.writeSettled();
-      return;
-    }
-    const line: (typeof this.later)[number] = { seq, read: hash.read };
-    this.later.push(line);
-    void hash.settled.then((h) => {
-      line.hash = h;
-      this.writeSettled();
-    });
+    this.outputs.add(seq, hash);
   }
 
   /** Finishes the open segment (its checkpoint too) and waits for compression and pruning already begun. */
   close(): void {
     if (this.state === 'closed') return;
     clearInterval(this.ageTimer);
-    for (const line of this.later) line.hash ??= line.read();
-    this.writeSettled();
+    this.outputs.settleAll();
     if (this.state === 'checkpointing') this.finishCheckpointNow();
     this.endSegment();
     this.state = 'closed';
@@ -181,13 +171,6 @@ export class FlightRecorder {
   /** Compression and pruning begun so far are done (tests, shutdown). */
   idle(): Promise<void> {
     return this.work;
-  }
-
-  private writeSettled(): void {
-    for (let next = this.later[0]; next?.hash !== undefined; next = this.later[0]) {
-      this.later.shift();
-      this.writeLine(JSON.stringify({ type: 'output', seq: next.seq, hash: next.hash }));
-    }
   }
 
   private writeLine(line: string): void {
