@@ -28,6 +28,7 @@ import {
   type ServingTls,
   type Upstream,
 } from './echo-backend.js';
+import { hasGrpcContentType } from './envoy-path.js';
 
 const DIR = join(import.meta.dirname, 'conformance');
 const GATEWAY_CLASS = 'turnpike';
@@ -469,6 +470,8 @@ function sendHttp(
   const scheme = tls ? 'https' : 'http';
   const defaultPort = (scheme === 'http' && port === 80) || (scheme === 'https' && port === 443);
   const authority = request.Host || (defaultPort ? '192.0.2.10' : `192.0.2.10:${port}`);
+  // The suite's gRPC client (grpc-go) speaks HTTP/2 only, and over TLS asks for it through ALPN.
+  const grpc = hasGrpcContentType((request.Headers as Record<string, string> | undefined)?.['content-type']);
   const outcome = routeHttp(res, {
     port,
     ...(tls ? { sni: tls.sni } : {}),
@@ -476,8 +479,10 @@ function sendHttp(
     method: request.Method || 'GET',
     path: request.Path || '/',
     headers: { ...(request.Headers ?? {}) },
+    ...(grpc ? { alpn: ['h2'], http2Only: true } : {}),
   });
   if (outcome.kind === 'refused') return { refused: `connection refused: ${outcome.reason}` };
+  if (outcome.reset) return { refused: `stream reset: ${outcome.localReply}` };
   const where = `[${outcome.filterChain} ${outcome.virtualHost ?? '-'} ${outcome.route ?? '-'}]`;
   return { outcome, answered: answers(world, res, outcome), scheme, where };
 }
@@ -510,6 +515,8 @@ export function judgeHttp(
       continue;
     }
     if (got.status >= 300 && got.status < 400 && expected.RedirectRequest) {
+      const written = defaultPortWritten(outcome.location!);
+      if (written) return written;
       const location = new URL(outcome.location!);
       const want = expected.RedirectRequest as Json;
       const gotPort = location.port;
@@ -530,6 +537,21 @@ export function judgeHttp(
       if (wantPath !== location.pathname) return `redirect path ${location.pathname}, expected ${wantPath}`;
     }
   }
+  return undefined;
+}
+
+/**
+ * HTTPRequestRedirectFilter.port: "Implementations SHOULD NOT add the port number in the 'Location'
+ * header in the following cases: A Location header that will use HTTP ... _and_ use port 80. A
+ * Location header that will use HTTPS ... _and_ use port 443." Read from the header as written:
+ * `new URL` drops a default port, so a Location carrying `:80` would look the same as one without.
+ */
+function defaultPortWritten(location: string): string | undefined {
+  const m = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\/([^/?#]*)/.exec(location);
+  const port = m ? /:(\d+)$/.exec(m[2]!.replace(/^\[[^\]]*\]/, ''))?.[1] : undefined;
+  const scheme = m?.[1]!.toLowerCase();
+  if ((scheme === 'http' && port === '80') || (scheme === 'https' && port === '443'))
+    return `redirect Location ${location} writes the default port ${port} (the spec: SHOULD NOT)`;
   return undefined;
 }
 

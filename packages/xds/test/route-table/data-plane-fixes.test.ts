@@ -207,6 +207,46 @@ describe('where the proxy listens', () => {
   });
 });
 
+describe('redirect Location and the default port', () => {
+  // HTTPRequestRedirectFilter.port: "Implementations SHOULD NOT add the port number in the 'Location'
+  // header in the following cases: A Location header that will use HTTP ... _and_ use port 80. A Location
+  // header that will use HTTPS ... _and_ use port 443."
+  const redirecting = (port: number, requestRedirect: Record<string, unknown>) => {
+    const result = new Translator().translate(
+      snapshotFromObjects([
+        gatewayClass(),
+        gateway('gw', [http('web', port)]),
+        httpRoute('r', { parentRefs: [toGw], rules: [{ filters: [{ type: 'RequestRedirect', requestRedirect }] }] }),
+      ]),
+    );
+    const res = envoyResourcesFor(result.xdsIR.gateways.get('infra/gw')!, () => undefined);
+    return (authority: string, path = '/old?q=1') => {
+      const outcome = routeHttp(res, { port, authority, path });
+      return outcome.kind === 'http' ? outcome.location : outcome.reason;
+    };
+  };
+  const newPath = { path: { type: 'ReplaceFullPath', replaceFullPath: '/new' } };
+
+  it('a path-only redirect on port 80 writes no :80: "If redirect scheme is empty, the redirect port MUST be the Gateway Listener port", and not written', () => {
+    const at = redirecting(80, newPath);
+    expect(at('example.com')).toBe('http://example.com/new?q=1');
+  });
+
+  it('a scheme-only redirect to https from port 80 writes no :443, and drops the :80 a client wrote', () => {
+    const at = redirecting(80, { scheme: 'https' });
+    expect(at('example.com')).toBe('https://example.com/old?q=1');
+    expect(at('example.com:80')).toBe('https://example.com/old?q=1');
+  });
+
+  it('on a listener of another port the Location carries the port the spec asks for', () => {
+    expect(redirecting(8080, newPath)('example.com:8080')).toBe('http://example.com:8080/new?q=1');
+    // "If redirect scheme is not-empty, the redirect port MUST be the well-known port associated with the
+    // redirect scheme": only port_redirect replaces the client's :8080, and Envoy writes it as given.
+    expect(redirecting(8080, { scheme: 'https' })('example.com:8080')).toBe('https://example.com:443/old?q=1');
+    expect(redirecting(80, { port: 8443 })('example.com')).toBe('http://example.com:8443/old?q=1');
+  });
+});
+
 describe('listeners that serve part of what they were asked for', () => {
   it('allowedRoutes.kinds naming an unknown kind beside HTTPRoute: the HTTPRoute is served, ResolvedRefs names the rest', () => {
     const listener = http('http', 80, {
