@@ -45,6 +45,9 @@ export function manifestProblem(o: KubeObject, where: string, validation: Manife
   return errors.length ? describeInvalidManifest(where, o, errors) : undefined;
 }
 
+/** The label the API server gives every Namespace: its name. */
+const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
+
 const YAML_EXT = new Set(['.yaml', '.yml', '.json']);
 
 export interface FileStamp {
@@ -239,9 +242,14 @@ export function loadManifests(paths: readonly string[], opts: LoadOptions = {}):
   return { objects, unknownKinds, files, invalid, skipped };
 }
 
-/** Gives a manifest what the API server would on create: its namespace and generation 1. */
+/** Gives a manifest what the API server would on create: its namespace, generation 1, a Namespace its name label. */
 export function normalizeNamespace(o: KubeObject, defaultNamespace: string): void {
   if (o.metadata.generation === undefined) o.metadata.generation = 1;
+  // The API server labels every Namespace with its name, over any value given (SetDefaults_Namespace,
+  // `kubernetes.io/metadata.name`), so a listener's namespace selector on that label reads files as it
+  // reads a cluster.
+  if (o.kind === 'Namespace' && (o.apiVersion ?? 'v1') === 'v1')
+    o.metadata.labels = { ...o.metadata.labels, [NAMESPACE_NAME_LABEL]: o.metadata.name };
   if (CLUSTER_SCOPED.has(o.kind)) {
     delete o.metadata.namespace;
   } else if (!o.metadata.namespace) {

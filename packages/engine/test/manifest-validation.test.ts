@@ -1,11 +1,14 @@
 // File input meets the API server's create-time checks: the Gateway API CRDs' OpenAPI schema and CEL
 // rules, served versions and object names. Each refusal names the field; valid objects pass untouched.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
+import { snapshotFromObjects, translate } from '@turnpike/translator';
 import { loadManifests, parseManifests } from '../src/manifests.js';
+import { readManifestFile } from '../src/sources/manifest-file.js';
 import { crdSchemaFor, type CrdSchema } from '../src/schema/crd-schemas.js';
 import { describeInvalidManifest, prepareManifestChecks, validateManifest } from '../src/schema/manifest-validation.js';
 import { checkCelRules } from '../src/schema/cel-validation.js';
@@ -302,6 +305,73 @@ describe('what else the API server checks on create', () => {
     const objects = ['gateway.yaml', 'shop.yaml'].flatMap((f) => parseManifests(readFileSync(join(dir, f), 'utf8'), f));
     expect(objects.length).toBeGreaterThan(3);
     expect(objects.flatMap((o) => errorsOf({ ...o, metadata: { namespace: 'default', ...o.metadata } }))).toEqual([]);
+  });
+});
+
+describe('what the API server gives an object on create', () => {
+  it('every Namespace is labelled kubernetes.io/metadata.name with its name, over a value given, so a selector on it agrees with a cluster', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tp-ns-label-'));
+    const file = join(dir, 'all.yaml');
+    writeFileSync(
+      file,
+      `apiVersion: v1
+kind: Namespace
+metadata: {name: shop}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: other, labels: {team: a, kubernetes.io/metadata.name: shop}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: tp}
+spec: {controllerName: turnpike.dev/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: infra}
+spec:
+  gatewayClassName: tp
+  listeners:
+  - name: http
+    port: 80
+    protocol: HTTP
+    allowedRoutes:
+      namespaces: {from: Selector, selector: {matchLabels: {kubernetes.io/metadata.name: shop}}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: shop}
+spec: {parentRefs: [{name: gw, namespace: infra}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: other}
+spec: {parentRefs: [{name: gw, namespace: infra}]}
+`,
+    );
+    try {
+      const labels = (objects: KubeObject[]) =>
+        objects.filter((o) => o.kind === 'Namespace').map((o) => [o.metadata.name, o.metadata.labels]);
+      const want = [
+        ['shop', { 'kubernetes.io/metadata.name': 'shop' }],
+        ['other', { team: 'a', 'kubernetes.io/metadata.name': 'other' }],
+      ];
+      const loaded = loadManifests([file]);
+      expect(labels(loaded.objects)).toEqual(want);
+      // The directory source of run --dir reads a file the same way.
+      const read = readManifestFile(file, { defaultNamespace: 'default', validation: 'strict' });
+      expect('objects' in read && labels(read.objects.map((o) => o.object))).toEqual(want);
+      // allowedRoutes "Selector: Routes in namespaces selected by the selector may be used by this Gateway."
+      const statuses = translate(snapshotFromObjects(loaded.objects)).statuses;
+      const accepted = (ns: string) =>
+        (
+          statuses.get(`HTTPRoute/${ns}/web`) as { parents: { conditions: { type: string; reason: string }[] }[] }
+        ).parents[0]!.conditions.find((c) => c.type === 'Accepted')!.reason;
+      expect([accepted('shop'), accepted('other')]).toEqual(['Accepted', 'NotAllowedByListeners']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
