@@ -7,6 +7,7 @@
 import type {
   Cluster,
   CorsPolicy,
+  DownstreamTlsContext,
   FilterChain,
   HeaderMatcher,
   HeaderValueOption,
@@ -19,6 +20,7 @@ import type {
   VirtualHost,
 } from '../../src/envoy-types.js';
 import type { EnvoyResources } from '../../src/index.js';
+import { hasGrpcContentType, normalizeRequestPath } from './envoy-path.js';
 import { re2FullMatch, re2Replacer } from './re2.js';
 
 export interface HttpRequestSpec {
@@ -29,9 +31,16 @@ export interface HttpRequestSpec {
   /** Host / :authority as sent (a port in it is kept, as a client sends it). */
   authority: string;
   method?: string;
-  /** :path with its query string. */
+  /** :path with its query string, as sent (`curl --path-as-is`). */
   path: string;
   headers?: Record<string, string>;
+  /** The ALPN protocols the client offers on a TLS connection, in its order; none: no ALPN extension. */
+  alpn?: string[];
+  /**
+   * The client speaks HTTP/2 and nothing else (a gRPC client): over TLS only if ALPN selects h2
+   * (grpc-go refuses a connection that negotiated none), over plain text with prior knowledge.
+   */
+  http2Only?: boolean;
 }
 
 export interface UpstreamRequest {
@@ -70,6 +79,13 @@ export type HttpOutcome =
   | {
       kind: 'http';
       filterChain: string;
+      /** The protocol the connection speaks, and what ALPN selected on a TLS one (none: no ALPN). */
+      protocol: 'HTTP/1.1' | 'HTTP/2';
+      alpn?: string;
+      /** Why the connection manager answered itself, before routing (the status says how). */
+      localReply?: string;
+      /** The stream was reset (HTTP/2) where HTTP/1.1 gets a status. */
+      reset?: boolean;
       virtualHost?: string;
       route?: string;
       /** 404 when no virtual host or route matches; the direct response's status; a redirect's code. */
@@ -377,6 +393,53 @@ function clusterHealthy(res: EnvoyResources, name: string): boolean {
   );
 }
 
+/**
+ * ALPN on a chain that terminates TLS (CommonTlsContext.alpn_protocols: "If empty, Envoy will not
+ * expose ALPN"). Envoy's server picks "the standard selection algorithm in priority order"
+ * (ServerContextImpl::alpnSelectCallback: SSL_select_next_proto over its own list first): the first
+ * protocol of the chain's list the client offers. None in common: no ALPN (SSL_TLSEXT_ERR_NOACK),
+ * the handshake goes on.
+ */
+export function negotiateAlpn(chain: FilterChain, offered: readonly string[] | undefined): string | undefined {
+  const ctx = chain.transport_socket?.typed_config as DownstreamTlsContext | undefined;
+  const served = ctx?.common_tls_context?.alpn_protocols ?? [];
+  return served.find((p) => (offered ?? []).includes(p));
+}
+
+/**
+ * The codec's checks of the request headers, before the path is looked at (protocol.proto,
+ * HttpProtocolOptions): headers_with_underscores_action REJECT_REQUEST ("HTTP/1 requests are rejected
+ * with the 400 status. HTTP/2 requests end with the stream reset") or DROP_HEADER (dropped before
+ * any filter); max_headers_count ("Requests that exceed this limit will receive a 431 response for
+ * HTTP/1.x and cause a stream reset for HTTP/2", default 100) and HCM max_request_headers_kb ("Requests
+ * that exceed this limit will receive a 431 response", default 60 KiB). The size is modelled as the
+ * bytes of every name and value, the request's pseudo-headers included.
+ */
+function headerRejection(
+  hcm: HttpConnectionManager,
+  headers: Map<string, string[]>,
+  pseudo: { method: string; path: string; authority: string },
+): { status: number; why: string; resetOnHttp2: boolean } | undefined {
+  const options = hcm.common_http_protocol_options;
+  const underscores = options?.headers_with_underscores_action ?? 'ALLOW';
+  for (const name of [...headers.keys()]) {
+    if (!name.includes('_')) continue;
+    if (underscores === 'REJECT_REQUEST')
+      return { status: 400, why: `header "${name}" has an underscore (REJECT_REQUEST)`, resetOnHttp2: true };
+    if (underscores === 'DROP_HEADER') headers.delete(name);
+  }
+  const count = headers.size + 1; // and the Host / :authority header
+  const maxCount = options?.max_headers_count?.value ?? 100;
+  if (count > maxCount)
+    return { status: 431, why: `${count} request headers, over max_headers_count ${maxCount}`, resetOnHttp2: true };
+  let bytes = pseudo.method.length + pseudo.path.length + pseudo.authority.length;
+  for (const [name, values] of headers) for (const v of values) bytes += name.length + v.length;
+  const maxKb = hcm.max_request_headers_kb?.value ?? 60;
+  if (bytes > maxKb * 1024)
+    return { status: 431, why: `request headers of ${bytes} bytes, over ${maxKb} KiB`, resetOnHttp2: false };
+  return undefined;
+}
+
 /** What Envoy does with an HTTP request on a Gateway port. */
 export function routeHttp(res: EnvoyResources, req: HttpRequestSpec): HttpOutcome {
   const listener = listenerFor(res, req.port);
@@ -386,6 +449,15 @@ export function routeHttp(res: EnvoyResources, req: HttpRequestSpec): HttpOutcom
   const hcm = typedConfig<HttpConnectionManager>(chain, 'envoy.filters.network.http_connection_manager');
   if (!hcm) return { kind: 'refused', reason: `filter chain ${chain.name ?? ''} is not HTTP` };
   if (req.sni === undefined && chain.transport_socket) return { kind: 'refused', reason: 'TLS required' };
+  // HttpConnectionManager.codec_type AUTO (unset): "This mode supports both ALPN for TLS listeners as
+  // well as protocol inference for plaintext listeners. If ALPN data is available, it is preferred".
+  const alpn = chain.transport_socket ? negotiateAlpn(chain, req.alpn) : undefined;
+  const protocol = alpn === 'h2' || (!chain.transport_socket && req.http2Only) ? 'HTTP/2' : 'HTTP/1.1';
+  if (req.http2Only && protocol !== 'HTTP/2')
+    return {
+      kind: 'refused',
+      reason: `ALPN selected ${alpn ?? 'nothing'} on filter chain ${chain.name ?? ''}: a client that speaks only HTTP/2 gives up`,
+    };
   // HttpConnectionManager.route_config: "The route table for the connection manager is static and is
   // specified in this property" (the bootstrap's listeners); otherwise it comes over RDS.
   const rc = hcm.route_config ?? res.routes.find((r) => r.name === hcm.rds?.route_config_name);
@@ -398,10 +470,26 @@ export function routeHttp(res: EnvoyResources, req: HttpRequestSpec): HttpOutcom
   // upstream host header". RouteConfiguration.ignore_port_in_host_matching: "Envoy will ignore the
   // port number in the :authority header (if any) when picking VirtualHost" (the header is kept).
   const authority = hcm.strip_any_host_port ? splitHostPort(req.authority).host : req.authority;
-  const base = { kind: 'http' as const, filterChain: chain.name ?? '' };
+  const base = { kind: 'http' as const, filterChain: chain.name ?? '', protocol, ...(alpn ? { alpn } : {}) };
+  const refusal = headerRejection(hcm, headers, { method, path: req.path, authority });
+  if (refusal) {
+    if (protocol === 'HTTP/2' && refusal.resetOnHttp2) return { ...base, localReply: refusal.why, reset: true };
+    return { ...base, status: refusal.status, localReply: refusal.why };
+  }
+  // The path is normalised before anything routes on it, and goes upstream as normalised.
+  const normalized = normalizeRequestPath(hcm, req.path, hasGrpcContentType(headers.get('content-type')?.[0]));
+  if ('reject' in normalized) return { ...base, status: 400, localReply: normalized.reject };
+  if ('redirect' in normalized)
+    return {
+      ...base,
+      status: 307,
+      location: normalized.redirect,
+      localReply: 'escaped slashes in the path, redirected unescaped',
+    };
+  const path = normalized.path;
   const vhost = selectVirtualHost(rc, rc.ignore_port_in_host_matching ? splitHostPort(authority).host : authority);
   if (!vhost) return { ...base, status: 404 };
-  const route = (vhost.routes ?? []).find((r) => routeMatches(r, method, req.path, headers));
+  const route = (vhost.routes ?? []).find((r) => routeMatches(r, method, path, headers));
   if (!route) return { ...base, virtualHost: vhost.name, status: 404 };
   const found = { ...base, virtualHost: vhost.name, route: route.name ?? '' };
   const corsPolicy = route.typed_per_filter_config?.['envoy.filters.http.cors'] as CorsPolicy | undefined;
@@ -413,13 +501,13 @@ export function routeHttp(res: EnvoyResources, req: HttpRequestSpec): HttpOutcom
   const scheme = req.sni !== undefined ? 'https' : 'http';
   if (route.redirect) {
     const status = REDIRECT_STATUS[route.redirect.response_code ?? 'MOVED_PERMANENTLY'] ?? 301;
-    return { ...found, status, location: redirectLocation(route, scheme, authority, req.path), responseHeaders };
+    return { ...found, status, location: redirectLocation(route, scheme, authority, path), responseHeaders };
   }
   const action = route.route;
   if (!action) throw new Error(`route ${route.name}: no action`);
   const upstream: UpstreamRequest = {
     host: action.host_rewrite_literal ?? authority,
-    path: rewrittenPath(route, action, req.path),
+    path: rewrittenPath(route, action, path),
     method,
     headers: new Map(headers),
   };
