@@ -160,6 +160,46 @@ describe('directory source', () => {
   });
 });
 
+describe('a file truncated and written again (a save that empties the file first)', () => {
+  const watchHolding = (dir: string, emptiedFileHoldMs: number) => {
+    const events: SourceEvent[] = [];
+    const held: string[] = [];
+    subs.push(
+      directorySource(dir, {
+        pollMs: 50,
+        emptiedFileHoldMs,
+        onHold: (f) => held.push(f),
+        now: () => '2026-01-01T00:00:00Z',
+      }).subscribe((e) => events.push(e)),
+    );
+    return { events, held };
+  };
+
+  it('keeps its objects while it is empty: the rewrite is one update, never a delete and a create', async () => {
+    const dir = tree({ 'gw.yaml': cm('a', 'x') + '---\n' + cm('b', 'x') });
+    const file = join(dir, 'gw.yaml');
+    // A hold far longer than the test: what ends it here is the rewrite.
+    const { events, held } = watchHolding(dir, 600_000);
+    events.length = 0;
+    writeFileSync(file, '');
+    await until(() => held.length > 0 || names(events).length > 0);
+    expect([held, names(events)]).toEqual([[file], []]);
+    writeFileSync(file, cm('a', 'y') + '---\n' + cm('b', 'x'));
+    await until(() => events.some((e) => valueOf(e) === 'y'));
+    expect(names(events)).toEqual(['upsert a']);
+  });
+
+  it('left empty until the hold is over, its objects are deleted, as a file emptied on purpose', async () => {
+    const dir = tree({ 'gw.yaml': cm('a', 'x'), 'other.yaml': cm('c', 'x') });
+    const file = join(dir, 'gw.yaml');
+    const { events, held } = watchHolding(dir, 30);
+    events.length = 0;
+    writeFileSync(file, '');
+    await until(() => names(events).length > 0);
+    expect([held, names(events)]).toEqual([[file], ['delete a']]);
+  });
+});
+
 describe('directory source problems as events', () => {
   it('a file that breaks and is fixed, and an update refused then accepted, are recorded as problem events', async () => {
     const dir = tree({ 'a.yaml': cm('a', 'x') });

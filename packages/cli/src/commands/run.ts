@@ -254,6 +254,8 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
     onError: (m) => process.stderr.write(`turnpike: error: ${m}\n`),
     onWarning: (m) => process.stderr.write(`turnpike: warning: ${m}\n`),
     onFixed: (m) => process.stderr.write(`turnpike: fixed: ${m}\n`),
+    // A save that truncates a file, then writes it, is one change: the objects stay for the quiet period.
+    emptiedFileHoldMs: quietMs,
   });
   if (opts.xds) refuseOpenXds(opts);
   // With xDS over TLS, plugin content is too: with the same certificate and, when xDS requires

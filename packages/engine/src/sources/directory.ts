@@ -6,11 +6,14 @@
 // a Gateway. An object the API server would refuse is refused the same way (an update keeps the
 // previous version), unless validation says otherwise. An object defined twice keeps the copy seen
 // first. Objects get what an API server would give them: a creationTimestamp when first seen and a
-// generation bumped on spec changes.
+// generation bumped on spec changes. A file that had objects and is found empty (a save that truncates
+// it, then writes it) keeps its objects until it is written again or `emptiedFileHoldMs` passes with it
+// still empty; only then are its objects deleted, so a rewrite never shows as a delete and a create.
 import { CLUSTER_SCOPED, isInputObject, objectKey, type KubeObject } from '@turnpike/api';
 import { Observable } from 'rxjs';
 import { problem, remove, synced, upsert, type SourceEvent } from '../events.js';
 import { DirectoryWatchers } from './directory-watch.js';
+import { DEFAULT_QUIET_MS } from '../holdoff.js';
 import { listManifestTree, type FileStamp, type ManifestValidation } from '../manifests.js';
 import { prepareManifestChecks } from '../schema/manifest-validation.js';
 import { deepFreeze } from '../store.js';
@@ -28,6 +31,14 @@ export interface DirectorySourceOptions {
   onWarning?: (message: string) => void;
   /** A problem reported through onError is over (the file parses again, the object is accepted). */
   onFixed?: (message: string) => void;
+  /**
+   * How long a file found empty (0 bytes) keeps the objects it had, waiting to be written again: a
+   * save that truncates the file and then writes it must not delete and re-create its objects. The
+   * quiet period of the holdoff (`--quiet-ms`) by default; 0 deletes at once.
+   */
+  emptiedFileHoldMs?: number;
+  /** A file was found empty and keeps its objects for `emptiedFileHoldMs` (for tests and logs). */
+  onHold?: (file: string) => void;
   /**
    * The first scan reads its files on worker threads when they hold `minBytes` or more together and the
    * compiled worker is present (not when running from TypeScript sources); `false`: on the main thread.
@@ -76,13 +87,20 @@ class ManifestDirectory {
   private readonly open = new Map<string, string>();
   private readonly unknownKinds = new Set<string>();
   private readonly now: () => string;
+  private readonly holdMs: number;
+  /** Files found empty that keep their objects: the number of their wait, or true once it is over. */
+  private readonly held = new Map<string, number | true>();
+  private holds = 0;
 
   constructor(
     private readonly dir: string,
     private readonly opts: DirectorySourceOptions,
     private readonly emit: (event: SourceEvent) => void,
+    /** Starts wait `id` of a file found empty; `holdOver(file, id)` and a scan naming it are to follow. */
+    private readonly hold: (file: string, id: number) => void = () => {},
   ) {
     this.now = opts.now ?? (() => new Date().toISOString());
+    this.holdMs = opts.emptiedFileHoldMs ?? DEFAULT_QUIET_MS;
   }
 
   /** A problem that keeps input out: said once, and recorded as a `problem` event until it is fixed. */
@@ -104,6 +122,11 @@ class ManifestDirectory {
     if (this.reported.has(key)) return;
     this.reported.add(key);
     this.opts.onError?.(message);
+  }
+
+  /** Wait `id` of a file found empty is over: the next reading of it, if it is still empty, deletes. */
+  holdOver(file: string, id: number): void {
+    if (this.held.get(file) === id) this.held.set(file, true);
   }
 
   /** The directories of the tree at the last scan (empty when the root is a file). */
@@ -152,6 +175,7 @@ class ManifestDirectory {
         affected.add(key);
       }
       this.files.delete(file);
+      this.held.delete(file);
       this.reported.delete(file);
       for (const key of [...this.open.keys()])
         if (key === file || key.startsWith(`${file}#`)) this.fix(key, `${file}: removed, and its problem with it`);
@@ -207,6 +231,21 @@ class ManifestDirectory {
       return before ?? new Map();
     }
     if (this.open.size) this.fix(file, `${file}: parses again`);
+    if (stamp.size === 0 && reading.objects.length === 0 && before?.size && this.holdMs > 0) {
+      // Truncated, and perhaps being written: keep what it had until it is, or until the hold is over.
+      const wait = this.held.get(file);
+      if (wait === undefined) {
+        const id = ++this.holds;
+        this.held.set(file, id);
+        this.hold(file, id);
+        this.opts.onHold?.(file);
+      }
+      if (wait !== true) {
+        this.files.set(file, { stamp, objects: before });
+        return before;
+      }
+    }
+    this.held.delete(file);
     const objects = new Map<string, KubeObject>();
     for (const { object, refusal } of reading.objects) {
       if (!isInputObject(object)) {
@@ -282,7 +321,17 @@ class ManifestDirectory {
 
 export function directorySource(dir: string, opts: DirectorySourceOptions = {}): Observable<SourceEvent> {
   return new Observable<SourceEvent>((subscriber) => {
-    const directory = new ManifestDirectory(dir, opts, (event) => subscriber.next(event));
+    // A file found empty is read again when its hold is over, whether or not it changed since.
+    const holds = new Set<NodeJS.Timeout>();
+    const hold = (file: string, id: number) => {
+      const timer = setTimeout(() => {
+        holds.delete(timer);
+        directory.holdOver(file, id);
+        schedule(file);
+      }, opts.emptiedFileHoldMs ?? DEFAULT_QUIET_MS);
+      holds.add(timer);
+    };
+    const directory = new ManifestDirectory(dir, opts, (event) => subscriber.next(event), hold);
     // fs events say which files to read again, even when an edit keeps the mtime and size.
     const named = new Set<string>();
     let pending: NodeJS.Timeout | undefined;
@@ -342,6 +391,7 @@ export function directorySource(dir: string, opts: DirectorySourceOptions = {}):
       preparing?.();
       if (poll) clearInterval(poll);
       if (pending) clearTimeout(pending);
+      for (const timer of holds) clearTimeout(timer);
       watchers.close();
     };
   });
