@@ -170,6 +170,8 @@ export interface HTTPRouteRule {
   backendRefs?: BackendRef[];
   timeouts?: { request?: string; backendRequest?: string };
   retry?: { codes?: number[]; attempts?: number; backoff?: string };
+  /** Experimental, deprecated in v1.7 for the XBackend's (GEP-4894); not implemented: the rule is refused. */
+  sessionPersistence?: Record<string, unknown>;
 }
 
 export interface RouteParentStatus {
@@ -197,6 +199,8 @@ export interface GRPCRouteRule {
   matches?: GRPCRouteMatch[];
   filters?: HTTPRouteFilter[];
   backendRefs?: BackendRef[];
+  /** As HTTPRouteRule's: refused. */
+  sessionPersistence?: Record<string, unknown>;
 }
 
 export interface GRPCRoute extends KubeObject {

@@ -23,6 +23,7 @@ export interface RuleInput {
   backendRefs?: BackendRef[];
   timeouts?: HTTPRouteRule['timeouts'];
   retry?: HTTPRouteRule['retry'];
+  sessionPersistence?: HTTPRouteRule['sessionPersistence'];
 }
 
 /** The route a rule belongs to, and what its rules collect: the clusters they use. */
@@ -95,7 +96,7 @@ function noteInvalidRule(result: RouteResult, invalid: Problem): void {
     : invalid;
 }
 
-/** A rule's own fields: retry, a unique name, Gateway API durations as timeouts. */
+/** A rule's own fields: retry, a unique name, Gateway API durations as timeouts, no session persistence. */
 function ruleFieldProblem(
   rule: RuleInput,
   rules: readonly RuleInput[],
@@ -104,6 +105,18 @@ function ruleFieldProblem(
 ): Problem | undefined {
   const retry = retryProblem(rule.retry, `${field}.retry`);
   if (retry) return retry;
+  // Route-inline sessionPersistence (experimental) is not implemented, and v1.7 deprecates it ("Deprecated:
+  // use the Backend resource for session persistence (GEP-4894)"). Serving the rule without it would
+  // silently drop the stickiness its author asked for: it is refused as an unsupported value, as the spec
+  // asks of a field an implementation cannot honour (HTTPRouteRetry.backoff: "MUST set the Accepted
+  // Condition for the Route to `status: False` with a Reason of `UnsupportedValue` when this field is set").
+  if (rule.sessionPersistence !== undefined && rule.sessionPersistence !== null)
+    return {
+      reason: 'UnsupportedValue',
+      message:
+        `${field}.sessionPersistence: route-inline session persistence is not supported (deprecated in Gateway ` +
+        `API v1.7 for the backend's, GEP-4894); remove it, the rule answers 500 until then`,
+    };
   const firstWithName = rule.name === undefined ? ruleIndex : rules.findIndex((other) => other.name === rule.name);
   if (firstWithName !== ruleIndex) {
     return {

@@ -1,6 +1,6 @@
 // HTTPRoute rules (routes/http-rules.ts): invalid rules, filters, timeouts, mirrors, redirects.
 import { describe, expect, it } from '@jest/globals';
-import { httpRoute, irRoutes, parent, run, service, sr } from '../builders.js';
+import { httpRoute, irRoutes, parent, route, run, service, sr } from '../builders.js';
 import { backend, base, toGw } from '../route-fixtures.js';
 
 describe('HTTPRoute rules', () => {
@@ -108,6 +108,35 @@ describe('HTTPRoute rules', () => {
       'spec.rules[0].retry.attempts',
     );
     expect(irRoutes(bad)[0]!.directResponse).toEqual({ status: 500 });
+  });
+  it('route-inline sessionPersistence (HTTPRoute and GRPCRoute) is refused with UnsupportedValue, never ignored: "Deprecated: use the Backend resource for session persistence (GEP-4894)"', () => {
+    const sticky = { sessionPersistence: { type: 'Cookie', cookie: { name: 'session' } }, backendRefs: [backend()] };
+    const r = run([
+      ...base(),
+      httpRoute('all', { parentRefs: [toGw({ sectionName: 'other' })], rules: [sticky] }),
+      httpRoute('some', {
+        parentRefs: [toGw()],
+        hostnames: ['some.example.com'],
+        rules: [{ backendRefs: [backend()] }, { ...sticky, matches: [{ path: { type: 'Exact', value: '/cart' } }] }],
+      }),
+      route('GRPCRoute', 'g', { parentRefs: [toGw({ sectionName: 'other' })], rules: [sticky] }),
+    ]);
+    const all = parent(r, 'HTTPRoute', 'apps', 'all').conditions;
+    expect(sr(all, 'Accepted')).toBe('False/UnsupportedValue');
+    expect(all.find((c: { type: string }) => c.type === 'Accepted').message).toContain(
+      'spec.rules[0].sessionPersistence: route-inline session persistence is not supported',
+    );
+    const some = parent(r, 'HTTPRoute', 'apps', 'some').conditions;
+    expect([sr(some, 'Accepted'), sr(some, 'PartiallyInvalid')]).toEqual(['True/Accepted', 'True/UnsupportedValue']);
+    expect(sr(parent(r, 'GRPCRoute', 'apps', 'g').conditions, 'Accepted')).toBe('False/UnsupportedValue');
+    // The refused rule answers 500 (fail closed), the other rule serves.
+    const some500 = irRoutes(r).filter((x) => x.source.name === 'some');
+    expect(some500.map((x) => [x.source.rule, x.directResponse ?? 'backends'])).toEqual(
+      expect.arrayContaining([
+        [0, 'backends'],
+        [1, { status: 500 }],
+      ]),
+    );
   });
   it('filters, timeouts and mirrors reach the IR', () => {
     const r = run([
