@@ -8,6 +8,8 @@ export interface TranslationContext {
   inputs: Inputs;
   /** The winning BackendTLSPolicy for a Service port (a derived fact of the policy stage). */
   backendTLS(namespace: string, service: string, portName: string | undefined): BackendTLSModel | undefined;
+  /** BackendTLSPolicies (`namespace/name`) whose sectionName names no port of the Service: not attached. */
+  detachedTLS(namespace: string, service: string): string[];
   /** Does the cluster have a ready endpoint? (a derived fact of the endpoint stage). */
   clusterReady(cluster: ClusterIR): boolean;
 }

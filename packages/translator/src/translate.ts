@@ -21,6 +21,7 @@ import { TranslationRun, type Diagnostic } from './incremental/run.js';
 import type { GatewayInfraIR } from './ir/infra-ir.js';
 import type { PluginFetchRequest } from './plugins/plugin-fetch-requests.js';
 import type { RouteResult } from './routes/route-result.js';
+import type { BackendTLSIndex } from './policies/backend-tls-policies.js';
 import type { Snapshot } from './snapshot.js';
 import { AccessLogStage } from './stages/access-log-stage.js';
 import { AssemblyStage } from './stages/assembly-stage.js';
@@ -140,11 +141,12 @@ export class Translator {
     );
     // The stages, in dependency order; each reads only what the ones before it derived.
     const endpointsChanged = this.endpoints.update(inputs, run.changes, run.facts);
+    // Before the policies, which read a Service's port names (a sectionName that names none).
+    publishServiceFacts(run);
     this.classes.update(run);
     this.policies.update(run);
     this.plugins.update(run);
     this.gateways.update(run, this.classes);
-    publishServiceFacts(run);
     publishProxyReportFacts(run);
     this.accessLogs.update(run, this.policies);
     this.routes.update(run, this.gateways, this.policies, this.endpoints);
@@ -195,6 +197,11 @@ export class Translator {
   /** The route result of the last translation for this route object, if it was translated. */
   routeResult(route: KubeObject): RouteResult | undefined {
     return this.routes.entries.get(objectKey(route.kind, route.metadata.namespace, route.metadata.name))?.result;
+  }
+
+  /** The BackendTLSPolicies of the last translation: each one's verdict and which won each target (for `explain`). */
+  backendTLSIndex(): BackendTLSIndex {
+    return this.policies.index;
   }
 }
 

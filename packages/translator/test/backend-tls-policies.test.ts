@@ -229,3 +229,127 @@ describe('BackendTLSPolicy CA from a ClusterTrustBundle', () => {
     expect(reasons).toEqual(['ResolvedRefs', 'other', 'InvalidCACertificateRef', 'InvalidKind', 'ResolvedRefs']);
   });
 });
+
+describe('BackendTLSPolicy whose sectionName names no port of its Service', () => {
+  // LocalPolicyTargetReferenceWithSectionName: "If a SectionName is specified, but does not exist on the
+  // targeted object, the Policy must fail to attach, and the policy implementation should record a
+  // `ResolvedRefs` or similar Condition in the Policy's status."
+  const ports = [
+    { name: 'http', port: 8080, protocol: 'TCP' },
+    { name: 'https', port: 8443, protocol: 'TCP' },
+  ];
+  const ca = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'ca', namespace: 'apps' },
+    data: { 'ca.crt': EXAMPLE_COM_CERT },
+  } as never;
+  const policy = (name: string, targetRefs: Record<string, unknown>[], creationTimestamp = '2024-01-01T00:00:00Z') =>
+    ({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'BackendTLSPolicy',
+      metadata: { name, namespace: 'apps', generation: 2, creationTimestamp },
+      spec: {
+        targetRefs: targetRefs.map((t) => ({ group: '', kind: 'Service', ...t })),
+        validation: { hostname: 'example.com', caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'ca' }] },
+      },
+    }) as never;
+  const to = (svc: string, port: number) => ({ backendRefs: [{ name: svc, port }] });
+  type Ancestor = { ancestorRef: { name: string }; conditions: unknown };
+  const ancestorsOf = (r: ReturnType<typeof run>, name: string) =>
+    statusOf(r, 'BackendTLSPolicy', 'apps', name).ancestors as Ancestor[];
+
+  it('fails to attach: Accepted=False (TargetNotFound) naming the section and the ports; the traffic stays plaintext', () => {
+    const r = run([
+      gatewayClass(),
+      gateway('gw', [http()]),
+      service('a', 'apps', ports),
+      endpointSlice('a'),
+      ca,
+      policy('p', [{ name: 'a', sectionName: 'htps' }]),
+      httpRoute('r', { parentRefs: [toGw()], rules: [to('a', 8443)] }),
+    ]);
+    const [only, ...more] = ancestorsOf(r, 'p');
+    expect(more).toEqual([]);
+    expect(only!.ancestorRef.name).toBe('gw');
+    expect(cond(only!.conditions, 'Accepted')).toMatchObject({
+      status: 'False',
+      reason: 'TargetNotFound',
+      observedGeneration: 2,
+      message: expect.stringContaining(
+        'spec.targetRefs[0].sectionName: Service apps/a has no port named "htps" (its ports: http, https)',
+      ),
+    });
+    // The policy is not attached to any port: no port gets TLS from it, and the route is not broken by it.
+    expect(r.xdsIR.gateways.get('infra/gw')!.clusters.map((c) => [c.name, c.tls])).toEqual([
+      ['apps/a/8443', undefined],
+    ]);
+    const route = statusOf(r, 'HTTPRoute', 'apps', 'r').parents[0].conditions;
+    expect([cond(route, 'Accepted')?.status, cond(route, 'ResolvedRefs')?.status]).toEqual(['True', 'True']);
+  });
+
+  it('per ancestor: the Gateway reached through the port it names has it Accepted, the one reached through the missing section does not', () => {
+    const r = run([
+      gatewayClass(),
+      gateway('gw-a', [http()]),
+      gateway('gw-b', [http()]),
+      service('a', 'apps', ports),
+      service('b', 'apps', ports),
+      endpointSlice('a'),
+      endpointSlice('b'),
+      ca,
+      policy('p', [
+        { name: 'a', sectionName: 'https' },
+        { name: 'b', sectionName: 'tls' },
+      ]),
+      httpRoute('ra', { parentRefs: [{ name: 'gw-a', namespace: 'infra' }], rules: [to('a', 8443)] }),
+      httpRoute('rb', { parentRefs: [{ name: 'gw-b', namespace: 'infra' }], rules: [to('b', 8443)] }),
+    ]);
+    const byGateway = Object.fromEntries(
+      ancestorsOf(r, 'p').map((a) => [a.ancestorRef.name, cond(a.conditions, 'Accepted')?.reason]),
+    );
+    expect(byGateway).toEqual({ 'gw-a': 'Accepted', 'gw-b': 'TargetNotFound' });
+    expect(r.xdsIR.gateways.get('infra/gw-a')!.clusters[0]!.tls?.policy).toBe('apps/p');
+    expect(r.xdsIR.gateways.get('infra/gw-b')!.clusters[0]!.tls).toBeUndefined();
+  });
+
+  it('a missing section wins no conflict: an older policy for the whole Service still applies, and the newer one says why it does not', () => {
+    const r = run([
+      gatewayClass(),
+      gateway('gw', [http()]),
+      service('a', 'apps', ports),
+      endpointSlice('a'),
+      ca,
+      policy('whole', [{ name: 'a' }], '2024-01-01T00:00:00Z'),
+      policy('typo', [{ name: 'a', sectionName: 'htps' }], '2024-02-01T00:00:00Z'),
+      httpRoute('r', { parentRefs: [toGw()], rules: [to('a', 8443)] }),
+    ]);
+    expect(r.xdsIR.gateways.get('infra/gw')!.clusters[0]!.tls?.policy).toBe('apps/whole');
+    expect(cond(ancestorsOf(r, 'whole')[0]!.conditions, 'Accepted')?.reason).toBe('Accepted');
+    expect(cond(ancestorsOf(r, 'typo')[0]!.conditions, 'Accepted')?.reason).toBe('TargetNotFound');
+  });
+
+  it('incrementally: the Service gaining a port of that name attaches the policy, as a fresh translation says', () => {
+    const objects = (svcPorts: Record<string, unknown>[]) => [
+      gatewayClass(),
+      gateway('gw', [http()]),
+      service('a', 'apps', svcPorts),
+      endpointSlice('a'),
+      ca,
+      policy('p', [{ name: 'a', sectionName: 'htps' }]),
+      httpRoute('r', { parentRefs: [toGw()], rules: [to('a', 8443)] }),
+    ];
+    const renamed = [ports[0]!, { ...ports[1]!, name: 'htps' }];
+    const t = new Translator();
+    t.translate(snapshotFromObjects(objects(ports)));
+    for (const next of [renamed, ports]) {
+      const result = t.translate(snapshotFromObjects(objects(next)));
+      expect(JSON.stringify(result)).toBe(
+        JSON.stringify(new Translator().translate(snapshotFromObjects(objects(next)))),
+      );
+    }
+    const attached = t.translate(snapshotFromObjects(objects(renamed)));
+    expect(attached.xdsIR.gateways.get('infra/gw')!.clusters[0]!.tls?.policy).toBe('apps/p');
+    expect(cond(ancestorsOf(attached, 'p')[0]!.conditions, 'Accepted')?.reason).toBe('Accepted');
+  });
+});

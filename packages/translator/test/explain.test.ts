@@ -79,4 +79,56 @@ describe('explain', () => {
     );
     expect(text).toContain('rule/1/match/0: any method, path Exact /old → redirects (301) to host new.example.com');
   });
+
+  describe('a BackendTLSPolicy', () => {
+    const policy = (sectionName: string) =>
+      ({
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'BackendTLSPolicy',
+        metadata: { name: 'p', namespace: 'apps', generation: 1 },
+        spec: {
+          targetRefs: [{ group: '', kind: 'Service', name: 'svc', sectionName }],
+          validation: { hostname: 'example.com', wellKnownCACertificates: 'System' },
+        },
+      }) as never;
+    const ports = [
+      { name: 'http', port: 8080, protocol: 'TCP' },
+      { name: 'https', port: 8443, protocol: 'TCP' },
+    ];
+    const route = httpRoute('r', { parentRefs: [toGw], rules: [{ backendRefs: [{ name: 'svc', port: 8443 }] }] });
+
+    it('whose sectionName names no port of its Service: found and explained, not "not ours"', () => {
+      const text = lines(
+        [gatewayClass(), gateway('gw', [http()]), service('svc', 'apps', ports), policy('htps'), route],
+        'BackendTLSPolicy',
+        'apps',
+        'p',
+      );
+      expect(text).toContain(
+        'targetRefs[0] Service apps/svc sectionName=htps: NOT attached: spec.targetRefs[0].sectionName: Service apps/svc has no port named "htps" (its ports: http, https)',
+      );
+      expect(text).toContain('ancestor Gateway infra/gw');
+      expect(text).toMatch(/Accepted=False \(TargetNotFound\)/);
+      expect(text).not.toContain('not an object of a turnpike GatewayClass');
+    });
+
+    it('attached to a port, or with no route to its Service yet: says which, never "not ours"', () => {
+      const served = lines(
+        [gatewayClass(), gateway('gw', [http()]), service('svc', 'apps', ports), policy('https'), route],
+        'BackendTLSPolicy',
+        'apps',
+        'p',
+      );
+      expect(served).toContain('targetRefs[0] Service apps/svc sectionName=https: applies to port https (8443)');
+      expect(served).toMatch(/Accepted=True \(Accepted\)/);
+      const unused = lines(
+        [gatewayClass(), gateway('gw', [http()]), service('svc', 'apps', ports), policy('https')],
+        'BackendTLSPolicy',
+        'apps',
+        'p',
+      );
+      expect(unused).toContain('no status: its ancestors are the Gateways of the routes that send to a Service it');
+      expect(unused).not.toContain('not an object of a turnpike GatewayClass');
+    });
+  });
 });

@@ -33,6 +33,50 @@ function noStatusReason(
   );
 }
 
+/**
+ * A BackendTLSPolicy's targets and what became of each: the Service port it applies to, a section that names
+ * no port (not attached), an older policy that holds the target, or a target that is not a Service.
+ */
+function backendTLSPolicyLines(translator: Translator, snapshot: Snapshot, policy: KubeObject): string[] {
+  const index = translator.backendTLSIndex();
+  const ns = policy.metadata.namespace ?? '';
+  const model = index.models.find(
+    (m) => m.policy.metadata.namespace === ns && m.policy.metadata.name === policy.metadata.name,
+  );
+  const targets = (
+    policy.spec as { targetRefs?: { group?: string; kind: string; name: string; sectionName?: string }[] }
+  )?.targetRefs;
+  const lines: string[] = [];
+  (targets ?? []).forEach((t, i) => {
+    const section = t.sectionName ? ` sectionName=${t.sectionName}` : '';
+    const head = `  targetRefs[${i}] ${t.group ? `${t.group}/` : ''}${t.kind} ${ns}/${t.name}${section}`;
+    if ((t.group ?? '') !== '' || t.kind !== 'Service') {
+      lines.push(`${head}: not a core Service: turnpike applies BackendTLSPolicy to Services only`);
+      return;
+    }
+    const svc = getObject<KubeObject>(snapshot, 'Service', ns, t.name);
+    const detached = model?.detached?.find((d) => d.index === i);
+    if (!svc) lines.push(`${head}: no such Service (nothing sends to it)`);
+    else if (detached) lines.push(`${head}: NOT attached: ${detached.problem.message}`);
+    else {
+      const winner = index.byTarget.get(`${ns}/${t.name}/${t.sectionName ?? ''}`);
+      const ports = ((svc.spec as { ports?: { name?: string; port: number }[] })?.ports ?? []).filter(
+        (p) => !t.sectionName || p.name === t.sectionName,
+      );
+      const which = ports.map((p) => (p.name ? `${p.name} (${p.port})` : String(p.port))).join(', ');
+      if (winner && winner !== model)
+        lines.push(
+          `${head}: held by the older BackendTLSPolicy ${winner.policy.metadata.namespace}/` +
+            `${winner.policy.metadata.name}; this one applies to none of its ports`,
+        );
+      else lines.push(`${head}: applies to port${ports.length === 1 ? '' : 's'} ${which || '(none)'}`);
+    }
+  });
+  if (model?.notAccepted) lines.push(`  not accepted: ${model.notAccepted.reason}: ${model.notAccepted.message}`);
+  if (model?.refsProblem) lines.push(`  references: ${model.refsProblem.reason}: ${model.refsProblem.message}`);
+  return lines;
+}
+
 export interface Explanation {
   object: string;
   found: boolean;
@@ -146,18 +190,24 @@ export function explain(
     if (r?.invalid) lines.push(`  every rule is invalid: the proxy serves none of them (${r.invalid.message})`);
     else if (r?.http?.length) lines.push('  what the proxy does', ...httpActionLines(r.http).map((l) => `    ${l}`));
     else if (r?.l4) lines.push('  what the proxy does', `    ${l4ActionLine(r.l4)}`);
-  } else if (status) {
-    lines.push(...conditionLines(status.conditions, '  '));
-    for (const l of (status.listeners as
+  } else if (kind === 'BackendTLSPolicy' || status) {
+    if (kind === 'BackendTLSPolicy') lines.push(...backendTLSPolicyLines(translator, snapshot, object));
+    lines.push(...conditionLines(status?.conditions, '  '));
+    for (const l of (status?.listeners as
       { name: string; attachedRoutes: number; conditions: Condition[] }[] | undefined) ?? []) {
       lines.push(`  listener ${l.name}: ${l.attachedRoutes} attached route(s)`);
       lines.push(...conditionLines(l.conditions, '    '));
     }
-    for (const a of (status.ancestors as { ancestorRef: ParentReference; conditions: Condition[] }[] | undefined) ??
+    for (const a of (status?.ancestors as { ancestorRef: ParentReference; conditions: Condition[] }[] | undefined) ??
       []) {
       lines.push(`  ancestor ${refText(a.ancestorRef, '')}`);
       lines.push(...conditionLines(a.conditions, '    '));
     }
+    if (kind === 'BackendTLSPolicy' && !status)
+      lines.push(
+        '  no status: its ancestors are the Gateways of the routes that send to a Service it targets, and no ' +
+          'route of a turnpike Gateway does',
+      );
   } else {
     lines.push(`  ${noStatusReason(snapshot, result.statuses.get.bind(result.statuses), object)}`);
   }

@@ -67,7 +67,7 @@ export function serviceSpeaksH2(inputs: Inputs, namespace: string, name: string,
   return ap === 'kubernetes.io/h2c' || ap === 'h2c' || ap === 'grpc';
 }
 
-/** Publishes, for every changed Service, which of its facts changed. Runs before the route stage. */
+/** Publishes, for every changed Service, which of its facts changed. Runs before the policy and route stages. */
 export function publishServiceFacts(run: TranslationRun): void {
   for (const c of run.changedObjects('Service')) {
     const before = c.before as Service | undefined;

@@ -1,9 +1,13 @@
 // BackendTLSPolicy: upstream TLS for a Service (or one of its ports, by sectionName). The CA
 // references must be usable ConfigMaps or Secrets (ca.crt) or ClusterTrustBundles; a policy that
 // loses a conflict (same target, newer) is not accepted. Status is written per ancestor: the route
-// parents that use the Service.
+// parents that use the Service. A targetRef whose sectionName names no port of its Service does not
+// attach ("If a SectionName is specified, but does not exist on the targeted object, the Policy must
+// fail to attach", LocalPolicyTargetReferenceWithSectionName): it applies to no port, wins no conflict,
+// and the Gateways of the routes that use that Service are told so (Accepted=False, TargetNotFound).
 import { CLUSTER_TRUST_BUNDLE_GROUP, type BackendTLSPolicy, type SubjectAltNameIR } from '@turnpike/api';
 import { caBundleInClusterTrustBundle, caBundleInObject, isClusterTrustBundleRef } from './ca-certificate-refs.js';
+import { servicePorts } from '../ir/service-facts.js';
 import { compareAge } from '../compare.js';
 import type { Problem } from '../status/conditions.js';
 import type { Inputs } from '../incremental/inputs.js';
@@ -23,11 +27,24 @@ export interface BackendTLSModel {
   subjectAltNames: SubjectAltNameIR[];
   /** The older policy that won the target this one also names. */
   lostTo?: BackendTLSModel;
+  /** Targets whose sectionName names no port of their Service: the policy does not attach to them. */
+  detached?: DetachedTarget[];
+}
+
+export interface DetachedTarget {
+  /** Index in spec.targetRefs. */
+  index: number;
+  service: string;
+  sectionName: string;
+  /** Accepted=False (TargetNotFound) on the ancestors reached through this target. */
+  problem: Problem;
 }
 
 export class BackendTLSIndex {
   /** `namespace/service/sectionName` ('' for the whole Service) → the winning policy. */
   readonly byTarget = new Map<string, BackendTLSModel>();
+  /** `namespace/service` → the policies with a target naming a port that Service does not have. */
+  readonly detachedByService = new Map<string, BackendTLSModel[]>();
   readonly models: BackendTLSModel[] = [];
 
   /** `evaluate` gives each policy's own verdict (memoised by the caller); conflicts are decided here. */
@@ -35,8 +52,15 @@ export class BackendTLSIndex {
     for (const p of [...policies].sort(compareAge)) {
       const m = { ...evaluate(p) };
       this.models.push(m);
-      for (const t of p.spec?.targetRefs ?? []) {
-        if ((t.group ?? '') !== '' || t.kind !== 'Service') continue;
+      for (const d of m.detached ?? []) {
+        const key = `${p.metadata.namespace}/${d.service}`;
+        const list = this.detachedByService.get(key) ?? [];
+        if (!list.includes(m)) list.push(m);
+        this.detachedByService.set(key, list);
+      }
+      (p.spec?.targetRefs ?? []).forEach((t, i) => {
+        if ((t.group ?? '') !== '' || t.kind !== 'Service') return;
+        if (m.detached?.some((d) => d.index === i)) return;
         const key = `${p.metadata.namespace}/${t.name}/${t.sectionName ?? ''}`;
         const existing = this.byTarget.get(key);
         if (existing) {
@@ -45,11 +69,18 @@ export class BackendTLSIndex {
             reason: 'Conflicted',
             message: `spec.targetRefs: Service ${t.name}${t.sectionName ? ' port ' + t.sectionName : ''} is already targeted by the older BackendTLSPolicy ${existing.policy.metadata.name}`,
           };
-          continue;
+          return;
         }
         this.byTarget.set(key, m);
-      }
+      });
     }
+  }
+
+  /** The policies (`namespace/name`) with a target naming a port this Service does not have. */
+  detachedFrom(namespace: string, service: string): string[] {
+    return (this.detachedByService.get(`${namespace}/${service}`) ?? []).map(
+      (m) => `${m.policy.metadata.namespace}/${m.policy.metadata.name}`,
+    );
   }
 
   /** The policy for a Service port: one naming the port wins over one for the whole Service. */
@@ -59,6 +90,34 @@ export class BackendTLSIndex {
       this.byTarget.get(`${namespace}/${service}/`)
     );
   }
+}
+
+/**
+ * Targets whose sectionName names no port of their Service ("Service: Port name"). Without the Service
+ * nothing sends to it, and nothing is said; a port that gains the name attaches the policy.
+ */
+function detachedTargets(inputs: Inputs, p: BackendTLSPolicy): DetachedTarget[] {
+  const out: DetachedTarget[] = [];
+  const namespace = p.metadata.namespace ?? '';
+  (p.spec?.targetRefs ?? []).forEach((t, index) => {
+    if ((t.group ?? '') !== '' || t.kind !== 'Service' || !t.sectionName) return;
+    const ports = servicePorts(inputs, namespace, t.name);
+    if (!ports || ports.some((port) => port.name === t.sectionName)) return;
+    const names = ports.map((port) => port.name ?? `(unnamed ${port.port})`).join(', ');
+    out.push({
+      index,
+      service: t.name,
+      sectionName: t.sectionName,
+      problem: {
+        reason: 'TargetNotFound',
+        message:
+          `spec.targetRefs[${index}].sectionName: Service ${namespace}/${t.name} has no port named ` +
+          `"${t.sectionName}" (its ports: ${names || 'none'}); the policy does not attach to it, and ` +
+          `connections to that Service are not TLS unless another policy applies`,
+      },
+    });
+  });
+  return out;
 }
 
 /**
@@ -74,7 +133,7 @@ function subjectAltNames(names: BackendTLSPolicy['spec']['validation']['subjectA
   return out;
 }
 
-/** A policy's own verdict: its validation settings and CA references. */
+/** A policy's own verdict: the ports its targets name, its validation settings and CA references. */
 export function evaluateBackendTLSPolicy(inputs: Inputs, p: BackendTLSPolicy): BackendTLSModel {
   const v = p.spec?.validation ?? { hostname: '' };
   const m: BackendTLSModel = {
@@ -82,6 +141,8 @@ export function evaluateBackendTLSPolicy(inputs: Inputs, p: BackendTLSPolicy): B
     hostname: v.hostname ?? '',
     subjectAltNames: subjectAltNames(v.subjectAltNames),
   };
+  const detached = detachedTargets(inputs, p);
+  if (detached.length) m.detached = detached;
   if (v.wellKnownCACertificates) {
     if (v.wellKnownCACertificates !== 'System') {
       m.notAccepted = {

@@ -20,14 +20,14 @@ export interface ResolvedBackend {
 
 /** `route` is the referrer: a route, or (group turnpike.dev) a ProxyConfig naming a collector. */
 export function resolveBackend(
-  ctx: Pick<TranslationContext, 'inputs' | 'backendTLS'>,
+  ctx: Pick<TranslationContext, 'inputs' | 'backendTLS'> & Partial<Pick<TranslationContext, 'detachedTLS'>>,
   route: KubeObject,
   routeKind: string,
   ref: BackendRef,
   field: string,
   protocol: ClusterIR['protocol'],
   routeGroup: string = GATEWAY_GROUP,
-): { backend?: ResolvedBackend; problem?: Problem; policy?: string } {
+): { backend?: ResolvedBackend; problem?: Problem; policy?: string; detachedPolicies?: string[] } {
   const group = ref.group ?? '';
   const kind = ref.kind ?? 'Service';
   const weight = ref.weight ?? 1;
@@ -67,8 +67,13 @@ export function resolveBackend(
       },
     };
   const tls = ctx.backendTLS(ns, ref.name, sp.name);
+  // Policies meant for this Service that name none of its ports: they apply to nothing here, but the
+  // Gateways of this route are their ancestors, told why they do not attach.
+  const detached = ctx.detachedTLS?.(ns, ref.name);
+  const detachedPolicies = detached?.length ? { detachedPolicies: detached } : {};
   if (tls && (tls.notAccepted || tls.refsProblem)) {
     return {
+      ...detachedPolicies,
       policy: `${tls.policy.metadata.namespace}/${tls.policy.metadata.name}`,
       problem: {
         reason: 'InvalidBackendTLSPolicy',
@@ -94,7 +99,7 @@ export function resolveBackend(
     if (tls.wellKnown) cluster.tls.wellKnownCA = tls.wellKnown;
   }
   const backend = { cluster, weight, port: ref.port };
-  return tls ? { backend, policy: cluster.tls!.policy } : { backend };
+  return tls ? { backend, policy: cluster.tls!.policy, ...detachedPolicies } : { backend, ...detachedPolicies };
 }
 
 /**

@@ -164,7 +164,7 @@ function ruleBackends(owner: RuleOwner, rule: RuleInput, field: string): RuleBac
   (rule.backendRefs ?? []).forEach((ref, backendIndex) => {
     const refField = `${field}.backendRefs[${backendIndex}]`;
     const resolved = resolveBackend(ctx, route, kind, ref, refField, owner.protocol);
-    notePolicy(result, resolved.policy);
+    notePolicy(result, resolved);
     const filterProblem = resolved.problem ? undefined : backendFilterProblem(ref, refField);
     if (filterProblem) {
       resolved.problem = filterProblem;

@@ -38,7 +38,7 @@ export function translateL4Route(
   (result.invalid ? [] : rules).forEach((rule, ri) => {
     (rule.backendRefs ?? []).forEach((ref, bi) => {
       const r = resolveBackend(ctx, route, kind, ref, `spec.rules[${ri}].backendRefs[${bi}]`, protocol);
-      notePolicy(result, r.policy);
+      notePolicy(result, r);
       noteBackend(result, verdictOf(`spec.rules[${ri}].backendRefs[${bi}]`, ref, route, r));
       if (r.problem) {
         result.unresolved ??= r.problem;

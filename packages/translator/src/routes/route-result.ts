@@ -24,6 +24,8 @@ export interface RouteResult {
   backendVerdicts?: BackendVerdict[];
   /** BackendTLSPolicies (`namespace/name`) that apply to this route's backends. */
   backendTLSPolicies?: string[];
+  /** BackendTLSPolicies whose sectionName names no port of a Service this route sends to (not attached). */
+  detachedTLSPolicies?: string[];
 }
 
 export interface BackendVerdict {
@@ -38,10 +40,18 @@ export function noteBackend(result: RouteResult, v: BackendVerdict): void {
   (result.backendVerdicts ??= []).push(v);
 }
 
-export function notePolicy(result: RouteResult, policy: string | undefined): void {
-  if (!policy) return;
-  const l = (result.backendTLSPolicies ??= []);
-  if (!l.includes(policy)) l.push(policy);
+export function notePolicy(
+  result: RouteResult,
+  { policy, detachedPolicies }: { policy?: string; detachedPolicies?: readonly string[] },
+): void {
+  if (policy) {
+    const l = (result.backendTLSPolicies ??= []);
+    if (!l.includes(policy)) l.push(policy);
+  }
+  for (const p of detachedPolicies ?? []) {
+    const l = (result.detachedTLSPolicies ??= []);
+    if (!l.includes(p)) l.push(p);
+  }
 }
 
 export function verdictOf(

@@ -1,5 +1,7 @@
 // Stage 9: BackendTLSPolicy status. Its ancestors are the route parents (Gateways) whose routes
-// use the policy's Service; derived again only when a policy or a route using one changed.
+// use the policy's Service; derived again only when a policy or a route using one changed. An
+// ancestor reached only through a target the policy fails to attach to (its sectionName names no
+// port of the Service) is told so: Accepted=False, TargetNotFound, naming the section.
 import { type BackendTLSPolicy, type Condition } from '@turnpike/api';
 import { condition, conditionOf, resolvedRefsCondition, sortConditions } from '../status/conditions.js';
 import type { TranslationRun } from '../incremental/run.js';
@@ -20,13 +22,24 @@ export class BackendTLSStatusStage {
       const key = `${p.metadata.namespace}/${p.metadata.name}`;
       // A policy that lost a conflict reports on the ancestors of the winner it lost to.
       const winner = model.lostTo?.policy;
-      const refs =
+      const attached =
         ancestors.get(key) ??
         (winner ? ancestors.get(`${winner.metadata.namespace}/${winner.metadata.name}`) : undefined);
-      if (!refs) continue;
+      const detached = stage.detachedAncestors.get(key);
+      if (!attached && !detached) continue;
+      const refs = new Map([...(attached ?? []), ...(detached ?? [])].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
       const gen = p.metadata.generation;
       const conds: Condition[] = [
         conditionOf('Accepted', model.notAccepted, { reason: 'Accepted', message: 'Policy is accepted' }, gen),
+        resolvedRefsCondition(model.refsProblem, gen),
+      ];
+      // "If a SectionName is specified, but does not exist on the targeted object, the Policy must fail to
+      // attach, and the policy implementation should record a `ResolvedRefs` or similar Condition in the
+      // Policy's status": Accepted=False with TargetNotFound ("the policy is attached to an invalid target
+      // resource"), on the ancestors that reach the policy through that target only.
+      const notFound = model.detached?.map((d) => d.problem.message).join('; ');
+      const detachedConds: Condition[] = [
+        condition('Accepted', false, 'TargetNotFound', notFound ?? '', gen),
         resolvedRefsCondition(model.refsProblem, gen),
       ];
       // Keep the first 16 ancestors in a stable order; the last one listed says how many are not.
@@ -34,7 +47,7 @@ export class BackendTLSStatusStage {
       const list = all.slice(0, MAX_ANCESTORS).map((k) => ({
         ancestorRef: refs.get(k)!,
         controllerName: run.controllerName,
-        conditions: sortConditions(conds.map((c) => ({ ...c }))),
+        conditions: sortConditions((detached?.has(k) ? detachedConds : conds).map((c) => ({ ...c }))),
       }));
       if (all.length > MAX_ANCESTORS) {
         const rest = all.slice(MAX_ANCESTORS).map((k) => `${refs.get(k)!.namespace}/${refs.get(k)!.name}`);

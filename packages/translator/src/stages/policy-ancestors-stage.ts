@@ -15,6 +15,11 @@ type AncestorRef = PolicyAncestorStatus['ancestorRef'];
 export class PolicyAncestorsStage {
   /** Policy (`namespace/name`) → its ancestor refs, keyed and sorted by their canonical JSON. */
   ancestors = new Map<string, Map<string, AncestorRef>>();
+  /**
+   * Policy → the ancestors reached through a Service it fails to attach to (a sectionName naming no port
+   * of it), keyed likewise; an ancestor also reached through an attached target is in `ancestors` only.
+   */
+  detachedAncestors = new Map<string, Map<string, AncestorRef>>();
   /** Gateway (`namespace/name`) → the policies it is beyond the 16th ancestor of. */
   private overflow = new Map<string, Set<string>>();
   /** Gateways whose overflow changed in the last run (assembled again). */
@@ -27,28 +32,38 @@ export class PolicyAncestorsStage {
     this.changedRoutes = new Set();
     if (!policies.changed && !routes.policiesTouched) return;
     const ancestors = new Map<string, Map<string, AncestorRef>>();
+    const detached = new Map<string, Map<string, AncestorRef>>();
+    const add = (to: Map<string, Map<string, AncestorRef>>, policy: string, ref: AncestorRef) => {
+      const m = to.get(policy) ?? new Map<string, AncestorRef>();
+      m.set(JSON.stringify(ref), ref);
+      to.set(policy, m);
+    };
     for (const key of [...routes.routesWithPolicies].sort()) {
       const r = routes.entries.get(key)?.result;
       if (!r) continue;
-      for (const policy of r.backendTLSPolicies ?? []) {
-        for (const p of r.parents) {
-          if (!parentCarriesTraffic(r, p)) continue;
-          const ref = {
-            group: p.ref.group ?? 'gateway.networking.k8s.io',
-            kind: p.ref.kind ?? 'Gateway',
-            namespace: p.ref.namespace ?? r.object.metadata.namespace ?? '',
-            name: p.ref.name,
-            ...(p.ref.sectionName !== undefined ? { sectionName: p.ref.sectionName } : {}),
-            ...(p.ref.port !== undefined ? { port: p.ref.port } : {}),
-          };
-          const m = ancestors.get(policy) ?? new Map<string, AncestorRef>();
-          m.set(JSON.stringify(ref), ref);
-          ancestors.set(policy, m);
-        }
+      for (const p of r.parents) {
+        if (!parentCarriesTraffic(r, p)) continue;
+        const ref = {
+          group: p.ref.group ?? 'gateway.networking.k8s.io',
+          kind: p.ref.kind ?? 'Gateway',
+          namespace: p.ref.namespace ?? r.object.metadata.namespace ?? '',
+          name: p.ref.name,
+          ...(p.ref.sectionName !== undefined ? { sectionName: p.ref.sectionName } : {}),
+          ...(p.ref.port !== undefined ? { port: p.ref.port } : {}),
+        };
+        for (const policy of r.backendTLSPolicies ?? []) add(ancestors, policy, ref);
+        for (const policy of r.detachedTLSPolicies ?? []) add(detached, policy, ref);
       }
     }
-    for (const [policy, refs] of ancestors)
-      ancestors.set(policy, new Map([...refs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
+    const sorted = (refs: Map<string, AncestorRef>) =>
+      new Map([...refs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    for (const [policy, refs] of ancestors) ancestors.set(policy, sorted(refs));
+    for (const [policy, refs] of detached) {
+      const attached = ancestors.get(policy);
+      for (const k of attached?.keys() ?? []) refs.delete(k);
+      if (refs.size) detached.set(policy, sorted(refs));
+      else detached.delete(policy);
+    }
     const overflow = new Map<string, Set<string>>();
     for (const [policy, refs] of ancestors) {
       const all = [...refs.values()];
@@ -70,6 +85,7 @@ export class PolicyAncestorsStage {
         if (routes.routesWithPolicies.has(rk)) this.changedRoutes.add(rk);
     }
     this.ancestors = ancestors;
+    this.detachedAncestors = detached;
     this.overflow = overflow;
   }
 

@@ -49,6 +49,12 @@ export class PolicyStage {
       const [ns, service] = target.split('/') as [string, string];
       run.facts.add(backendTLSFact(ns, service));
     }
+    // The routes to a Service also name the policies that fail to attach to it (their ancestors).
+    for (const target of new Set([...this.index.detachedByService.keys(), ...next.detachedByService.keys()])) {
+      const [ns, service] = target.split('/') as [string, string];
+      if (this.index.detachedFrom(ns, service).join() !== next.detachedFrom(ns, service).join())
+        run.facts.add(backendTLSFact(ns, service));
+    }
     this.index = next;
   }
 
@@ -61,5 +67,11 @@ export class PolicyStage {
   ): BackendTLSModel | undefined {
     run.inputs.depend(backendTLSFact(namespace, service));
     return this.index.forBackend(namespace, service, portName);
+  }
+
+  /** The policies whose sectionName names no port of this Service, recording the dependency on them. */
+  detachedFrom(run: TranslationRun, namespace: string, service: string): string[] {
+    run.inputs.depend(backendTLSFact(namespace, service));
+    return this.index.detachedFrom(namespace, service);
   }
 }

@@ -55,7 +55,7 @@ export class RouteStage {
   readonly entries = new Map<string, RouteEntry>();
   /** Gateway `namespace/name` → keys of the routes that name it as a parent. */
   readonly routesOfGateway = new Map<string, Set<string>>();
-  /** Routes that use a BackendTLSPolicy (their statuses feed the policy's ancestors). */
+  /** Routes that use a BackendTLSPolicy, or a Service one fails to attach to (they feed its ancestors). */
   readonly routesWithPolicies = new Set<string>();
   private readonly clusterUsers = new Map<string, number>();
 
@@ -77,6 +77,7 @@ export class RouteStage {
     const ctx: TranslationContext = {
       inputs: run.inputs,
       backendTLS: (namespace, service, port) => policies.forBackend(run, namespace, service, port),
+      detachedTLS: (namespace, service) => policies.detachedFrom(run, namespace, service),
       clusterReady: (cluster: ClusterIR) => {
         run.inputs.depend(readyDependency(cluster.name));
         return endpoints.endpoints(run.inputs, cluster).ready;
@@ -141,7 +142,7 @@ export class RouteStage {
       this.touchedGateways.add(gateway);
     }
     for (const cluster of entry.clusters) this.clusterUsers.set(cluster, (this.clusterUsers.get(cluster) ?? 0) + 1);
-    if (entry.result?.backendTLSPolicies?.length) {
+    if (usesPolicies(entry.result)) {
       this.routesWithPolicies.add(key);
       this.policiesTouched = true;
     }
@@ -163,8 +164,8 @@ export class RouteStage {
         endpoints.forget(cluster);
       }
     }
-    if (entry.result?.backendTLSPolicies?.length) this.policiesTouched = true;
-    if (!keep?.result?.backendTLSPolicies?.length) this.routesWithPolicies.delete(key);
+    if (usesPolicies(entry.result)) this.policiesTouched = true;
+    if (!usesPolicies(keep?.result)) this.routesWithPolicies.delete(key);
   }
 
   diagnostics(): Diagnostic[] {
@@ -173,3 +174,6 @@ export class RouteStage {
     return out.sort((a, b) => (a.object < b.object ? -1 : a.object > b.object ? 1 : 0));
   }
 }
+
+const usesPolicies = (r: RouteResult | undefined): boolean =>
+  !!(r?.backendTLSPolicies?.length || r?.detachedTLSPolicies?.length);
