@@ -44,6 +44,62 @@ describe('explain', () => {
       /listener https \(HTTPS :443, hostname foo\.example\.com\): accepts the route, but is not programmed \(.*missing-cert.*\): the proxy serves nothing on it/,
     );
     expect(text).not.toContain('serves foo.example.com');
+    expect(text).toContain('the proxy serves none of this route: every listener that accepts it is not programmed');
+    expect(text).not.toContain('what the proxy does');
+  });
+
+  it('a route no listener accepts: says the proxy serves none of it, and describes no answers', () => {
+    const objects = [
+      gatewayClass(),
+      gateway('gw', [http()]),
+      service('svc'),
+      httpRoute('r', {
+        parentRefs: [{ ...toGw, sectionName: 'nope' }],
+        rules: [{ backendRefs: [{ name: 'svc', port: 8080 }] }],
+      }),
+    ];
+    const text = lines(objects, 'HTTPRoute', 'apps', 'r');
+    expect(text).toContain('NOT attached');
+    expect(text).toContain('the proxy serves none of this route: no parent attached it');
+    expect(text).not.toContain('what the proxy does');
+    expect(text).not.toContain('sends 100%');
+  });
+
+  it('a rule whose regex cannot be compiled: that match is left out (not "answers 500"), its valid match answers 500', () => {
+    const objects = [
+      gatewayClass(),
+      gateway('gw', [http()]),
+      service('svc'),
+      endpointSlice('svc'),
+      httpRoute('r', {
+        parentRefs: [toGw],
+        rules: [
+          { matches: [{ path: { type: 'PathPrefix', value: '/ok' } }], backendRefs: [{ name: 'svc', port: 8080 }] },
+          {
+            matches: [
+              { path: { type: 'RegularExpression', value: '/a(?=b)' } },
+              { path: { type: 'Exact', value: '/mine' } },
+            ],
+            backendRefs: [{ name: 'svc', port: 8080 }],
+          },
+        ],
+      }),
+    ];
+    const text = lines(objects, 'HTTPRoute', 'apps', 'r');
+    expect(text).toContain('some rules are invalid: spec.rules[1].matches[0].path.value');
+    expect(text).not.toContain('invalid and answer 500');
+    expect(text).toContain('rule/1/match/1: any method, path Exact /mine → answers 500');
+    expect(text).toMatch(
+      /rule\/1\/match\/0: left out, it cannot be compiled \(spec\.rules\[1\]\.matches\[0\]\.path\.value: .*lookahead.*\): the requests it would match go to whatever else on the host matches them, or get 404/,
+    );
+    expect(text).toContain('rule/0/match/0: any method, path PathPrefix /ok → sends 100% to apps/svc/8080');
+    // The status analyze reports says the same.
+    const status = explain(snapshotFromObjects(objects), 'HTTPRoute', 'apps', 'r').status as {
+      parents: { conditions: { type: string; message: string }[] }[];
+    };
+    expect(status.parents[0]!.conditions.find((c) => c.type === 'PartiallyInvalid')!.message).toMatch(
+      /^Invalid rules answer 500 \(a match that cannot be compiled is left out instead\): spec\.rules\[1\]\.matches\[0\]/,
+    );
   });
 
   it('per rule: the match, the filters, and the answer with the share that answers 500', () => {

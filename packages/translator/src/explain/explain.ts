@@ -3,6 +3,7 @@
 // every backendRef and what became of it. "Why is my route not attached?" answered in one place.
 import { ROUTE_KINDS, objectKey, type Condition, type KubeObject, type ParentReference } from '@turnpike/api';
 import type { ListenerVerdict } from '../routes/attachment.js';
+import type { RouteResult } from '../routes/route-result.js';
 import { getObject, type Snapshot } from '../snapshot.js';
 import { Translator, type TranslateOptions } from '../translate.js';
 import { httpActionLines, l4ActionLine } from './explain-actions.js';
@@ -129,6 +130,18 @@ function verdictText(v: ListenerVerdict, ref: ParentReference, kind: string, rou
   }
 }
 
+/**
+ * Why the proxy serves nothing of a route, if it does not: no parent attached it, or it is attached only to
+ * listeners that are not programmed. What the proxy does is described only for a route it serves.
+ */
+function whyNotServed(r: RouteResult): string | undefined {
+  const attached = r.parents.filter((p) => !p.problem);
+  if (!attached.length) return 'no parent attached it (see each parentRef above)';
+  if (!attached.some((p) => p.attached.some((a) => listenerProgrammable(a.listener))))
+    return 'every listener that accepts it is not programmed';
+  return undefined;
+}
+
 function conditionLines(conditions: unknown, indent: string): string[] {
   return ((conditions as Condition[] | undefined) ?? []).map(
     (c) => `${indent}${c.type}=${c.status} (${c.reason}): ${c.message}`,
@@ -186,10 +199,20 @@ export function explain(
         }
       }
     }
-    if (r?.partiallyInvalid) lines.push(`  some rules are invalid and answer 500: ${r.partiallyInvalid.message}`);
-    if (r?.invalid) lines.push(`  every rule is invalid: the proxy serves none of them (${r.invalid.message})`);
-    else if (r?.http?.length) lines.push('  what the proxy does', ...httpActionLines(r.http).map((l) => `    ${l}`));
-    else if (r?.l4) lines.push('  what the proxy does', `    ${l4ActionLine(r.l4)}`);
+    // What each invalid rule gets is said per match below: 500 where its match is configured, nothing
+    // where the match itself cannot be compiled and is left out.
+    if (r?.partiallyInvalid) lines.push(`  some rules are invalid: ${r.partiallyInvalid.message}`);
+    if (r?.invalid) lines.push(`  every rule is invalid: ${r.invalid.message}`);
+    const notServed = r && whyNotServed(r);
+    if (notServed) lines.push(`  the proxy serves none of this route: ${notServed}`);
+    else if (r?.http) {
+      const leftOut = (r.leftOut ?? []).map(
+        (m) =>
+          `rule/${m.rule}/match/${m.match}: left out, it cannot be compiled (${m.problem.message}): the requests ` +
+          'it would match go to whatever else on the host matches them, or get 404',
+      );
+      lines.push('  what the proxy does', ...[...httpActionLines(r.http), ...leftOut].map((l) => `    ${l}`));
+    } else if (r?.l4) lines.push('  what the proxy does', `    ${l4ActionLine(r.l4)}`);
   } else if (kind === 'BackendTLSPolicy' || status) {
     if (kind === 'BackendTLSPolicy') lines.push(...backendTLSPolicyLines(translator, snapshot, object));
     lines.push(...conditionLines(status?.conditions, '  '));

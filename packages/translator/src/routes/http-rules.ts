@@ -75,7 +75,10 @@ export function translateRules(
     rule.matches.forEach((match, matchIndex) => {
       // A match that cannot be compiled serves nothing: answering it as `PathPrefix /` would
       // shadow every other route's `/` on the host. The rule's valid matches answer 500.
-      if ('reason' in match) return;
+      if ('reason' in match) {
+        (result.leftOut ??= []).push({ rule: ruleIndex, match: matchIndex, problem: match });
+        return;
+      }
       irRoutes.push(matchRoute(owner, rule, ruleIndex, match, matchIndex, filters, backends, invalid));
     });
     if (invalid) noteInvalidRule(result, invalid);

@@ -24,6 +24,11 @@ export interface RouteResult {
   backendVerdicts?: BackendVerdict[];
   /** BackendTLSPolicies (`namespace/name`) that apply to this route's backends. */
   backendTLSPolicies?: string[];
+  /**
+   * Matches that cannot be compiled (an RE2 error, an unknown type): left out of the configuration, they
+   * serve nothing, and what they would match goes to whatever else matches it (for `explain`).
+   */
+  leftOut?: { rule: number; match: number; problem: Problem }[];
   /** BackendTLSPolicies whose sectionName names no port of a Service this route sends to (not attached). */
   detachedTLSPolicies?: string[];
 }

@@ -43,7 +43,9 @@ export function routeStatus(
             'PartiallyInvalid',
             true,
             r.partiallyInvalid.reason,
-            `Invalid rules answer 500: ${r.partiallyInvalid.message}`,
+            // A match that cannot be compiled serves nothing at all (routes/http-rules.ts): say so.
+            `Invalid rules answer 500${r.leftOut?.length ? ' (a match that cannot be compiled is left out instead)' : ''}: ` +
+              r.partiallyInvalid.message,
             gen,
           ),
         );
