@@ -47,3 +47,75 @@ export function parseRedactedValue(text: string | undefined): RedactedValue | un
   if (!m) return undefined;
   return { sha256: m[1]!, ...(m[2] ? { privateKey: m[2] as RedactedValue['privateKey'] } : {}) };
 }
+
+/**
+ * What the controller publishes of the Secrets and ConfigMaps that Turnpike's objects reference
+ * (listener and backend client certificates, CA bundles, plugin pull Secrets), for the live tools
+ * (`analyze|explain|diff --kubeconfig`), which read no Secret and no ConfigMap: the ClusterRole
+ * turnpike-viewer has no verb on Secrets, since RBAC cannot grant a Secret's metadata without its
+ * values. It holds the controller's verdicts and what a certificate shows anyone it is presented to,
+ * never a value: no key, no hash of a key, no credential. Kept in the ConfigMap
+ * `turnpike-references` of the controller's namespace (kube/src/reference-record.ts).
+ */
+export interface ReferenceRecord {
+  /** When the controller last changed it (it is rewritten whenever what it says changes). */
+  updated: string;
+  references: RecordedReference[];
+  /** References left out because the record would pass the size of a ConfigMap (the tools cannot tell them). */
+  omitted?: number;
+}
+
+/** One referenced object, as the controller last saw it. */
+export interface RecordedReference {
+  kind: 'Secret' | 'ConfigMap';
+  namespace: string;
+  name: string;
+  /**
+   * False: the controller saw no such object. Always set in the record; left out of a tool's stand-in for
+   * an object the record does not have (which may or may not exist).
+   */
+  found?: boolean;
+  /** A Secret's type. */
+  type?: string;
+  /** Used as a serving or client certificate (`tls.crt` and `tls.key`). */
+  certificate?: RecordedCertificate;
+  /** Used as a CA bundle (`ca.crt`). */
+  caBundle?: RecordedCABundle;
+  /** Used as a plugin pull Secret: whether it holds a `.dockerconfigjson`. */
+  pullSecret?: { dockerConfig: boolean };
+}
+
+export interface RecordedCertificate {
+  /** Why the controller does not serve it (its words, as the listener's condition has them); absent: usable. */
+  problem?: string;
+  /** Of the first certificate of `tls.crt`, when it parses: SHA-256 fingerprint, names, validity. */
+  fingerprint?: string;
+  dnsNames?: string[];
+  notBefore?: string;
+  notAfter?: string;
+  /** Whether `tls.key` is the private key of that certificate. */
+  keyMatches?: boolean;
+}
+
+export interface RecordedCABundle {
+  /** Why it is not usable; absent: usable. */
+  problem?: string;
+  /** How many certificates it holds, and the sha256 of their PEM blocks (nothing else of the value). */
+  certificates?: number;
+  sha256?: string;
+}
+
+/**
+ * The apiVersion of a Secret or ConfigMap that a live tool puts where the real one would be: it
+ * carries `recorded` (what the controller's record says of it, for the uses it records) and no
+ * values. Only the tools make these; the translator judges them by their record, and a use the
+ * record does not cover as one it cannot tell. The API server serves no such version, so no object
+ * from a cluster is ever taken for one, and file input naming it is refused as the API server would
+ * (engine/src/schema/manifest-validation.ts).
+ */
+export const RECORDED_API_VERSION = 'turnpike.dev/recorded';
+
+/** The record a tool's stand-in carries; undefined for any real object. */
+export function recordedOf(o: { apiVersion?: string; recorded?: unknown }): RecordedReference | undefined {
+  return o.apiVersion === RECORDED_API_VERSION ? (o.recorded as RecordedReference | undefined) : undefined;
+}

@@ -18,3 +18,4 @@ export * from './status/reasons.js';
 export * from './plugins/plugin-fetch-requests.js';
 export { CONFIG_HASH_ANNOTATION, PLUGINS_ANNOTATION, type PodTemplate } from './plugins/proxy-rollout.js';
 export { PLUGINS_INSTALLED, ROLLOUT_HELD } from './plugins/plugin-installation.js';
+export * from './policies/recorded-references.js';

@@ -1,7 +1,7 @@
 // What the API server would refuse when a manifest is created, checked for file input so that `run --dir`,
 // `translate`, `diff` and `analyze` see the objects a cluster would hold: object names, the served
 // apiVersion, and for our CRDs and the Gateway API's their OpenAPI schema and CEL rules.
-import type { KubeObject } from '@turnpike/api';
+import { RECORDED_API_VERSION, type KubeObject } from '@turnpike/api';
 import { compileExpression, ruleExpressions } from './cel-validation.js';
 import { allCrdSchemas, crdSchemaFor, type CrdSchema } from './crd-schemas.js';
 import { validateValue, withDefaults, type FieldError } from './openapi-validation.js';
@@ -15,6 +15,9 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})
 /** Every reason the API server would refuse to create this object; empty when it would accept it. */
 export function validateManifest(o: KubeObject): FieldError[] {
   const errors = validateMetadata(o);
+  // The live tools' stand-ins for what they cannot read (api/secret-data.ts): never served, never input.
+  if (o.apiVersion === RECORDED_API_VERSION)
+    errors.push({ path: 'apiVersion', message: `${o.apiVersion} is not served (it names a live tool's stand-in)` });
   const lookup = crdSchemaFor(o.apiVersion, o.kind);
   if (!lookup) return errors;
   if (!lookup.found) {

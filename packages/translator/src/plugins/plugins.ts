@@ -10,6 +10,7 @@
 import {
   TURNPIKE_GROUP,
   parseImageReference,
+  recordedOf,
   secretText,
   type Condition,
   type PluginFetch,
@@ -20,6 +21,7 @@ import {
 import { type Problem, condition, conditionOf, sortConditions } from '../status/conditions.js';
 import type { Inputs } from '../incremental/inputs.js';
 import { referenceNotPermitted } from '../policies/reference-grants.js';
+import { NOT_TOLD } from '../policies/certificates.js';
 
 export const DOCKER_CONFIG_SECRET_TYPE = 'kubernetes.io/dockerconfigjson';
 /** The key of a pull Secret that holds the registry credentials. */
@@ -47,7 +49,19 @@ export function pullSecretAccess(inputs: Inputs, pi: PluginInstallation): PullAc
   if (notPermitted) return { problem: notPermitted };
   const secret = inputs.get<Secret>('Secret', ns, ref.name);
   if (!secret) return { problem: { reason: 'InvalidPullSecret', message: `spec.pullSecretRef: ${target} not found` } };
-  if (secret.type !== DOCKER_CONFIG_SECRET_TYPE || !secretText(secret, DOCKER_CONFIG_KEY)) {
+  // A live tool's stand-in (api/secret-data.ts): what the controller recorded of it, if it did.
+  const recorded = recordedOf(secret);
+  if (recorded && !recorded.pullSecret)
+    return {
+      problem: {
+        reason: 'InvalidPullSecret',
+        message: `spec.pullSecretRef: ${target}: not readable here, and not in the controller's record: ${NOT_TOLD}`,
+      },
+    };
+  const usable = recorded
+    ? recorded.type === DOCKER_CONFIG_SECRET_TYPE && recorded.pullSecret!.dockerConfig
+    : secret.type === DOCKER_CONFIG_SECRET_TYPE && !!secretText(secret, DOCKER_CONFIG_KEY);
+  if (!usable) {
     return {
       problem: {
         reason: 'InvalidPullSecret',

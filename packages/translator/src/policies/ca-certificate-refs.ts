@@ -4,13 +4,14 @@
 import {
   CLUSTER_TRUST_BUNDLE_API,
   CLUSTER_TRUST_BUNDLE_GROUP,
+  recordedOf,
   secretText,
   type ClusterTrustBundle,
   type ConfigMap,
   type Secret,
   type ServedAPI,
 } from '@turnpike/api';
-import { checkCABundle } from './certificates.js';
+import { checkCABundle, NOT_TOLD } from './certificates.js';
 import type { Inputs } from '../incremental/inputs.js';
 
 export const CA_BUNDLE_KEY = 'ca.crt';
@@ -24,6 +25,17 @@ export function caBundleInObject(
 ): { pem: string } | { problem: string } {
   const object = inputs.get<ConfigMap | Secret>(kind, namespace, name);
   if (!object) return { problem: `${kind} ${namespace}/${name} not found` };
+  const recorded = recordedOf(object);
+  if (recorded) {
+    // A live tool's stand-in: the controller's verdict, and a line that stands for the bundle in the IR.
+    const b = recorded.caBundle;
+    const what = `${kind} ${namespace}/${name}`;
+    if (!b)
+      return { problem: `${what}: not readable here, and not in the controller's record as a CA bundle: ${NOT_TOLD}` };
+    if (b.problem !== undefined) return { problem: `${what}: ${b.problem}` };
+    const facts = `${b.certificates} certificate(s), sha256 ${b.sha256}`;
+    return { pem: `# ${what} "ca.crt" as the controller recorded it: ${facts}\n` };
+  }
   const pem =
     kind === 'ConfigMap' ? (object as ConfigMap).data?.[CA_BUNDLE_KEY] : secretText(object as Secret, CA_BUNDLE_KEY);
   const problem = checkCABundle(pem);

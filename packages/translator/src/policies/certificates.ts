@@ -1,7 +1,7 @@
 // TLS material checks done without I/O: PEM certificates and keys are parsed with node:crypto
 // (pure computation), and a key must belong to its certificate.
 import { X509Certificate, createHash, createPrivateKey, createPublicKey } from 'node:crypto';
-import { parseRedactedValue, secretText, type Secret } from '@turnpike/api';
+import { parseRedactedValue, recordedOf, secretText, type RecordedReference, type Secret } from '@turnpike/api';
 
 export interface ParsedCertificate {
   fingerprint: string;
@@ -25,6 +25,8 @@ const MAX_VERDICTS = 512;
 
 /** Returns an error message, or the parsed certificate when the Secret holds a usable TLS pair. */
 export function checkTLSSecret(secret: Secret): TLSSecretVerdict {
+  const recorded = recordedOf(secret);
+  if (recorded) return recordedTLSVerdict(recorded);
   if (secret.type !== undefined && secret.type !== 'kubernetes.io/tls') {
     return { error: `type is ${secret.type}, want kubernetes.io/tls` };
   }
@@ -83,10 +85,34 @@ function checkPair(crt: string, key: string): TLSSecretVerdict {
 /** `keyDigest`: the sha256 of the key (what an event log keeps of it), so a replay hashes the same. */
 function parsed(cert: X509Certificate, crt: string, keyDigest: string): ParsedCertificate {
   const sha256 = createHash('sha256').update(crt).update('\0').update(keyDigest).digest('hex');
-  return { fingerprint: cert.fingerprint256, sha256, dnsNames: dnsNames(cert), notAfter: cert.validTo };
+  return { fingerprint: cert.fingerprint256, sha256, dnsNames: certificateDnsNames(cert), notAfter: cert.validTo };
 }
 
-function dnsNames(cert: X509Certificate): string[] {
+/** What a live tool says of a use of a Secret or ConfigMap that the controller's record does not cover. */
+export const NOT_TOLD = 'the controller judges it (its status says how)';
+
+/**
+ * A live tool's stand-in (api/secret-data.ts): the controller's verdict as its record has it. The
+ * sha256 stands for the served content (the record has no digest of the key): the same certificate
+ * gives the same one, which is all a tool's two translations compare.
+ */
+function recordedTLSVerdict(r: RecordedReference): TLSSecretVerdict {
+  const c = r.certificate;
+  if (!c) return { error: `not readable here, and not in the controller's record as a certificate: ${NOT_TOLD}` };
+  if (c.problem !== undefined) return { error: c.problem };
+  const fingerprint = c.fingerprint ?? '';
+  return {
+    cert: {
+      fingerprint,
+      sha256: createHash('sha256').update(`recorded certificate ${fingerprint}`).digest('hex'),
+      dnsNames: c.dnsNames ?? [],
+      notAfter: c.notAfter ?? '',
+    },
+  };
+}
+
+/** The DNS names a certificate serves: its DNS SANs, sorted, else its subject's CN. */
+export function certificateDnsNames(cert: X509Certificate): string[] {
   const san = cert.subjectAltName ?? '';
   const names = san
     .split(',')
