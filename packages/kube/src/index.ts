@@ -14,3 +14,4 @@ export * from './xds-authority.js';
 export * from './proxy-report-liveness.js';
 export * from './proxy-report-publisher.js';
 export * from './port-forward.js';
+export * from './reference-record.js';

@@ -18,6 +18,7 @@ import {
   kubeSource,
   LeaderElector,
   ProxyReportPublisher,
+  ReferenceRecordPublisher,
   StatusWriter,
   startDebugServer,
   startHealthServer,
@@ -221,7 +222,9 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     onWrite: (_k, ok) => metrics.statusWrites.inc({ result: ok ? 'ok' : 'error' }),
   });
   // Only the leader writes; every replica serves xDS. On gaining the lease, write everything.
-  const leader = new LeaderWrites(writer, () => infraRef.applier, o.leaderElect === false);
+  // The record of referenced Secrets goes into our namespace, for the live tools (turnpike-viewer).
+  const record = new ReferenceRecordPublisher({ client, namespace, log: say });
+  const leader = new LeaderWrites(writer, () => infraRef.applier, o.leaderElect === false, record);
   metrics.leader.set(leader.isLeading ? 1 : 0);
   const elector =
     o.leaderElect === false

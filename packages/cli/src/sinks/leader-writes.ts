@@ -1,9 +1,10 @@
-// What only the leader does with a translation: write statuses and apply each Gateway's proxy
-// objects. Every replica keeps the last translation, so a replica that gains the lease writes
-// everything at once, and the status writer is given whole outputs until it has written them all
-// (which also clears entries a previous leader left on objects no longer ours).
+// What only the leader does with a translation: write statuses, apply each Gateway's proxy objects
+// and keep the record of referenced Secrets for the live tools up to date. Every replica keeps the
+// last translation, so a replica that gains the lease writes everything at once, and the status
+// writer is given whole outputs until it has written them all (which also clears entries a previous
+// leader left on objects no longer ours).
 import type { EngineOutput } from '@turnpike/engine';
-import type { InfraApplier, StatusWriter } from '@turnpike/kube';
+import type { InfraApplier, ReferenceRecordPublisher, StatusWriter } from '@turnpike/kube';
 import type { Sink } from '../controller.js';
 
 export class LeaderWrites {
@@ -15,6 +16,7 @@ export class LeaderWrites {
     /** Created after the elector starts: the CA and the lease call in before it exists. */
     private readonly infra: () => InfraApplier | undefined,
     private leading: boolean,
+    private readonly record?: ReferenceRecordPublisher,
   ) {}
 
   get isLeading(): boolean {
@@ -26,6 +28,7 @@ export class LeaderWrites {
     if (!this.last) return;
     this.writer.update(this.last.result, this.last.snapshot);
     this.infra()?.update(this.last.result.infraIR);
+    this.record?.update(this.last.snapshot, true);
     this.writtenAll = true;
   }
 
@@ -34,7 +37,7 @@ export class LeaderWrites {
     this.writtenAll = false;
   }
 
-  /** The sinks: keep the last output, write statuses, apply infra. */
+  /** The sinks: keep the last output, write statuses, apply infra, record referenced Secrets. */
   sinks(onClose: () => void): Sink[] {
     return [
       { name: 'last', accept: (out) => void (this.last = out) },
@@ -56,6 +59,13 @@ export class LeaderWrites {
           this.infra()?.stop();
           onClose();
         },
+      },
+      {
+        name: 'reference-record',
+        accept: (out) => {
+          if (this.leading) this.record?.update(out.snapshot);
+        },
+        close: () => this.record?.stop(),
       },
     ];
   }
