@@ -3,16 +3,28 @@
 // the cluster does not serve is skipped; one with fallback versions is listed at the first version
 // served, and said to be served or not as the controller's source says it), and, for what the
 // controller alone knows, the fetch result of each PluginInstallation rebuilt from the status the
-// controller wrote.
+// controller wrote. Secrets and ConfigMaps are not read at all (turnpike-viewer may not: a Secret
+// cannot be listed without its values): what the translation needs of those that are referenced
+// comes from the record the controller publishes (ConfigMap turnpike-references in its namespace;
+// live-references.ts puts it where the objects would be).
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import type { Condition, KubeObject, PluginFetch, PluginInstallation, ProxyReport } from '@turnpike/api';
+import type {
+  Condition,
+  ConfigMap,
+  KubeObject,
+  PluginFetch,
+  PluginInstallation,
+  ProxyReport,
+  ReferenceRecord,
+} from '@turnpike/api';
 import {
-  CONFIGMAP_LABEL_SELECTOR,
   KubeApiError,
   KubeClient,
   MANAGED_SELECTOR,
+  REFERENCE_RECORD_KEY,
+  REFERENCE_RECORD_NAME,
   RESOURCES,
   apiVersionOf,
   collectionPath,
@@ -49,12 +61,18 @@ export function liveClient(flags: LiveFlags): KubeClient {
   }
 }
 
-/** Every object of every watched kind, across namespaces (statuses depend on objects anywhere). */
+/** Kinds the live tools never read: the controller's record stands for what they need of them. */
+export const NOT_READ_LIVE = new Set(['Secret', 'ConfigMap']);
+
+/**
+ * Every object of every watched kind, across namespaces (statuses depend on objects anywhere), but
+ * Secrets and ConfigMaps.
+ */
 export async function listLiveObjects(client: KubeClient): Promise<KubeObject[]> {
   const out: KubeObject[] = [];
   for (const r of RESOURCES) {
-    const selector =
-      r.kind === 'ConfigMap' ? CONFIGMAP_LABEL_SELECTOR : r.kind === 'Deployment' ? MANAGED_SELECTOR : '';
+    if (NOT_READ_LIVE.has(r.kind)) continue;
+    const selector = r.kind === 'Deployment' ? MANAGED_SELECTOR : '';
     const listed =
       r.kind === 'ProxyReport'
         ? await liveProxyReports(client, r)
@@ -152,10 +170,74 @@ function pluginFetchesFromStatus(objects: readonly KubeObject[]): PluginFetch[] 
   return out;
 }
 
+/** The controller's record of referenced Secrets and ConfigMaps, as a live tool found it. */
+export interface LiveRecord {
+  /** `namespace/name` of the ConfigMap it was read from. */
+  source?: string;
+  record?: ReferenceRecord;
+  /** Why there is none. */
+  missing?: string;
+}
+
 /** A live cluster read once: its objects, and how its controller translates them. */
 export interface LiveCluster {
   objects: KubeObject[];
   options: TranslateOptions;
+  record: LiveRecord;
+}
+
+/** The controller's default namespace (deploy/, `--leader-election-namespace`). */
+const DEFAULT_CONTROLLER_NAMESPACE = 'turnpike-system';
+
+/**
+ * Where the controller runs: the namespace of the live ProxyReports (only the controller writes them, in
+ * its own namespace), else where it placed the proxies, else deploy/'s.
+ */
+export function controllerNamespaces(objects: readonly KubeObject[]): string[] {
+  const reports = new Set(objects.filter((o) => o.kind === 'ProxyReport').map((o) => o.metadata.namespace ?? ''));
+  if (reports.size) return [...reports].sort();
+  return [proxyNamespaceOf(objects) ?? DEFAULT_CONTROLLER_NAMESPACE];
+}
+
+/** The record in the first of `namespaces` that has one; why there is none otherwise. */
+export async function readReferenceRecord(client: KubeClient, namespaces: readonly string[]): Promise<LiveRecord> {
+  const refused: string[] = [];
+  for (const namespace of namespaces) {
+    const source = `${namespace}/${REFERENCE_RECORD_NAME}`;
+    let cm: ConfigMap;
+    try {
+      cm = await client.must<ConfigMap>('GET', `/api/v1/namespaces/${namespace}/configmaps/${REFERENCE_RECORD_NAME}`);
+    } catch (e) {
+      if (e instanceof KubeApiError && e.status === 404) continue;
+      if (e instanceof KubeApiError && e.status === 403) {
+        refused.push(source);
+        continue;
+      }
+      throw new CliError(`cannot read ConfigMap ${source}: ${(e as Error).message}`);
+    }
+    const record = parseRecord(cm.data?.[REFERENCE_RECORD_KEY]);
+    if (!record) return { source, missing: `ConfigMap ${source} does not hold a record this tool can read` };
+    return { source, record };
+  }
+  if (refused.length)
+    return {
+      missing:
+        `reading ConfigMap ${refused.join(', ')} is refused (bind the ClusterRole turnpike-viewer of this ` +
+        `release: it may get that ConfigMap)`,
+    };
+  const where = namespaces.map((n) => `${n}/${REFERENCE_RECORD_NAME}`).join(', ');
+  return {
+    missing: `the controller has published no record (no ConfigMap ${where}: none runs there, or it predates the record)`,
+  };
+}
+
+function parseRecord(text: string | undefined): ReferenceRecord | undefined {
+  try {
+    const r = JSON.parse(text ?? '') as ReferenceRecord;
+    return typeof r.updated === 'string' && Array.isArray(r.references) ? r : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export async function readLiveCluster(flags: LiveFlags): Promise<LiveCluster> {
@@ -163,7 +245,8 @@ export async function readLiveCluster(flags: LiveFlags): Promise<LiveCluster> {
   try {
     const objects = await listLiveObjects(client);
     const proxyNamespace = proxyNamespaceOf(objects);
-    return { objects, options: proxyNamespace !== undefined ? { proxyNamespace } : {} };
+    const record = await readReferenceRecord(client, controllerNamespaces(objects));
+    return { objects, options: proxyNamespace !== undefined ? { proxyNamespace } : {}, record };
   } finally {
     client.close();
   }

@@ -1,7 +1,8 @@
 // Offline translation of manifests: load, translate, and merge statuses into the objects.
 import { CONTROLLER_NAME, OWNED_STATUS_KINDS, objectKey, type KubeObject } from '@turnpike/api';
 import { loadManifests, type ManifestValidation } from '@turnpike/engine';
-import { withFilesApplied, type LiveCluster } from './live-cluster.js';
+import type { LiveCluster, LiveRecord } from './live-cluster.js';
+import { liveInput, type ReferenceNote } from './live-references.js';
 import {
   mergeStatus,
   snapshotFromObjects,
@@ -20,6 +21,9 @@ export interface OfflineResult {
   errors: string[];
   /** Skipped as `run --dir` skips them (dangling links, link loops, later copies of an object). */
   skipped: string[];
+  /** A live cluster's: the Secrets and ConfigMaps referenced, and what each was judged by (live-references.ts). */
+  references?: ReferenceNote[];
+  record?: LiveRecord;
 }
 
 export function withStatuses(objects: readonly KubeObject[], result: TranslateResult, now: string): KubeObject[] {
@@ -57,8 +61,9 @@ export function translatePaths(
 
 /**
  * A live cluster's objects (read once, live-cluster.ts), with files applied on top if any, translated
- * as its controller would.
+ * as its controller would; the Secrets and ConfigMaps they reference as the controller's record has them.
  */
 export function translateLive(live: LiveCluster, now: string, files: KubeObject[] = []): OfflineResult {
-  return translateObjects(files.length ? withFilesApplied(live.objects, files) : live.objects, now, live.options);
+  const input = liveInput(live, files);
+  return { ...translateObjects(input.objects, now, live.options), references: input.references, record: live.record };
 }

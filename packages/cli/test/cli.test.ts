@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { generatedName } from '@turnpike/translator';
 import { MANIFEST, ROUTE, start, tmp, turnpike, waitFor, write } from './cli-helpers.js';
+import { parseObjectRef } from '../src/commands/explain.js';
 
 describe('turnpike translate', () => {
   it('prints the input objects with statuses, the xDS IR, the infra IR and the Envoy resources', () => {
@@ -356,5 +357,12 @@ describe('turnpike explain', () => {
         ref,
         expect.stringContaining('Accepted=True'),
       ]);
+  });
+  it('takes a plural in -ies as kubectl does (backendtlspolicies)', () => {
+    expect(parseObjectRef('backendtlspolicies/edge/vault-tls')).toEqual({
+      kind: 'BackendTLSPolicy',
+      namespace: 'edge',
+      name: 'vault-tls',
+    });
   });
 });

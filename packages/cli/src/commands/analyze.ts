@@ -11,6 +11,7 @@ import { format } from '../output.js';
 import { isTrouble } from '../status-lines.js';
 import { backendProblems, scopeWarnings } from '../analyze-scope.js';
 import { kubeconfigPath, readLiveCluster } from '../live-cluster.js';
+import { recordSummary } from '../live-references.js';
 
 export interface Finding {
   object: string;
@@ -128,8 +129,17 @@ export function registerAnalyze(program: Command): void {
         ...r.result.diagnostics.map((d) => ({ level: d.level, message: `${d.object}: ${d.message}` })),
       ];
       const outOfScope = scopeWarnings(inputs).filter((w) => wanted(w.object));
+      // Live: what was not read (Secrets, ConfigMaps), what stood for it, and what cannot be told here.
+      const references = (r.references ?? []).filter((n) => n.referrers.some((x) => wanted(x.from)));
+      const notes = r.record
+        ? [
+            recordSummary(r.record, r.references ?? []),
+            ...references.filter((n) => n.judged === 'unknown' || n.notRecorded).flatMap((n) => n.says),
+          ]
+        : [];
       if (opts.output === 'text') {
         for (const e of errors) process.stdout.write(`${e.level}: ${e.message}\n`);
+        for (const n of notes) process.stdout.write(`note: ${n}\n`);
         for (const w of outOfScope) process.stdout.write(`warning: ${w.object} ${w.where}: ${w.message}\n`);
         for (const f of found)
           process.stdout.write(
@@ -142,7 +152,15 @@ export function registerAnalyze(program: Command): void {
         );
       } else {
         process.stdout.write(
-          format({ problems: found, messages: errors, notJudged: outOfScope }, opts.output as 'json' | 'yaml'),
+          format(
+            {
+              problems: found,
+              messages: errors,
+              notJudged: outOfScope,
+              ...(r.record ? { notes, references } : {}),
+            },
+            opts.output as 'json' | 'yaml',
+          ),
         );
       }
       process.exitCode = found.length || errors.some((e) => e.level === 'error') ? 1 : outOfScope.length ? 3 : 0;

@@ -42,6 +42,13 @@ async function liveSides(
   const live = await readLiveCluster(opts);
   const before = translateLive(live, now);
   const after = loaded?.objects.length ? translateLive(live, now, loaded.objects) : before;
+  // Said only where it matters: a referenced Secret or ConfigMap neither the record nor the files describe.
+  const untold = new Set(
+    [...(before.references ?? []), ...(after.references ?? [])]
+      .filter((n) => n.judged === 'unknown' || n.notRecorded)
+      .flatMap((n) => n.says),
+  );
+  for (const line of untold) process.stderr.write(`turnpike: note: ${line}\n`);
   return [before.result, after.result];
 }
 

@@ -4,17 +4,21 @@ import { CLUSTER_SCOPED, isWatchedKind, WATCHED_KINDS } from '@turnpike/api';
 import { loadManifests } from '@turnpike/engine';
 import { explain, snapshotFromObjects, type Snapshot, type TranslateOptions } from '@turnpike/translator';
 import { kubeconfigPath, readLiveCluster } from '../live-cluster.js';
+import { liveInput, recordSummary, type ReferenceNote } from '../live-references.js';
 import { CliError } from '../errors.js';
 import { liveOrFileInputOptions, textFormatFlag, validationFlag, type LiveOrFileInput } from '../flags.js';
 import { format } from '../output.js';
 import { readLogMoment, storeAt } from '../log-state.js';
 
-/** A kind as kubectl takes it: any case, singular or plural (`httproute`, `HTTPRoutes`, `gatewayclass`). */
+/**
+ * A kind as kubectl takes it: any case, singular or plural (`httproute`, `HTTPRoutes`, `gatewayclass`,
+ * `backendtlspolicies`).
+ */
 function canonicalKind(text: string): string | undefined {
   const lower = text.toLowerCase();
   return WATCHED_KINDS.find((k) => {
     const kind = k.toLowerCase();
-    return lower === kind || lower === `${kind}s` || lower === `${kind}es`;
+    return lower === kind || lower === `${kind}s` || lower === `${kind}es` || lower === kind.replace(/y$/, 'ies');
   });
 }
 
@@ -50,6 +54,8 @@ export function registerExplain(program: Command): void {
       const { kind, namespace, name } = parseObjectRef(ref);
       let snapshot: Snapshot;
       let options: TranslateOptions = {};
+      // Live: the Secrets and ConfigMaps this object references, and what this tool judged each by.
+      let references: { summary: string; notes: ReferenceNote[] } | undefined;
       if (opts.kubeconfig !== undefined && opts.file.length)
         throw new CliError('give -f FILE|DIR or --kubeconfig PATH, not both');
       if (opts.log !== undefined && (opts.file.length || opts.kubeconfig !== undefined))
@@ -62,7 +68,13 @@ export function registerExplain(program: Command): void {
       } else if (kubeconfig !== undefined) {
         const live = await readLiveCluster({ ...opts, kubeconfig });
         options = live.options;
-        snapshot = snapshotFromObjects(live.objects);
+        const input = liveInput(live);
+        snapshot = snapshotFromObjects(input.objects);
+        const key = `${kind}/${namespace ?? ''}/${name}`;
+        references = {
+          summary: recordSummary(live.record, input.references),
+          notes: input.references.filter((n) => n.referrers.some((r) => r.from === key)),
+        };
       } else {
         if (!opts.file.length)
           throw new CliError(
@@ -75,7 +87,18 @@ export function registerExplain(program: Command): void {
         for (const m of loaded.skipped) process.stderr.write(`turnpike: warning: ${m}\n`);
         snapshot = snapshotFromObjects(loaded.objects);
       }
-      const e = explain(snapshot, kind, namespace, name, options);
+      const explained = explain(snapshot, kind, namespace, name, options);
+      const e = references?.notes.length
+        ? {
+            ...explained,
+            lines: [
+              ...explained.lines,
+              `Secrets and ConfigMaps it references: ${references.summary}`,
+              ...references.notes.flatMap((n) => n.says.map((line) => `  ${line}`)),
+            ],
+            references: references.notes,
+          }
+        : explained;
       if (opts.output === 'json') process.stdout.write(`${JSON.stringify(e, null, 2)}\n`);
       else if (opts.output === 'yaml') process.stdout.write(format(e, 'yaml'));
       else process.stdout.write(`${e.lines.join('\n')}\n`);
