@@ -9,3 +9,4 @@ export * from './image-reference.js';
 export * from './proxy-ports.js';
 export * from './secret-data.js';
 export * from './durations.js';
+export * from './re2-program-size.js';
