@@ -4,7 +4,7 @@ import type { Problem } from '../status/conditions.js';
 import type { TranslationContext } from '../context.js';
 import type { HTTPMatchIR } from '@turnpike/api';
 import type { ParentIndex } from './attachment.js';
-import { checkRegex } from './http-matches.js';
+import { checkRegex, programSizeProblem } from './http-matches.js';
 import { translateHTTPLikeRoute } from './http-rules.js';
 import type { RouteResult } from './route-result.js';
 
@@ -34,6 +34,9 @@ export function compileGRPCMatch(m: GRPCRouteMatch, field: string): HTTPMatchIR 
         message: `${field}.method.type: "${type}" is not supported (Exact, RegularExpression)`,
       };
     }
+    // The proxy runs service and method as one path regex: its program is what Envoy measures.
+    const e = ir.path.type === 'RegularExpression' ? programSizeProblem(ir.path.value) : undefined;
+    if (e) return { reason: 'UnsupportedValue', message: `${field}.method: the path regex ${e}` };
   }
   const seen = new Set<string>();
   for (const [i, h] of (m.headers ?? []).entries()) {

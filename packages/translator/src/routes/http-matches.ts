@@ -1,6 +1,6 @@
 // HTTPRoute matches: validated (an invalid one makes its rule invalid) and compiled. A rule
 // without matches matches every request (PathPrefix "/").
-import type { HTTPRouteMatch } from '@turnpike/api';
+import { ENVOY_RE2_MAX_PROGRAM_SIZE, re2ProgramSize, type HTTPRouteMatch } from '@turnpike/api';
 import type { Problem } from '../status/conditions.js';
 import { re2Problem } from './re2-syntax.js';
 import type { HTTPMatchIR, StringMatchIR } from '@turnpike/api';
@@ -12,7 +12,24 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPT
 export function checkRegex(value: string): string | undefined {
   if (value === '') return 'a regular expression must not be empty';
   const why = re2Problem(value);
-  return why === undefined ? undefined : `"${value}" is not a valid RE2 regular expression (${why})`;
+  return why === undefined ? programSizeProblem(value) : `"${value}" is not a valid RE2 regular expression (${why})`;
+}
+
+/**
+ * Envoy refuses a regex whose RE2 program is larger than the runtime's re2.max_program_size.error_level
+ * (default 100, which Turnpike's bootstrap keeps), and with it the whole route configuration of the port:
+ * such a match is refused here instead, with its size. A pattern whose size cannot be computed is refused too.
+ */
+export function programSizeProblem(value: string): string | undefined {
+  const p = re2ProgramSize(value);
+  const limit = `Envoy accepts at most ${ENVOY_RE2_MAX_PROGRAM_SIZE} (re2.max_program_size.error_level)`;
+  if (p.size === undefined)
+    return p.why.startsWith('RE2 refuses it: ')
+      ? `"${value}" is not a valid RE2 regular expression (${p.why.slice('RE2 refuses it: '.length)})`
+      : `"${value}" is refused: ${p.why}; ${limit}`;
+  if (p.size > ENVOY_RE2_MAX_PROGRAM_SIZE)
+    return `"${value}" compiles to an RE2 program of ${p.size} instructions; ${limit}`;
+  return undefined;
 }
 
 function stringMatch(type: string | undefined, value: string, field: string): StringMatchIR | Problem {
