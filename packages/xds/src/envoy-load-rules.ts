@@ -1,10 +1,12 @@
 // The rules Envoy enforces when it loads a resource, beyond the field-level protoc-gen-validate
 // rules (validate.ts): names and addresses that must be unique, filter chains that must not share
 // a match, domains that must not repeat within a route configuration, regular expressions RE2 must
-// compile, and references that would leave a listener warming. A resource that breaks one is
-// refused whole by the proxy (a listener: every connection of its port), so these are checked
-// before anything is sent (resource-screen.ts) and by the tests on every generated resource.
+// compile (to a program of at most 100 instructions), and references that would leave a listener
+// warming. A resource that breaks one is refused whole by the proxy (a listener: every connection of
+// its port), so these are checked before anything is sent (resource-screen.ts) and by the tests on
+// every generated resource.
 import { RE2JS } from '@bufbuild/re2';
+import { ENVOY_RE2_MAX_PROGRAM_SIZE, re2ProgramSize } from '@turnpike/api';
 import type {
   Cluster,
   ClusterLoadAssignment,
@@ -94,6 +96,17 @@ export function routeLoadProblems(route: Route, resource: string, field: string)
   for (const { path, regex } of found) {
     const why = re2Refusal(regex);
     if (why) problem(path, `RE2 cannot compile "${regex}": ${why}`);
+    else {
+      // GoogleRE2: "re2.max_program_size.error_level defaults to 100" (Turnpike's bootstrap keeps it): a
+      // larger program is refused, and so is one whose size is not known here (it could be larger).
+      const program = re2ProgramSize(regex);
+      if (program.size === undefined) problem(path, `"${regex}": ${program.why}`);
+      else if (program.size > ENVOY_RE2_MAX_PROGRAM_SIZE)
+        problem(
+          path,
+          `regex '${regex}' RE2 program size of ${program.size} > max program size of ${ENVOY_RE2_MAX_PROGRAM_SIZE}`,
+        );
+    }
   }
   const action = route.route;
   if (action) {

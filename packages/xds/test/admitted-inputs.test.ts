@@ -7,6 +7,7 @@ import type { KubeObject } from '@turnpike/api';
 import { crdSchemaFor, validateManifest, type CrdSchema } from '@turnpike/engine';
 import { snapshotFromObjects, Translator } from '@turnpike/translator';
 import fc from 'fast-check';
+import { re2ProgramSize } from '@turnpike/api';
 import { encodeMessage, envoyLoadProblems, envoyResourcesFor, messageType, validateResources } from '../src/index.js';
 import { endpointSlice, gatewayClass, service, tlsSecret } from '../../translator/test/builders.js';
 import { EXAMPLE_COM_CERT, EXAMPLE_COM_KEY } from '../../translator/test/tls-fixtures.js';
@@ -150,5 +151,96 @@ describe('admitted inputs', () => {
     );
     // Not vacuous: the API server's check admitted Gateways and routes of every kind along the way.
     for (const kind of ['Gateway', ...ROUTE_KINDS]) expect([kind, (admitted.get(kind) ?? 0) > 0]).toEqual([kind, true]);
+  });
+});
+
+/**
+ * Regular expressions as tenants write them, of every size: literals long and short, classes, counted
+ * repetitions, alternations, case folding and Unicode classes. Envoy refuses one whose RE2 program is over
+ * re2.max_program_size.error_level (100), and the whole route configuration of the port with it.
+ */
+const regex: fc.Arbitrary<string> = fc.letrec<{ re: string }>((tie) => ({
+  re: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    fc.constantFrom('a', '/', '\\.', '[a-z]', '[^/]', '\\d', '.', 'é', '\\pL', '(?i)k', '(?i)é', '[\\x{80}-\\x{7FF}]'),
+    fc.string({ unit: fc.constantFrom('a', 'b', '/', '-', '_'), minLength: 1, maxLength: 120 }),
+    fc.tuple(tie('re'), tie('re')).map(([a, b]) => a + b),
+    fc
+      .tuple(tie('re'), fc.constantFrom('*', '+', '?', '{2,5}', '{0,30}', '{10}', '{40}'))
+      .map(([a, op]) => `(?:${a})${op}`),
+    fc.array(tie('re'), { minLength: 2, maxLength: 4 }).map((xs) => `(${xs.join('|')})`),
+  ),
+})).re;
+
+describe('admitted regular expressions', () => {
+  it('no regex match the API server and the translator admit makes Envoy refuse its route configuration', () => {
+    let served = 0;
+    let refused = 0;
+    const rule = fc
+      .record({ path: regex, header: regex, query: regex, service: regex, method: regex })
+      .map(({ path, header, query, service, method }): KubeObject[] => {
+        const parentRefs = [{ name: 'gw', namespace: 'infra' }];
+        const backendRefs = [{ name: 'svc', port: 8080 }];
+        const meta = (name: string) => ({ name, namespace: 'apps', generation: 1 });
+        return [
+          {
+            apiVersion: `${GROUP}/v1`,
+            kind: 'HTTPRoute',
+            metadata: meta('http'),
+            spec: {
+              parentRefs,
+              rules: [
+                { matches: [{ path: { type: 'RegularExpression', value: path } }], backendRefs },
+                { matches: [{ headers: [{ name: 'x-a', type: 'RegularExpression', value: header }] }], backendRefs },
+                { matches: [{ queryParams: [{ name: 'q', type: 'RegularExpression', value: query }] }], backendRefs },
+              ],
+            },
+          },
+          {
+            apiVersion: `${GROUP}/v1`,
+            kind: 'GRPCRoute',
+            metadata: meta('grpc'),
+            spec: {
+              parentRefs,
+              rules: [{ matches: [{ method: { type: 'RegularExpression', service, method } }], backendRefs }],
+            },
+          },
+        ];
+      });
+    const gateway: KubeObject = {
+      apiVersion: `${GROUP}/v1`,
+      kind: 'Gateway',
+      metadata: { name: 'gw', namespace: 'infra', generation: 1 },
+      spec: {
+        gatewayClassName: 'turnpike',
+        listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }],
+      },
+    };
+    fc.assert(
+      fc.property(rule, (routes) => {
+        const objects = routes.filter((o) => validateManifest(o).length === 0);
+        const result = new Translator().translate(snapshotFromObjects([...fixed, gateway, ...objects]));
+        const lookup = (kind: string, ns: string, name: string) =>
+          fixed.find((o) => o.kind === kind && o.metadata.namespace === ns && o.metadata.name === name);
+        const ir = result.xdsIR.gateways.get('infra/gw')!;
+        const res = envoyResourcesFor(ir, lookup, undefined, result.xdsIR.endpoints);
+        const problems = envoyLoadProblems(res).map((p) => `${p.resource} ${p.field}: ${p.message}`);
+        expect(problems).toEqual([]);
+        for (const rc of res.routes)
+          for (const vh of rc.virtual_hosts ?? []) for (const r of vh.routes ?? []) if (r.match?.safe_regex) served++;
+        for (const o of objects) {
+          const status = result.statuses.get(`${o.kind}/apps/${o.metadata.name}`) as
+            { parents: { conditions: { type: string; message: string }[] }[] } | undefined;
+          for (const c of status?.parents[0]?.conditions ?? [])
+            if (/RE2 program of \d+ instructions|program size is not known/.test(c.message)) refused++;
+        }
+      }),
+      { numRuns: Number(process.env.FC_ADMITTED_RUNS ?? Math.min(RUNS, 100)) },
+    );
+    // Not vacuous: regexes were served, and others refused for their size.
+    expect(served).toBeGreaterThan(0);
+    expect(refused).toBeGreaterThan(0);
+    // The arbitrary reaches both sides of the limit.
+    expect(re2ProgramSize('/' + 'a'.repeat(120)).size).toBeGreaterThan(100);
   });
 });

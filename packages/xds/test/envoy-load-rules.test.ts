@@ -62,6 +62,22 @@ describe('Envoy load rules', () => {
     );
   });
 
+  it('a regular expression whose RE2 program is over 100 instructions (re2.max_program_size.error_level)', () => {
+    const big = '/[^/]+/' + 'x'.repeat(100); // 115 instructions
+    const route: Route = {
+      match: { safe_regex: { regex: '/api/v[0-9]+/users/[a-z0-9-]+' } }, // 23: accepted
+      route: { cluster: 'c', regex_rewrite: { pattern: { regex: big }, substitution: '/' } },
+    };
+    expect(found({ routes: [oneRoute(route)] })).toEqual([
+      `RouteConfiguration r virtual_hosts[0].routes[0].route.regex_rewrite.pattern: regex '${big}' RE2 program size of 115 > max program size of 100`,
+    ]);
+    // What is not known here is refused too: it could be larger.
+    const unicode: Route = { match: { safe_regex: { regex: '\\pL' } }, route: { cluster: 'c' } };
+    expect(found({ routes: [oneRoute(unicode)] })).toEqual([
+      'RouteConfiguration r virtual_hosts[0].routes[0].match.safe_regex: "\\pL": its RE2 program size is not known here: \\p{L} needs Unicode tables',
+    ]);
+  });
+
   it('two path rewrites, weights that sum to 0, and a Host header mutation', () => {
     const route: Route = {
       match: { prefix: '/' },
