@@ -21,6 +21,8 @@ export interface OfflineResult {
   errors: string[];
   /** Skipped as `run --dir` skips them (dangling links, link loops, later copies of an object). */
   skipped: string[];
+  /** Objects of kinds we do not read that target others as policies do (from files). */
+  foreignPolicies?: KubeObject[];
   /** A live cluster's: the Secrets and ConfigMaps referenced, and what each was judged by (live-references.ts). */
   references?: ReferenceNote[];
   record?: LiveRecord;
@@ -56,6 +58,7 @@ export function translatePaths(
   if (validation === 'warn') r.warnings.push(...loaded.invalid);
   else r.errors.push(...loaded.invalid.map((m) => `${m} (left out)`));
   r.skipped.push(...loaded.skipped);
+  r.foreignPolicies = loaded.foreignPolicies;
   return r;
 }
 

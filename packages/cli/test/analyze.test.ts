@@ -5,7 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import { conditionText, isTrouble } from '../src/status-lines.js';
-import { MANIFEST, tmp, turnpike, write } from './cli-helpers.js';
+import { MANIFEST, ROUTE, tmp, turnpike, write } from './cli-helpers.js';
 
 const fixtures = resolve(dirname(fileURLToPath(import.meta.url)), '../../translator/test/fixtures');
 
@@ -135,6 +135,93 @@ spec:
     expect(t.code).toBe(0);
     expect(t.stderr).toContain('turnpike: warning: ');
     expect(JSON.parse(t.stdout).infraIR.gateways['infra/gw']).toBeDefined();
+  });
+
+  it('a policy of a kind turnpike does not read that targets what it serves: a warning naming both, exit 1 (skipped), and explain says it', () => {
+    const dir = tmp();
+    write(dir, 'ok.yaml', MANIFEST + '---\n' + ROUTE('web'));
+    write(
+      dir,
+      'policies.yaml',
+      `apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: basic-auth, namespace: apps}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: web}]
+  basicAuth: {users: {name: users}}
+---
+apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XBackendTrafficPolicy
+metadata: {name: limits, namespace: apps}
+spec:
+  targetRef: {group: "", kind: Service, name: web}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: elsewhere, namespace: apps}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: not-here}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: app, namespace: apps}
+spec: {}
+`,
+    );
+    const r = turnpike('analyze', '-f', dir);
+    expect(r.code).toBe(1);
+    const warnings = r.stdout.split('\n').filter((l) => l.startsWith('warning: ') && !l.includes('ignoring kind'));
+    expect(warnings).toEqual([
+      'warning: SecurityPolicy/apps/basic-auth spec.targetRefs[0]: targets HTTPRoute apps/web, which turnpike serves; turnpike does not read gateway.envoyproxy.io/SecurityPolicy, so it serves that HTTPRoute without this policy (whatever it asks: authentication, limits, rewrites)',
+      'warning: XBackendTrafficPolicy/apps/limits spec.targetRef: targets Service apps/web, a backend of routes turnpike serves; turnpike does not read gateway.networking.x-k8s.io/XBackendTrafficPolicy, so it serves that Service without this policy (whatever it asks: authentication, limits, rewrites)',
+    ]);
+    expect(r.stdout.trim().split('\n').at(-1)).toContain('2 target(s) served without a policy turnpike does not read');
+    const json = JSON.parse(turnpike('analyze', '-f', dir, '-o', 'json').stdout) as {
+      ignoredPolicies: { object: string; target: string }[];
+    };
+    expect(json.ignoredPolicies.map((p) => `${p.object} -> ${p.target}`)).toEqual([
+      'SecurityPolicy/apps/basic-auth -> HTTPRoute/apps/web',
+      'XBackendTrafficPolicy/apps/limits -> Service/apps/web',
+    ]);
+    const e = turnpike('explain', 'httproute/apps/web', '-f', dir);
+    expect(e.stdout).toContain(
+      'warning: SecurityPolicy/apps/basic-auth spec.targetRefs[0]: targets HTTPRoute apps/web, which turnpike serves',
+    );
+    // Without those policies (a Deployment is only a kind not read): nothing to report.
+    const clean = tmp();
+    write(clean, 'ok.yaml', MANIFEST + '---\n' + ROUTE('web'));
+    write(
+      clean,
+      'app.yaml',
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app, namespace: apps}\nspec: {}\n',
+    );
+    expect(turnpike('analyze', '-f', clean).code).toBe(0);
+    expect(turnpike('analyze', '--help').stdout).toContain(
+      'a policy of a kind turnpike does not read that targets an object it serves',
+    );
+  });
+
+  it('a BackendTLSPolicy whose sectionName names no port of its Service is a problem on its ancestor', () => {
+    const dir = tmp();
+    write(dir, 'ok.yaml', MANIFEST + '---\n' + ROUTE('web'));
+    write(
+      dir,
+      'policy.yaml',
+      `apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: tls, namespace: apps}
+spec:
+  targetRefs: [{group: "", kind: Service, name: web, sectionName: https}]
+  validation: {hostname: web.example.com, wellKnownCACertificates: System}
+`,
+    );
+    const r = turnpike('analyze', '-f', dir);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(
+      'BackendTLSPolicy/apps/tls ancestor infra/gw: Accepted=False (TargetNotFound): spec.targetRefs[0].sectionName: Service apps/web has no port named "https" (its ports: http)',
+    );
+    const e = turnpike('explain', 'backendtlspolicy/apps/tls', '-f', dir);
+    expect(e.stdout).toContain('targetRefs[0] Service apps/web sectionName=https: NOT attached');
   });
 
   it('one notion of trouble for run and analyze: True is trouble for RouteRulesOverlap and ConfigRejected, False for the others', () => {

@@ -14,6 +14,11 @@ export interface LoadedManifests {
   objects: KubeObject[];
   /** Kinds we do not watch, each listed once with the first place it was seen. */
   unknownKinds: Map<string, string>;
+  /**
+   * Objects of kinds we do not read that attach to others as policies do (GEP-713: `spec.targetRefs` or
+   * `spec.targetRef`), e.g. another implementation's SecurityPolicy: what they target is served without them.
+   */
+  foreignPolicies: KubeObject[];
   files: string[];
   /** Objects the API server would refuse, one line each: left out (strict) or kept (warn). */
   invalid: string[];
@@ -212,6 +217,7 @@ export function loadManifests(paths: readonly string[], opts: LoadOptions = {}):
   const objects: KubeObject[] = [];
   const invalid: string[] = [];
   const unknownKinds = new Map<string, string>();
+  const foreignPolicies: KubeObject[] = [];
   const seen = new Map<string, string>();
   for (const file of files) {
     let text: string;
@@ -223,6 +229,10 @@ export function loadManifests(paths: readonly string[], opts: LoadOptions = {}):
     for (const o of parseManifests(text, file)) {
       if (!isInputObject(o)) {
         if (!unknownKinds.has(o.kind)) unknownKinds.set(o.kind, file);
+        if (isPolicyAttachment(o)) {
+          o.metadata.namespace ||= defaultNamespace;
+          foreignPolicies.push(o);
+        }
         continue;
       }
       normalizeNamespace(o, defaultNamespace);
@@ -239,7 +249,13 @@ export function loadManifests(paths: readonly string[], opts: LoadOptions = {}):
       if (!problem || validation === 'warn') objects.push(o);
     }
   }
-  return { objects, unknownKinds, files, invalid, skipped };
+  return { objects, unknownKinds, foreignPolicies, files, invalid, skipped };
+}
+
+/** An object that names its targets as a policy does (GEP-713): `spec.targetRefs` (a list) or `spec.targetRef`. */
+export function isPolicyAttachment(o: KubeObject): boolean {
+  const spec = o.spec as { targetRefs?: unknown; targetRef?: unknown } | undefined;
+  return Array.isArray(spec?.targetRefs) || (typeof spec?.targetRef === 'object' && spec.targetRef !== null);
 }
 
 /** Gives a manifest what the API server would on create: its namespace, generation 1, a Namespace its name label. */

@@ -199,6 +199,14 @@ export class Translator {
     return this.routes.entries.get(objectKey(route.kind, route.metadata.namespace, route.metadata.name))?.result;
   }
 
+  /** Every Service (`namespace/name`) a route of ours sends to in the last translation (for `analyze`). */
+  backendServices(): Set<string> {
+    const out = new Set<string>();
+    for (const entry of this.routes.entries.values())
+      for (const c of entry.result?.clusters ?? []) out.add(`${c.service.namespace}/${c.service.name}`);
+    return out;
+  }
+
   /** The BackendTLSPolicies of the last translation: each one's verdict and which won each target (for `explain`). */
   backendTLSIndex(): BackendTLSIndex {
     return this.policies.index;

@@ -1,9 +1,11 @@
 // `turnpike analyze -f FILE|DIR`: for CI. Translates the manifests offline and lists every
 // problem a status would report, every backendRef that does not resolve, every manifest or
 // translation error and everything skipped, one line each, naming the object, where in it and why;
-// and, as warnings, what is not ours to judge (analyze-scope.ts). Exit codes in EXIT_CODES_HELP.
+// as warnings, what is not ours to judge (analyze-scope.ts), and each policy of a kind we do not read that
+// targets what we serve (then served without it: a skipped object that matters). Exit codes in EXIT_CODES_HELP.
 import type { Command } from 'commander';
 import type { Condition } from '@turnpike/api';
+import { ignoredPolicies } from '@turnpike/translator';
 import { CliError } from '../errors.js';
 import { liveOrFileInputOptions, textFormatFlag, validationFlag, type LiveOrFileInput } from '../flags.js';
 import { translateLive, translatePaths, type OfflineResult } from '../offline.js';
@@ -61,7 +63,8 @@ export function findings(statuses: Iterable<[string, unknown]>, withEndpoints: b
 
 export const EXIT_CODES_HELP =
   'Exit codes: 0 nothing to report; 1 a problem (a status condition that is not as it should be, a backendRef ' +
-  'that does not resolve, an object the API server would refuse, a file or object skipped); 3 only warnings ' +
+  'that does not resolve, an object the API server would refuse, a file or object skipped, such as a policy of a ' +
+  'kind turnpike does not read that targets an object it serves); 3 only warnings ' +
   'about objects that are not ours to judge (a gatewayClassName or parent Gateway absent from the manifests, or ' +
   "another controller's); 2 the input could not be read.";
 
@@ -129,6 +132,10 @@ export function registerAnalyze(program: Command): void {
         ...r.result.diagnostics.map((d) => ({ level: d.level, message: `${d.object}: ${d.message}` })),
       ];
       const outOfScope = scopeWarnings(inputs).filter((w) => wanted(w.object));
+      // A policy of a kind we skip whose target we serve: the target is served without it.
+      const ignored = ignoredPolicies(r.foreignPolicies ?? [], r.translator, r.result).filter(
+        (p) => wanted(p.object) || wanted(p.target),
+      );
       // Live: what was not read (Secrets, ConfigMaps), what stood for it, and what cannot be told here.
       const references = (r.references ?? []).filter((n) => n.referrers.some((x) => wanted(x.from)));
       const notes = r.record
@@ -139,6 +146,7 @@ export function registerAnalyze(program: Command): void {
         : [];
       if (opts.output === 'text') {
         for (const e of errors) process.stdout.write(`${e.level}: ${e.message}\n`);
+        for (const p of ignored) process.stdout.write(`warning: ${p.object} ${p.where}: ${p.message}\n`);
         for (const n of notes) process.stdout.write(`note: ${n}\n`);
         for (const w of outOfScope) process.stdout.write(`warning: ${w.object} ${w.where}: ${w.message}\n`);
         for (const f of found)
@@ -148,6 +156,7 @@ export function registerAnalyze(program: Command): void {
         process.stdout.write(
           `${found.length} problem(s) in ${r.result.statuses.size} ` +
             `status(es)${errors.length ? `, ${errors.length} manifest or translation message(s)` : ''}` +
+            `${ignored.length ? `, ${ignored.length} target(s) served without a policy turnpike does not read` : ''}` +
             `${outOfScope.length ? `, ${outOfScope.length} warning(s) about objects not ours to judge` : ''}\n`,
         );
       } else {
@@ -156,6 +165,7 @@ export function registerAnalyze(program: Command): void {
             {
               problems: found,
               messages: errors,
+              ignoredPolicies: ignored,
               notJudged: outOfScope,
               ...(r.record ? { notes, references } : {}),
             },
@@ -163,6 +173,7 @@ export function registerAnalyze(program: Command): void {
           ),
         );
       }
-      process.exitCode = found.length || errors.some((e) => e.level === 'error') ? 1 : outOfScope.length ? 3 : 0;
+      process.exitCode =
+        found.length || ignored.length || errors.some((e) => e.level === 'error') ? 1 : outOfScope.length ? 3 : 0;
     });
 }

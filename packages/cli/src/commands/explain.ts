@@ -1,6 +1,6 @@
 // `turnpike explain KIND/NAMESPACE/NAME -f FILE|DIR`: why an object has its status.
 import type { Command } from 'commander';
-import { CLUSTER_SCOPED, isWatchedKind, WATCHED_KINDS } from '@turnpike/api';
+import { CLUSTER_SCOPED, isWatchedKind, WATCHED_KINDS, type KubeObject } from '@turnpike/api';
 import { loadManifests } from '@turnpike/engine';
 import { explain, snapshotFromObjects, type Snapshot, type TranslateOptions } from '@turnpike/translator';
 import { kubeconfigPath, readLiveCluster } from '../live-cluster.js';
@@ -54,6 +54,8 @@ export function registerExplain(program: Command): void {
       const { kind, namespace, name } = parseObjectRef(ref);
       let snapshot: Snapshot;
       let options: TranslateOptions = {};
+      // Files only: objects of kinds we do not read that target others as policies do.
+      let foreignPolicies: KubeObject[] = [];
       // Live: the Secrets and ConfigMaps this object references, and what this tool judged each by.
       let references: { summary: string; notes: ReferenceNote[] } | undefined;
       if (opts.kubeconfig !== undefined && opts.file.length)
@@ -86,8 +88,9 @@ export function registerExplain(program: Command): void {
           process.stderr.write(`turnpike: ${validation === 'warn' ? 'warning' : 'error'}: ${m}\n`);
         for (const m of loaded.skipped) process.stderr.write(`turnpike: warning: ${m}\n`);
         snapshot = snapshotFromObjects(loaded.objects);
+        foreignPolicies = loaded.foreignPolicies;
       }
-      const explained = explain(snapshot, kind, namespace, name, options);
+      const explained = explain(snapshot, kind, namespace, name, options, foreignPolicies);
       const e = references?.notes.length
         ? {
             ...explained,

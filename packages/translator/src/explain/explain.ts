@@ -8,6 +8,9 @@ import { getObject, type Snapshot } from '../snapshot.js';
 import { Translator, type TranslateOptions } from '../translate.js';
 import { httpActionLines, l4ActionLine } from './explain-actions.js';
 import { listenerProgrammable } from '../gateways/listener-validity.js';
+import { ignoredPolicies } from './ignored-policies.js';
+
+export { ignoredPolicies, type IgnoredPolicy } from './ignored-policies.js';
 
 /** Why an object gets no status from us: its GatewayClass is another controller's, absent, or not Accepted. */
 function noStatusReason(
@@ -148,12 +151,17 @@ function conditionLines(conditions: unknown, indent: string): string[] {
   );
 }
 
+/**
+ * `foreignPolicies`: objects of kinds we do not read that target others as policies do (engine's
+ * `loadManifests`); one that targets the object explained, which we serve, is a warning in its explanation.
+ */
 export function explain(
   snapshot: Snapshot,
   kind: string,
   namespace: string | undefined,
   name: string,
   options: TranslateOptions = {},
+  foreignPolicies: readonly KubeObject[] = [],
 ): Explanation {
   const key = objectKey(kind, namespace, name);
   const object = getObject<KubeObject>(snapshot, kind, namespace, name);
@@ -211,7 +219,13 @@ export function explain(
           `rule/${m.rule}/match/${m.match}: left out, it cannot be compiled (${m.problem.message}): the requests ` +
           'it would match go to whatever else on the host matches them, or get 404',
       );
-      lines.push('  what the proxy does', ...[...httpActionLines(r.http), ...leftOut].map((l) => `    ${l}`));
+      const order = (l: string) => (/^rule\/(\d+)\/match\/(\d+)/.exec(l) ?? []).slice(1).map(Number);
+      const byRule = [...httpActionLines(r.http), ...leftOut].sort((a, b) => {
+        const [ra = 0, ma = 0] = order(a);
+        const [rb = 0, mb = 0] = order(b);
+        return ra - rb || ma - mb;
+      });
+      lines.push('  what the proxy does', ...byRule.map((l) => `    ${l}`));
     } else if (r?.l4) lines.push('  what the proxy does', `    ${l4ActionLine(r.l4)}`);
   } else if (kind === 'BackendTLSPolicy' || status) {
     if (kind === 'BackendTLSPolicy') lines.push(...backendTLSPolicyLines(translator, snapshot, object));
@@ -234,5 +248,7 @@ export function explain(
   } else {
     lines.push(`  ${noStatusReason(snapshot, result.statuses.get.bind(result.statuses), object)}`);
   }
+  for (const p of ignoredPolicies(foreignPolicies, translator, result))
+    if (p.target === key) lines.push(`  warning: ${p.object} ${p.where}: ${p.message}`);
   return status ? { object: key, found: true, lines, status } : { object: key, found: true, lines };
 }
