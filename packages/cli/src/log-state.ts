@@ -13,7 +13,13 @@ import {
 import { existsSync } from 'node:fs';
 import { readEventLog } from '@turnpike/engine';
 import { CliError } from './errors.js';
-import { snapshotFromObjects, Translator, type Snapshot, type TranslateResult } from '@turnpike/translator';
+import {
+  snapshotFromObjects,
+  Translator,
+  type Snapshot,
+  type TranslateOptions,
+  type TranslateResult,
+} from '@turnpike/translator';
 import type { KubeObject } from '@turnpike/api';
 
 export interface StateAt {
@@ -26,7 +32,18 @@ export interface StateAt {
 
 /** A translator set up as the controller that wrote the log was (where it placed the proxies). */
 export function translatorFor(header: LogHeader): Translator {
-  return new Translator(header.proxyNamespace !== undefined ? { proxyNamespace: header.proxyNamespace } : {});
+  return new Translator(translateOptionsFor(header));
+}
+
+/**
+ * The controller's translate options, from its log: where it placed the proxies, and whether it kept
+ * loopback endpoints (`run --dir`, whose source is `dir:…`, does: its proxy runs beside its backends).
+ */
+export function translateOptionsFor(header: LogHeader): TranslateOptions {
+  return {
+    ...(header.proxyNamespace !== undefined ? { proxyNamespace: header.proxyNamespace } : {}),
+    ...(header.source?.startsWith('dir:') ? { loopbackEndpoints: true } : {}),
+  };
 }
 
 /** A checkpoint's store, as the engine would hold it had it taken every object as an upsert. */

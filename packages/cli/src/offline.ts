@@ -52,7 +52,8 @@ export function translatePaths(
   options: TranslateOptions = {},
 ): OfflineResult {
   const loaded = loadManifests(paths, { validation });
-  const r = translateObjects(loaded.objects, now, options);
+  // Files are the operator's, as under `run --dir`: loopback backends are kept (a cluster's slices are not).
+  const r = translateObjects(loaded.objects, now, { loopbackEndpoints: true, ...options });
   for (const [kind, file] of loaded.unknownKinds)
     r.warnings.push(`ignoring kind ${kind} (first seen in ${file}): not a kind turnpike reads`);
   if (validation === 'warn') r.warnings.push(...loaded.invalid);

@@ -58,6 +58,12 @@ export interface TranslateOptions {
    * need a Role there only); undefined places them in the Gateway's own namespace.
    */
   proxyNamespace?: string;
+  /**
+   * Keep loopback endpoint addresses (the rest that no backend has is left out all the same). For `run
+   * --dir`, whose EndpointSlices are the operator's files and whose proxy runs beside its backends on one
+   * machine; in a cluster a loopback endpoint only reaches the proxy itself (its admin on 127.0.0.1:19000).
+   */
+  loopbackEndpoints?: boolean;
 }
 
 const EMPTY_SNAPSHOT: Snapshot = new Map();
@@ -68,7 +74,7 @@ export class Translator {
   private lastComputed: ReadonlyMap<string, number> = new Map();
   private diagnostics: Diagnostic[] = [];
   private dependencies = new PieceDependencies();
-  private endpoints = new EndpointStage();
+  private endpoints: EndpointStage;
   private classes = new ClassStage();
   private policies = new PolicyStage();
   private plugins = new PluginStage();
@@ -81,7 +87,9 @@ export class Translator {
   private policyAncestors = new PolicyAncestorsStage();
   private installation = new InstallationStage();
 
-  constructor(private readonly options: TranslateOptions = {}) {}
+  constructor(private readonly options: TranslateOptions = {}) {
+    this.endpoints = new EndpointStage(options.loopbackEndpoints === true);
+  }
 
   translate(snapshot: Snapshot): TranslateResult {
     return this.translateWithChanges(snapshot).result;
@@ -115,7 +123,7 @@ export class Translator {
     this.outputs = EMPTY_OUTPUTS;
     this.diagnostics = [];
     this.dependencies = new PieceDependencies();
-    this.endpoints = new EndpointStage();
+    this.endpoints = new EndpointStage(this.options.loopbackEndpoints === true);
     this.classes = new ClassStage();
     this.policies = new PolicyStage();
     this.plugins = new PluginStage();
@@ -164,8 +172,8 @@ export class Translator {
     this.installation.update(run, this.plugins, this.assembly, this.accessLogs);
     this.routeStatuses.update(run, this.routes, this.assembly, this.policyAncestors);
     this.backendTLSStatuses.update(run, this.policies, this.routes, this.policyAncestors);
-    if (this.routes.diagnosticsChanged || this.previous === EMPTY_SNAPSHOT)
-      this.diagnostics = this.routes.diagnostics();
+    if (this.routes.diagnosticsChanged || this.endpoints.diagnosticsChanged || this.previous === EMPTY_SNAPSHOT)
+      this.diagnostics = [...this.routes.diagnostics(), ...this.endpoints.diagnostics()];
 
     const { outputs, changes } = run.out.finish();
     this.outputs = outputs;

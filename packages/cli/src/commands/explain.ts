@@ -8,7 +8,7 @@ import { liveInput, recordSummary, type ReferenceNote } from '../live-references
 import { CliError } from '../errors.js';
 import { liveOrFileInputOptions, textFormatFlag, validationFlag, type LiveOrFileInput } from '../flags.js';
 import { format } from '../output.js';
-import { readLogMoment, storeAt } from '../log-state.js';
+import { readLogMoment, storeAt, translateOptionsFor } from '../log-state.js';
 
 /**
  * A kind as kubectl takes it: any case, singular or plural (`httproute`, `HTTPRoutes`, `gatewayclass`,
@@ -65,7 +65,7 @@ export function registerExplain(program: Command): void {
       const kubeconfig = opts.file.length || opts.log !== undefined ? undefined : kubeconfigPath(opts.kubeconfig);
       if (opts.log !== undefined) {
         const { log, seq } = readLogMoment(opts.log);
-        options = log.header.proxyNamespace !== undefined ? { proxyNamespace: log.header.proxyNamespace } : {};
+        options = translateOptionsFor(log.header);
         snapshot = storeAt(log, seq).snapshot;
       } else if (kubeconfig !== undefined) {
         const live = await readLiveCluster({ ...opts, kubeconfig });

@@ -6,7 +6,7 @@ import { readEventLog, replaySource, type EngineOutput, type WatchEvent } from '
 import { VirtualTimeScheduler } from 'rxjs';
 import { startController } from '../controller.js';
 import { CliError } from '../errors.js';
-import { gapCheckpoints, resolveMoment, stateAt, verifyLog } from '../log-state.js';
+import { gapCheckpoints, resolveMoment, stateAt, translateOptionsFor, verifyLog } from '../log-state.js';
 import { withStatuses } from '../offline.js';
 import { format, parseFormat } from '../output.js';
 import { progressBar } from '../progress.js';
@@ -142,9 +142,7 @@ export function engineTimeline(
     sourceNames: sources,
     completeAfter,
     sinks: [],
-    ...(log.header.proxyNamespace !== undefined
-      ? { translateOptions: { proxyNamespace: log.header.proxyNamespace } }
-      : {}),
+    translateOptions: translateOptionsFor(log.header),
     quietMs: log.header.quietMs,
     maxDelayMs: log.header.maxDelayMs,
     ...(log.header.leadingEdge ? { leadingEdge: true } : {}),

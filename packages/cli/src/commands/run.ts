@@ -322,6 +322,8 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
     adaptiveQuiet: true,
     ...(flight.firstSeq ? { firstSeq: flight.firstSeq } : {}),
     ...(recorder ? { recorder } : {}),
+    // The directory's EndpointSlices are the operator's: loopback backends beside a local proxy are kept.
+    translateOptions: { loopbackEndpoints: true },
     onError: (where, e) => process.stderr.write(`turnpike: error: ${where} failed: ${e.message}\n`),
   });
   // While the first files are read (on workers, for a large directory), not after.

@@ -2,7 +2,10 @@
 // this stage keeps, per cluster, the endpoints of the Service's EndpointSlices. An EndpointSlice
 // change recomputes the clusters of its Service and nothing else, unless a cluster gains its first
 // ready endpoint or loses its last one: that fact (`@ready:<cluster>`) is what routes depend on.
+// Addresses no backend has (loopback, link-local…: endpoint-addresses.ts) are left out, with a warning.
 import type { ClusterIR, EndpointIR, EndpointSlice, Service } from '@turnpike/api';
+import type { Diagnostic } from '../incremental/run.js';
+import { unroutableAddress } from './endpoint-addresses.js';
 import { sortInPlace } from '../compare.js';
 import { DependencyIndex } from '../incremental/dependency-index.js';
 import type { InputChanges, Inputs } from '../incremental/inputs.js';
@@ -26,6 +29,13 @@ export class EndpointStage {
   private readonly serviceOfSlice = new Map<string, string>();
   private readonly clusters = new Map<string, ClusterEndpoints>();
   private readonly dependencies = new DependencyIndex();
+  /** Per slice (`namespace/name`), the warning about the addresses left out of it. */
+  private readonly warnings = new Map<string, Diagnostic>();
+  /** Whether the last update changed the warnings. */
+  diagnosticsChanged = false;
+
+  /** `loopback`: loopback addresses are kept (TranslateOptions.loopbackEndpoints). */
+  constructor(private readonly loopback = false) {}
 
   /**
    * Folds the snapshot's changes in; returns the clusters whose endpoints changed and adds to
@@ -34,8 +44,15 @@ export class EndpointStage {
   update(inputs: Inputs, changes: InputChanges, facts: Set<string>): Set<string> {
     // The slices' own keys, beside the snapshot's (not a copy of those: 50 000 on a first translation).
     const keys = new Set<string>();
+    this.diagnosticsChanged = false;
     for (const c of changes.objects.get('EndpointSlice') ?? []) {
       const sliceKey = flat(`${c.namespace}/${c.name}`);
+      const warning = c.after ? leftOut(c.after as EndpointSlice, sliceKey, this.loopback) : undefined;
+      if (warning?.message !== this.warnings.get(sliceKey)?.message) {
+        this.diagnosticsChanged = true;
+        if (warning) this.warnings.set(sliceKey, warning);
+        else this.warnings.delete(sliceKey);
+      }
       const before = this.serviceOfSlice.get(sliceKey);
       if (before) {
         this.slicesByService.get(before)?.delete(c.name);
@@ -66,6 +83,11 @@ export class EndpointStage {
     return changed;
   }
 
+  /** Warnings about the addresses left out of EndpointSlices, by slice. */
+  diagnostics(): Diagnostic[] {
+    return [...this.warnings.keys()].sort().map((k) => this.warnings.get(k)!);
+  }
+
   /** See Translator.prepare. */
   prepare(deadline?: number): boolean {
     return this.dependencies.index(deadline);
@@ -92,7 +114,9 @@ export class EndpointStage {
   }
 
   private compute(inputs: Inputs, cluster: ClusterIR): ClusterEndpoints {
-    const { value, dependencies } = inputs.record(() => endpointsOf(inputs, cluster, this.slicesByService));
+    const { value, dependencies } = inputs.record(() =>
+      endpointsOf(inputs, cluster, this.slicesByService, this.loopback),
+    );
     this.dependencies.record(cluster.name, dependencies);
     return { cluster, endpoints: value, ready: value.some((e) => e.ready) };
   }
@@ -102,16 +126,17 @@ function endpointsOf(
   inputs: Inputs,
   cluster: ClusterIR,
   slicesByService: Map<string, Map<string, EndpointSlice>>,
+  loopback: boolean,
 ): EndpointIR[] {
   // A cluster spread over Services: each member's endpoints, in its own weighted locality.
   if (cluster.members)
     return cluster.members.flatMap((m) =>
-      serviceEndpoints(inputs, m.service, cluster.protocol, slicesByService).map((e) => ({
+      serviceEndpoints(inputs, m.service, cluster.protocol, slicesByService, loopback).map((e) => ({
         ...e,
         locality: { name: m.cluster, weight: m.weight },
       })),
     );
-  return serviceEndpoints(inputs, cluster.service, cluster.protocol, slicesByService);
+  return serviceEndpoints(inputs, cluster.service, cluster.protocol, slicesByService, loopback);
 }
 
 function serviceEndpoints(
@@ -119,6 +144,7 @@ function serviceEndpoints(
   service: ClusterIR['service'],
   protocol: ClusterIR['protocol'],
   slicesByService: Map<string, Map<string, EndpointSlice>>,
+  loopback: boolean,
 ): EndpointIR[] {
   const { namespace, name, port } = service;
   const svc = inputs.get<Service>('Service', namespace, name);
@@ -138,10 +164,34 @@ function serviceEndpoints(
     const epPort = slicePort?.port ?? (typeof sp.targetPort === 'number' ? sp.targetPort : sp.port);
     for (const ep of slice.endpoints ?? []) {
       const ready = ep.conditions?.ready !== false;
-      for (const address of ep.addresses ?? []) out.push({ address, port: epPort, ready });
+      for (const address of ep.addresses ?? []) if (kept(address, loopback)) out.push({ address, port: epPort, ready });
     }
   }
   return fitted(sortInPlace(out, compareEndpoints));
+}
+
+function kept(address: string, loopback: boolean): boolean {
+  const why = unroutableAddress(address);
+  return why === undefined || (loopback && why === 'loopback');
+}
+
+/** The warning for a slice with addresses no backend has, naming them; undefined when it has none. */
+function leftOut(slice: EndpointSlice, key: string, loopback: boolean): Diagnostic | undefined {
+  const dropped: string[] = [];
+  // Any slice, not only those of Services routes use, and as written (a malformed one too).
+  for (const ep of Array.isArray(slice.endpoints) ? slice.endpoints : [])
+    for (const address of Array.isArray(ep?.addresses) ? ep.addresses : []) {
+      if (kept(address, loopback)) continue;
+      dropped.push(`${address} (${unroutableAddress(address)})`);
+    }
+  if (!dropped.length) return undefined;
+  return {
+    level: 'warning',
+    object: `EndpointSlice/${key}`,
+    message:
+      `endpoint address(es) left out, the proxy never connects there: ${dropped.join(', ')}; ` +
+      'they would reach the proxy itself (its admin on 127.0.0.1) or its node, not a backend',
+  };
 }
 
 function compareEndpoints(a: EndpointIR, b: EndpointIR): number {
