@@ -17,7 +17,7 @@ import {
 import type { GatewayIR } from '@turnpike/api';
 import { pluginsUsed } from '@turnpike/xds';
 import { CliError } from './errors.js';
-import { hostPortFlag } from './flags.js';
+import { hostPortFlag, isLoopbackHost } from './flags.js';
 
 export interface PluginOptions {
   pluginAddress: string;
@@ -89,6 +89,13 @@ export async function startPlugins(
     throw new CliError(`--plugin-public-url ${o.pluginPublicUrl}: plugin content is served over TLS, use https://`);
   const server = new PluginContentServer(content, o.pluginPublicUrl, key, o.tls, o.readerOf);
   const hp = hostPortFlag('--plugin-address', o.pluginAddress);
+  if (!o.tls && !isLoopbackHost(hp.host))
+    log(
+      'warn',
+      `--plugin-address ${o.pluginAddress}: plugin content is served in plaintext beyond loopback: whoever sees the ` +
+        "traffic reads each plugin's code as the proxies fetch it; serve it over TLS (--xds-tls-cert with --dir, " +
+        'or without --xds-plaintext in a cluster)',
+    );
   const listen = async () => {
     const port = await server.listen(hp.host, hp.port);
     log('info', `serving plugin content on ${hp.host}:${port}`);

@@ -5,15 +5,27 @@ import { readEventLog } from '@turnpike/engine';
 import { CliError } from '../errors.js';
 import { hostPortFlag } from '../flags.js';
 import { ConsoleData } from '../console/console-data.js';
+import { consoleAccess } from '../console/console-access.js';
 import { startConsoleServer } from '../console/console-server.js';
 
-/** Starts the console on HOST:PORT and says where; a busy port is a usage error. */
-export async function serveConsole(data: ConsoleData, address: string, flag: string, log: (m: string) => void) {
+/**
+ * Starts the console on HOST:PORT and says where; a busy port is a usage error. Beyond loopback it asks
+ * for a token: a random one, printed in the URL (a terminal's), or `token.value`, which is never printed
+ * (a cluster's log is read by more people than its console is for): the line names `token.from` instead.
+ */
+export async function serveConsole(
+  data: ConsoleData,
+  address: string,
+  flag: string,
+  log: (m: string) => void,
+  token?: { value: string; from: string },
+) {
   const { host, port } = hostPortFlag(flag, address);
   try {
-    const c = await startConsoleServer(data, host, port);
-    // Beyond loopback the URL carries the token the console asks for (console-access.ts).
-    log(`console on http://${host.includes(':') ? `[${host}]` : host}:${c.port}/${c.token ? `?token=${c.token}` : ''}`);
+    const c = await startConsoleServer(data, host, port, consoleAccess(host, token?.value));
+    const url = `http://${host.includes(':') ? `[${host}]` : host}:${c.port}/`;
+    if (c.token && token) log(`console on ${url} (it asks for the token of ${token.from}: ?token=…)`);
+    else log(`console on ${url}${c.token ? `?token=${c.token}` : ''}`);
     return c;
   } catch (e) {
     throw new CliError(`${flag} ${address}: cannot listen (${(e as Error).message})`);

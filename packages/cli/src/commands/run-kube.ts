@@ -28,12 +28,13 @@ import {
 import { DEFAULT_TRUST_DOMAIN, gatewayOfCertificate, loadEnvoyProtosSoon, type BootstrapTls } from '@turnpike/xds';
 import { xdsTlsFromAuthority } from '../xds-tls.js';
 import { controlPlaneTls, proxyObjectsContext, xdsServerNames } from '../proxy-objects.js';
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { ServerResponse } from 'node:http';
 import { listSegments, writeCapture } from '@turnpike/engine';
 import pino from 'pino';
 import { CliError } from '../errors.js';
-import { hostPortFlag } from '../flags.js';
+import { hostPortFlag, isLoopbackHost } from '../flags.js';
 import { startXds, type XdsServing } from '../xds-serving.js';
 import { startPlugins, type PluginOptions, type PluginServing } from '../plugin-serving.js';
 import { PLUGINS_SOURCE } from '@turnpike/plugins';
@@ -59,8 +60,10 @@ export interface KubeRunOptions extends PluginOptions, RecordFlags {
   caValidityMs?: number;
   caRotationGraceMs?: number;
   certValidityMs?: number;
-  /** Serve the web console here (off unless given; beyond loopback it asks for the token it prints). */
+  /** Serve the web console here (off unless given; beyond loopback it asks for the token of consoleTokenFile). */
   consoleAddress?: string;
+  /** The console's token beyond loopback (never logged: the controller's log is read more widely). */
+  consoleTokenFile?: string;
   /** Every proxy in the controller's namespace (the default), or each beside its Gateway. */
   proxyPlacement?: ProxyPlacementMode;
   /** The drain container's image in every proxy Pod. */
@@ -142,13 +145,18 @@ async function serveHealth(
  * /debug/recorder/capture?since=TIME (turnpike capture): the flight recording. Loopback by default: a
  * user reaches it through the API server's port-forward, which RBAC grants (the turnpike-debugger role).
  */
-async function serveDebug(
+export async function serveDebug(
   address: string,
   xds: XdsServing | undefined,
   recordDir: string | undefined,
   log: pino.Logger,
 ): Promise<{ port: number; close(): Promise<void> }> {
   const hostPort = hostPortFlag('--debug-address', address);
+  if (!isLoopbackHost(hostPort.host))
+    log.warn(
+      `--debug-address ${address}: /debug/proxies (every proxy and its address) and /debug/recorder (the flight ` +
+        'recording) are served without authentication to whoever reaches it; keep it on loopback and use a port-forward',
+    );
   const noRecording = (res: ServerResponse): void => {
     res
       .writeHead(404, { 'Content-Type': 'text/plain' })
@@ -180,6 +188,18 @@ async function serveDebug(
   );
   log.info({ address: `${hostPort.host}:${debug.port}` }, 'serving /debug/proxies and /debug/recorder');
   return debug;
+}
+
+/** The console's token, from a file (a Secret's key mounted there). */
+function consoleToken(file: string): string {
+  let token: string;
+  try {
+    token = readFileSync(file, 'utf8').trim();
+  } catch (e) {
+    throw new CliError(`--console-token-file ${file}: ${(e as Error).message}`);
+  }
+  if (token.length < 16) throw new CliError(`--console-token-file ${file}: the token must have at least 16 characters`);
+  return token;
 }
 
 export async function runInCluster(o: KubeRunOptions): Promise<void> {
@@ -343,6 +363,7 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
         o.consoleAddress!,
         '--console-address',
         (m) => log.info(m),
+        o.consoleTokenFile ? { value: consoleToken(o.consoleTokenFile), from: '--console-token-file' } : undefined,
       )
     : undefined;
   let ready = false;

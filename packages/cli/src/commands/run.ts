@@ -44,6 +44,7 @@ export interface RunOptions extends PluginOptions, XdsTlsFlags {
   validate: string;
   /** Unset: 127.0.0.1:0 with --dir (any free port, printed), off with a cluster. `off` turns it off. */
   consoleAddress?: string;
+  consoleTokenFile?: string;
   xdsAddress: string;
   xds: boolean;
   healthAddress: string;
@@ -118,6 +119,10 @@ export function registerRun(program: Command): void {
       '--console-address <host:port>',
       'serve the web console here (default with --dir: 127.0.0.1, any free port; with a cluster: off); "off" to disable',
     )
+    .option(
+      '--console-token-file <file>',
+      'with a cluster: the token the console asks for beyond loopback (a Secret mounted as a file; never logged)',
+    )
     .option('--xds-address <host:port>', 'serve xDS (ADS) here; port 0 picks a free one', '127.0.0.1:18000')
     .option('--no-xds', 'do not serve xDS')
     .option(
@@ -187,6 +192,13 @@ export function registerRun(program: Command): void {
       if (opts.xdsTlsCert || opts.xdsTlsKey || opts.xdsClientCa)
         throw new CliError(
           '--xds-tls-cert, --xds-tls-key and --xds-client-ca are for --dir; in a cluster the controller keeps its own CA',
+        );
+      // A token printed into the controller's log would be read by whoever may read the Pod's logs.
+      const consoleAt = opts.consoleAddress && opts.consoleAddress !== 'off' ? opts.consoleAddress : undefined;
+      if (consoleAt && !isLoopbackHost(hostPortFlag('--console-address', consoleAt).host) && !opts.consoleTokenFile)
+        throw new CliError(
+          `--console-address ${consoleAt}: beyond loopback the console asks for a token; in a cluster give it with ` +
+            '--console-token-file FILE (it is never logged), or keep the console on loopback and use a port-forward',
         );
       if (!(PROXY_PLACEMENTS as readonly string[]).includes(opts.proxyPlacement))
         throw new CliError(`--proxy-placement ${opts.proxyPlacement}: use ${PROXY_PLACEMENTS.join(' or ')}`);
