@@ -1,7 +1,9 @@
 // A semantic diff of two translations: per object the conditions and attachedRoutes that
 // changed, per Gateway the listeners, routes and clusters added, removed or changed in the xDS
-// IR, and the infra changes. Pure; printing is separate.
-import type { Condition } from '@turnpike/api';
+// IR, the certificates it serves that changed (fingerprint and validity, never a key), and the
+// infra changes. Pure; printing is separate.
+import { X509Certificate } from 'node:crypto';
+import { recordedOf, secretText, type Condition, type KubeObject, type Secret } from '@turnpike/api';
 import type { GatewayIR, XdsIR } from '@turnpike/api';
 import type { TranslateResult } from '@turnpike/translator';
 import { canonical } from './canonical.js';
@@ -32,6 +34,57 @@ export interface GatewayXdsChange {
   listeners: SetChange;
   routes: SetChange;
   clusters: SetChange;
+  /** TLS Secrets served whose content changed (a rotation, or another certificate and key). */
+  certificates: CertificateChange[];
+}
+/** What a diff says of a certificate: public facts of its first certificate, never anything of the key. */
+export interface CertificateFacts {
+  fingerprint: string;
+  notBefore: string;
+  notAfter: string;
+}
+export interface CertificateChange {
+  /** The Secret, `namespace/name`. */
+  secret: string;
+  change: 'added' | 'removed' | 'changed';
+  /** Absent where the Secret is not at hand (only its digest is in the IR). */
+  old?: CertificateFacts;
+  new?: CertificateFacts;
+}
+/** A side's TLS Secrets by `namespace/name`: what its certificate says. */
+export type CertificateLookup = (secret: string) => CertificateFacts | undefined;
+
+const isoTime = (t: string | undefined) => {
+  const ms = t ? Date.parse(t) : NaN;
+  return Number.isNaN(ms) ? (t ?? '') : new Date(ms).toISOString().replace('.000Z', 'Z');
+};
+
+/**
+ * The certificates of a side's Secrets, from `tls.crt` (or, for a live tool's stand-in, the controller's
+ * record of it). `tls.key` is never read.
+ */
+export function certificateLookup(objects: Iterable<KubeObject>): CertificateLookup {
+  const secrets = new Map<string, KubeObject>();
+  for (const o of objects) if (o.kind === 'Secret') secrets.set(`${o.metadata.namespace}/${o.metadata.name}`, o);
+  return (name) => {
+    const secret = secrets.get(name);
+    if (!secret) return undefined;
+    const recorded = recordedOf(secret);
+    if (recorded) {
+      const c = recorded.certificate;
+      return c?.fingerprint
+        ? { fingerprint: c.fingerprint, notBefore: isoTime(c.notBefore), notAfter: isoTime(c.notAfter) }
+        : undefined;
+    }
+    const crt = secretText(secret as Secret, 'tls.crt');
+    if (!crt) return undefined;
+    try {
+      const cert = new X509Certificate(crt);
+      return { fingerprint: cert.fingerprint256, notBefore: isoTime(cert.validFrom), notAfter: isoTime(cert.validTo) };
+    } catch {
+      return undefined;
+    }
+  };
 }
 export interface InfraChange {
   gateway: string;
@@ -134,7 +187,32 @@ function gatewayParts(
 
 const empty = (set: SetChange) => !set.added.length && !set.removed.length && !set.changed.length;
 
-export function semanticDiff(before: TranslateResult, after: TranslateResult): SemanticDiff {
+/** The served Secrets whose digest differs between two IRs of a Gateway. */
+function certificateChanges(
+  before: GatewayIR | undefined,
+  after: GatewayIR | undefined,
+  certs: { before?: CertificateLookup; after?: CertificateLookup },
+): CertificateChange[] {
+  const digests = (ir: GatewayIR | undefined) => new Map((ir?.secrets ?? []).map((s) => [s.name, s.sha256]));
+  const set = diffKeyed(digests(before), digests(after));
+  const facts = (change: CertificateChange['change'], secret: string): CertificateChange => {
+    const old = change === 'added' ? undefined : certs.before?.(secret);
+    const now = change === 'removed' ? undefined : certs.after?.(secret);
+    return { secret, change, ...(old ? { old } : {}), ...(now ? { new: now } : {}) };
+  };
+  return [
+    ...set.added.map((s) => facts('added', s)),
+    ...set.removed.map((s) => facts('removed', s)),
+    ...set.changed.map((s) => facts('changed', s)),
+  ];
+}
+
+/** `certs`: each side's certificates, to say what a changed one was and is (without: only that it changed). */
+export function semanticDiff(
+  before: TranslateResult,
+  after: TranslateResult,
+  certs: { before?: CertificateLookup; after?: CertificateLookup } = {},
+): SemanticDiff {
   const objects: ObjectChange[] = [];
   for (const key of unionKeys(before.statuses.keys(), after.statuses.keys())) {
     const change = diffObject(key, before.statuses.get(key), after.statuses.get(key));
@@ -152,8 +230,15 @@ export function semanticDiff(before: TranslateResult, after: TranslateResult): S
       listeners: diffKeyed(partsBefore.listeners, partsAfter.listeners),
       routes: diffKeyed(partsBefore.routes, partsAfter.routes),
       clusters: diffKeyed(partsBefore.clusters, partsAfter.clusters),
+      certificates: certificateChanges(irBefore, irAfter, certs),
     };
-    if (change.change !== 'changed' || !empty(change.listeners) || !empty(change.routes) || !empty(change.clusters))
+    if (
+      change.change !== 'changed' ||
+      !empty(change.listeners) ||
+      !empty(change.routes) ||
+      !empty(change.clusters) ||
+      change.certificates.length
+    )
       xds.push(change);
   }
   const infra: InfraChange[] = [];

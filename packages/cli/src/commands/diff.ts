@@ -10,20 +10,34 @@ import { VALIDATE_HELP, validationFlag } from '../flags.js';
 import { readLogMoment, stateAt } from '../log-state.js';
 import { readLiveCluster } from '../live-cluster.js';
 import { translateLive, translatePaths } from '../offline.js';
-import { semanticDiff, type SemanticDiff, type SetChange } from '../semantic-diff.js';
+import {
+  certificateLookup,
+  semanticDiff,
+  type CertificateFacts,
+  type CertificateLookup,
+  type SemanticDiff,
+  type SetChange,
+} from '../semantic-diff.js';
+
+/** A side's translation, and its Secrets' certificates (what a certificate change is said with). */
+interface Side {
+  result: TranslateResult;
+  certificates: CertificateLookup;
+}
 
 /** A side is a manifest file or directory, or `LOG@SEQ` (the state after event SEQ). */
-export function loadSide(spec: string, validation: ManifestValidation = 'strict'): TranslateResult {
+export function loadSide(spec: string, validation: ManifestValidation = 'strict'): Side {
   const at = spec.lastIndexOf('@');
   if (at > 0 && !existsSync(spec)) {
     const { log, seq } = readLogMoment(spec);
-    return stateAt(log, seq).result;
+    const state = stateAt(log, seq);
+    return { result: state.result, certificates: certificateLookup(state.objects) };
   }
   const r = translatePaths([spec], '1970-01-01T00:00:00Z', validation);
   for (const e of r.errors) process.stderr.write(`turnpike: error: ${e}\n`);
   for (const w of r.warnings) process.stderr.write(`turnpike: warning: ${w}\n`);
   for (const m of r.skipped) process.stderr.write(`turnpike: warning: ${m}\n`);
-  return r.result;
+  return { result: r.result, certificates: certificateLookup(r.resources) };
 }
 
 /**
@@ -33,7 +47,7 @@ export function loadSide(spec: string, validation: ManifestValidation = 'strict'
 async function liveSides(
   opts: { file: string[]; kubeconfig?: string; context?: string },
   validation: ManifestValidation,
-): Promise<[TranslateResult, TranslateResult]> {
+): Promise<[Side, Side]> {
   const loaded = opts.file.length ? loadManifests(opts.file, { validation }) : undefined;
   for (const m of loaded?.invalid ?? []) process.stderr.write(`turnpike: error: ${m} (left out)\n`);
   for (const m of loaded?.skipped ?? []) process.stderr.write(`turnpike: warning: ${m}\n`);
@@ -49,7 +63,10 @@ async function liveSides(
       .flatMap((n) => n.says),
   );
   for (const line of untold) process.stderr.write(`turnpike: note: ${line}\n`);
-  return [before.result, after.result];
+  return [
+    { result: before.result, certificates: certificateLookup(before.resources) },
+    { result: after.result, certificates: certificateLookup(after.resources) },
+  ];
 }
 
 export function registerDiff(program: Command): void {
@@ -87,7 +104,7 @@ export function registerDiff(program: Command): void {
         },
       ) => {
         const validation = validationFlag(opts.validate);
-        let sides: [TranslateResult, TranslateResult];
+        let sides: [Side, Side];
         if (opts.kubeconfig !== undefined) {
           if (a !== undefined) throw new CliError('with --kubeconfig, give the changes with -f, not as A B');
           sides = await liveSides(opts, validation);
@@ -97,7 +114,10 @@ export function registerDiff(program: Command): void {
           if (opts.file.length) throw new CliError('-f is for --kubeconfig; give A and B');
           sides = [loadSide(a, validation), loadSide(b, validation)];
         }
-        const d = semanticDiff(sides[0], sides[1]);
+        const d = semanticDiff(sides[0].result, sides[1].result, {
+          before: sides[0].certificates,
+          after: sides[1].certificates,
+        });
         if (opts.output === 'json') process.stdout.write(`${JSON.stringify(d, null, 2)}\n`);
         else if (opts.output === 'text')
           process.stdout.write(renderDiff(d, useColor(opts.color, process.stdout.isTTY === true, process.env)));
@@ -105,6 +125,11 @@ export function registerDiff(program: Command): void {
         process.exitCode = d.same ? 0 : 1;
       },
     );
+}
+
+/** A certificate as a diff says it: its fingerprint and validity (nothing of its key). */
+function certText(c: CertificateFacts | undefined): string {
+  return c ? `SHA-256 ${c.fingerprint}, valid ${c.notBefore} to ${c.notAfter}` : '(none)';
 }
 
 /** --color/--no-color decide; otherwise colour on a terminal, unless NO_COLOR is set (no-color.org). */
@@ -142,6 +167,11 @@ export function renderDiff(d: SemanticDiff, color: boolean): string {
     set('listener', g.listeners);
     set('route', g.routes);
     set('cluster', g.clusters);
+    for (const ch of g.certificates)
+      lines.push(
+        `    ${sym(ch.change)} certificate ${ch.secret}: ` +
+          (ch.old || ch.new ? `${certText(ch.old)} → ${certText(ch.new)}` : 'what is served changed'),
+      );
   }
   if (d.infra.length) lines.push(c.bold('infra'));
   for (const i of d.infra) {
