@@ -39,6 +39,7 @@ export interface ProxyConfig extends KubeObject {
     shutdown?: { drainTimeout?: string; minDrainDuration?: string };
     metrics?: { enabled?: boolean; podMonitor?: boolean };
     accessLog?: ProxyAccessLog;
+    http?: ProxyHttp;
     tags?: Record<string, string>;
     plugins?: PluginRef[];
     proxylessGRPC?: boolean;
@@ -66,6 +67,30 @@ export interface ProxyAccessLog {
   /** Also send every entry to an OpenTelemetry collector (OTLP logs over gRPC). */
   openTelemetry?: { backendRef: { name: string; namespace?: string; port: number } };
 }
+
+/**
+ * ProxyConfig.spec.http: what legitimately differs between deployments of the proxies' HTTP side.
+ * The rest of the edge hardening is fixed (xds/src/http-connection-manager.ts, docs/proxies.md).
+ */
+export interface ProxyHttp {
+  /** ALPN protocols HTTPS listeners offer, in order of preference (default h2, http/1.1). */
+  alpn?: HttpAlpnProtocol[];
+  /** Proxies in front of this one whose X-Forwarded-For entries are trusted for the client's address (default 0). */
+  xffNumTrustedHops?: number;
+  /** What a request whose path holds %2F or %5C gets (default UnescapeAndRedirect). */
+  escapedSlashes?: EscapedSlashesAction;
+  /** What a request with an underscore in a header name gets (default RejectRequest). */
+  headersWithUnderscores?: HeadersWithUnderscoresAction;
+  /** The most request headers may weigh, in KiB (default 60), and their number (default 100). */
+  maxRequestHeadersKiB?: number;
+  maxRequestHeaders?: number;
+  /** Gateway API durations; "0s" turns one off. */
+  timeouts?: { requestHeaders?: string; streamIdle?: string; connectionIdle?: string };
+}
+
+export type HttpAlpnProtocol = 'h2' | 'http/1.1';
+export type EscapedSlashesAction = 'UnescapeAndRedirect' | 'RejectRequest' | 'UnescapeAndForward' | 'KeepUnchanged';
+export type HeadersWithUnderscoresAction = 'RejectRequest' | 'DropHeader' | 'Allow';
 
 /** A Gateway annotation that holds the rollout of its proxies, as ProxyConfig.spec.rollout.hold does for all of its Gateways. */
 export const ROLLOUT_HOLD_ANNOTATION = 'turnpike.dev/rollout-hold';

@@ -1,5 +1,6 @@
 // The xDS IR: per Gateway, what its proxy listens on and where traffic goes. Plain JSON; the
 // xds package turns it into Envoy resources.
+import type { EscapedSlashesAction, HeadersWithUnderscoresAction, HttpAlpnProtocol } from './turnpike.js';
 
 /** Where an IR route came from; `ruleName` is the rule's `name` when it has one (HTTPRouteNamedRouteRule). */
 export interface RouteSource {
@@ -170,6 +171,22 @@ export interface AccessLogIR {
   openTelemetry?: { cluster: string };
 }
 
+/**
+ * ProxyConfig.spec.http as the Gateway's HTTP connection managers apply it: only what the ProxyConfig
+ * sets and the translator found valid (the defaults are the xds side's, http-connection-manager.ts).
+ */
+export interface HttpSettingsIR {
+  alpn?: HttpAlpnProtocol[];
+  xffNumTrustedHops?: number;
+  escapedSlashes?: EscapedSlashesAction;
+  headersWithUnderscores?: HeadersWithUnderscoresAction;
+  maxRequestHeadersKiB?: number;
+  maxRequestHeaders?: number;
+  requestHeadersTimeoutMs?: number;
+  streamIdleTimeoutMs?: number;
+  connectionIdleTimeoutMs?: number;
+}
+
 export interface GatewayIR {
   name: string;
   namespace: string;
@@ -191,6 +208,8 @@ export interface GatewayIR {
    */
   installedPlugins?: { name: string; sha256: string; mountPath: string; held?: boolean }[];
   accessLog?: AccessLogIR;
+  /** ProxyConfig.spec.http, when it says anything. */
+  http?: HttpSettingsIR;
 }
 
 /**

@@ -153,6 +153,20 @@ function chainMatchKeys(chain: FilterChain): string[] {
   return (names?.length ? names : ['']).map((n) => `${others}\0${n.toLowerCase()}`);
 }
 
+/**
+ * CommonTlsContext.alpn_protocols: Envoy joins the list with "," and reads that back as the wire
+ * list (ContextImpl::parseAlpnProtocols), refusing the context ("Invalid ALPN protocol string")
+ * when the string is 65535 bytes or more or a protocol between commas is over 255.
+ */
+function alpnRefusal(chain: FilterChain): string | undefined {
+  const tls = chain.transport_socket?.typed_config as
+    { common_tls_context?: { alpn_protocols?: string[] } } | undefined;
+  const joined = (tls?.common_tls_context?.alpn_protocols ?? []).join(',');
+  if (Buffer.byteLength(joined) >= 65_535) return 'Invalid ALPN protocol string: 65535 bytes or more';
+  const long = joined.split(',').find((p) => Buffer.byteLength(p) > 255);
+  return long === undefined ? undefined : `Invalid ALPN protocol string: "${long.slice(0, 32)}…" is over 255 bytes`;
+}
+
 /** Problems of one listener on its own. */
 export function listenerLoadProblems(listener: Listener): LoadProblem[] {
   const out: LoadProblem[] = [];
@@ -170,6 +184,10 @@ export function listenerLoadProblems(listener: Listener): LoadProblem[] {
           message: `matches what filter_chains[${first}] (${chains[first]!.name ?? ''}) matches (server name "${key.split('\0')[1]}")`,
         });
     }
+  });
+  chains.forEach((chain, i) => {
+    const why = alpnRefusal(chain);
+    if (why) out.push({ resource, field: `filter_chains[${i}].transport_socket`, message: why });
   });
   // FilterChain.name: "The unique name (or empty) by which this filter chain is known."
   for (const [name, at] of duplicates(chains, (c) => c.name || undefined))

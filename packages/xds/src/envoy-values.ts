@@ -15,6 +15,11 @@ export function duration(d: string): Duration {
   let ms = 0;
   for (const [, n, unit] of d.matchAll(/(\d+)(h|ms|m|s)/g))
     ms += Number(n) * ({ h: 3_600_000, m: 60_000, s: 1000, ms: 1 } as Record<string, number>)[unit as string]!;
+  return msDuration(ms);
+}
+
+/** Milliseconds as a protobuf Duration. */
+export function msDuration(ms: number): Duration {
   return { seconds: String(Math.floor(ms / 1000)), nanos: (ms % 1000) * 1_000_000 };
 }
 

@@ -8,6 +8,7 @@ export * from './snapshot-cache.js';
 export * from './ads-server.js';
 export * from './bootstrap.js';
 export * from './admin-listeners.js';
+export { EDGE_HTTP_DEFAULTS } from './http-connection-manager.js';
 export * from './xds-snapshots.js';
 export * from './plugin-filters.js';
 export * from './identity/spiffe.js';

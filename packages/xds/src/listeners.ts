@@ -15,7 +15,7 @@ import type {
   TlsInspector,
   UdpProxyConfig,
 } from './envoy-types.js';
-import { httpConnectionManager } from './http-connection-manager.js';
+import { httpConnectionManager, type EdgeHttp } from './http-connection-manager.js';
 import { accessLogs, type AccessLogSite } from './observability.js';
 import { pluginHttpFilters, pluginsUsed, type PluginLookup, type PluginUse } from './plugin-filters.js';
 import type { EnvoyResources } from './resources.js';
@@ -45,10 +45,15 @@ function tcpProxy(statPrefix: string, route: L4RouteIR | undefined, listener: st
   };
 }
 
-function downstreamTls(l: GatewayListenerIR): FilterChain['transport_socket'] {
+/**
+ * `alpn`: the protocols an HTTPS chain offers (edge hardening); none on a chain that terminates TLS
+ * for a TCP proxy, whose backend speaks whatever it speaks.
+ */
+function downstreamTls(l: GatewayListenerIR, alpn?: string[]): FilterChain['transport_socket'] {
   const ctx: DownstreamTlsContext = {
     common_tls_context: {
       tls_certificate_sds_secret_configs: (l.tls?.certificates ?? []).map((name) => ({ name, sds_config: ADS })),
+      ...(alpn?.length ? { alpn_protocols: alpn } : {}),
       // AllowInsecureFallback: ask for a certificate, let the backend decide what an untrusted one means.
       ...(l.tls?.clientCA
         ? {
@@ -78,6 +83,8 @@ function serverNames(hostname: string | undefined): string[] {
 /** What building a Gateway's listeners needs and adds to besides the listeners themselves. */
 export interface ListenerBuild {
   out: EnvoyResources;
+  /** The Gateway's edge hardening of its HTTP connection managers and HTTPS chains. */
+  edge: EdgeHttp;
   plugins: PluginContext;
   routes: RouteMemo | undefined;
   /** Set when some filter names the invalid-backend cluster (so it is sent). */
@@ -105,19 +112,18 @@ function pluginFilters(listeners: GatewayListenerIR[], pc: PluginContext): HttpF
 function httpFilterChain(
   routeName: string,
   listeners: GatewayListenerIR[],
-  plugins: PluginContext,
+  build: ListenerBuild,
 ): Pick<FilterChain, 'filters'> {
   return {
     filters: [
       {
         name: 'envoy.filters.network.http_connection_manager',
-        typed_config: httpConnectionManager(
-          routeName,
-          routeName,
-          usesFilter(listeners, (f) => f.cors),
-          pluginFilters(listeners, plugins),
-          accessLogs(plugins.gw, 'http'),
-        ),
+        typed_config: httpConnectionManager(routeName, routeName, {
+          cors: usesFilter(listeners, (f) => f.cors),
+          plugins: pluginFilters(listeners, build.plugins),
+          accessLog: accessLogs(build.plugins.gw, 'http'),
+          edge: build.edge,
+        }),
       },
     ],
   };
@@ -153,8 +159,8 @@ function sniFilterChains(port: PortIR, build: ListenerBuild): FilterChain[] {
       chains.push({
         name: listener.name,
         filter_chain_match: { server_names: serverNames(listener.hostname) },
-        transport_socket: downstreamTls(listener),
-        ...httpFilterChain(routeName, [listener], build.plugins),
+        transport_socket: downstreamTls(listener, build.edge.alpn),
+        ...httpFilterChain(routeName, [listener], build),
       });
       build.out.routes.push(httpRouteConfiguration(routeName, [listener], port.port, build.routes, listener));
       continue;
@@ -204,7 +210,7 @@ export function buildPortListener(port: PortIR, build: ListenerBuild): void {
   } else if (first.protocol === 'HTTP') {
     // Listeners sharing an HTTP port share its chain (they differ by hostname): named after the port then.
     const name = port.listeners.length === 1 ? first.name : port.name;
-    listener.filter_chains = [{ name, ...httpFilterChain(port.name, port.listeners, build.plugins) }];
+    listener.filter_chains = [{ name, ...httpFilterChain(port.name, port.listeners, build) }];
     build.out.routes.push(httpRouteConfiguration(port.name, port.listeners, port.port, build.routes));
   } else if (first.protocol === 'TCP') {
     listener.filter_chains = [

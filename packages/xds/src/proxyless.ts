@@ -27,7 +27,8 @@ export function buildProxyless(gw: GatewayIR, out: EnvoyResources): void {
     const routeName = `proxyless/${host}`;
     out.listeners.push({
       name: host,
-      api_listener: { api_listener: httpConnectionManager(routeName, routeName, false) },
+      // No edge hardening: the "listener" is the gRPC client itself, which reads none of it.
+      api_listener: { api_listener: httpConnectionManager(routeName, routeName) },
     });
     const vh: VirtualHostIR = { name: host, domains: [host], routes: byHost.get(host)! };
     // Proxyless clients run no plugins (no Lua or Wasm in gRPC): their routes go without.

@@ -8,6 +8,7 @@ import type { BootstrapTls } from './bootstrap.js';
 import { buildCluster, invalidBackendCluster } from './clusters.js';
 import { buildEndpoints } from './endpoints.js';
 import type { Cluster, ClusterLoadAssignment, Listener, RouteConfiguration, Secret } from './envoy-types.js';
+import { edgeHttp } from './http-connection-manager.js';
 import { buildPortListener, type ListenerBuild } from './listeners.js';
 import { pluginContentClusters, type PluginLookup } from './plugin-filters.js';
 import { buildProxyless } from './proxyless.js';
@@ -60,6 +61,7 @@ export function buildResources(
   const out: EnvoyResources = { listeners: [], routes: [], clusters: [], endpoints: [], secrets: [] };
   const build: ListenerBuild = {
     out,
+    edge: edgeHttp(gw.http),
     plugins: { gw, lookup: plugins, used: [] },
     routes: memo?.routes,
     invalidBackendUsed: false,

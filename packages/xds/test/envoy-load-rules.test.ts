@@ -40,6 +40,24 @@ describe('Envoy load rules', () => {
     ]);
   });
 
+  it('an ALPN protocol over 255 bytes (Envoy: "Invalid ALPN protocol string"); h2 and http/1.1 pass', () => {
+    const chain = (name: string, alpn: string[]) => ({
+      name,
+      filter_chain_match: { server_names: [`${name}.example.com`] },
+      transport_socket: {
+        name: 'envoy.transport_sockets.tls',
+        typed_config: { common_tls_context: { alpn_protocols: alpn } } as never,
+      },
+    });
+    const listener: Listener = {
+      ...at(443),
+      filter_chains: [chain('a', ['h2', 'http/1.1']), chain('b', ['x'.repeat(256)])],
+    };
+    expect(found({ listeners: [listener] })).toEqual([
+      `Listener tcp-443 filter_chains[1].transport_socket: Invalid ALPN protocol string: "${'x'.repeat(32)}…" is over 255 bytes`,
+    ]);
+  });
+
   it('a domain in two virtual hosts of one route configuration', () => {
     const routes = [
       rc('r', [

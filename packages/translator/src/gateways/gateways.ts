@@ -25,8 +25,15 @@ import { checkListenerTLS, checkSecretRef } from './listener-tls.js';
 import { listenerClaimsPort, listenerConfigInvalid, listenerProgrammable } from './listener-validity.js';
 import type { GatewayModel, ListenerModel, ListenerSetModel } from '../model.js';
 import type { Inputs } from '../incremental/inputs.js';
+import { gatewayHttpSettings } from '../ir/http-settings.js';
 import { matchesSelector, selectorProblem } from '../selectors.js';
 
+/**
+ * `h2OverTls`: whether the Gateway's HTTPS listeners offer HTTP/2 through ALPN (ProxyConfig
+ * `spec.http.alpn`). Without it they serve no GRPCRoute: "Implementations supporting GRPCRoute
+ * with the HTTPS ProtocolType MUST accept HTTP/2 connections without an initial upgrade from
+ * HTTP/1.1, i.e. via ALPN" (GRPCRoute), and a listener names in supportedKinds only what it serves.
+ */
 export function buildListener(
   inputs: Inputs,
   gateway: Gateway,
@@ -34,6 +41,7 @@ export function buildListener(
   ownerKind: 'Gateway' | 'ListenerSet',
   l: Listener,
   index: number,
+  h2OverTls = true,
 ): ListenerModel {
   const field = `spec.listeners[${index}]`;
   const m: ListenerModel = {
@@ -53,7 +61,8 @@ export function buildListener(
     };
     return m;
   }
-  const served = kindsForProtocol(l);
+  const noH2 = l.protocol === 'HTTPS' && !h2OverTls;
+  const served = kindsForProtocol(l).filter((k) => !(noH2 && k === 'GRPCRoute'));
   const requested = l.allowedRoutes?.kinds;
   if (requested && requested.length) {
     const bad: string[] = [];
@@ -64,9 +73,13 @@ export function buildListener(
       } else bad.push(`${group}/${k.kind}`);
     }
     if (bad.length) {
+      const why =
+        noH2 && bad.includes(`${GATEWAY_GROUP}/GRPCRoute`)
+          ? " (its ProxyConfig's spec.http.alpn leaves out h2, which gRPC needs)"
+          : '';
       m.refsProblem = {
         reason: 'InvalidRouteKinds',
-        message: `${field}.allowedRoutes.kinds: ${bad.join(', ')} cannot attach to a ${l.protocol} listener`,
+        message: `${field}.allowedRoutes.kinds: ${bad.join(', ')} cannot attach to a ${l.protocol} listener${why}`,
       };
       if (m.supportedKinds.length === 0) m.attachable = false;
     }
@@ -192,6 +205,12 @@ export interface GatewayGroup {
   listenerSets: ListenerSetModel[];
 }
 
+/** Whether the Gateway's HTTPS listeners offer h2 (the xds side's default ALPN does; ir/http-settings.ts). */
+function offersH2OverTls(pc: ProxyConfig | undefined): boolean {
+  const alpn = gatewayHttpSettings(pc)?.alpn;
+  return !alpn || alpn.includes('h2');
+}
+
 /**
  * Builds one Gateway of an accepted class with its ListenerSets (`sets`: every ListenerSet whose
  * parentRef names it). Listener precedence: the Gateway's own first, then ListenerSets oldest first.
@@ -221,7 +240,8 @@ export function buildGatewayGroup(
     if (r.problem) model.refsProblem = r.problem;
     if (r.certificate) model.backendClientCertificate = r.certificate;
   }
-  model.listeners = (gw.spec?.listeners ?? []).map((l, i) => buildListener(inputs, gw, gw, 'Gateway', l, i));
+  const h2 = offersH2OverTls(pc);
+  model.listeners = (gw.spec?.listeners ?? []).map((l, i) => buildListener(inputs, gw, gw, 'Gateway', l, i, h2));
   markConflictsWithin(model.listeners);
   model.notAccepted = gatewayNotAccepted(model);
   const parentProblem: Problem | undefined = model.notAccepted && {
@@ -233,7 +253,9 @@ export function buildGatewayGroup(
   for (const ls of [...sets].sort(compareAge)) {
     const setModel: ListenerSetModel = { object: ls, gateway: gw, listeners: [] };
     const denied = parentProblem ?? listenerSetAllowed(inputs, gw, ls);
-    setModel.listeners = (ls.spec?.listeners ?? []).map((l, i) => buildListener(inputs, gw, ls, 'ListenerSet', l, i));
+    setModel.listeners = (ls.spec?.listeners ?? []).map((l, i) =>
+      buildListener(inputs, gw, ls, 'ListenerSet', l, i, h2),
+    );
     if (denied) {
       setModel.notAccepted = denied;
     } else {

@@ -10,6 +10,7 @@ import { claimedByMoreSpecific } from '../gateways/listener-isolation.js';
 import { listenerProgrammable } from '../gateways/listener-validity.js';
 import { tlsMode, transport } from '../gateways/listener-protocols.js';
 import type { GatewayModel, ListenerModel } from '../model.js';
+import { gatewayHttpSettings } from './http-settings.js';
 import { compareRoutePrecedence, type RankedRoute } from '../routes/precedence.js';
 import { claimServerNames, recordOverlaps, type RouteOverlaps } from '../routes/route-overlaps.js';
 import type { RouteResult } from '../routes/route-result.js';
@@ -262,6 +263,8 @@ export function assembleGateway(
   }
   if (gateway.proxyConfig?.spec?.proxylessGRPC) out.proxyless = true;
   if (accessLog.accessLog) out.accessLog = accessLog.accessLog;
+  const http = gatewayHttpSettings(gateway.proxyConfig);
+  if (http) out.http = http;
   // Only worth sending when some backend speaks TLS (GatewayBackendClientCertificate).
   if (backendCertificate && out.clusters.some((cluster) => cluster.tls))
     out.backendClientCertificate = backendCertificate.secret;
