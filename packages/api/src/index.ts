@@ -9,4 +9,5 @@ export * from './image-reference.js';
 export * from './proxy-ports.js';
 export * from './secret-data.js';
 export * from './durations.js';
+export * from './quantity.js';
 export * from './re2-program-size.js';

@@ -24,12 +24,13 @@ export function proxyObjectsContext(
 ): Pick<InfraContext, 'bootstrap' | 'bootstrapFiles' | 'drainImage'> {
   return {
     ...(drainImage ? { drainImage } : {}),
-    bootstrap: (namespace, name, { stats }) =>
+    bootstrap: (namespace, name, { stats, memoryLimitBytes }) =>
       JSON.stringify(
         buildBootstrap({
           namespace,
           name,
           stats,
+          ...(memoryLimitBytes !== undefined ? { memoryLimitBytes } : {}),
           xdsHost: xdsPublic.host,
           xdsPort: xdsPublic.port,
           ...(tls ? { tls } : {}),

@@ -11,6 +11,7 @@ import {
   PROXY_ADMIN_PORT,
   PROXY_DRAIN_PORT,
   PROXY_READINESS_PORT,
+  quantityValue,
   type KubeObject,
 } from '@turnpike/api';
 import {
@@ -38,8 +39,11 @@ export const DEFAULT_DRAIN_IMAGE = 'turnpike:latest';
 const CLI_COMMAND = ['node', '/app/dist/main.js'];
 
 export interface InfraContext {
-  /** The Envoy bootstrap JSON for this Gateway; `stats`: with the stats listener. */
-  bootstrap: (namespace: string, name: string, options: { stats: boolean }) => string;
+  /**
+   * The Envoy bootstrap JSON for this Gateway; `stats`: with the stats listener; `memoryLimitBytes`:
+   * the Envoy container's memory limit, when it has one (its heap is sized from it).
+   */
+  bootstrap: (namespace: string, name: string, options: { stats: boolean; memoryLimitBytes?: number }) => string;
   /** The image of the drain container (default DEFAULT_DRAIN_IMAGE). */
   drainImage?: string;
   /** More files for the bootstrap ConfigMap (the SDS files of the xDS TLS). */
@@ -150,6 +154,18 @@ export function heldPluginCopies(ir: GatewayInfraIR): string[] {
     .map((name) => `ConfigMap/${ir.namespace}/${name}`);
 }
 
+/**
+ * The memory limit of the Envoy container the Pods run: the held template's while a rollout is held
+ * (Pods made meanwhile are made from it, and read the bootstrap as it is then), else the IR's.
+ */
+function envoyMemoryLimit(ir: GatewayInfraIR): number | undefined {
+  const held = ir.held?.template.spec?.containers?.find((c) => c.name === 'envoy');
+  const resources = (held ? held.resources : ir.resources) as GatewayInfraIR['resources'] | undefined;
+  const limit = resources?.limits?.memory;
+  const bytes = limit === undefined ? undefined : quantityValue(limit);
+  return bytes !== undefined && bytes > 0 ? Math.floor(bytes) : undefined;
+}
+
 export function infraObjects(ir: GatewayInfraIR, ctx: InfraContext): KubeObject[] {
   const { namespace, name } = ir;
   const owner =
@@ -177,7 +193,11 @@ export function infraObjects(ir: GatewayInfraIR, ctx: InfraContext): KubeObject[
     [GATEWAY_NAMESPACE_LABEL]: ir.labels[GATEWAY_NAMESPACE_LABEL]!,
     [MANAGED_BY_LABEL]: 'turnpike',
   };
-  const bootstrap = ctx.bootstrap(ir.gateway.namespace, ir.gateway.name, { stats: ir.metrics.enabled });
+  const memoryLimitBytes = envoyMemoryLimit(ir);
+  const bootstrap = ctx.bootstrap(ir.gateway.namespace, ir.gateway.name, {
+    stats: ir.metrics.enabled,
+    ...(memoryLimitBytes !== undefined ? { memoryLimitBytes } : {}),
+  });
   const plugins = pluginCopies(ir, ctx, meta);
   const tls = xdsClientSecret(ir, ctx, meta);
   // Pods roll when what they run changes: the bootstrap, the image, the mounted plugins' content

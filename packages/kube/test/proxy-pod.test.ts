@@ -141,6 +141,34 @@ describe('the proxy Pod', () => {
     expect(bootstraps).toEqual([{ stats: true }, { stats: true }, { stats: false }]);
   });
 
+  it("sizes the overload manager's heap from the Envoy container's memory limit (the held template's while held)", () => {
+    const heapOf = (objs: Map<string, any>) => {
+      const overload = JSON.parse(objs.get('ConfigMap').data['envoy.json']).overload_manager;
+      expect(overload.actions.map((a: any) => [a.name, a.triggers[0].threshold.value])).toEqual([
+        ['envoy.overload_actions.shrink_heap', 0.95],
+        ['envoy.overload_actions.stop_accepting_requests', 0.98],
+      ]);
+      return Number(overload.resource_monitors[0].typed_config.max_heap_size_bytes);
+    };
+    expect(heapOf(objectsFor(undefined))).toBe(2 * 1024 ** 3);
+    expect(heapOf(objectsFor({ resources: { requests: { memory: '256Mi' } } }))).toBe(2 * 1024 ** 3);
+    expect(heapOf(objectsFor({ resources: { limits: { memory: '1Gi' } } }))).toBe(Math.floor(0.8 * 1024 ** 3));
+    expect(heapOf(objectsFor({ resources: { limits: { memory: '500M' } } }))).toBe(400_000_000);
+    const ir = translate(
+      snapshotFromObjects(cluster({ resources: { limits: { memory: '1Gi' } } })),
+    ).infraIR.gateways.get('infra/gw')!;
+    const held = {
+      ...ir,
+      held: {
+        by: 'ProxyConfig infra/pc',
+        template: { spec: { containers: [{ name: 'envoy', resources: { limits: { memory: '512Mi' } } }] } },
+        pending: ['resources'],
+      },
+    };
+    const objs = new Map(infraObjects(held, ctx).map((o) => [o.kind, o as any]));
+    expect(heapOf(objs)).toBe(Math.floor(0.8 * 512 * 1024 ** 2));
+  });
+
   it('writes drain bounds as Gateway API durations (five digits a unit at most), whatever their size', () => {
     for (const ms of [0, 1, 999, 1000, 60_000, 90_000, 123_456, 3_600_000, 86_399_999]) {
       const text = durationText(ms);

@@ -4,9 +4,11 @@
 // presents the client certificate that names its Gateway and checks the controller's serving
 // certificate against the control-plane CA. Both come through file-based SDS, so that a renewed
 // certificate (a Secret volume updated in place) is picked up without a restart or a dropped stream.
+// The overload manager keeps the heap under the proxy's memory limit (overloadManager below).
 import { PROXY_ADMIN_PORT } from '@turnpike/api';
 import { adminCluster, readinessListener, statsListener } from './admin-listeners.js';
-import type { Bootstrap, UpstreamTlsContext } from './envoy-types.js';
+import type { Bootstrap, FixedHeapConfig, OverloadManager, UpstreamTlsContext } from './envoy-types.js';
+import { typed } from './envoy-values.js';
 
 /** Where the proxy finds its xDS credentials. */
 export interface BootstrapTls {
@@ -28,6 +30,51 @@ export interface BootstrapOptions {
   tls?: BootstrapTls;
   /** Serve /stats/prometheus on PROXY_STATS_PORT (default true). */
   stats?: boolean;
+  /** The Envoy container's memory limit in bytes, when it has one: the heap is sized from it. */
+  memoryLimitBytes?: number;
+}
+
+/**
+ * The heap of a proxy whose memory limit is not known: the edge page's example value
+ * (max_heap_size_bytes 2 GiB, "TODO: Tune for your system").
+ */
+export const DEFAULT_MAX_HEAP_BYTES = 2 * 1024 ** 3;
+/**
+ * The share of the container's memory limit the heap may reach. The fixed_heap monitor counts the
+ * allocator's heap ("currently reserved heap memory", fixed_heap.proto), while the kernel kills the
+ * container on everything it uses (the binary, thread stacks, buffers outside the heap): with a
+ * fifth left over, stop_accepting_requests (98% of the heap) comes before the OOM killer.
+ */
+export const HEAP_SHARE_OF_MEMORY_LIMIT = 0.8;
+const FIXED_HEAP = 'envoy.resource_monitors.fixed_heap';
+
+/**
+ * The overload manager of the edge page ("TCP proxies should configure ... overload_manager"), as in
+ * its example (edge.yaml): the fixed_heap resource monitor, shrink_heap at 95% of the heap (return
+ * free memory to the system) and stop_accepting_requests at 98% (new requests are answered 503 until
+ * usage falls), read every 250 ms.
+ */
+export function overloadManager(memoryLimitBytes?: number): OverloadManager {
+  const maxHeap =
+    memoryLimitBytes !== undefined && memoryLimitBytes > 0
+      ? Math.max(1, Math.floor(memoryLimitBytes * HEAP_SHARE_OF_MEMORY_LIMIT))
+      : DEFAULT_MAX_HEAP_BYTES;
+  const at = (value: number) => [{ name: FIXED_HEAP, threshold: { value } }];
+  return {
+    refresh_interval: { seconds: '0', nanos: 250_000_000 },
+    resource_monitors: [
+      {
+        name: FIXED_HEAP,
+        typed_config: typed<FixedHeapConfig>('envoy.extensions.resource_monitors.fixed_heap.v3.FixedHeapConfig', {
+          max_heap_size_bytes: String(maxHeap),
+        }),
+      },
+    ],
+    actions: [
+      { name: 'envoy.overload_actions.shrink_heap', triggers: at(0.95) },
+      { name: 'envoy.overload_actions.stop_accepting_requests', triggers: at(0.98) },
+    ],
+  };
 }
 
 /** SDS resource names (read from files in the pod, not Kubernetes Secrets). */
@@ -152,6 +199,7 @@ export function buildBootstrap(o: BootstrapOptions): Bootstrap {
       ],
     },
     admin: { address: { socket_address: { address: '127.0.0.1', port_value: o.adminPort ?? PROXY_ADMIN_PORT } } },
+    overload_manager: overloadManager(o.memoryLimitBytes),
   };
 }
 

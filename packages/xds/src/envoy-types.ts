@@ -31,6 +31,11 @@ export type { HeaderValueOption } from './generated/envoy/config/core/v3/HeaderV
 export type { Duration } from './generated/google/protobuf/Duration.js';
 export type { Any } from './generated/google/protobuf/Any.js';
 export type { Bootstrap } from './generated/envoy/config/bootstrap/v3/Bootstrap.js';
+export type { OverloadManager } from './generated/envoy/config/overload/v3/OverloadManager.js';
+// prettier-ignore
+export type {
+  FixedHeapConfig,
+} from './generated/envoy/extensions/resource_monitors/fixed_heap/v3/FixedHeapConfig.js';
 export type { LuaPerRoute } from './generated/envoy/extensions/filters/http/lua/v3/LuaPerRoute.js';
 export type { Lua } from './generated/envoy/extensions/filters/http/lua/v3/Lua.js';
 export type { Cors } from './generated/envoy/extensions/filters/http/cors/v3/Cors.js';
