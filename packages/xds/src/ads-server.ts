@@ -4,11 +4,22 @@
 // answered with the same version again, and is logged, counted and reported to `onNack`.
 import * as grpc from '@grpc/grpc-js';
 import { randomUUID } from 'node:crypto';
+import { createServer, type Server as NetServer } from 'node:net';
+import { gatewayOfCertificate } from './identity/spiffe.js';
 import { authorizeStream } from './identity/stream-authorization.js';
 import { encodeJsonMessage } from './message-encoder.js';
 import { messageType } from './proto-root.js';
 import type { EncodedResource, NodeSnapshot, SnapshotCache } from './snapshot-cache.js';
+import {
+  ConnectionGate,
+  DEFAULT_STREAM_LIMITS,
+  gatewayStreamShare,
+  Subscriptions,
+  type StreamLimits,
+} from './stream-limits.js';
 import { SEND_ORDER, WILDCARD_TYPES, type TypeUrl } from './type-urls.js';
+
+export * from './stream-limits.js';
 
 export interface NackReport {
   node: string;
@@ -64,29 +75,6 @@ export interface AdsServerOptions {
   limits?: Partial<StreamLimits>;
 }
 
-/** What one caller may hold of the server; a stream beyond them is ended and counted as refused. */
-export interface StreamLimits {
-  /** Open streams in all, identified or not. */
-  maxStreams: number;
-  /** Streams one HTTP/2 connection may carry at once. */
-  maxStreamsPerConnection: number;
-  /** A stream that has not named its Gateway (node.cluster) by then is ended. */
-  identifyWithinMs: number;
-  /** Type URLs one stream may subscribe to. */
-  maxTypesPerStream: number;
-  /** Resource names one stream may subscribe to, over all its types. */
-  maxNamesPerStream: number;
-}
-
-export const DEFAULT_STREAM_LIMITS: StreamLimits = {
-  maxStreams: 10_000,
-  maxStreamsPerConnection: 100,
-  identifyWithinMs: 10_000,
-  maxTypesPerStream: 16,
-  // A Gateway's EDS asks for one name per cluster: room for large ones.
-  maxNamesPerStream: 100_000,
-};
-
 interface Node {
   id?: string;
   cluster?: string;
@@ -130,18 +118,18 @@ interface DeltaRequest {
 }
 
 interface SotwTypeState {
-  names: Set<string>;
   wildcard: boolean;
   lastNonce?: string;
   sentVersion?: string;
   ackedVersion?: string;
   nackedVersion?: string;
-  sentNames?: string;
+  /** The subscription's generation when it was last sent (names changed since: send again). */
+  sentNames?: number;
+  names: number;
   /** RDS and EDS: the version of each resource last sent (these types are incremental even in SotW). */
   sent: Map<string, string>;
 }
 interface DeltaTypeState {
-  names: Set<string>;
   wildcard: boolean;
   known: Map<string, string>;
   lastNonce?: string;
@@ -150,6 +138,24 @@ interface DeltaTypeState {
 
 function newStreamRecord(protocol: ProxyStream['protocol']): ProxyStream {
   return { node: '', id: '', protocol, peer: '', connectedAt: '', acked: {}, pending: {} };
+}
+
+/** A Gateway key (namespace/name) is at most 63 + 1 + 253 characters. */
+const MAX_NODE_CLUSTER = 317;
+/** What a stream's text is kept to: node ids, versions it acknowledges, the messages of its NACKs. */
+const MAX_NODE_ID = 1024;
+const MAX_VERSION = 64;
+const MAX_NACK_MESSAGE = 4096;
+const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}…` : text);
+
+/** A stream as the limits count it. */
+interface Hold {
+  /** The Gateway it counts against: its certificate's, or (plaintext) the one it named. */
+  gateway?: string;
+  bytes: number;
+  /** Order of arrival: the newest of a Gateway is the one preempted. */
+  seq: number;
+  end: (reason: string, message: string) => void;
 }
 
 function refuse(
@@ -209,6 +215,11 @@ export class AdsServer {
    */
   private readonly wakers = new Map<string, Set<() => void>>();
   private cacheListener?: (nodes: string[]) => void;
+  /** Per Gateway, its streams and the bytes they hold. */
+  private readonly holds = new Map<string, { streams: Set<Hold>; bytes: number }>();
+  private seq = 0;
+  private readonly gate: ConnectionGate;
+  private readonly listening: NetServer[] = [];
 
   /** The open streams, by Gateway then id. */
   proxies(): ProxyStream[] {
@@ -223,6 +234,7 @@ export class AdsServer {
       'grpc.keepalive_time_ms': 30_000,
       'grpc.keepalive_permit_without_calls': 1,
       'grpc.max_concurrent_streams': this.limits.maxStreamsPerConnection,
+      'grpc.max_receive_message_length': this.limits.maxRequestBytes,
       // grpc-js keeps channelz records of every call and connection unless told not to; nothing reads
       // them here (no channelz service is served), and each of a thousand proxies' streams paid for it.
       'grpc.enable_channelz': 0,
@@ -231,6 +243,12 @@ export class AdsServer {
       StreamAggregatedResources: (call: grpc.ServerDuplexStream<DiscoveryRequest, unknown>) => this.sotw(call),
       DeltaAggregatedResources: (call: grpc.ServerDuplexStream<DeltaRequest, unknown>) => this.delta(call),
     });
+    this.gate = new ConnectionGate(this.limits, (r) => this.refused({ node: '', ...r }, 'closed an ADS connection'));
+  }
+
+  /** Connections open now, and of them those whose streams have not named a Gateway. */
+  get connections(): { open: number; pending: number } {
+    return this.gate.counts;
   }
 
   get connectedProxies(): number {
@@ -242,18 +260,33 @@ export class AdsServer {
     return this.wakers.has(node);
   }
 
+  /**
+   * Listens at `host:port` (`[v6]:port`). The connections are accepted here and handed to grpc-js,
+   * so that those that never name a Gateway are counted and closed (ConnectionGate).
+   */
   listen(address: string): Promise<number> {
+    const m = /^\[([^\]]*)\]:(\d+)$/.exec(address) ?? /^([^:]*):(\d+)$/.exec(address);
+    if (!m) return Promise.reject(new Error(`${address}: not host:port`));
+    const injector = this.server.createConnectionInjector(
+      this.opts.tls?.credentials ?? grpc.ServerCredentials.createInsecure(),
+    );
+    const server = createServer((socket) => {
+      this.gate.accept(socket);
+      injector.injectConnection(socket);
+    });
     return new Promise((resolve, reject) => {
-      this.server.bindAsync(
-        address,
-        this.opts.tls?.credentials ?? grpc.ServerCredentials.createInsecure(),
-        (err, port) => (err ? reject(err) : resolve(port)),
-      );
+      server.once('error', reject);
+      server.listen(Number(m[2]), m[1], () => {
+        server.off('error', reject);
+        this.listening.push(server);
+        resolve((server.address() as { port: number }).port);
+      });
     });
   }
 
   /** Ends every stream, then stops; streams a client keeps open are cut after a second. */
   async close(): Promise<void> {
+    for (const server of this.listening.splice(0)) server.close();
     for (const l of [...this.listeners]) l();
     if (this.cacheListener) this.opts.cache.off('update', this.cacheListener);
     this.cacheListener = undefined;
@@ -267,6 +300,7 @@ export class AdsServer {
         resolve();
       });
     });
+    this.gate.closeAll();
   }
 
   private log(msg: string, fields?: Record<string, unknown>): void {
@@ -354,6 +388,13 @@ export class AdsServer {
     call.on('cancelled', cleanup);
   }
 
+  /** Logs and counts a refusal (turnpike_xds_refused_streams_total, by reason). */
+  private refused(refusal: StreamRefusal, what = 'refused an ADS stream'): void {
+    this.stats.refused++;
+    this.log(what, { ...refusal });
+    this.opts.onRefuse?.(refusal);
+  }
+
   /** Ends a stream for a reason the metrics count (turnpike_xds_refused_streams_total). */
   private refuseCounted(
     call: grpc.ServerDuplexStream<unknown, unknown>,
@@ -362,17 +403,67 @@ export class AdsServer {
     reason: string,
     message: string,
   ): void {
-    this.stats.refused++;
-    const refusal = { node, reason, message, peer: call.getPeer() };
-    this.log('refused an ADS stream', refusal);
-    this.opts.onRefuse?.(refusal);
+    this.refused({ node, reason, message, peer: call.getPeer() });
     refuse(call, code, message);
+  }
+
+  /** With client certificates required: the Gateway the stream's certificate names, if it names one. */
+  private certificateGateway(call: grpc.ServerDuplexStream<unknown, unknown>): string | undefined {
+    const trustDomain = this.opts.tls?.trustDomain;
+    const peer = trustDomain ? call.getAuthContext().sslPeerCertificate : undefined;
+    return peer?.raw ? gatewayOfCertificate(peer.subjectaltname, trustDomain!) : undefined;
+  }
+
+  /** Why `gateway` may not open one more stream, if it may not: it holds its share. */
+  private overShare(gateway: string): string | undefined {
+    const gateways = this.opts.cache.size;
+    const { most } = gatewayStreamShare(this.limits, gateways);
+    const held = this.holds.get(gateway)?.streams.size ?? 0;
+    if (held < most) return undefined;
+    return `Gateway ${gateway} holds ${held} streams, its share of ${this.limits.maxStreams} with ${gateways} Gateway(s)`;
+  }
+
+  /**
+   * The server is full: if `gateway` holds less than its fair share, the newest stream of the Gateway
+   * furthest over its own is ended to make room. True if one was.
+   */
+  private preemptFor(gateway: string): boolean {
+    const { fair } = gatewayStreamShare(this.limits, this.opts.cache.size);
+    if ((this.holds.get(gateway)?.streams.size ?? 0) >= fair) return false;
+    let victim: [string, Set<Hold>] | undefined;
+    for (const [g, h] of this.holds)
+      if (g !== gateway && h.streams.size > Math.max(fair, victim?.[1].size ?? 0)) victim = [g, h.streams];
+    if (!victim) return false;
+    let newest: Hold | undefined;
+    for (const s of victim[1]) if (!newest || s.seq > newest.seq) newest = s;
+    newest!.end(
+      'preempted',
+      `ended to make room for Gateway ${gateway}: the server is full and Gateway ${victim[0]} holds ` +
+        `${victim[1].size} streams, over its fair share of ${fair}`,
+    );
+    return true;
+  }
+
+  private hold(hold: Hold, gateway: string): void {
+    let h = this.holds.get(gateway);
+    if (!h) this.holds.set(gateway, (h = { streams: new Set(), bytes: 0 }));
+    h.streams.add(hold);
+    h.bytes += hold.bytes;
+    hold.gateway = gateway;
+  }
+
+  private release(hold: Hold): void {
+    const h = hold.gateway ? this.holds.get(hold.gateway) : undefined;
+    if (!h?.streams.delete(hold)) return;
+    h.bytes -= hold.bytes;
+    if (h.streams.size === 0) this.holds.delete(hold.gateway!);
   }
 
   /** The Gateway a stream serves (node.cluster), tracked for updates; '' refuses the stream. */
   private identify<Req>(
     n: Node | undefined,
     record: ProxyStream,
+    hold: Hold,
     onUpdate: () => void,
     anyCall: grpc.ServerDuplexStream<Req, unknown>,
   ): string {
@@ -383,6 +474,11 @@ export class AdsServer {
       refuse(call);
       return '';
     }
+    if (node.length > MAX_NODE_CLUSTER) {
+      const message = `node.cluster must name the Gateway as <namespace>/<name>, at most ${MAX_NODE_CLUSTER} characters`;
+      this.refuseCounted(call, grpc.status.INVALID_ARGUMENT, '', 'unidentified', message);
+      return '';
+    }
     const trustDomain = this.opts.tls?.trustDomain;
     if (trustDomain) {
       const verdict = authorizeStream(call.getAuthContext().sslPeerCertificate, node, trustDomain);
@@ -391,9 +487,19 @@ export class AdsServer {
         return '';
       }
     }
+    // Without certificates, the Gateway named is the one the stream counts against from now on.
+    if (!hold.gateway) {
+      const over = this.overShare(node);
+      if (over) {
+        this.refuseCounted(call, grpc.status.RESOURCE_EXHAUSTED, node, 'gateway-streams', over);
+        return '';
+      }
+      this.hold(hold, node);
+    }
+    this.gate.identified(call.getPeer());
     Object.assign(record, {
       node,
-      id: n?.id ?? '',
+      id: clip(n?.id ?? '', MAX_NODE_ID),
       protocol,
       peer: call.getPeer(),
       connectedAt: new Date().toISOString(),
@@ -401,10 +507,10 @@ export class AdsServer {
     });
     this.track(node, onUpdate, call, record);
     if (record.debug) {
-      this.log(`debug read connected (${protocol})`, { node, id: n?.id });
+      this.log(`debug read connected (${protocol})`, { node, id: record.id });
       return node;
     }
-    this.log(`proxy connected (${protocol})`, { node, id: n?.id });
+    this.log(`proxy connected (${protocol})`, { node, id: record.id });
     this.opts.onStreamChange?.(record, false);
     return node;
   }
@@ -412,17 +518,31 @@ export class AdsServer {
   /**
    * One ADS stream, either protocol: the first request names the Gateway (or the stream is refused);
    * after that every request goes to `receive`, and every cache update for that Gateway to `send`.
+   * `receive` changes `subscriptions` as the request asks, then asks `admit` whether the stream may
+   * hold them (if not, the stream is ended).
    */
   private serve<Req extends SubscriptionRequest & { node?: Node }>(
     call: grpc.ServerDuplexStream<Req, unknown>,
     protocol: ProxyStream['protocol'],
-    protocolHandlers: (record: ProxyStream) => {
+    protocolHandlers: (
+      record: ProxyStream,
+      subscriptions: Subscriptions,
+      admit: () => boolean,
+    ) => {
       send: (typeUrl: string, force: boolean) => void;
       receive: (req: Req) => void;
     },
   ): void {
     const anyCall = call as unknown as grpc.ServerDuplexStream<unknown, unknown>;
-    if (this.open >= this.limits.maxStreams) {
+    const record = newStreamRecord(protocol);
+    // With client certificates, the stream counts against its certificate's Gateway from the start.
+    const gateway = this.certificateGateway(anyCall);
+    const over = gateway && this.overShare(gateway);
+    if (over) {
+      this.refuseCounted(anyCall, grpc.status.RESOURCE_EXHAUSTED, gateway, 'gateway-streams', over);
+      return;
+    }
+    if (this.open >= this.limits.maxStreams && !(gateway && this.preemptFor(gateway))) {
       this.refuseCounted(
         anyCall,
         grpc.status.RESOURCE_EXHAUSTED,
@@ -434,6 +554,14 @@ export class AdsServer {
     }
     this.open++;
     let closed = false;
+    const hold: Hold = {
+      bytes: 0,
+      seq: ++this.seq,
+      end: (reason, message) => {
+        if (!closed) this.refuseCounted(anyCall, grpc.status.RESOURCE_EXHAUSTED, hold.gateway ?? '', reason, message);
+      },
+    };
+    if (gateway) this.hold(hold, gateway);
     // A stream that never names its Gateway holds a slot and memory for nothing.
     const unidentified = setTimeout(() => {
       if (record.node || closed) return;
@@ -451,50 +579,71 @@ export class AdsServer {
       if (closed) return;
       closed = true;
       this.open--;
+      this.release(hold);
+      if (record.node) this.gate.released(record.peer);
       clearTimeout(unidentified);
+      subscriptions.clear();
     };
+    const subscriptions = new Subscriptions();
     for (const event of ['end', 'error', 'close', 'cancelled']) call.on(event, close);
-    const record = newStreamRecord(protocol);
-    const { send, receive } = protocolHandlers(record);
+    const admit = () => {
+      if (closed) return false;
+      const over = this.overSubscribed(record, hold, subscriptions);
+      if (over) hold.end(over.reason, over.message);
+      return !over;
+    };
+    const { send, receive } = protocolHandlers(record, subscriptions, admit);
     const pushAll = () => {
       for (const typeUrl of SEND_ORDER) send(typeUrl, false);
     };
-    const subscriptions = new Map<string, number>();
     call.on('data', (req: Req) => {
       if (closed) return;
-      if (!record.node && !this.identify(req.node, record, pushAll, call)) return;
-      const over = this.overSubscribed(req, subscriptions);
-      if (over) {
-        this.refuseCounted(anyCall, grpc.status.RESOURCE_EXHAUSTED, record.node, 'too-many-subscriptions', over);
-        return;
-      }
-      receive(req);
+      if (!record.node && !this.identify(req.node, record, hold, pushAll, call)) return;
+      subscriptions.of(req.type_url ?? '');
+      if (admit()) receive(req);
     });
   }
 
   /**
-   * Counts what a request asks for (names per type: SotW replaces them, delta adds and removes);
-   * says why when the stream would hold more than its limits.
+   * Counts what a stream holds (its subscriptions as they stand, its node's id and cluster) into its
+   * Gateway's; says why when the stream, or its Gateway, would hold more than the limits.
    */
   private overSubscribed(
-    req: { type_url?: string; resource_names?: string[]; resource_names_subscribe?: string[] },
-    subscriptions: Map<string, number>,
-  ): string | undefined {
-    const typeUrl = req.type_url ?? '';
-    const before = subscriptions.get(typeUrl) ?? 0;
-    const names = req.resource_names ? req.resource_names.length : before + (req.resource_names_subscribe?.length ?? 0);
-    subscriptions.set(typeUrl, names);
-    if (subscriptions.size > this.limits.maxTypesPerStream)
-      return `a stream may subscribe to ${this.limits.maxTypesPerStream} type URLs; this one asked for ${subscriptions.size}`;
-    let total = 0;
-    for (const n of subscriptions.values()) total += n;
-    if (total > this.limits.maxNamesPerStream)
-      return `a stream may subscribe to ${this.limits.maxNamesPerStream} resource names; this one asked for ${total}`;
+    record: ProxyStream,
+    hold: Hold,
+    subscriptions: Subscriptions,
+  ): { reason: string; message: string } | undefined {
+    const bytes = subscriptions.bytes + record.node.length + record.id.length;
+    const mine = hold.gateway ? this.holds.get(hold.gateway) : undefined;
+    if (mine) mine.bytes += bytes - hold.bytes;
+    hold.bytes = bytes;
+    const l = this.limits;
+    const many = 'too-many-subscriptions';
+    if (subscriptions.types > l.maxTypesPerStream) {
+      const message = `a stream may subscribe to ${l.maxTypesPerStream} type URLs; this one asked for ${subscriptions.types}`;
+      return { reason: many, message };
+    }
+    if (subscriptions.names > l.maxNamesPerStream) {
+      const message = `a stream may subscribe to ${l.maxNamesPerStream} resource names; this one asked for ${subscriptions.names}`;
+      return { reason: many, message };
+    }
+    if (bytes > l.maxBytesPerStream)
+      return {
+        reason: 'stream-bytes',
+        message: `a stream may hold ${l.maxBytesPerStream} bytes of resource names; this one asked for ${bytes}`,
+      };
+    if (mine && mine.bytes > l.maxBytesPerGateway)
+      return {
+        reason: 'gateway-bytes',
+        message:
+          `the streams of Gateway ${hold.gateway} may hold ${l.maxBytesPerGateway} bytes of resource names ` +
+          `together; they asked for ${mine.bytes}`,
+      };
     return undefined;
   }
 
   private sotw(call: grpc.ServerDuplexStream<DiscoveryRequest, unknown>): void {
-    this.serve(call, 'sotw', (record) => {
+    this.serve(call, 'sotw', (record, subscriptions, admit) => {
       const types = new Map<string, SotwTypeState>();
       const send = (typeUrl: string, force: boolean) => {
         const st = types.get(typeUrl);
@@ -502,7 +651,8 @@ export class AdsServer {
         if (!st) return;
         const ts = snap?.get(typeUrl as TypeUrl);
         const version = ts?.version ?? 'empty';
-        const names = st.wildcard ? '*' : [...st.names].sort().join(',');
+        const subscribed = subscriptions.of(typeUrl);
+        const names = st.wildcard ? -1 : st.names;
         if (!force && version === st.sentVersion && names === st.sentNames) return;
         // The version the client rejected is not sent again; a newer one will be.
         if (version === st.nackedVersion && names === st.sentNames) return;
@@ -511,7 +661,7 @@ export class AdsServer {
         const incremental = !st.wildcard && !WILDCARD_TYPES.has(typeUrl);
         const resources: EncodedResource[] = [];
         for (const r of ts?.resources.values() ?? []) {
-          if (!st.wildcard && !st.names.has(r.name)) continue;
+          if (!st.wildcard && !subscribed.has(r.name)) continue;
           if (incremental && !force && st.sent.get(r.name) === r.version) continue;
           resources.push(r);
         }
@@ -532,25 +682,28 @@ export class AdsServer {
         const typeUrl = req.type_url ?? '';
         let st = types.get(typeUrl);
         if (!st) {
-          st = { names: new Set(), wildcard: false, sent: new Map() };
+          st = { names: 0, wildcard: false, sent: new Map() };
           types.set(typeUrl, st);
         }
         if (req.response_nonce) {
           if (req.response_nonce !== st.lastNonce) return; // stale: a newer response is in flight
           if (req.error_detail) {
             st.nackedVersion = st.sentVersion;
-            this.rejected(record, typeUrl, st.sentVersion ?? '', req.error_detail.message ?? '');
+            const message = clip(req.error_detail.message ?? '', MAX_NACK_MESSAGE);
+            this.rejected(record, typeUrl, st.sentVersion ?? '', message);
           } else {
-            st.ackedVersion = req.version_info ?? '';
+            st.ackedVersion = clip(req.version_info ?? '', MAX_VERSION);
             st.nackedVersion = undefined;
             this.acknowledged(record, typeUrl, st.ackedVersion);
           }
         }
         const names = req.resource_names ?? [];
+        if (subscriptions.replace(typeUrl, names)) st.names++;
+        if (!admit()) return;
         st.wildcard = (names.length === 0 && WILDCARD_TYPES.has(typeUrl)) || names.includes('*');
-        st.names = new Set(names.filter((n) => n !== '*'));
         // A resource the client no longer asks for is forgotten: asked for again, it is sent again.
-        for (const n of [...st.sent.keys()]) if (!st.names.has(n)) st.sent.delete(n);
+        const subscribed = subscriptions.of(typeUrl);
+        for (const n of [...st.sent.keys()]) if (!subscribed.has(n)) st.sent.delete(n);
         send(typeUrl, !req.response_nonce);
       };
       return { send, receive };
@@ -558,7 +711,7 @@ export class AdsServer {
   }
 
   private delta(call: grpc.ServerDuplexStream<DeltaRequest, unknown>): void {
-    this.serve(call, 'delta', (record) => {
+    this.serve(call, 'delta', (record, subscriptions, admit) => {
       const types = new Map<string, DeltaTypeState>();
       const send = (typeUrl: string, force: boolean) => {
         const st = types.get(typeUrl);
@@ -567,7 +720,8 @@ export class AdsServer {
         const resources: { name: string; version: string; resource: { type_url: string; value: Buffer } }[] = [];
         const removed: string[] = [];
         const current = new Map<string, EncodedResource>();
-        for (const r of ts?.resources.values() ?? []) if (st.wildcard || st.names.has(r.name)) current.set(r.name, r);
+        const subscribed = subscriptions.of(typeUrl);
+        for (const r of ts?.resources.values() ?? []) if (st.wildcard || subscribed.has(r.name)) current.set(r.name, r);
         for (const [name, r] of current) {
           if (st.known.get(name) === r.version) continue;
           if (st.nackedVersions.get(name) === r.version) continue;
@@ -590,7 +744,6 @@ export class AdsServer {
         const first = !st;
         if (!st) {
           st = {
-            names: new Set(),
             wildcard: false,
             known: new Map(Object.entries(req.initial_resource_versions ?? {})),
             nackedVersions: new Map(),
@@ -601,22 +754,21 @@ export class AdsServer {
           // What we just sent was rejected: remember those versions so they are not resent.
           const ts = this.opts.cache.get(node)?.get(typeUrl as TypeUrl);
           for (const [name, v] of st.known) if (ts?.resources.get(name)?.version === v) st.nackedVersions.set(name, v);
-          this.rejected(record, typeUrl, ts?.version ?? '', req.error_detail.message ?? '');
+          this.rejected(record, typeUrl, ts?.version ?? '', clip(req.error_detail.message ?? '', MAX_NACK_MESSAGE));
         } else if (req.response_nonce && req.response_nonce === st.lastNonce) {
           // Delta ACKs carry no version: the one acknowledged is the one last sent.
           const version = record.pending[typeUrl] ?? this.opts.cache.get(node)?.get(typeUrl as TypeUrl)?.version ?? '';
           this.acknowledged(record, typeUrl, version);
         }
+        // The names as they stand: subscribing adds, unsubscribing removes ('*' is the wildcard).
         const sub = req.resource_names_subscribe ?? [];
+        const unsub = req.resource_names_unsubscribe ?? [];
+        subscriptions.change(typeUrl, sub, unsub);
+        if (!admit()) return;
         if (first && sub.length === 0 && WILDCARD_TYPES.has(typeUrl)) st.wildcard = true;
-        for (const n of sub)
-          if (n === '*') st.wildcard = true;
-          else st.names.add(n);
-        for (const n of req.resource_names_unsubscribe ?? []) {
-          if (n === '*') st.wildcard = false;
-          st.names.delete(n);
-          st.known.delete(n);
-        }
+        if (sub.includes('*')) st.wildcard = true;
+        if (unsub.includes('*')) st.wildcard = false;
+        for (const n of unsub) st.known.delete(n);
         send(typeUrl, first);
       };
       return { send, receive };

@@ -61,6 +61,11 @@ export function encodeSnapshot(res: EnvoyResources): NodeSnapshot {
 export class SnapshotCache extends EventEmitter {
   private readonly nodes = new Map<string, NodeSnapshot>();
 
+  /** How many nodes (Gateways) have a snapshot. */
+  get size(): number {
+    return this.nodes.size;
+  }
+
   get(node: string): NodeSnapshot | undefined {
     return this.nodes.get(node);
   }
