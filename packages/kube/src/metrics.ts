@@ -32,7 +32,11 @@ export function createMetrics() {
     }),
     xdsRefused: new Counter({
       name: 'turnpike_xds_refused_streams_total',
-      help: 'ADS streams refused for their client certificate, by reason (no-identity, wrong-gateway)',
+      help:
+        'ADS streams refused or ended, and connections closed, by reason: for the client certificate (no-certificate, ' +
+        'no-identity, wrong-gateway) or a bound on callers (too-many-streams, gateway-streams, preempted, ' +
+        'unidentified, too-many-subscriptions, stream-bytes, gateway-bytes, too-many-pending-connections, ' +
+        'idle-connection)',
       labelNames: ['reason'] as const,
       registers: [registry],
     }),
