@@ -13,6 +13,8 @@ export interface Service extends KubeObject {
   spec: {
     type?: string;
     clusterIP?: string;
+    /** Every ClusterIP (dual stack: one per family), the first being clusterIP. */
+    clusterIPs?: string[];
     ports?: ServicePort[];
     selector?: Record<string, string>;
     externalName?: string;

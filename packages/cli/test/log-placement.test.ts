@@ -59,7 +59,7 @@ describe('event log and proxy placement', () => {
     const state = stateAt(log);
     expect(state.result.infraIR.gateways.get('edge/web')?.namespace).toBe('turnpike-system');
     expect((state.result.statuses.get('Gateway/edge/web') as { addresses?: unknown }).addresses).toEqual([
-      { type: 'IPAddress', value: '10.96.0.7' },
+      { type: 'IPAddress', value: '10.96.0.7', routability: 'Cluster' },
     ]);
   });
 

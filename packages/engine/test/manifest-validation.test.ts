@@ -229,6 +229,11 @@ describe('Gateway API v1.7.0 fields', () => {
     expect(errorsOf(address('net.k8s.io/foo'))).toEqual([ROUTABILITY]);
     expect(errorsOf(address('Bad_Domain/foo'))).toEqual([ROUTABILITY]);
     expect(errorsOf(address('Internet'))).toEqual([ROUTABILITY]);
+    // GEP-5093's examples: the conformance sentinel is admitted; every k8s.io subdomain is reserved.
+    expect(errorsOf(address('testing.x-k8s.io/sentinel'))).toEqual([]);
+    expect(errorsOf(address('example.k8s.io/value'))).toEqual([ROUTABILITY]);
+    expect(errorsOf(address('gateway.networking.k8s.io/value'))).toEqual([ROUTABILITY]);
+    expect(errorsOf(address('example.com/'))).toEqual([ROUTABILITY]);
   });
 
   it("listener filters only on a Gateway's HTTP and HTTPS listeners (v1.7.0's ListenerSet has no such rule)", () => {

@@ -64,7 +64,7 @@ describe('GatewayClass', () => {
 });
 
 /** v1.7.0 features not claimed yet; the experimental ones wait for their implementation (docs/features.md). */
-const UNCLAIMED = ['GatewayAddressRoutability', 'GatewayAddressRoutabilityCluster', 'GatewayListenerFilters'];
+const UNCLAIMED = ['GatewayListenerFilters'];
 
 // GEP-5075: ClusterTrustBundle is advertised only where the cluster serves the API, as the kube source says.
 describe('ClusterTrustBundle in supportedFeatures', () => {
@@ -107,6 +107,12 @@ describe('claimed features', () => {
   const upstream = JSON.parse(
     readFileSync(join(import.meta.dirname, 'fixtures/gateway-api-v1.7.0-features.json'), 'utf8'),
   ).features as Record<string, string>;
+
+  it('GatewayAddressRoutabilityCluster "MUST only be claimed with `GatewayAddressRoutability`" (GEP-5093)', () => {
+    expect(SUPPORTED_FEATURES).toEqual(
+      expect.arrayContaining(['GatewayAddressRoutability', 'GatewayAddressRoutabilityCluster']),
+    );
+  });
 
   it('every claimed feature is a v1.7.0 name (no removed name, no mesh feature)', () => {
     expect(SUPPORTED_FEATURES.filter((f) => !(f in upstream))).toEqual([]);

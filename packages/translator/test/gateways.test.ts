@@ -262,7 +262,9 @@ describe('Gateway listeners', () => {
   it('the Gateway address comes from the generated Service, typed', () => {
     const svc = { ...service(generatedName('infra', 'gw'), 'infra'), spec: { clusterIP: '10.96.0.10', ports: [] } };
     const r = run([gatewayClass(), gateway('gw', [http()]), svc]);
-    expect(statusOf(r, 'Gateway', 'infra', 'gw').addresses).toEqual([{ type: 'IPAddress', value: '10.96.0.10' }]);
+    expect(statusOf(r, 'Gateway', 'infra', 'gw').addresses).toEqual([
+      { type: 'IPAddress', value: '10.96.0.10', routability: 'Cluster' },
+    ]);
   });
   it('a Gateway of a class that is not ours gets no status', () => {
     const r = run([

@@ -141,8 +141,17 @@ export const anyObject: fc.Arbitrary<KubeObject> = fc.oneof(
       created,
       params: fc.boolean(),
       clientCA: maybe(pick('configmap', 'bundle')),
+      // GEP-5093: entries by routability, beside a static one and an unsatisfiable one.
+      addresses: maybe(
+        pick(
+          [{ routability: 'Cluster' }],
+          [{}, { routability: 'Cluster' }],
+          [{ value: '203.0.113.10' }, { routability: 'example.com/vpc' }],
+          [{ routability: 'testing.x-k8s.io/sentinel' }],
+        ),
+      ),
     })
-    .map(({ gw, cls, ls, allow, created: c, params, clientCA }) => {
+    .map(({ gw, cls, ls, allow, created: c, params, clientCA, addresses }) => {
       const [namespace, name] = gw.split('/') as [string, string];
       return {
         apiVersion: GW,
@@ -151,6 +160,7 @@ export const anyObject: fc.Arbitrary<KubeObject> = fc.oneof(
         spec: {
           gatewayClassName: cls,
           listeners: ls,
+          ...(addresses ? { addresses } : {}),
           ...(allow ? { allowedListeners: { namespaces: { from: allow } } } : {}),
           ...(params
             ? { infrastructure: { parametersRef: { group: 'turnpike.dev', kind: 'ProxyConfig', name: 'pc' } } }
@@ -354,6 +364,20 @@ export const anyObject: fc.Arbitrary<KubeObject> = fc.oneof(
         ...(hold ? { rollout: { hold: true } } : {}),
         ...(accessLog ? { accessLog } : {}),
       },
+    })),
+  // The proxies' Services as the cluster holds them: their type, ClusterIP and what the load balancer assigned.
+  fc
+    .record({
+      gateway: pick('gw1', 'gw2'),
+      type: pick('LoadBalancer', 'ClusterIP'),
+      ingress: pick([], ['203.0.113.10'], ['203.0.113.99']),
+    })
+    .map(({ gateway, type, ingress }) => ({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: meta(generatedName('infra', gateway), 'infra'),
+      spec: { type, clusterIP: '10.96.0.20', ports: [{ name: 'tcp-80', port: 80, protocol: 'TCP' }] },
+      status: { loadBalancer: { ingress: ingress.map((ip) => ({ ip })) } },
     })),
   // The proxy Deployments as the cluster reports them: which plugin digest the template mounts, how far the rollout is.
   fc

@@ -59,7 +59,9 @@ describe('proxy placement', () => {
       'gateway.networking.k8s.io/gateway-name': 'gw',
       'turnpike.dev/gateway-namespace': 'infra',
     });
-    expect(statusOf(r, 'Gateway', 'infra', 'gw').addresses).toEqual([{ type: 'IPAddress', value: '10.96.0.11' }]);
+    expect(statusOf(r, 'Gateway', 'infra', 'gw').addresses).toEqual([
+      { type: 'IPAddress', value: '10.96.0.11', routability: 'Cluster' },
+    ]);
   });
 
   it('without one, everything stays beside the Gateway', () => {

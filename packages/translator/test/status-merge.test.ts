@@ -78,3 +78,23 @@ describe('mergeStatus keeps what other controllers wrote', () => {
     expect(merged.listeners[0].conditions.map((c: { type: string }) => c.type)).toEqual(['Accepted']);
   });
 });
+
+describe("mergeStatus and a Gateway's addresses (GEP-5093)", () => {
+  const ctrl = 'turnpike.dev/gateway-controller';
+  const written = {
+    addresses: [{ type: 'IPAddress', value: '10.96.0.20', routability: 'Cluster' }],
+    conditions: [condition('AddressesAssigned', 'True', 't0', 'AddressesAssigned')],
+  };
+
+  it('"MUST NOT contain an address that does not match a spec entry": no address now removes those written before', () => {
+    const merged = mergeStatus('Gateway', written, { conditions: [] }, ctrl, 'now');
+    expect(merged.addresses).toBeUndefined();
+    // AddressesAssigned is ours: one we no longer set goes too.
+    expect(merged.conditions).toEqual([]);
+  });
+
+  it('the addresses we write replace the old ones', () => {
+    const ours = { addresses: [{ type: 'IPAddress', value: '203.0.113.10', routability: '' }], conditions: [] };
+    expect(mergeStatus('Gateway', written, ours, ctrl, 'now').addresses).toEqual(ours.addresses);
+  });
+});

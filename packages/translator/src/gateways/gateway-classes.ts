@@ -68,6 +68,9 @@ export const SUPPORTED_FEATURES = [
   'GRPCRouteRequestHeaderModifier',
   'Gateway',
   'GatewayAddressEmpty',
+  // GEP-5093 (experimental): static-addresses.ts.
+  'GatewayAddressRoutability',
+  'GatewayAddressRoutabilityCluster',
   'GatewayBackendClientCertificate',
   'GatewayFrontendClientCertificateValidation',
   'GatewayFrontendClientCertificateValidationInsecureFallback',

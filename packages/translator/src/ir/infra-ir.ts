@@ -12,7 +12,7 @@ import {
   type ProxyConfig,
 } from '@turnpike/api';
 import { gatewayListenPorts } from '../gateways/listen-ports.js';
-import { requestedLoadBalancerIP } from '../gateways/static-addresses.js';
+import { proxyServiceType, requestedLoadBalancerIP } from '../gateways/static-addresses.js';
 import type { GatewayModel } from '../model.js';
 import { mergedListeners } from '../gateways/gateways.js';
 import { listenerProgrammable } from '../gateways/listener-validity.js';
@@ -153,7 +153,7 @@ export function buildGatewayInfra(
     replicas: pc.replicas ?? 1,
     image: pc.image ?? DEFAULT_PROXY_IMAGE,
     service: {
-      type: pc.service?.type ?? 'LoadBalancer',
+      type: proxyServiceType(g),
       annotations: sorted({ ...infra.annotations, ...pc.service?.annotations }),
       addresses: [requestedLoadBalancerIP(gw)].filter((a): a is string => !!a),
     },

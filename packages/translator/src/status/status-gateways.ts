@@ -1,5 +1,5 @@
 // Status of GatewayClasses, Gateways, their listeners and ListenerSets.
-import type { Condition, Gateway, GatewayAddress, GatewayStatus, ListenerStatus, Service } from '@turnpike/api';
+import type { Condition, Gateway, GatewayStatus, ListenerStatus, Service } from '@turnpike/api';
 
 export type ServiceLookup = (namespace: string, name: string) => Service | undefined;
 import { condition, conditionOf, resolvedRefsCondition, sortConditions } from './conditions.js';
@@ -8,7 +8,7 @@ import { mergedListeners } from '../gateways/gateways.js';
 import { listenerConfigInvalid as configInvalid, listenerProgrammable } from '../gateways/listener-validity.js';
 import { proxyPlacement } from '../ir/proxy-placement.js';
 import { proxyNames, type GatewayProxies } from '../proxies/gateway-proxies.js';
-import { assignedStaticAddresses, staticAddressProblem } from '../gateways/static-addresses.js';
+import { assignAddresses } from '../gateways/static-addresses.js';
 import type { GatewayModel, ListenerModel, ListenerSetModel } from '../model.js';
 import type { Problem } from './conditions.js';
 
@@ -71,18 +71,6 @@ export function listenerStatus(l: ListenerModel, attachedRoutes: number, notServ
   return { name: l.spec.name, supportedKinds, attachedRoutes, conditions: sortConditions(conds) };
 }
 
-/** The address of the generated Service, once the API server or a load balancer assigned it. */
-function serviceAddresses(svc: Service | undefined): GatewayAddress[] {
-  const out: GatewayAddress[] = [];
-  for (const ing of svc?.status?.loadBalancer?.ingress ?? []) {
-    if (ing.ip) out.push({ type: 'IPAddress', value: ing.ip });
-    else if (ing.hostname) out.push({ type: 'Hostname', value: ing.hostname });
-  }
-  if (out.length === 0 && svc?.spec?.clusterIP && svc.spec.clusterIP !== 'None')
-    out.push({ type: 'IPAddress', value: svc.spec.clusterIP });
-  return out;
-}
-
 export function gatewayStatus(
   g: GatewayModel,
   attached: Map<ListenerModel, number>,
@@ -101,10 +89,8 @@ export function gatewayStatus(
   const listeners = mergedListeners(g);
   const programmable = listeners.filter(listenerProgrammable);
   const proxies = proxyPlacement(gw.metadata.namespace ?? '', gw.metadata.name, proxyNamespace);
-  const serviceName = proxies.name;
-  const svc = services(proxies.namespace, serviceName);
-  const addresses = assignedStaticAddresses(gw, svc) ?? serviceAddresses(svc);
-  const addressing = staticAddressProblem(gw, g.proxyConfig?.spec.service?.type ?? 'LoadBalancer', serviceName, svc);
+  const svc = services(proxies.namespace, proxies.name);
+  const { addresses, assigned, programmed: addressing } = assignAddresses(g, proxies, svc, gen);
   // Whether an IR is served at all (a Gateway with no valid listener keeps its proxies and
   // address, serving nothing, so that fixing a typo does not give up a load balancer).
   const served = !g.parametersProblem && !g.addressProblem;
@@ -141,6 +127,8 @@ export function gatewayStatus(
       ),
     );
   if (told.sync) conds.push(proxiesInSync(told.sync, gen));
+  // A Gateway that is not accepted has no addresses assigned for it to speak of.
+  if (assigned && !g.notAccepted) conds.push(assigned);
   const status: GatewayStatus = {
     conditions: sortConditions(conds),
     listeners: g.listeners.map((l) =>

@@ -33,6 +33,7 @@ const OWN_CONDITION_TYPES = new Set([
   'turnpike.dev/ConfigWithheld',
   'Accepted',
   'Programmed',
+  'AddressesAssigned',
   'ResolvedRefs',
   'Conflicted',
   'PartiallyInvalid',
@@ -91,6 +92,9 @@ export function mergeStatus(
     return { ...prev, [list]: merged };
   }
   const out: AnyStatus = { ...prev, ...ours };
+  // A Gateway's addresses are ours alone: none now means none (GEP-5093: status.addresses "MUST NOT
+  // contain an address that does not match a spec entry"), not the ones written before.
+  if (kind === 'Gateway' && ours.addresses === undefined) delete out.addresses;
   if (Array.isArray(ours.conditions))
     out.conditions = mergeConditions(
       prev.conditions as Condition[] | undefined,
@@ -125,7 +129,6 @@ export function mergeStatus(
       ),
     }));
   }
-  void kind;
   return out;
 }
 
