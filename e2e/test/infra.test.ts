@@ -6,7 +6,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
 import { Cluster, waitFor } from '../harness/cluster.js';
 import { clusterWithController } from '../harness/setup.js';
-import { gatewayClass, ns } from '../harness/fixtures.js';
+import { cond, gatewayClass, ns } from '../harness/fixtures.js';
 import { proxyObjectsOf } from '../harness/proxies.js';
 
 const PROXIES = proxyObjectsOf('edge', 'public');
@@ -97,7 +97,9 @@ describe('proxy infrastructure', () => {
       const a = (g?.status as { addresses?: { type: string; value: string }[] })?.addresses;
       return a?.length ? a : undefined;
     });
-    expect(addresses).toEqual([{ type: 'IPAddress', value: svc.spec.clusterIP }]);
+    // A ClusterIP is reported as one (GEP-5093: "MUST report `Cluster` in status when it provides the
+    // `Cluster` guarantee").
+    expect(addresses).toEqual([{ type: 'IPAddress', value: svc.spec.clusterIP, routability: 'Cluster' }]);
 
     // A ProxyConfig change reaches the Deployment.
     await cluster.apply({ ...pc, spec: { ...(pc.spec as object), replicas: 3 } });
@@ -122,5 +124,68 @@ describe('proxy infrastructure', () => {
       },
       30_000,
     );
+  }, 180_000);
+
+  // GEP-5093 on the v1.7.0 experimental CRD: the API server admits spec.addresses[].routability and keeps
+  // the status.addresses[].routability we write; the Service's type in the cluster follows what is asked.
+  it('address routability: a Cluster address is the ClusterIP of a ClusterIP Service; entries judged one by one', async () => {
+    const { cluster } = env;
+    const proxies = proxyObjectsOf('edge', 'internal');
+    const svcPath = `/api/v1/namespaces/${proxies.namespace}/services/${proxies.name}`;
+    const gw = (addresses: Record<string, unknown>[]): KubeObject => ({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'Gateway',
+      metadata: { name: 'internal', namespace: 'edge' },
+      spec: { gatewayClassName: 'tp', addresses, listeners: [{ name: 'http', port: 8080, protocol: 'HTTP' }] },
+    });
+    type Status = { addresses?: { type: string; value: string; routability?: string }[]; conditions?: unknown };
+    const statusWhen = (what: string, ok: (s: Status, generation: number) => boolean) =>
+      waitFor(what, async () => {
+        const g = await cluster.get(gw([]));
+        const s = (g?.status ?? {}) as Status;
+        return g && ok(s, g.metadata.generation!) ? s : undefined;
+      });
+    const assignedIs = (s: Status, generation: number, reason: string) => {
+      const c = cond(s.conditions, 'AddressesAssigned');
+      return c?.reason === reason && c.observedGeneration === generation;
+    };
+    const serviceOfType = (type: string) =>
+      waitFor(`Service of type ${type}`, async () => {
+        const r = await get(cluster, svcPath);
+        return r.status === 200 && r.body.spec.type === type ? r.body : undefined;
+      });
+
+    // Every entry asks for Cluster: no load balancer, the ClusterIP answers.
+    await cluster.apply(gw([{ type: 'IPAddress', routability: 'Cluster' }]));
+    const internal = await serviceOfType('ClusterIP');
+    const clusterIP = internal.spec.clusterIP as string;
+    const assigned = await statusWhen('AddressesAssigned', (s, g) => assignedIs(s, g, 'AddressesAssigned'));
+    expect(assigned.addresses).toEqual([{ type: 'IPAddress', value: clusterIP, routability: 'Cluster' }]);
+    expect(cond(assigned.conditions, 'AddressesAssigned')?.status).toBe('True');
+    expect(cond(assigned.conditions, 'Programmed')?.status).toBe('True');
+
+    // "leave that entry unsatisfied and report it": a scope we do not offer is named, the Cluster one kept.
+    await cluster.apply(gw([{ routability: 'Cluster' }, { routability: 'example.com/vpc' }]));
+    const partial = await statusWhen('PartiallyAssigned', (s, g) => assignedIs(s, g, 'PartiallyAssigned'));
+    expect(cond(partial.conditions, 'AddressesAssigned')?.message).toContain(
+      'spec.addresses[1]: routability "example.com/vpc" is an implementation-specific scope',
+    );
+    expect(cond(partial.conditions, 'Programmed')?.status).toBe('True');
+    expect(partial.addresses).toEqual([{ type: 'IPAddress', value: clusterIP, routability: 'Cluster' }]);
+    // Not every entry asks for Cluster now: the Service is a LoadBalancer again, with the same ClusterIP.
+    expect((await serviceOfType('LoadBalancer')).spec.clusterIP).toBe(clusterIP);
+
+    // None can be satisfied: not Programmed, and no address left in status from before.
+    await cluster.apply(gw([{ routability: 'example.com/vpc' }]));
+    const none = await statusWhen('NotAssigned', (s, g) => assignedIs(s, g, 'NotAssigned'));
+    expect(cond(none.conditions, 'Programmed')).toMatchObject({ status: 'False', reason: 'AddressNotAssigned' });
+    expect(none.addresses).toBeUndefined();
+
+    // Back to Cluster only: the LoadBalancer Service (node ports allocated) turns into a ClusterIP one in place.
+    await cluster.apply(gw([{ routability: 'Cluster' }]));
+    expect((await serviceOfType('ClusterIP')).spec.clusterIP).toBe(clusterIP);
+    const again = await statusWhen('assigned again', (s, g) => assignedIs(s, g, 'AddressesAssigned'));
+    expect(again.addresses).toEqual([{ type: 'IPAddress', value: clusterIP, routability: 'Cluster' }]);
+    await cluster.delete(gw([]));
   }, 180_000);
 });

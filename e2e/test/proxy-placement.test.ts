@@ -75,7 +75,7 @@ describe('proxy placement, default (deploy/)', () => {
       const g = (await cluster.get(gateway('edge', 'web', 'tp'))) as Obj | undefined;
       return g?.status?.addresses?.length ? g : undefined;
     });
-    expect(gw.status.addresses).toEqual([{ type: 'IPAddress', value: svc.spec.clusterIP }]);
+    expect(gw.status.addresses).toEqual([{ type: 'IPAddress', value: svc.spec.clusterIP, routability: 'Cluster' }]);
     expect(env.controller.out).not.toMatch(/forbidden/i);
   });
 });
