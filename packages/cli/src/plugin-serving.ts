@@ -12,6 +12,7 @@ import {
   PluginFetchWorker,
   type ContentReader,
   type ContentServerTls,
+  type ContentTlsSource,
   type PluginStorage,
 } from '@turnpike/plugins';
 import type { GatewayIR } from '@turnpike/api';
@@ -28,8 +29,11 @@ export interface PluginOptions {
   insecureRegistry?: string[];
   /** `host[:port],...`: the only registries plugins may come from; unset: any. */
   pluginRegistries?: string;
-  /** Serve plugin content over HTTPS, requiring client certificates (in a cluster). */
-  tls?: ContentServerTls;
+  /**
+   * Serve plugin content over HTTPS (requiring client certificates when it names CAs): fixed, or from
+   * a source followed as it changes (ContentTlsSource).
+   */
+  tls?: ContentServerTls | ContentTlsSource;
   /** With `tls`: the Gateway a client certificate names; content goes only to Gateways that use it. */
   readerOf?: ContentReader;
   /** A taken --plugin-address is reported and tried again (run --dir) rather than fatal (in a cluster). */
@@ -87,7 +91,12 @@ export async function startPlugins(
   const content = new PluginContentStore();
   if (o.tls && o.pluginPublicUrl?.startsWith('http:'))
     throw new CliError(`--plugin-public-url ${o.pluginPublicUrl}: plugin content is served over TLS, use https://`);
-  const server = new PluginContentServer(content, o.pluginPublicUrl, key, o.tls, o.readerOf);
+  const server = new PluginContentServer(content, o.pluginPublicUrl, key, o.tls, o.readerOf, (e) =>
+    log(
+      'error',
+      `plugin content server: new TLS certificates could not be used; serving the previous ones (${e.message})`,
+    ),
+  );
   const hp = hostPortFlag('--plugin-address', o.pluginAddress);
   if (!o.tls && !isLoopbackHost(hp.host))
     log(

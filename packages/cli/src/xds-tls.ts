@@ -4,7 +4,7 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { experimental } from '@grpc/grpc-js';
-import type { ContentServerTls } from '@turnpike/plugins';
+import type { ContentServerTls, ContentTlsSource } from '@turnpike/plugins';
 import { MemoryCertificateProvider, type AdsTlsOptions } from '@turnpike/xds';
 import { CliError } from './errors.js';
 
@@ -70,14 +70,27 @@ export function xdsTlsFromAuthority(provider: MemoryCertificateProvider, trustDo
 }
 
 /**
- * The plugin content server's TLS from the same files as xDS (`run --dir`): the serving certificate,
- * and the client CA when xDS requires client certificates. Read again every few seconds; `onChange`
- * gets what changed. Undefined without xDS TLS.
+ * The plugin content server's TLS from the control-plane CA, as the xDS server has it: this replica's
+ * serving certificate, and client certificates signed by the trust bundle. The server follows the
+ * provider from the moment it is made: a certificate issued or a CA rotated while it starts is not
+ * lost (it once was, and the server answered every handshake with alert 40 until the next renewal).
  */
-export function contentTlsFromFiles(
-  f: XdsTlsFlags,
-  onChange: (tls: ContentServerTls) => void,
-): ContentServerTls | undefined {
+export function contentTlsFromAuthority(provider: MemoryCertificateProvider): ContentTlsSource {
+  return {
+    current: () => {
+      const [cert, key, ca] = [provider.identityPem, provider.keyPem, provider.caPem];
+      return cert && key ? { cert, key, ...(ca ? { ca } : {}) } : undefined;
+    },
+    onChange: (listener) => provider.onChange(listener),
+  };
+}
+
+/**
+ * The plugin content server's TLS from the same files as xDS (`run --dir`): the serving certificate,
+ * and the client CA when xDS requires client certificates. Read again every few seconds. Undefined
+ * without xDS TLS.
+ */
+export function contentTlsFromFiles(f: XdsTlsFlags): ContentTlsSource | undefined {
   if (!f.xdsTlsCert || !f.xdsTlsKey) return undefined;
   const read = (): ContentServerTls => ({
     cert: readPem('--xds-tls-cert', f.xdsTlsCert!, (t) => new X509Certificate(t)),
@@ -85,15 +98,16 @@ export function contentTlsFromFiles(
     ...(f.xdsClientCa ? { ca: readPem('--xds-client-ca', f.xdsClientCa, (t) => new X509Certificate(t)) } : {}),
   });
   let current = read();
+  const listeners = new Set<() => void>();
   setInterval(() => {
     try {
       const next = read();
       if (next.cert === current.cert && next.key === current.key && next.ca === current.ca) return;
       current = next;
-      onChange(next);
+      for (const l of listeners) l();
     } catch {
       // A half-written file: the next read will do.
     }
   }, 5000).unref();
-  return current;
+  return { current: () => current, onChange: (l) => listeners.add(l) };
 }

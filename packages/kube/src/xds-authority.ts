@@ -81,11 +81,16 @@ export class XdsAuthority {
     return this.o.now?.() ?? new Date();
   }
 
-  /** Loads (or, as leader, creates) the CA and the serving certificate; then keeps them fresh. */
+  /**
+   * Loads (or, as leader, creates) the CA and the serving certificate; then keeps them fresh. Returns
+   * once both are in the provider: a check that set the CA (one the elector started, say) may still be
+   * issuing the certificate, and is waited for. Returning on the CA alone once let the plugin content
+   * server start without a certificate.
+   */
   async start(): Promise<void> {
-    for (let i = 0; !this.ca; i++) {
+    for (let i = 0; !this.provider.ready; i++) {
       await this.check();
-      if (!this.ca) await new Promise((r) => setTimeout(r, Math.min(5000, 200 * 2 ** i)));
+      if (!this.provider.ready) await new Promise((r) => setTimeout(r, Math.min(5000, 200 * 2 ** i)));
     }
     // Often enough that nothing lapses between two looks, even with short test lifetimes.
     const every =

@@ -3,7 +3,8 @@
 // sharing the key serve the same URLs. Envoy checks the sha256 it was given. With TLS material the
 // server speaks HTTPS and requires a client certificate signed by the control-plane CA (a proxy's),
 // and (with `readerOf`) serves content only to the proxies of Gateways whose configuration uses it
-// (`setReaders`); `setTls` swaps certificates for new connections without a restart.
+// (`setReaders`). Certificates change for new connections without a restart: from a source the server
+// follows from the moment it is made (a rotating CA), or by `setTls`.
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
@@ -19,27 +20,54 @@ export interface ContentServerTls {
   ca?: string;
 }
 
+/**
+ * TLS material that changes while the server runs. The server listens to it from the moment it is
+ * made, so no change is lost between reading it and listening (a serving certificate issued while the
+ * controller starts), and it never serves without a certificate.
+ */
+export interface ContentTlsSource {
+  /** The material now; undefined while there is no serving certificate. */
+  current(): ContentServerTls | undefined;
+  /** `listener` is called after any of it changed. */
+  onChange(listener: () => void): void;
+}
+
+function isSource(tls: ContentServerTls | ContentTlsSource | undefined): tls is ContentTlsSource {
+  return !!tls && 'current' in tls;
+}
+
 /** The Gateway (`namespace/name`) a client certificate's subjectAltName names, if it names one. */
 export type ContentReader = (subjectAltName: string | undefined) => string | undefined;
 
 export class PluginContentServer {
   private readonly tokens = new Map<string, string>();
   private server?: Server | HttpsServer;
+  private readonly source?: ContentTlsSource;
+  private tls?: ContentServerTls;
+  /** The material the server presents now (what `tls` or the source said when it was last applied). */
+  private applied?: ContentServerTls;
   /** sha256 → the Gateways whose configuration uses that content. */
   private readers = new Map<string, ReadonlySet<string>>();
 
   /**
    * `publicBase` is where proxies reach this server; without one, the address it listens on.
    * `readerOf`, with TLS: which Gateway a client certificate names; content then goes only to
-   * the proxies of Gateways that use it.
+   * the proxies of Gateways that use it. `onTlsError`: new material that could not be used (the
+   * server goes on with what it had).
    */
   constructor(
     private readonly content: PluginContentStore,
     private publicBase?: string,
     private readonly key: Buffer = randomBytes(32),
-    private tls?: ContentServerTls,
+    tls?: ContentServerTls | ContentTlsSource,
     private readonly readerOf?: ContentReader,
-  ) {}
+    private readonly onTlsError?: (e: Error) => void,
+  ) {
+    if (isSource(tls)) {
+      this.source = tls;
+      tls.onChange(() => this.apply(tls.current()));
+    } else this.tls = tls;
+  }
 
   /** Which Gateways use which content, from the latest translation. */
   setReaders(readers: Map<string, ReadonlySet<string>>): void {
@@ -49,8 +77,19 @@ export class PluginContentServer {
   /** New certificates (rotation): new connections use them. */
   setTls(tls: ContentServerTls): void {
     this.tls = tls;
-    if (this.server && 'setSecureContext' in this.server)
-      this.server.setSecureContext({ cert: tls.cert, key: tls.key, ...(tls.ca ? { ca: tls.ca } : {}) });
+    this.apply(tls);
+  }
+
+  private apply(tls: ContentServerTls | undefined): void {
+    const a = this.applied;
+    if (!tls || !this.server || !('setSecureContext' in this.server)) return;
+    if (a && a.cert === tls.cert && a.key === tls.key && a.ca === tls.ca) return;
+    try {
+      this.server.setSecureContext(secureContext(tls));
+      this.applied = tls;
+    } catch (e) {
+      this.onTlsError?.(e as Error);
+    }
   }
 
   /** The URL proxies fetch this content at. */
@@ -78,29 +117,33 @@ export class PluginContentServer {
         })
         .end(body);
     };
-    this.server = this.tls
+    const tls = this.source ? this.source.current() : this.tls;
+    // A TLS server without a certificate answers every handshake with alert 40 (handshake_failure).
+    if ((this.source && !tls) || (tls && (!tls.cert || !tls.key)))
+      throw new Error('plugin content is served over TLS, and there is no serving certificate yet');
+    this.server = tls
       ? createHttpsServer(
           {
-            cert: this.tls.cert,
-            key: this.tls.key,
-            ...(this.tls.ca ? { ca: this.tls.ca, requestCert: true, rejectUnauthorized: true } : {}),
+            ...secureContext(tls),
+            ...(tls.ca ? { requestCert: true, rejectUnauthorized: true } : {}),
             minVersion: 'TLSv1.2',
           },
           handle,
         )
       : createServer(handle);
+    this.applied = tls;
     await new Promise<void>((resolve, reject) => {
       this.server!.once('error', reject);
       this.server!.listen(port, host, () => resolve());
     });
     const bound = (this.server.address() as AddressInfo).port;
     const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-    this.publicBase ??= `${this.tls ? 'https' : 'http'}://${reachable}:${bound}`;
+    this.publicBase ??= `${tls ? 'https' : 'http'}://${reachable}:${bound}`;
     return bound;
   }
 
   private mayRead(req: IncomingMessage, sha256: string): boolean {
-    if (!this.tls?.ca || !this.readerOf) return true;
+    if (!this.applied?.ca || !this.readerOf) return true;
     const peer = (req.socket as TLSSocket).getPeerCertificate?.();
     const gateway = this.readerOf(peer?.subjectaltname);
     return gateway !== undefined && (this.readers.get(sha256)?.has(gateway) ?? false);
@@ -111,4 +154,8 @@ export class PluginContentServer {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server!.close(() => resolve()));
   }
+}
+
+function secureContext(tls: ContentServerTls): { cert: string; key: string; ca?: string } {
+  return { cert: tls.cert, key: tls.key, ...(tls.ca ? { ca: tls.ca } : {}) };
 }

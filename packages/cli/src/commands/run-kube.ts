@@ -26,7 +26,7 @@ import {
   XdsAuthority,
 } from '@turnpike/kube';
 import { DEFAULT_TRUST_DOMAIN, gatewayOfCertificate, loadEnvoyProtosSoon, type BootstrapTls } from '@turnpike/xds';
-import { xdsTlsFromAuthority } from '../xds-tls.js';
+import { contentTlsFromAuthority, xdsTlsFromAuthority } from '../xds-tls.js';
 import { controlPlaneTls, proxyObjectsContext, xdsServerNames } from '../proxy-objects.js';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -279,16 +279,17 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
       'xDS and plugin content are served over mTLS',
     );
   }
-  const servingTls = () => ({
-    cert: authority!.provider.identityPem!,
-    key: authority!.provider.keyPem!,
-    ca: authority!.trustBundle,
-  });
   const plugins = await startPlugins(
     {
       ...o,
-      // Content goes only to the proxies of Gateways whose configuration uses it.
-      ...(authority ? { tls: servingTls(), readerOf: (san) => gatewayOfCertificate(san, trustDomain) } : {}),
+      // Served with this replica's certificate as it is renewed and the CA rotates; content goes only
+      // to the proxies of Gateways whose configuration uses it.
+      ...(authority
+        ? {
+            tls: contentTlsFromAuthority(authority.provider),
+            readerOf: (san) => gatewayOfCertificate(san, trustDomain),
+          }
+        : {}),
     },
     say,
     (urlFor) => (storage = new ConfigMapPluginStorage(client, urlFor, say, proxyNamespace)),
@@ -302,7 +303,6 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
     },
   );
   if (leader.isLeading) void storage?.setLeading(true);
-  authority?.provider.onChange(() => plugins.server.setTls(servingTls()));
   const tls = authority ? controlPlaneTls(serverNames[0]!) : undefined;
   const infra = infraApplier(
     client,

@@ -17,7 +17,7 @@ import { startXds } from '../xds-serving.js';
 import { PROXY_PLACEMENTS, replicaNameProblem, runInCluster, type ProxyPlacementMode } from './run-kube.js';
 import { contentTlsFromFiles, xdsTlsFromFiles, type XdsTlsFlags } from '../xds-tls.js';
 import { DEFAULT_TRUST_DOMAIN, gatewayOfCertificate, loadEnvoyProtosSoon, type BootstrapTls } from '@turnpike/xds';
-import { pluginFlagHelp, startPlugins, type PluginOptions, type PluginServing } from '../plugin-serving.js';
+import { pluginFlagHelp, startPlugins, type PluginOptions } from '../plugin-serving.js';
 import { PLUGINS_SOURCE } from '@turnpike/plugins';
 import { DEFAULT_DRAIN_IMAGE } from '@turnpike/kube';
 
@@ -272,14 +272,13 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
   if (opts.xds) refuseOpenXds(opts);
   // With xDS over TLS, plugin content is too: with the same certificate and, when xDS requires
   // client certificates, only to the proxies of Gateways whose configuration uses that content.
-  const pluginServer: { current?: PluginServing } = {};
-  const contentTls = contentTlsFromFiles(opts, (tls) => pluginServer.current?.server.setTls(tls));
+  const contentTls = contentTlsFromFiles(opts);
   const plugins = await startPlugins(
     {
       ...opts,
       retryListen: true,
       ...(contentTls ? { tls: contentTls } : {}),
-      ...(contentTls?.ca ? { readerOf: (san) => gatewayOfCertificate(san, opts.xdsTrustDomain) } : {}),
+      ...(contentTls?.current()?.ca ? { readerOf: (san) => gatewayOfCertificate(san, opts.xdsTrustDomain) } : {}),
     },
     (level, msg, fields) => {
       if (level !== 'info' || !json)
@@ -288,7 +287,6 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
         );
     },
   );
-  pluginServer.current = plugins;
   let xds: Awaited<ReturnType<typeof startXds>> | undefined;
   try {
     const tls = xdsTlsFromFiles(opts);

@@ -38,6 +38,11 @@ export class MemoryCertificateProvider implements Provider {
     return this.identity?.privateKey.toString();
   }
 
+  /** The CA bundle set last (PEM). */
+  get caPem(): string | undefined {
+    return this.ca?.caCertificate.toString();
+  }
+
   /** The CAs whose client certificates are accepted (PEM bundle). */
   setCA(bundlePem: string): void {
     if (this.ca?.caCertificate.toString() === bundlePem) return;
