@@ -1,6 +1,7 @@
 // Reading and writing a Secret's values. The API server stores `data` base64-encoded and folds
 // `stringData` into it on write, so stringData is only ever seen in file input; both are read, data
 // first.
+import { createHash, createPublicKey, X509Certificate } from 'node:crypto';
 import type { Secret } from './core.js';
 
 /** The value of `key` as UTF-8 text, or undefined when the Secret has no such key. */
@@ -35,17 +36,77 @@ export interface RedactedValue {
   sha256: string;
   /** Set for a value kept under `tls.key`: whether it is a private key of `tls.crt`. */
   privateKey?: 'matches' | 'other' | 'invalid';
+  /** The certificates and public keys of a value that holds other material too (publicPem), as PEM. */
+  publicBlocks?: string;
 }
 
 export function redactedValue(r: RedactedValue): string {
-  return `${REDACTED_PREFIX}sha256=${r.sha256}${r.privateKey ? `;private-key=${r.privateKey}` : ''}`;
+  return (
+    `${REDACTED_PREFIX}sha256=${r.sha256}${r.privateKey ? `;private-key=${r.privateKey}` : ''}` +
+    (r.publicBlocks ? `;public=${Buffer.from(r.publicBlocks).toString('base64')}` : '')
+  );
 }
 
 export function parseRedactedValue(text: string | undefined): RedactedValue | undefined {
   if (!text?.startsWith(REDACTED_PREFIX)) return undefined;
-  const m = /^sha256=([0-9a-f]{64})(?:;private-key=(matches|other|invalid))?$/.exec(text.slice(REDACTED_PREFIX.length));
+  const m = /^sha256=([0-9a-f]{64})(?:;private-key=(matches|other|invalid))?(?:;public=([A-Za-z0-9+/=]+))?$/.exec(
+    text.slice(REDACTED_PREFIX.length),
+  );
   if (!m) return undefined;
-  return { sha256: m[1]!, ...(m[2] ? { privateKey: m[2] as RedactedValue['privateKey'] } : {}) };
+  return {
+    sha256: m[1]!,
+    ...(m[2] ? { privateKey: m[2] as RedactedValue['privateKey'] } : {}),
+    ...(m[3] ? { publicBlocks: Buffer.from(m[3], 'base64').toString('utf8') } : {}),
+  };
+}
+
+const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END \1-----/g;
+const PUBLIC_LABELS = new Set(['CERTIFICATE', 'TRUSTED CERTIFICATE', 'PUBLIC KEY']);
+
+function parsesAs(label: string, block: string): boolean {
+  try {
+    if (label === 'PUBLIC KEY') createPublicKey(block);
+    else new X509Certificate(block.replaceAll('TRUSTED CERTIFICATE', 'CERTIFICATE'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * What of a Secret value is public: its PEM certificates and public keys, each of which must parse as
+ * what its label says (a block of another base64 is not one). `whole`: the value is made of them and
+ * whitespace alone. Any other text, comments included, could hold a secret (a token, a password, a key
+ * without its PEM lines), so a value with any is not public: an event log keeps only its public blocks
+ * and its sha256. `publicBlocks`: those blocks in order, each on its own lines.
+ */
+export function publicPem(text: string): { whole: boolean; publicBlocks: string } {
+  const kept: string[] = [];
+  let whole = true;
+  let last = 0;
+  for (const m of text.matchAll(PEM_BLOCK)) {
+    if (text.slice(last, m.index).trim()) whole = false;
+    last = m.index + m[0].length;
+    if (PUBLIC_LABELS.has(m[1]!) && /^[\sA-Za-z0-9+/=]*$/.test(m[2]!) && parsesAs(m[1]!, m[0])) kept.push(m[0]);
+    else whole = false;
+  }
+  if (text.slice(last).trim()) whole = false;
+  return { whole: whole && kept.length > 0, publicBlocks: kept.length ? `${kept.join('\n')}\n` : '' };
+}
+
+/**
+ * The PEM the translator reads of a certificate or CA bundle value, and, unless the value is public PEM
+ * alone, the sha256 that stands for it in digests: a value with other material in it (a certificate
+ * followed by its private key, or by any text) is read by its public blocks only. An event log keeps
+ * exactly those two of such a value (secret-redaction.ts), so a replay reads and digests the same.
+ */
+export function publicPemOf(value: string | undefined): { pem: string; sha256?: string } | undefined {
+  if (value === undefined) return undefined;
+  const redacted = parseRedactedValue(value);
+  if (redacted) return { pem: redacted.publicBlocks ?? '', sha256: redacted.sha256 };
+  const pub = publicPem(value);
+  if (pub.whole) return { pem: value };
+  return { pem: pub.publicBlocks, sha256: createHash('sha256').update(value).digest('hex') };
 }
 
 /**

@@ -1,26 +1,14 @@
-// What an event log keeps of a Secret: certificates and public keys as they are (the translator
-// checks them, and they are public), and of every other value only what the translator and the
-// output hash need (api/secret-data.ts): its sha256, and for `tls.key` whether it is a private key
-// of `tls.crt`. A log is handed around during an incident; private keys, tokens and registry
-// credentials stay out of it, and a replay still reproduces every output.
+// What an event log keeps of a Secret: a value made of certificates and public keys alone as it is
+// (the translator checks them, and they are public), and of every other value only what the translator
+// and the output hash need (api/secret-data.ts): its sha256, the certificates and public keys in it (a
+// certificate followed by its private key, or by any text, keeps its certificate and loses the rest),
+// and for `tls.key` whether it is a private key of `tls.crt`. Text around PEM blocks, comments
+// included, is not kept: it could hold anything. A log is handed around during an incident; private
+// keys, tokens and registry credentials stay out of it, and a replay still reproduces every output.
 import { createHash, createPrivateKey, X509Certificate } from 'node:crypto';
-import { redactedValue, secretText, type KubeObject, type Secret } from '@turnpike/api';
+import { publicPem, publicPemOf, redactedValue, secretText, type KubeObject, type Secret } from '@turnpike/api';
 
-const PEM_BLOCK = /-----BEGIN ([A-Z ]+)-----[\s\S]+?-----END \1-----/g;
-
-/**
- * PEM certificates or public keys, and no other PEM block: kept whole, with any text around the
- * blocks (bundles often carry comments), since the translator parses them as they are.
- */
-function isPublicPem(text: string): boolean {
-  const blocks = [...text.matchAll(PEM_BLOCK)];
-  return (
-    blocks.length > 0 &&
-    blocks.every((b) => b[1] === 'CERTIFICATE' || b[1] === 'PUBLIC KEY' || b[1] === 'TRUSTED CERTIFICATE') &&
-    !/PRIVATE KEY/.test(text)
-  );
-}
-
+/** `crt`: the certificate as the translator reads it (publicPemOf), so that both say the same of the key. */
 function keyVerdict(key: string, crt: string | undefined): 'matches' | 'other' | 'invalid' {
   let privateKey;
   try {
@@ -36,10 +24,12 @@ function keyVerdict(key: string, crt: string | undefined): 'matches' | 'other' |
 }
 
 function redact(secret: Secret, key: string, text: string): string {
-  if (isPublicPem(text)) return text;
+  const pub = publicPem(text);
+  if (pub.whole) return text;
   const sha256 = createHash('sha256').update(text).digest('hex');
-  if (key !== 'tls.key') return redactedValue({ sha256 });
-  return redactedValue({ sha256, privateKey: keyVerdict(text, secretText(secret, 'tls.crt')) });
+  if (key !== 'tls.key')
+    return redactedValue({ sha256, ...(pub.publicBlocks ? { publicBlocks: pub.publicBlocks } : {}) });
+  return redactedValue({ sha256, privateKey: keyVerdict(text, publicPemOf(secretText(secret, 'tls.crt'))?.pem) });
 }
 
 /** The Secret as an event log keeps it; any other object as it is. */

@@ -55,4 +55,62 @@ describe('Secrets as an event log keeps them', () => {
     );
     expect(outputHash(rotated)).not.toBe(outputHash(redacted));
   });
+
+  it('a value with anything besides certificates keeps its certificates only, and replays the same', () => {
+    const junk = (cert: string, extra: string) => `${cert}\n${extra}\n`;
+    const caSecret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'ca', namespace: 'infra' },
+      data: { 'ca.crt': Buffer.from(junk(OTHER_TEST_CERT, 'token=hunter3')).toString('base64') },
+    } as KubeObject;
+    const gw = gateway(
+      'gw',
+      [https('key-after', 'a.example.com'), https('text-after', 'b.example.com'), https('comment', 'c.example.com')],
+      { tls: { frontend: { default: { validation: { caCertificateRefs: [{ kind: 'Secret', name: 'ca' }] } } } } },
+    );
+    const secrets = [
+      // A certificate followed by its own private key, by any text, or after a comment.
+      tlsSecret('key-after', 'infra', junk(EXAMPLE_COM_CERT, EXAMPLE_COM_KEY), EXAMPLE_COM_KEY),
+      tlsSecret('text-after', 'infra', junk(EXAMPLE_COM_CERT, 'password: hunter2'), EXAMPLE_COM_KEY),
+      tlsSecret('comment', 'infra', `# issued by hunter4\n${EXAMPLE_COM_CERT}`, EXAMPLE_COM_KEY),
+      caSecret,
+    ];
+    const run = (s: KubeObject[]) => translate(snapshotFromObjects([gatewayClass(), gw, ...s]));
+    const original = run(secrets);
+    const logged = secrets.map(redactForLog);
+    const redacted = run(logged);
+    expect(redacted.statuses.get('Gateway/infra/gw')).toEqual(original.statuses.get('Gateway/infra/gw'));
+    expect(outputHash(redacted)).toBe(outputHash(original));
+    // The listeners serve, with the client CA: nothing above made a verdict worse.
+    const listeners = (original.statuses.get('Gateway/infra/gw') as { listeners: { conditions: unknown[] }[] })
+      .listeners;
+    for (const l of listeners)
+      expect((l.conditions as { type: string; status: string }[]).find((c) => c.type === 'ResolvedRefs')?.status).toBe(
+        'True',
+      );
+    const text = logged
+      .map(
+        (o) =>
+          JSON.stringify(o) +
+          Object.values((o as { data: Record<string, string> }).data)
+            .map((v) => Buffer.from(v, 'base64').toString())
+            .join(''),
+      )
+      .join('');
+    for (const secret of ['PRIVATE KEY', 'hunter2', 'hunter3', 'hunter4']) expect(text).not.toContain(secret);
+    // A value of certificates and whitespace alone is kept as it is.
+    const plain = redactForLog(
+      tlsSecret('plain', 'infra', `${EXAMPLE_COM_CERT}\n\n${OTHER_TEST_CERT}\n`, EXAMPLE_COM_KEY),
+    );
+    expect(Buffer.from((plain as { data: Record<string, string> }).data['tls.crt']!, 'base64').toString()).toBe(
+      `${EXAMPLE_COM_CERT}\n\n${OTHER_TEST_CERT}\n`,
+    );
+    // A CERTIFICATE label around base64 that is no certificate is not one.
+    const fake = `-----BEGIN CERTIFICATE-----\n${Buffer.from('hunter5 '.repeat(20)).toString('base64')}\n-----END CERTIFICATE-----\n`;
+    const disguised = redactForLog(tlsSecret('fake', 'infra', fake, EXAMPLE_COM_KEY));
+    expect(Buffer.from((disguised as { data: Record<string, string> }).data['tls.crt']!, 'base64').toString()).toMatch(
+      /^turnpike-redacted:sha256=[0-9a-f]{64}$/,
+    );
+  });
 });

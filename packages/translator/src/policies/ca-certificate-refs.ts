@@ -4,6 +4,7 @@
 import {
   CLUSTER_TRUST_BUNDLE_API,
   CLUSTER_TRUST_BUNDLE_GROUP,
+  publicPemOf,
   recordedOf,
   secretText,
   type ClusterTrustBundle,
@@ -36,9 +37,10 @@ export function caBundleInObject(
     const facts = `${b.certificates} certificate(s), sha256 ${b.sha256}`;
     return { pem: `# ${what} "ca.crt" as the controller recorded it: ${facts}\n` };
   }
-  const pem =
-    kind === 'ConfigMap' ? (object as ConfigMap).data?.[CA_BUNDLE_KEY] : secretText(object as Secret, CA_BUNDLE_KEY);
-  const problem = checkCABundle(pem);
+  // A Secret's bundle by its certificates alone when it holds anything else (as an event log keeps it).
+  const value = kind === 'ConfigMap' ? undefined : secretText(object as Secret, CA_BUNDLE_KEY);
+  const pem = kind === 'ConfigMap' ? (object as ConfigMap).data?.[CA_BUNDLE_KEY] : publicPemOf(value)?.pem;
+  const problem = value !== undefined && !pem ? '"ca.crt" holds no PEM certificate' : checkCABundle(pem);
   // Name the object the key was looked up in: "no "ca.crt" entry" alone leaves the reader guessing which.
   return problem ? { problem: `${kind} ${namespace}/${name}: ${problem}` } : { pem: pem! };
 }

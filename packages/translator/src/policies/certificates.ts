@@ -1,7 +1,14 @@
 // TLS material checks done without I/O: PEM certificates and keys are parsed with node:crypto
 // (pure computation), and a key must belong to its certificate.
 import { X509Certificate, createHash, createPrivateKey, createPublicKey } from 'node:crypto';
-import { parseRedactedValue, recordedOf, secretText, type RecordedReference, type Secret } from '@turnpike/api';
+import {
+  parseRedactedValue,
+  publicPemOf,
+  recordedOf,
+  secretText,
+  type RecordedReference,
+  type Secret,
+} from '@turnpike/api';
 
 export interface ParsedCertificate {
   fingerprint: string;
@@ -38,7 +45,7 @@ export function checkTLSSecret(secret: Secret): TLSSecretVerdict {
   let verdict = verdicts.get(digest);
   if (!verdict) {
     if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
-    verdicts.set(digest, (verdict = deepFrozen(checkPair(crt, key))));
+    verdicts.set(digest, (verdict = deepFrozen(checkPair(publicPemOf(crt)!, key))));
   }
   return verdict;
 }
@@ -49,10 +56,14 @@ function deepFrozen(v: TLSSecretVerdict): TLSSecretVerdict {
   return Object.freeze(v);
 }
 
-function checkPair(crt: string, key: string): TLSSecretVerdict {
+/**
+ * `crt`: the certificates of tls.crt (publicPemOf): read by its public blocks, and digested by its sha256
+ * when it holds anything else (as an event log keeps it).
+ */
+function checkPair(crt: { pem: string; sha256?: string }, key: string): TLSSecretVerdict {
   let cert: X509Certificate;
   try {
-    cert = new X509Certificate(crt);
+    cert = new X509Certificate(crt.pem);
   } catch {
     return { error: 'data["tls.crt"] is not a PEM certificate' };
   }
@@ -83,8 +94,9 @@ function checkPair(crt: string, key: string): TLSSecretVerdict {
 }
 
 /** `keyDigest`: the sha256 of the key (what an event log keeps of it), so a replay hashes the same. */
-function parsed(cert: X509Certificate, crt: string, keyDigest: string): ParsedCertificate {
-  const sha256 = createHash('sha256').update(crt).update('\0').update(keyDigest).digest('hex');
+function parsed(cert: X509Certificate, crt: { pem: string; sha256?: string }, keyDigest: string): ParsedCertificate {
+  const served = crt.sha256 === undefined ? crt.pem : `sha256:${crt.sha256}`;
+  const sha256 = createHash('sha256').update(served).update('\0').update(keyDigest).digest('hex');
   return { fingerprint: cert.fingerprint256, sha256, dnsNames: certificateDnsNames(cert), notAfter: cert.validTo };
 }
 
