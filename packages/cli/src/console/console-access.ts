@@ -71,7 +71,8 @@ export function checkAccess(access: ConsoleAccess, req: IncomingMessage, url: UR
   if (sameToken(url.searchParams.get('token'), access.token))
     return {
       ok: true,
-      setCookie: `${CONSOLE_COOKIE}=${access.token}; HttpOnly; SameSite=Strict; Path=/${overTls(req) ? '; Secure' : ''}`,
+      setCookie:
+        `${CONSOLE_COOKIE}=${access.token}; HttpOnly; SameSite=Strict; Path=/` + (overTls(req) ? '; Secure' : ''),
     };
   return { ok: false, status: 401, message: 'the console needs the token it printed at start (?token=…)\n' };
 }
