@@ -47,7 +47,7 @@ const kinds = {};
 for (const file of files.sort()) {
   for (const doc of parseAllDocuments(readFileSync(file, 'utf8'))) {
     const crd = doc.toJS();
-    if (crd?.kind !== 'CustomResourceDefinition' || crd.spec.group.endsWith('.x-k8s.io')) continue;
+    if (crd?.kind !== 'CustomResourceDefinition') continue;
     const { group, names, scope, versions } = crd.spec;
     kinds[`${group}/${names.kind}`] = {
       scope,
