@@ -48,7 +48,23 @@ export interface Listener {
   tls?: GatewayTLSConfig;
   allowedRoutes?: AllowedRoutes;
   /** Pre-routing filters (v1.7 experimental, GEP-5224): run on every request before route matching. */
-  filters?: { requests?: { type: string }[] };
+  filters?: { requests?: ListenerFilter[] };
+}
+
+/** One pre-routing filter of a listener (GEP-5224); its payloads are HTTPRouteFilter's. */
+export interface ListenerFilter {
+  type: 'ExternalAuth' | 'ExtensionRef' | string;
+  externalAuth?: HTTPExternalAuthFilter;
+  extensionRef?: { group: string; kind: string; name: string };
+}
+
+/** HTTPRouteFilter's ExternalAuth payload (GEP-1494), as ListenerFilter reuses it. */
+export interface HTTPExternalAuthFilter {
+  protocol: 'HTTP' | 'GRPC' | string;
+  backendRef: BackendRef;
+  grpc?: { allowedHeaders?: string[] };
+  http?: { path?: string; allowedHeaders?: string[]; allowedResponseHeaders?: string[] };
+  forwardBody?: { maxSize?: number };
 }
 
 export interface GatewayAddress {

@@ -147,7 +147,27 @@ export interface GatewayListenerIR {
   misdirectedStatus?: number;
   /** Hosts other listeners of the port serve, answered 421 on this listener's connections. */
   misdirectedHosts?: string[];
+  /** Pre-routing filters (GEP-5224), in the listener's order: each runs on every request before routing. */
+  preRouting?: PreRoutingFilterIR[];
 }
+
+/** A listener's ExternalAuth filter: the ext_authz check every request of the listener passes first. */
+export interface ExternalAuthIR {
+  type: 'ExternalAuth';
+  protocol: 'HTTP' | 'GRPC';
+  /** The auth Service's cluster (one of the Gateway's `clusters`). */
+  cluster: string;
+  /** HTTP: the prefix added to the request's path in the check request. */
+  pathPrefix?: string;
+  /** Request headers sent to the auth service besides those always sent (HTTP), or the only ones (gRPC). */
+  allowedHeaders?: string[];
+  /** HTTP: headers of an allowing answer copied into the request; empty: all but Host and Authority. */
+  allowedResponseHeaders?: string[];
+  /** Bytes of the request body sent along; absent or 0: none. */
+  forwardBodyMaxSize?: number;
+}
+
+export type PreRoutingFilterIR = ExternalAuthIR;
 
 export interface PortIR {
   name: string;

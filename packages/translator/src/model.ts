@@ -10,6 +10,7 @@ import type {
   RouteGroupKind,
 } from '@turnpike/api';
 import type { Problem } from './status/conditions.js';
+import type { ListenerFilterModel } from './gateways/listener-filters.js';
 
 export interface ClassModel {
   object: GatewayClass;
@@ -50,6 +51,8 @@ export interface ListenerModel {
   clientCA?: string;
   /** The frontend validation mode is AllowInsecureFallback. */
   clientCAOptional?: boolean;
+  /** Pre-routing filters (GEP-5224), resolved, in the listener's order. */
+  preRouting?: ListenerFilterModel[];
 }
 
 export interface GatewayModel {

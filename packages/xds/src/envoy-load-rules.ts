@@ -267,8 +267,21 @@ export function crossResourceProblems(res: LoadableResources): LoadProblem[] {
       });
   const routeNames = new Set(res.routes.map((r) => r.name));
   const secretNames = new Set(res.secrets.map((s) => s.name));
+  const clusterNames = new Set(res.clusters.map((c) => c.name));
   for (const listener of res.listeners) {
     (listener.filter_chains ?? []).forEach((chain, i) => {
+      // An ext_authz gRPC service names an Envoy cluster the listener's filter is built against
+      // (async_client_manager_impl.cc: "Unknown gRPC client cluster").
+      for (const f of hcmOf(chain)?.http_filters ?? []) {
+        const grpc = (f.typed_config as { grpc_service?: { envoy_grpc?: { cluster_name?: string } } } | undefined)
+          ?.grpc_service?.envoy_grpc?.cluster_name;
+        if (grpc !== undefined && !clusterNames.has(grpc))
+          out.push({
+            resource: `Listener ${listener.name ?? ''}`,
+            field: `filter_chains[${i}]`,
+            message: `HTTP filter ${f.name ?? ''} names gRPC cluster ${grpc}, which is not sent`,
+          });
+      }
       // A listener waits (warms) for the route configuration and the SDS secrets it names.
       const rds = hcmOf(chain)?.rds?.route_config_name;
       if (rds !== undefined && !routeNames.has(rds))

@@ -52,3 +52,6 @@ export type {
   OpenTelemetryAccessLogConfig,
 } from './generated/envoy/extensions/access_loggers/open_telemetry/v3/OpenTelemetryAccessLogConfig.js';
 export type { KeyValue } from './generated/opentelemetry/proto/common/v1/KeyValue.js';
+export type { ExtAuthz } from './generated/envoy/extensions/filters/http/ext_authz/v3/ExtAuthz.js';
+export type { ExtAuthzPerRoute } from './generated/envoy/extensions/filters/http/ext_authz/v3/ExtAuthzPerRoute.js';
+export type { ListStringMatcher } from './generated/envoy/type/matcher/v3/ListStringMatcher.js';

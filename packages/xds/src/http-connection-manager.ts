@@ -113,6 +113,8 @@ function buildEdgeHttp(s: Required<HttpSettingsIR>): EdgeHttp {
 }
 
 export interface HttpConnectionManagerOptions {
+  /** Pre-routing listener filters (listener-filters.ts): first, before any filter that reads the route. */
+  preRouting?: HttpFilter[];
   cors?: boolean;
   plugins?: HttpFilter[];
   accessLog?: AccessLog[];
@@ -125,7 +127,7 @@ export function httpConnectionManager(
   routeConfigName: string,
   options: HttpConnectionManagerOptions = {},
 ): Any {
-  const filters: NonNullable<HttpConnectionManager['http_filters']> = [];
+  const filters: NonNullable<HttpConnectionManager['http_filters']> = [...(options.preRouting ?? [])];
   if (options.cors)
     filters.push({
       name: 'envoy.filters.http.cors',

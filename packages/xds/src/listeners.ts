@@ -16,6 +16,7 @@ import type {
   UdpProxyConfig,
 } from './envoy-types.js';
 import { httpConnectionManager, type EdgeHttp } from './http-connection-manager.js';
+import { listenerHttpFilters } from './listener-filters.js';
 import { accessLogs, type AccessLogSite } from './observability.js';
 import { pluginHttpFilters, pluginsUsed, type PluginLookup, type PluginUse } from './plugin-filters.js';
 import type { EnvoyResources } from './resources.js';
@@ -119,6 +120,7 @@ function httpFilterChain(
       {
         name: 'envoy.filters.network.http_connection_manager',
         typed_config: httpConnectionManager(routeName, routeName, {
+          preRouting: listenerHttpFilters(listeners),
           cors: usesFilter(listeners, (f) => f.cors),
           plugins: pluginFilters(listeners, build.plugins),
           accessLog: accessLogs(build.plugins.gw, 'http'),

@@ -4,6 +4,7 @@ import type { GatewayListenerIR, HTTPRouteIR } from '@turnpike/api';
 import type { Route, RouteConfiguration, VirtualHost } from './envoy-types.js';
 import type { RedirectListener } from './http-rewrites.js';
 import { buildRoute } from './http-routes.js';
+import { disabledListenerFilters } from './listener-filters.js';
 
 /** Built routes by the identity of their IR (route results keep theirs while unchanged). */
 export type RouteMemo = WeakMap<HTTPRouteIR, Route>;
@@ -45,9 +46,12 @@ function withMisdirectedHost(l: GatewayListenerIR, vhosts: VirtualHost[]): Virtu
  */
 function portVirtualHosts(listeners: GatewayListenerIR[], port: number, memo: RouteMemo | undefined): VirtualHost[] {
   const routesByDomain = new Map<string, Route[]>();
+  const ownersByDomain = new Map<string, Set<string>>();
   for (const listener of listeners) {
     for (const virtualHost of listener.virtualHosts ?? []) {
       for (const domain of virtualHost.domains) {
+        const owners = ownersByDomain.get(domain) ?? new Set();
+        ownersByDomain.set(domain, owners.add(listener.name));
         const routes = routesByDomain.get(domain) ?? [];
         const served = { port, protocol: listener.protocol };
         routes.push(...virtualHost.routes.map((r) => builtRoute(r, served, memo)));
@@ -55,9 +59,14 @@ function portVirtualHosts(listeners: GatewayListenerIR[], port: number, memo: Ro
       }
     }
   }
-  return [...routesByDomain.keys()]
-    .sort()
-    .map((domain) => ({ name: domain, domains: [domain], routes: routesByDomain.get(domain)! }));
+  // Each listener's pre-routing filters run on its own hosts only (listener-filters.ts).
+  const shared = listeners.length > 1 && listeners.some((l) => l.preRouting?.length);
+  return [...routesByDomain.keys()].sort().map((domain) => {
+    const vhost: VirtualHost = { name: domain, domains: [domain], routes: routesByDomain.get(domain)! };
+    const off = shared ? disabledListenerFilters(listeners, ownersByDomain.get(domain)!) : undefined;
+    if (off) vhost.typed_per_filter_config = off;
+    return vhost;
+  });
 }
 
 /**

@@ -22,6 +22,7 @@ import {
 } from './listener-conflicts.js';
 import { kindsForProtocol, routeGroupKind, SUPPORTED_PROTOCOLS } from './listener-protocols.js';
 import { checkListenerTLS, checkSecretRef } from './listener-tls.js';
+import { resolveListenerFilters } from './listener-filters.js';
 import { listenerClaimsPort, listenerConfigInvalid, listenerProgrammable } from './listener-validity.js';
 import type { GatewayModel, ListenerModel, ListenerSetModel } from '../model.js';
 import type { Inputs } from '../incremental/inputs.js';
@@ -106,8 +107,11 @@ export function buildListener(
       message: `${field}.hostname must not be set on a ${l.protocol} listener`,
     };
   }
-  const filtersProblem = listenerFiltersProblem(l, field);
-  if (filtersProblem) m.notAccepted ??= filtersProblem;
+  const filters = resolveListenerFilters(inputs, owner, ownerKind, l, field);
+  if (filters.notAccepted) m.notAccepted ??= filters.notAccepted;
+  // Before an InvalidRouteKinds, which would leave the listener serving: it must not serve unguarded.
+  if (filters.refsProblem) m.refsProblem = filters.refsProblem;
+  if (filters.filters?.length) m.preRouting = filters.filters;
   const tls = checkListenerTLS(inputs, owner, ownerKind, gateway, l, field);
   if (tls.notAccepted) m.notAccepted ??= tls.notAccepted;
   if (tls.refsProblem && !m.refsProblem) {
@@ -118,24 +122,6 @@ export function buildListener(
   if (tls.clientCA) m.clientCA = tls.clientCA;
   if (tls.clientCAOptional) m.clientCAOptional = true;
   return m;
-}
-
-/**
- * Pre-routing listener filters (GEP-5224) run before any route: an ExternalAuth there guards every
- * request of the listener. Turnpike does not run them yet, and a listener served without its
- * filters would serve what its author meant to guard, so such a listener is refused, never served
- * without them ("an implementation MUST NOT skip a filter it does not support").
- */
-function listenerFiltersProblem(l: Listener, field: string): Problem | undefined {
-  const requests = l.filters?.requests ?? [];
-  if (!requests.length) return undefined;
-  const types = [...new Set(requests.map((f) => f.type))].join(', ');
-  return {
-    reason: 'UnsupportedValue',
-    message:
-      `${field}.filters.requests: pre-routing listener filters (${types}) are not supported; ` +
-      `the listener is not served rather than served without them`,
-  };
 }
 
 function resolveGatewayParameters(inputs: Inputs, gw: Gateway): { proxyConfig?: ProxyConfig; problem?: Problem } {

@@ -146,6 +146,7 @@ function listenerIR(accumulator: ListenerAccumulator, overlaps: RouteOverlaps | 
   const spec = model.spec;
   const ir: GatewayListenerIR = { name: listenerIRName(model), protocol: spec.protocol };
   if (spec.hostname) ir.hostname = spec.hostname;
+  if (model.preRouting?.length) ir.preRouting = model.preRouting.map((f) => f.ir);
   if (spec.protocol === 'HTTPS' || spec.protocol === 'TLS') {
     ir.tls = {
       mode: spec.protocol === 'HTTPS' ? 'Terminate' : tlsMode(spec),
@@ -223,6 +224,10 @@ export function assembleGateway(
   // The collector's cluster is one like a GRPCRoute's to the same port (same name, same config).
   if (accessLog.cluster && !clusters.has(accessLog.cluster.name))
     clusters.set(accessLog.cluster.name, accessLog.cluster);
+  // The services the listeners' pre-routing filters call (GEP-5224 ExternalAuth).
+  for (const listener of programmable)
+    for (const f of listener.preRouting ?? [])
+      if (!clusters.has(f.cluster.name)) clusters.set(f.cluster.name, resolveCluster(f.cluster));
   isolateHttpListeners([...accumulators.values()]);
   const ports = new Map<string, PortIR>();
   const listenPorts = gatewayListenPorts(gateway);

@@ -20,6 +20,10 @@ export const GATEWAY_API_REASONS = [
   'InvalidCertificateRef',
   'InvalidClientCertificateRef',
   'InvalidKind',
+  // Listener filters (v1.7 experimental, GEP-5224 "Status Reporting"; not yet Go constants in v1.7.0).
+  'InvalidListenerFilter',
+  'InvalidListenerFilterOrder',
+  'InvalidListenerFilterRef',
   'InvalidParameters',
   'InvalidRouteKinds',
   'ListenerConflict',
