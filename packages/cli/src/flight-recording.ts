@@ -71,7 +71,8 @@ export function openFlightRecorder(
     log(
       'info',
       `flight recorder: ${flags.recordDir} (segments of ${flags.recordSegmentBytes} or ${flags.recordSegmentAge}, ` +
-        `keeping ${flags.recordRetainBytes} and ${flags.recordRetainAge}${firstSeq ? `; numbering on from event ${firstSeq}` : ''})`,
+        `keeping ${flags.recordRetainBytes} and ${flags.recordRetainAge}` +
+        `${firstSeq ? `; numbering on from event ${firstSeq}` : ''})`,
     );
     return { recorder, firstSeq };
   } catch (e) {

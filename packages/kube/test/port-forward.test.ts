@@ -168,7 +168,9 @@ describe('forwardToPod', () => {
 
   it('holds the Pod back while the local reader is slow, and delivers the end of the stream whole', async () => {
     const { port, taken } = await fakeApiServer();
-    const body = randomBytes(64 * 1024 * 1024);
+    // Large beside what kernel buffers and the forwarder may hold in flight (some 16 MiB on loopback), so that a
+    // forwarder that does not hold the Pod back takes it all.
+    const body = randomBytes(128 * 1024 * 1024);
     const fwd = await forward(port, 'p', await podSending(body));
     const local: Socket = connect(fwd.localPort, '127.0.0.1');
     local.pause();
