@@ -34,6 +34,11 @@ export interface ClusterIR {
    * backends: udp_proxy sends to one cluster). `service` is the first member's.
    */
   members?: { cluster: string; service: { namespace: string; name: string; port: number }; weight: number }[];
+  /**
+   * An XBackend of type ExternalHostname (GEP-4894): the proxy resolves `hostname` by DNS itself (a
+   * LOGICAL_DNS cluster with no EDS); `service` names the XBackend. Such a cluster has no endpoints here.
+   */
+  external?: { hostname: string; port: number };
 }
 
 /** A name the backend's certificate must carry, of the SAN type BackendTLSPolicy's `type` names. */

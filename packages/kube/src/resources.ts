@@ -18,6 +18,7 @@ export interface ResourceInfo {
 }
 
 const GW = 'gateway.networking.k8s.io';
+const X_GW = 'gateway.networking.x-k8s.io';
 
 export const RESOURCES: ResourceInfo[] = [
   { kind: 'GatewayClass', group: GW, version: 'v1', plural: 'gatewayclasses', namespaced: false },
@@ -30,6 +31,7 @@ export const RESOURCES: ResourceInfo[] = [
   { kind: 'UDPRoute', group: GW, version: 'v1', plural: 'udproutes', namespaced: true },
   { kind: 'BackendTLSPolicy', group: GW, version: 'v1', plural: 'backendtlspolicies', namespaced: true },
   { kind: 'ReferenceGrant', group: GW, version: 'v1', plural: 'referencegrants', namespaced: true },
+  { kind: 'XBackend', group: X_GW, version: 'v1alpha1', plural: 'xbackends', namespaced: true },
   { kind: 'Service', group: '', version: 'v1', plural: 'services', namespaced: true },
   { kind: 'EndpointSlice', group: 'discovery.k8s.io', version: 'v1', plural: 'endpointslices', namespaced: true },
   { kind: 'Secret', group: '', version: 'v1', plural: 'secrets', namespaced: true },

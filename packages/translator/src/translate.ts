@@ -26,6 +26,7 @@ import type { Snapshot } from './snapshot.js';
 import { AccessLogStage } from './stages/access-log-stage.js';
 import { AssemblyStage } from './stages/assembly-stage.js';
 import { BackendTLSStatusStage } from './stages/backend-tls-status-stage.js';
+import { XBackendStatusStage } from './stages/xbackend-status-stage.js';
 import { ClassStage } from './stages/class-stage.js';
 import { EndpointStage } from './stages/endpoints.js';
 import { GatewayStage } from './stages/gateway-stage.js';
@@ -84,6 +85,7 @@ export class Translator {
   private assembly = new AssemblyStage();
   private backendTLSStatuses = new BackendTLSStatusStage();
   private routeStatuses = new RouteStatusStage();
+  private xbackendStatuses = new XBackendStatusStage();
   private policyAncestors = new PolicyAncestorsStage();
   private installation = new InstallationStage();
 
@@ -134,6 +136,7 @@ export class Translator {
     this.backendTLSStatuses = new BackendTLSStatusStage();
     this.routeStatuses = new RouteStatusStage();
     this.policyAncestors = new PolicyAncestorsStage();
+    this.xbackendStatuses = new XBackendStatusStage();
     this.installation = new InstallationStage();
   }
 
@@ -177,6 +180,7 @@ export class Translator {
 
     const { outputs, changes } = run.out.finish();
     this.outputs = outputs;
+    this.xbackendStatuses.update(run, this.routes);
     this.previous = snapshot;
     this.lastComputed = run.computed;
     const result: TranslateResult = {
@@ -211,7 +215,8 @@ export class Translator {
   backendServices(): Set<string> {
     const out = new Set<string>();
     for (const entry of this.routes.entries.values())
-      for (const c of entry.result?.clusters ?? []) out.add(`${c.service.namespace}/${c.service.name}`);
+      for (const c of entry.result?.clusters ?? [])
+        if (!c.external) out.add(`${c.service.namespace}/${c.service.name}`);
     return out;
   }
 

@@ -147,3 +147,13 @@ export function irRoutes(r: TranslateResult, gw = 'infra/gw'): any[] {
     ),
   );
 }
+
+/** An XBackend (GEP-4894, gateway.networking.x-k8s.io/v1alpha1). */
+export function xbackend(name: string, spec: Record<string, unknown>, ns = 'apps'): KubeObject {
+  return {
+    apiVersion: 'gateway.networking.x-k8s.io/v1alpha1',
+    kind: 'XBackend',
+    metadata: { name, namespace: ns, generation: 1 },
+    spec,
+  };
+}

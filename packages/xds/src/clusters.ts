@@ -27,13 +27,15 @@ function subjectAltNameMatchers(tls: NonNullable<ClusterIR['tls']>) {
 
 /** `clientCertificate`: the SDS Secret the proxy presents to a TLS backend (the Gateway's spec.tls.backend). */
 export function buildCluster(c: ClusterIR, clientCertificate?: string): Cluster {
-  const cluster: Cluster = {
-    name: c.name,
-    type: 'EDS',
-    eds_cluster_config: { eds_config: ADS, service_name: c.name },
-    connect_timeout: { seconds: '5', nanos: 0 },
-    lb_policy: 'ROUND_ROBIN',
-  };
+  const cluster: Cluster = c.external
+    ? externalCluster(c.name, c.external)
+    : {
+        name: c.name,
+        type: 'EDS',
+        eds_cluster_config: { eds_config: ADS, service_name: c.name },
+        connect_timeout: { seconds: '5', nanos: 0 },
+        lb_policy: 'ROUND_ROBIN',
+      };
   if (c.protocol === 'h2') cluster.http2_protocol_options = {};
   // A cluster spread over Services: traffic is split by locality weight (endpoints.ts), then
   // round robin within a locality (arch_overview_load_balancing_locality_weighted_lb).
@@ -63,4 +65,32 @@ export function buildCluster(c: ClusterIR, clientCertificate?: string): Cluster 
     };
   }
   return cluster;
+}
+
+/**
+ * An XBackend's external hostname (GEP-4894 ExternalHostname), resolved by the proxy. LOGICAL_DNS: Envoy's
+ * service discovery page calls it "optimal for large scale web services that must be accessed via DNS"
+ * (it connects to the first address of the latest answer rather than treating every address as a
+ * host, as STRICT_DNS does); the one endpoint is the hostname and port, in the cluster's own
+ * load_assignment (no EDS).
+ */
+function externalCluster(name: string, external: NonNullable<ClusterIR['external']>): Cluster {
+  return {
+    name,
+    type: 'LOGICAL_DNS',
+    connect_timeout: { seconds: '5', nanos: 0 },
+    lb_policy: 'ROUND_ROBIN',
+    // Both families, IPv4 first: a pod network may have either.
+    dns_lookup_family: 'V4_PREFERRED',
+    load_assignment: {
+      cluster_name: name,
+      endpoints: [
+        {
+          lb_endpoints: [
+            { endpoint: { address: { socket_address: { address: external.hostname, port_value: external.port } } } },
+          ],
+        },
+      ],
+    },
+  };
 }

@@ -234,8 +234,35 @@ export function envoyLoadProblems(res: LoadableResources): LoadProblem[] {
   return [
     ...res.listeners.flatMap(listenerLoadProblems),
     ...res.routes.flatMap(routeConfigurationLoadProblems),
+    ...res.clusters.flatMap(clusterLoadProblems),
     ...crossResourceProblems(res),
   ];
+}
+
+/**
+ * A DNS cluster's own endpoints. LOGICAL_DNS: Envoy's LogicalDnsCluster refuses a load_assignment
+ * other than one locality with one endpoint ("LOGICAL_DNS clusters must have a single
+ * locality_lb_endpoint and a single lb_endpoint"); both DNS types resolve `socket_address.address`
+ * and need a port_value (a named port is not resolved).
+ */
+export function clusterLoadProblems(c: Cluster): LoadProblem[] {
+  if (c.type !== 'LOGICAL_DNS' && c.type !== 'STRICT_DNS') return [];
+  const out: LoadProblem[] = [];
+  const problem = (field: string, message: string) => out.push({ resource: `Cluster ${c.name ?? ''}`, field, message });
+  const localities = c.load_assignment?.endpoints ?? [];
+  if (c.type === 'LOGICAL_DNS' && (localities.length !== 1 || (localities[0]!.lb_endpoints ?? []).length !== 1))
+    problem('load_assignment', 'a LOGICAL_DNS cluster needs one locality with one endpoint');
+  localities.forEach((l, i) =>
+    (l.lb_endpoints ?? []).forEach((e, j) => {
+      const s = e.endpoint?.address?.socket_address;
+      if (!s?.address || s.port_value === undefined)
+        problem(
+          `load_assignment.endpoints[${i}].lb_endpoints[${j}]`,
+          'a DNS endpoint needs an address and a port_value',
+        );
+    }),
+  );
+  return out;
 }
 
 /** Load problems across resources: names and addresses taken twice, references to what is not sent. */

@@ -78,7 +78,8 @@ export function buildResources(
       if (!own) memo?.clusters.set(c, cluster);
     }
     out.clusters.push(cluster);
-    if (endpoints) out.endpoints.push(buildEndpoints(c, endpoints(c.name) ?? []));
+    // An external hostname's cluster resolves by DNS: it has no EDS resource.
+    if (endpoints && !c.external) out.endpoints.push(buildEndpoints(c, endpoints(c.name) ?? []));
   }
   if (build.invalidBackendUsed) out.clusters.push(invalidBackendCluster());
   for (const { name: key } of gw.secrets) {

@@ -165,7 +165,9 @@ export class XdsSnapshotBuilder {
       const eds = sameClusters
         ? before.eds
         : new Map(
-            [...clusters.values()].map((c) => [c.name, this.encodedEndpoint(c, xds.endpoints.get(c.name))] as const),
+            [...clusters.values()]
+              .filter((c) => !c.external) // resolved by DNS: no EDS resource
+              .map((c) => [c.name, this.encodedEndpoint(c, xds.endpoints.get(c.name))] as const),
           );
       const state: NodeState = { ir, clusters, base, eds, edsSnapshot: sameClusters ? before.edsSnapshot : undefined };
       if (!sameClusters) freshEndpoints.add(key);

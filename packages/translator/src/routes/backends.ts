@@ -11,6 +11,7 @@ import type { TranslationContext } from '../context.js';
 import { referenceNotPermitted } from '../policies/reference-grants.js';
 import { servicePorts } from '../ir/service-facts.js';
 import { flat } from '../compact-values.js';
+import { isXBackendRef, resolveXBackend } from './xbackends.js';
 
 export interface ResolvedBackend {
   cluster: ClusterIR;
@@ -27,10 +28,24 @@ export function resolveBackend(
   field: string,
   protocol: ClusterIR['protocol'],
   routeGroup: string = GATEWAY_GROUP,
-): { backend?: ResolvedBackend; problem?: Problem; policy?: string; detachedPolicies?: string[] } {
+): {
+  backend?: ResolvedBackend;
+  problem?: Problem;
+  policy?: string;
+  detachedPolicies?: string[];
+  /** An XBackend (`namespace/name`) the ref reached: its status lists the route's Gateways. */
+  xbackend?: string;
+} {
   const group = ref.group ?? '';
   const kind = ref.kind ?? 'Service';
   const weight = ref.weight ?? 1;
+  if (isXBackendRef(ref) && routeGroup === GATEWAY_GROUP) {
+    const x = resolveXBackend(ctx.inputs, route, ref, field, protocol);
+    const about = x.xbackend ? { xbackend: x.xbackend } : {};
+    return x.cluster
+      ? { backend: { cluster: x.cluster, weight, port: x.cluster.service.port }, ...about }
+      : { problem: x.problem!, ...about };
+  }
   if (group !== '' || kind !== 'Service') {
     return {
       problem: {

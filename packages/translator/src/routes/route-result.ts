@@ -31,6 +31,8 @@ export interface RouteResult {
   leftOut?: { rule: number; match: number; problem: Problem }[];
   /** BackendTLSPolicies whose sectionName names no port of a Service this route sends to (not attached). */
   detachedTLSPolicies?: string[];
+  /** XBackends (`namespace/name`) this route's backendRefs reached, and the first problem with each. */
+  xbackends?: { key: string; problem?: Problem }[];
 }
 
 export interface BackendVerdict {
@@ -47,8 +49,19 @@ export function noteBackend(result: RouteResult, v: BackendVerdict): void {
 
 export function notePolicy(
   result: RouteResult,
-  { policy, detachedPolicies }: { policy?: string; detachedPolicies?: readonly string[] },
+  {
+    policy,
+    detachedPolicies,
+    xbackend,
+    problem,
+  }: { policy?: string; detachedPolicies?: readonly string[]; xbackend?: string; problem?: Problem },
 ): void {
+  if (xbackend) {
+    const l = (result.xbackends ??= []);
+    const seen = l.find((x) => x.key === xbackend);
+    if (!seen) l.push(problem ? { key: xbackend, problem } : { key: xbackend });
+    else if (problem) seen.problem ??= problem;
+  }
   if (policy) {
     const l = (result.backendTLSPolicies ??= []);
     if (!l.includes(policy)) l.push(policy);

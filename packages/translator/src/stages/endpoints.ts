@@ -114,6 +114,8 @@ export class EndpointStage {
   }
 
   private compute(inputs: Inputs, cluster: ClusterIR): ClusterEndpoints {
+    // An external hostname (XBackend) is resolved by the proxy: no endpoints here, and counted ready.
+    if (cluster.external) return { cluster, endpoints: [], ready: true };
     const { value, dependencies } = inputs.record(() =>
       endpointsOf(inputs, cluster, this.slicesByService, this.loopback),
     );

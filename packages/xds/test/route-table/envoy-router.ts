@@ -382,15 +382,19 @@ function clusterExists(res: EnvoyResources, name: string): boolean {
   return res.clusters.some((c: Cluster) => c.name === name);
 }
 
-/** A healthy endpoint in the cluster's EDS resource, or in its own load_assignment (STATIC). */
+/**
+ * HealthStatus UNKNOWN, which an unset health_status is: "The health status is not known. This is
+ * interpreted by Envoy as HEALTHY" (health_check.proto).
+ */
+const servesTraffic = (s: string | undefined) => (s ?? 'UNKNOWN') === 'HEALTHY' || (s ?? 'UNKNOWN') === 'UNKNOWN';
+
+/** A healthy endpoint in the cluster's EDS resource, or in its own load_assignment (STATIC, DNS). */
 function clusterHealthy(res: EnvoyResources, name: string): boolean {
   const cluster = res.clusters.find((c: Cluster) => c.name === name);
   if (!cluster) return false;
   const assignment =
     cluster.type === 'EDS' ? res.endpoints.find((e) => e.cluster_name === name) : cluster.load_assignment;
-  return (assignment?.endpoints ?? []).some((l) =>
-    (l.lb_endpoints ?? []).some((e) => (e.health_status ?? 'UNKNOWN') === 'HEALTHY' || e.health_status === 'UNKNOWN'),
-  );
+  return (assignment?.endpoints ?? []).some((l) => (l.lb_endpoints ?? []).some((e) => servesTraffic(e.health_status)));
 }
 
 /**
@@ -602,7 +606,7 @@ export function routeUdp(res: EnvoyResources, port: number): { cluster: string; 
   const assignment = res.endpoints.find((e) => e.cluster_name === config.cluster);
   return (assignment?.endpoints ?? []).map((l) => {
     const hosts = l.lb_endpoints ?? [];
-    const healthy = hosts.filter((e) => (e.health_status ?? 'UNKNOWN') === 'HEALTHY' || e.health_status === 'UNKNOWN');
+    const healthy = hosts.filter((e) => servesTraffic(e.health_status));
     const availability = hosts.length ? Math.min(1, (1.4 * healthy.length) / hosts.length) : 0;
     return { cluster: l.locality?.sub_zone ?? '', weight: (l.load_balancing_weight?.value ?? 0) * availability };
   });

@@ -1,0 +1,125 @@
+// backendRefs to an XBackend (GEP-4894, v1.7.0 experimental): a backend that is not a Service.
+// ExternalHostname: the proxy resolves the hostname itself (a DNS cluster, no endpoints of ours).
+// What is not served yet (EndpointSelector, TLS other than None, protocols we do not speak) is a
+// ResolvedRefs problem naming the field, so its share of requests answers 500 as for any backend
+// that does not resolve, and nothing is claimed for it.
+import { X_GATEWAY_GROUP, type BackendRef, type ClusterIR, type KubeObject, type XBackend } from '@turnpike/api';
+import type { Problem } from '../status/conditions.js';
+import type { Inputs } from '../incremental/inputs.js';
+import { flat } from '../compact-values.js';
+
+export const XBACKEND_KIND = 'XBackend';
+
+export const isXBackendRef = (ref: BackendRef): boolean =>
+  (ref.group ?? '') === X_GATEWAY_GROUP && ref.kind === XBACKEND_KIND;
+
+/** `namespace/XBackend/name[/suffix]`: no Service is named `XBackend` (DNS labels are lower case). */
+export function xbackendClusterName(namespace: string, name: string, protocol: ClusterIR['protocol']): string {
+  return flat(`${namespace}/${XBACKEND_KIND}/${name}${protocol === 'http' ? '' : '/' + protocol}`);
+}
+
+/**
+ * The cluster protocol a route speaks to an XBackend: the route's, unless the XBackend's `protocol`
+ * says otherwise ("When not set, the implementation will use the protocol determined by the route or
+ * listener configuration"). undefined: a protocol this route cannot carry, or one we do not speak.
+ */
+function clusterProtocol(
+  protocol: XBackend['spec']['protocol'],
+  route: ClusterIR['protocol'],
+): ClusterIR['protocol'] | undefined {
+  if (protocol === undefined) return route;
+  if (route === 'tcp') return protocol === 'TCP' ? 'tcp' : undefined;
+  if (route === 'udp') return undefined;
+  switch (protocol) {
+    case 'HTTP':
+      return route;
+    case 'HTTP11':
+      // A GRPCRoute's requests are HTTP/2 (gRPC needs trailers): HTTP/1.1 cannot carry them.
+      return route === 'h2' ? undefined : 'http';
+    case 'HTTP2':
+    case 'H2C':
+    case 'GRPC':
+      return 'h2';
+    default:
+      // TCP under an HTTP route, MCP, WSS: not served (yet).
+      return undefined;
+  }
+}
+
+/** Resolves a backendRef to an XBackend; `routeProtocol` is how the route speaks (ClusterIR['protocol']). */
+export function resolveXBackend(
+  inputs: Inputs,
+  route: KubeObject,
+  ref: BackendRef,
+  field: string,
+  routeProtocol: ClusterIR['protocol'],
+): { cluster?: ClusterIR; problem?: Problem; xbackend?: string } {
+  const routeNs = route.metadata.namespace ?? '';
+  const ns = ref.namespace ?? routeNs;
+  // The CRD's rule on BackendObjectReference ("Must not have port for Backend reference"): the
+  // XBackend's spec.port says where to connect. Objects stored before the rule still reach us.
+  if (ref.port !== undefined)
+    return {
+      problem: {
+        reason: 'UnsupportedValue',
+        message: `${field}.port must not be set for an XBackend: its spec.port says where to connect`,
+      },
+    };
+  // GEP-4894: "Backends MUST live in the same namespace as any route (or other parent resource) that
+  // references them." A ReferenceGrant does not change that.
+  if (ns !== routeNs)
+    return {
+      problem: {
+        reason: 'RefNotPermitted',
+        message: `${field}: an XBackend must be in the namespace of the route that references it (${routeNs}), not ${ns}`,
+      },
+    };
+  const xb = inputs.get<XBackend>(XBACKEND_KIND, ns, ref.name);
+  if (!xb) return { problem: { reason: 'BackendNotFound', message: `${field}: XBackend ${ns}/${ref.name} not found` } };
+  const spec = xb.spec ?? ({} as Partial<XBackend['spec']>);
+  const key = `${ns}/${ref.name}`;
+  const what = `${field}: XBackend ${ns}/${ref.name}`;
+  const port = spec.port?.number;
+  if (!port)
+    return { xbackend: key, problem: { reason: 'UnsupportedValue', message: `${what} has no spec.port.number` } };
+  const protocol = clusterProtocol(spec.protocol, routeProtocol);
+  if (!protocol)
+    return {
+      xbackend: key,
+      problem: {
+        reason: 'UnsupportedProtocol',
+        message: `${what}: protocol ${spec.protocol} is not supported for a ${routeProtocol} route here`,
+      },
+    };
+  const tlsMode = spec.tls?.mode ?? 'None';
+  if (tlsMode !== 'None')
+    return {
+      xbackend: key,
+      problem: { reason: 'UnsupportedValue', message: `${what}: spec.tls.mode ${tlsMode} is not supported` },
+    };
+  if (spec.type !== 'ExternalHostname' || !spec.externalHostname?.hostname)
+    return {
+      xbackend: key,
+      problem: { reason: 'UnsupportedValue', message: `${what}: spec.type ${spec.type} is not supported` },
+    };
+  const hostname = spec.externalHostname.hostname;
+  // The CRD's rule (PreciseHostname, "hostname must not be an IP address or end with .cluster.local"),
+  // kept for objects stored before it.
+  if (hostname.endsWith('.cluster.local') || /^[0-9.]+$/.test(hostname) || hostname.includes(':'))
+    return {
+      xbackend: key,
+      problem: {
+        reason: 'UnsupportedValue',
+        message: `${what}: spec.externalHostname.hostname ${hostname} must be a DNS name outside the cluster`,
+      },
+    };
+  return {
+    xbackend: key,
+    cluster: {
+      name: xbackendClusterName(ns, ref.name, protocol),
+      service: { namespace: ns, name: ref.name, port },
+      protocol,
+      external: { hostname, port },
+    },
+  };
+}

@@ -1,0 +1,141 @@
+// backendRefs to an XBackend (GEP-4894): ExternalHostname with TLS None is served as a DNS cluster;
+// what is not served is a ResolvedRefs problem naming the field.
+import { describe, expect, it } from '@jest/globals';
+import {
+  gateway,
+  gatewayClass,
+  http,
+  irRoutes,
+  parent,
+  referenceGrant,
+  route,
+  run,
+  sr,
+  statusOf,
+  xbackend,
+} from '../builders.js';
+
+const X = 'gateway.networking.x-k8s.io';
+
+const external = (extra: Record<string, unknown> = {}) =>
+  xbackend('ext', {
+    type: 'ExternalHostname',
+    port: { number: 443 },
+    externalHostname: { hostname: 'api.example.com' },
+    tls: { mode: 'None' },
+    ...extra,
+  });
+
+const toX = (ref: Record<string, unknown> = {}, kind = 'HTTPRoute') =>
+  route(kind, 'r', {
+    parentRefs: [{ name: 'gw', namespace: 'infra' }],
+    rules: [{ backendRefs: [{ group: X, kind: 'XBackend', name: 'ext', ...ref }] }],
+  });
+
+const base = (listeners = [http()]) => [gatewayClass(), gateway('gw', listeners)];
+
+describe('XBackend backendRefs (GEP-4894)', () => {
+  it('ExternalHostname, TLS None: a DNS cluster of the hostname and spec.port, and the route resolves', () => {
+    const r = run([...base(), external(), toX()]);
+    const p = parent(r, 'HTTPRoute', 'apps', 'r');
+    expect(sr(p.conditions, 'ResolvedRefs')).toBe('True/ResolvedRefs');
+    expect(sr(p.conditions, 'Accepted')).toBe('True/Accepted');
+    expect(irRoutes(r)[0].backends).toEqual([{ cluster: 'apps/XBackend/ext', weight: 1 }]);
+    const cluster = r.xdsIR.gateways.get('infra/gw')!.clusters.find((c) => c.name === 'apps/XBackend/ext');
+    expect(cluster).toMatchObject({ protocol: 'http', external: { hostname: 'api.example.com', port: 443 } });
+    expect(cluster?.tls).toBeUndefined();
+    // No endpoints of ours: the proxy resolves the name.
+    expect(r.xdsIR.endpoints.get('apps/XBackend/ext') ?? []).toEqual([]);
+  });
+
+  it('a TLS block left out is TLS None (the CRD defaults it to {mode: None})', () => {
+    const r = run([...base(), external({ tls: undefined }), toX()]);
+    expect(sr(parent(r, 'HTTPRoute', 'apps', 'r').conditions, 'ResolvedRefs')).toBe('True/ResolvedRefs');
+  });
+
+  it('"Must not have port for Backend reference" (the CRD rule on BackendObjectReference): refused', () => {
+    const r = run([...base(), external(), toX({ port: 443 })]);
+    const p = parent(r, 'HTTPRoute', 'apps', 'r');
+    expect(sr(p.conditions, 'ResolvedRefs')).toBe('False/UnsupportedValue');
+    expect(irRoutes(r)[0].directResponse).toEqual({ status: 500 });
+  });
+
+  it('"Backends MUST live in the same namespace as any route ... that references them": a grant does not help', () => {
+    const grant = referenceGrant(
+      'g',
+      'other',
+      [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'apps' }],
+      [{ group: X, kind: 'XBackend' }],
+    );
+    const r = run([
+      ...base(),
+      xbackend('ext', external().spec as Record<string, unknown>, 'other'),
+      grant,
+      toX({ namespace: 'other' }),
+    ]);
+    const p = parent(r, 'HTTPRoute', 'apps', 'r');
+    expect(sr(p.conditions, 'ResolvedRefs')).toBe('False/RefNotPermitted');
+  });
+
+  it('a missing XBackend is BackendNotFound', () => {
+    const r = run([...base(), toX()]);
+    expect(sr(parent(r, 'HTTPRoute', 'apps', 'r').conditions, 'ResolvedRefs')).toBe('False/BackendNotFound');
+  });
+
+  it('what is not served yet is refused by name: TLS ServerOnly, EndpointSelector', () => {
+    const tls = external({ tls: { mode: 'ServerOnly', validation: { hostname: 'api.example.com' } } });
+    const p1 = parent(run([...base(), tls, toX()]), 'HTTPRoute', 'apps', 'r');
+    expect(sr(p1.conditions, 'ResolvedRefs')).toBe('False/UnsupportedValue');
+    expect(p1.conditions.find((c: { type: string }) => c.type === 'ResolvedRefs').message).toContain('ServerOnly');
+    const sel = xbackend('ext', {
+      type: 'EndpointSelector',
+      port: { number: 80 },
+      endpointSelector: { matchLabels: { a: 'b' } },
+    });
+    const p2 = parent(run([...base(), sel, toX()]), 'HTTPRoute', 'apps', 'r');
+    expect(sr(p2.conditions, 'ResolvedRefs')).toBe('False/UnsupportedValue');
+  });
+
+  it('protocol H2C: HTTP/2 without TLS to the hostname; a GRPCRoute speaks HTTP/2 to it', () => {
+    const r = run([...base(), external({ protocol: 'H2C' }), toX()]);
+    expect(irRoutes(r)[0].backends).toEqual([{ cluster: 'apps/XBackend/ext/h2', weight: 1 }]);
+    const g = run([...base(), external(), toX({}, 'GRPCRoute')]);
+    expect(sr(parent(g, 'GRPCRoute', 'apps', 'r').conditions, 'ResolvedRefs')).toBe('True/ResolvedRefs');
+    expect(g.xdsIR.gateways.get('infra/gw')!.clusters.map((c) => c.name)).toContain('apps/XBackend/ext/h2');
+  });
+
+  it('protocol HTTP11 cannot carry a GRPCRoute: UnsupportedProtocol', () => {
+    const g = run([...base(), external({ protocol: 'HTTP11' }), toX({}, 'GRPCRoute')]);
+    expect(sr(parent(g, 'GRPCRoute', 'apps', 'r').conditions, 'ResolvedRefs')).toBe('False/UnsupportedProtocol');
+  });
+
+  it('a TCPRoute to an ExternalHostname: the bytes go to the DNS cluster', () => {
+    const listeners = [{ name: 'tcp', port: 5432, protocol: 'TCP', allowedRoutes: { namespaces: { from: 'All' } } }];
+    const r = run([...base(listeners), external(), toX({}, 'TCPRoute')]);
+    expect(sr(parent(r, 'TCPRoute', 'apps', 'r').conditions, 'ResolvedRefs')).toBe('True/ResolvedRefs');
+    const cluster = r.xdsIR.gateways.get('infra/gw')!.clusters.find((c) => c.name === 'apps/XBackend/ext/tcp');
+    expect(cluster?.external).toEqual({ hostname: 'api.example.com', port: 443 });
+  });
+
+  it('a hostname the CRD refuses (.cluster.local) is refused here too, for objects stored before the rule', () => {
+    const r = run([...base(), external({ externalHostname: { hostname: 'svc.ns.svc.cluster.local' } }), toX()]);
+    expect(sr(parent(r, 'HTTPRoute', 'apps', 'r').conditions, 'ResolvedRefs')).toBe('False/UnsupportedValue');
+  });
+
+  it('status.ancestors: the Gateway of each route that reaches it, Accepted; refused ones say why; none left: no status', () => {
+    const ok = run([...base(), external(), toX()]);
+    const st = statusOf(ok, 'XBackend', 'apps', 'ext');
+    expect(st.ancestors).toHaveLength(1);
+    expect(st.ancestors[0].ancestorRef).toEqual({
+      group: 'gateway.networking.k8s.io',
+      kind: 'Gateway',
+      namespace: 'infra',
+      name: 'gw',
+    });
+    expect(sr(st.ancestors[0].conditions, 'Accepted')).toBe('True/Accepted');
+    const tls = external({ tls: { mode: 'ServerOnly', validation: { hostname: 'api.example.com' } } });
+    const refused = statusOf(run([...base(), tls, toX()]), 'XBackend', 'apps', 'ext');
+    expect(sr(refused.ancestors[0].conditions, 'Accepted')).toBe('False/UnsupportedValue');
+    expect(run([...base(), external()]).statuses.get('XBackend/apps/ext')).toBeUndefined();
+  });
+});

@@ -1,0 +1,89 @@
+// XBackend backends (GEP-4894) as the proxy gets them: the clusters and routes pass PGV and Envoy's
+// load rules, and the route-table check sends a request to the XBackend's cluster.
+import { describe, expect, it } from '@jest/globals';
+import type { KubeObject } from '@turnpike/api';
+import { snapshotFromObjects, Translator } from '@turnpike/translator';
+import { envoyLoadProblems, envoyResourcesFor, validateResources, type EnvoyResources } from '../../src/index.js';
+import { gateway, gatewayClass, http, route, xbackend } from '../../../translator/test/builders.js';
+import { routeHttp, routeTcp } from './envoy-router.js';
+
+const X = 'gateway.networking.x-k8s.io';
+
+const external = (extra: Record<string, unknown> = {}) =>
+  xbackend('ext', {
+    type: 'ExternalHostname',
+    port: { number: 8443 },
+    externalHostname: { hostname: 'api.example.com' },
+    tls: { mode: 'None' },
+    ...extra,
+  });
+
+const toX = (kind = 'HTTPRoute') =>
+  route(kind, 'r', {
+    parentRefs: [{ name: 'gw', namespace: 'infra' }],
+    rules: [{ backendRefs: [{ group: X, kind: 'XBackend', name: 'ext' }] }],
+  });
+
+function served(objects: KubeObject[], listeners = [http()]): EnvoyResources {
+  const result = new Translator().translate(
+    snapshotFromObjects([gatewayClass(), gateway('gw', listeners), ...objects]),
+  );
+  const res = envoyResourcesFor(
+    result.xdsIR.gateways.get('infra/gw')!,
+    () => undefined,
+    undefined,
+    result.xdsIR.endpoints,
+  );
+  expect(validateResources(res)).toEqual([]);
+  expect(envoyLoadProblems(res)).toEqual([]);
+  return res;
+}
+
+describe('XBackend ExternalHostname on the data plane', () => {
+  it('an HTTPRoute request goes to a LOGICAL_DNS cluster of the hostname and port, with no EDS resource', () => {
+    const res = served([external(), toX()]);
+    const cluster = res.clusters.find((c) => c.name === 'apps/XBackend/ext')!;
+    expect(cluster.type).toBe('LOGICAL_DNS');
+    expect(cluster.eds_cluster_config).toBeUndefined();
+    expect(cluster.transport_socket).toBeUndefined(); // TLS None
+    expect(cluster.load_assignment?.endpoints?.[0]?.lb_endpoints?.[0]?.endpoint?.address?.socket_address).toEqual({
+      address: 'api.example.com',
+      port_value: 8443,
+    });
+    expect(res.endpoints.map((e) => e.cluster_name)).not.toContain('apps/XBackend/ext');
+    const o = routeHttp(res, { port: 80, authority: 'example.com', path: '/x' });
+    expect(o.kind === 'http' && o.targets?.map((t) => [t.cluster, t.exists, t.healthy])).toEqual([
+      ['apps/XBackend/ext', true, true],
+    ]);
+  });
+
+  it('protocol H2C: the cluster speaks HTTP/2 in clear text', () => {
+    const res = served([external({ protocol: 'H2C' }), toX()]);
+    const cluster = res.clusters.find((c) => c.name === 'apps/XBackend/ext/h2')!;
+    expect(cluster.http2_protocol_options).toEqual({});
+    expect(cluster.transport_socket).toBeUndefined();
+  });
+
+  it('a TCPRoute connection goes to the DNS cluster', () => {
+    const listeners = [{ name: 'tcp', port: 5432, protocol: 'TCP', allowedRoutes: { namespaces: { from: 'All' } } }];
+    const res = served([external(), toX('TCPRoute')], listeners);
+    const o = routeTcp(res, 5432);
+    expect(o.kind === 'tcp' && o.targets.map((t) => [t.cluster, t.exists, t.healthy])).toEqual([
+      ['apps/XBackend/ext/tcp', true, true],
+    ]);
+  });
+
+  it('the load rule: a LOGICAL_DNS cluster with two endpoints is refused, as Envoy does', () => {
+    const res = served([external(), toX()]);
+    const cluster = res.clusters.find((c) => c.name === 'apps/XBackend/ext')!;
+    const locality = cluster.load_assignment!.endpoints![0]!;
+    const two = {
+      ...cluster,
+      load_assignment: {
+        ...cluster.load_assignment,
+        endpoints: [{ lb_endpoints: [...locality.lb_endpoints!, ...locality.lb_endpoints!] }],
+      },
+    };
+    expect(envoyLoadProblems({ ...res, clusters: [two] }).map((p) => p.field)).toEqual(['load_assignment']);
+  });
+});
