@@ -5,6 +5,7 @@ export * from './turnpike.js';
 export * from './proxy-report.js';
 export * from './kinds.js';
 export * from './xds-ir.js';
+export * from './telemetry-policy.js';
 export * from './xbackend.js';
 export * from './image-reference.js';
 export * from './proxy-ports.js';

@@ -2,6 +2,7 @@ import type { KubeObject } from './meta.js';
 // The kinds Turnpike watches, with the group each belongs to, and the order they are listed in.
 import { GATEWAY_GROUP } from './gateway-api.js';
 import { TURNPIKE_GROUP } from './turnpike.js';
+import { TELEMETRY_POLICY_GROUP } from './telemetry-policy.js';
 import { X_GATEWAY_GROUP } from './xbackend.js';
 
 /** The group of ClusterTrustBundle (GEP-5075: the only group a caCertificateRef to one may name). */
@@ -28,6 +29,8 @@ const KINDS = {
   UDPRoute: { group: GATEWAY_GROUP, ownsStatus: true },
   BackendTLSPolicy: { group: GATEWAY_GROUP, ownsStatus: true },
   ReferenceGrant: { group: GATEWAY_GROUP },
+  // GEP-4768: tracing for the Gateways it targets (its status: one ancestor per targeted Gateway).
+  XTelemetryPolicy: { group: TELEMETRY_POLICY_GROUP, ownsStatus: true },
   Service: { group: '' },
   // GEP-4894: a backendRef target that is not a Service (its status: the Gateways that use it).
   XBackend: { group: X_GATEWAY_GROUP, ownsStatus: true },

@@ -197,6 +197,29 @@ export interface AccessLogIR {
 }
 
 /**
+ * A Gateway's tracing (the XTelemetryPolicy that applies to it, GEP-4768), resolved: every HTTP connection
+ * manager of its proxies traces through Envoy's OpenTelemetry tracer to `cluster` (one of the Gateway's
+ * `clusters`, HTTP/2: OTLP over gRPC).
+ */
+export interface TracingIR {
+  cluster: string;
+  /** The collector's authority (the Service's DNS name and port), for the gRPC :authority. */
+  authority: string;
+  /** Percent of new traces sampled (tracing.samplingRate); absent: Envoy's default, 100. */
+  samplingPercent?: number;
+  /** The OpenTelemetry resource's service.name; absent: Envoy's default. */
+  serviceName?: string;
+  /** The name of every span (a route decorator's operation on every route of the Gateway). */
+  spanName?: string;
+  /** Headers sent with every export request (tracing.provider.headers), as gRPC initial metadata. */
+  headers?: { name: string; value: string }[];
+  /** Span tags, in the policy's order: a literal value or a request header's. */
+  tags?: { name: string; literal?: string; requestHeader?: string }[];
+  /** The policy (`namespace/name`), for explain and the logs. */
+  policy: string;
+}
+
+/**
  * ProxyConfig.spec.http as the Gateway's HTTP connection managers apply it: only what the ProxyConfig
  * sets and the translator found valid (the defaults are the xds side's, http-connection-manager.ts).
  */
@@ -233,6 +256,8 @@ export interface GatewayIR {
    */
   installedPlugins?: { name: string; sha256: string; mountPath: string; held?: boolean }[];
   accessLog?: AccessLogIR;
+  /** Tracing (XTelemetryPolicy, GEP-4768); absent: the proxies trace nothing. */
+  tracing?: TracingIR;
   /** ProxyConfig.spec.http, when it says anything. */
   http?: HttpSettingsIR;
 }

@@ -31,6 +31,13 @@ export const RESOURCES: ResourceInfo[] = [
   { kind: 'UDPRoute', group: GW, version: 'v1', plural: 'udproutes', namespaced: true },
   { kind: 'BackendTLSPolicy', group: GW, version: 'v1', plural: 'backendtlspolicies', namespaced: true },
   { kind: 'ReferenceGrant', group: GW, version: 'v1', plural: 'referencegrants', namespaced: true },
+  {
+    kind: 'XTelemetryPolicy',
+    group: 'gateway.networking.x-k8s.io',
+    version: 'v1alpha1',
+    plural: 'xtelemetrypolicies',
+    namespaced: true,
+  },
   { kind: 'XBackend', group: X_GW, version: 'v1alpha1', plural: 'xbackends', namespaced: true },
   { kind: 'Service', group: '', version: 'v1', plural: 'services', namespaced: true },
   { kind: 'EndpointSlice', group: 'discovery.k8s.io', version: 'v1', plural: 'endpointslices', namespaced: true },

@@ -25,6 +25,8 @@ export interface StatusWriterOptions {
 const CONSIDER_SLICE_MS = 5;
 
 const PARENT_KINDS = new Set(['HTTPRoute', 'GRPCRoute', 'TLSRoute', 'TCPRoute', 'UDPRoute']);
+/** Policies: their status lists ancestors. */
+const POLICY_KINDS: readonly string[] = ['BackendTLSPolicy', 'XTelemetryPolicy'];
 
 /** Our entries in a route or policy status, if any. */
 function hasOwnEntries(o: KubeObject, controller: string): boolean {
@@ -80,7 +82,7 @@ export class StatusWriter {
     } else {
       for (const key of result.statuses.keys()) this.toConsider.add(key);
       // Also routes and policies that are ours no more but still carry our entries.
-      for (const kind of [...PARENT_KINDS, 'BackendTLSPolicy'])
+      for (const kind of [...PARENT_KINDS, ...POLICY_KINDS])
         for (const shard of snapshot.get(kind)?.values() ?? [])
           for (const o of shard.values()) this.toConsider.add(objectKey(kind, o.metadata.namespace, o.metadata.name));
     }
@@ -127,11 +129,11 @@ export class StatusWriter {
     let ours = result.statuses.get(key) as AnyStatus | undefined;
     if (!ours) {
       // A route or policy that still carries our entries but is ours no more: remove them.
-      if (!(PARENT_KINDS.has(kind) || kind === 'BackendTLSPolicy') || !hasOwnEntries(current, this.controller)) {
+      if (!(PARENT_KINDS.has(kind) || POLICY_KINDS.includes(kind)) || !hasOwnEntries(current, this.controller)) {
         this.desired.delete(key);
         return;
       }
-      ours = kind === 'BackendTLSPolicy' ? { ancestors: [] } : { parents: [] };
+      ours = POLICY_KINDS.includes(kind) ? { ancestors: [] } : { parents: [] };
     }
     if (newerThanUs(current)) {
       this.stats.skipped++;
