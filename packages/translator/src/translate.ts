@@ -36,6 +36,7 @@ import { PolicyStage } from './stages/policy-stage.js';
 import { RouteStage } from './stages/route-stage.js';
 import { RouteStatusStage } from './stages/route-status-stage.js';
 import { PolicyAncestorsStage } from './stages/policy-ancestors-stage.js';
+import { TelemetryStage } from './stages/telemetry-stage.js';
 import { publishServiceFacts } from './ir/service-facts.js';
 import { publishProxyReportFacts } from './proxies/gateway-proxies.js';
 
@@ -88,6 +89,7 @@ export class Translator {
   private xbackendStatuses = new XBackendStatusStage();
   private policyAncestors = new PolicyAncestorsStage();
   private installation = new InstallationStage();
+  private telemetry = new TelemetryStage();
 
   constructor(private readonly options: TranslateOptions = {}) {
     this.endpoints = new EndpointStage(options.loopbackEndpoints === true);
@@ -138,6 +140,7 @@ export class Translator {
     this.policyAncestors = new PolicyAncestorsStage();
     this.xbackendStatuses = new XBackendStatusStage();
     this.installation = new InstallationStage();
+    this.telemetry = new TelemetryStage();
   }
 
   private run(snapshot: Snapshot): { result: TranslateResult; changes: OutputChanges } {
@@ -160,6 +163,8 @@ export class Translator {
     this.gateways.update(run, this.classes);
     publishProxyReportFacts(run);
     this.accessLogs.update(run, this.policies);
+    this.telemetry.update(run, this.policies);
+    this.assembly.telemetry = this.telemetry;
     this.routes.update(run, this.gateways, this.policies, this.endpoints);
     this.policyAncestors.update(this.policies, this.routes);
     this.assembly.update(

@@ -118,6 +118,8 @@ export interface HttpConnectionManagerOptions {
   cors?: boolean;
   plugins?: HttpFilter[];
   accessLog?: AccessLog[];
+  /** Tracing (tracing.ts), for a Gateway an XTelemetryPolicy applies to. */
+  tracing?: NonNullable<HttpConnectionManager['tracing']> | undefined;
   /** The edge hardening (a Gateway's listeners; not the API listeners of proxyless clients). */
   edge?: EdgeHttp;
 }
@@ -149,6 +151,7 @@ export function httpConnectionManager(
       upgrade_configs: [{ upgrade_type: 'websocket' }],
       ...options.edge?.hcm,
       ...(accessLog.length ? { access_log: accessLog } : {}),
+      ...(options.tracing ? { tracing: options.tracing } : {}),
     },
   );
 }

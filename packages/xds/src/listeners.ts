@@ -21,6 +21,7 @@ import { accessLogs, type AccessLogSite } from './observability.js';
 import { pluginHttpFilters, pluginsUsed, type PluginLookup, type PluginUse } from './plugin-filters.js';
 import type { EnvoyResources } from './resources.js';
 import { httpRouteConfiguration, type RouteMemo } from './route-configurations.js';
+import { hcmTracing, withSpanName } from './tracing.js';
 
 function usesFilter(listeners: GatewayListenerIR[], pick: (f: HTTPFiltersIR) => unknown): boolean {
   return listeners.some((l) => (l.virtualHosts ?? []).some((v) => v.routes.some((r) => r.filters && pick(r.filters))));
@@ -124,6 +125,7 @@ function httpFilterChain(
           cors: usesFilter(listeners, (f) => f.cors),
           plugins: pluginFilters(listeners, build.plugins),
           accessLog: accessLogs(build.plugins.gw, 'http'),
+          tracing: hcmTracing(build.plugins.gw),
           edge: build.edge,
         }),
       },
@@ -164,7 +166,12 @@ function sniFilterChains(port: PortIR, build: ListenerBuild): FilterChain[] {
         transport_socket: downstreamTls(listener, build.edge.alpn),
         ...httpFilterChain(routeName, [listener], build),
       });
-      build.out.routes.push(httpRouteConfiguration(routeName, [listener], port.port, build.routes, listener));
+      build.out.routes.push(
+        withSpanName(
+          httpRouteConfiguration(routeName, [listener], port.port, build.routes, listener),
+          build.plugins.gw,
+        ),
+      );
       continue;
     }
     // TLS: a chain per route, by the route's hostnames (or the listener's). Envoy refuses a
@@ -213,7 +220,9 @@ export function buildPortListener(port: PortIR, build: ListenerBuild): void {
     // Listeners sharing an HTTP port share its chain (they differ by hostname): named after the port then.
     const name = port.listeners.length === 1 ? first.name : port.name;
     listener.filter_chains = [{ name, ...httpFilterChain(port.name, port.listeners, build) }];
-    build.out.routes.push(httpRouteConfiguration(port.name, port.listeners, port.port, build.routes));
+    build.out.routes.push(
+      withSpanName(httpRouteConfiguration(port.name, port.listeners, port.port, build.routes), build.plugins.gw),
+    );
   } else if (first.protocol === 'TCP') {
     listener.filter_chains = [
       { name: first.name, filters: [tcpProxy(port.name, first.routes?.[0], first.name, build)] },

@@ -25,6 +25,7 @@ import { serviceSpeaksH2 } from '../ir/service-facts.js';
 import { assembleGateway, type ClusterResolver } from '../ir/xds-assembly.js';
 import { gatewayAccessLog } from '../ir/access-log.js';
 import type { AccessLogStage } from './access-log-stage.js';
+import type { TelemetryStage } from './telemetry-stage.js';
 import type { EndpointStage } from './endpoints.js';
 import type { GatewayStage } from './gateway-stage.js';
 import type { PluginStage } from './plugin-stage.js';
@@ -90,6 +91,8 @@ export class AssemblyStage {
   readonly installs = new Map<string, GatewayInstalls>();
   /** Gateways whose entry in `installs` was set or removed in the last run, with the entry before. */
   installsChanged = new Map<string, GatewayInstalls | undefined>();
+  /** Each Gateway's tracing (XTelemetryPolicy), set by the translator before the first update. */
+  telemetry?: TelemetryStage;
 
   update(
     run: TranslationRun,
@@ -191,6 +194,15 @@ export class AssemblyStage {
         const accessLog = gatewayAccessLog(accessLogs.forGateway(run, model.proxyConfig), { namespace, name });
         const resolver = this.clusterResolver(run);
         ir = assembleGateway(model, results, ageOf, resolver, overlaps, ancestors.blockedOn(key), accessLog);
+        const traced = this.telemetry?.forGateway(run, namespace, name);
+        if (traced) {
+          ir.tracing = traced.tracing;
+          // The collector's cluster is one like a GRPCRoute's to the same port (same name, same config).
+          if (!ir.clusters.some((c) => c.name === traced.cluster.name))
+            ir.clusters = [...ir.clusters, traced.cluster].sort((a, b) =>
+              a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+            );
+        }
         this.setOverlaps(key, overlaps);
         const mounted = mountedForRoutes(installed, rollout, heldBy);
         if (mounted.length) ir.installedPlugins = mounted;
