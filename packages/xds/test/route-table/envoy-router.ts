@@ -22,6 +22,7 @@ import type {
 import type { EnvoyResources } from '../../src/index.js';
 import { hasGrpcContentType, normalizeRequestPath } from './envoy-path.js';
 import { re2FullMatch, re2Replacer } from './re2.js';
+import { runExtAuthz, type AuthzCheck, type AuthzService } from './envoy-ext-authz.js';
 
 export interface HttpRequestSpec {
   /** The Gateway listener port the client dials (the proxy listens on its mapped port). */
@@ -41,6 +42,8 @@ export interface HttpRequestSpec {
    * (grpc-go refuses a connection that negotiated none), over plain text with prior knowledge.
    */
   http2Only?: boolean;
+  /** The auth service(s) of the listener's ext_authz filters (envoy-ext-authz.ts), when a request meets one. */
+  authz?: AuthzService;
 }
 
 export interface UpstreamRequest {
@@ -96,6 +99,8 @@ export type HttpOutcome =
       action?: RouteAction;
       mirrors?: { cluster: string; percent: number }[];
       responseHeaders?: HeaderMutation;
+      /** What the pre-routing ext_authz filters that ran sent their auth services, in order. */
+      authz?: AuthzCheck[];
     };
 
 export type TcpOutcome =
@@ -492,10 +497,22 @@ export function routeHttp(res: EnvoyResources, req: HttpRequestSpec): HttpOutcom
     };
   const path = normalized.path;
   const vhost = selectVirtualHost(rc, rc.ignore_port_in_host_matching ? splitHostPort(authority).host : authority);
+  // Pre-routing listener filters (ext_authz) run before the router, whatever the route.
+  const cluster = { exists: (n: string) => clusterExists(res, n), healthy: (n: string) => clusterHealthy(res, n) };
+  const authz = runExtAuthz(hcm, rc, vhost, { method, path, authority, headers }, cluster, req.authz);
+  const checked = authz.checks.length ? { authz: authz.checks } : {};
+  if (authz.denied)
+    return {
+      ...base,
+      ...checked,
+      ...(vhost ? { virtualHost: vhost.name } : {}),
+      status: authz.denied.status,
+      localReply: authz.denied.why,
+    };
   if (!vhost) return { ...base, status: 404 };
-  const route = (vhost.routes ?? []).find((r) => routeMatches(r, method, path, headers));
+  const route = (vhost.routes ?? []).find((r) => routeMatches(r, method, path, authz.routingHeaders));
   if (!route) return { ...base, virtualHost: vhost.name, status: 404 };
-  const found = { ...base, virtualHost: vhost.name, route: route.name ?? '' };
+  const found = { ...base, ...checked, virtualHost: vhost.name, route: route.name ?? '' };
   const corsPolicy = route.typed_per_filter_config?.['envoy.filters.http.cors'] as CorsPolicy | undefined;
   const corsFilterRuns = (hcm.http_filters ?? []).some((f) => f.name === 'envoy.filters.http.cors');
   const cors = corsPolicy && corsFilterRuns ? corsAnswer(corsPolicy, method, headers) : undefined;

@@ -1,0 +1,170 @@
+// Pre-routing listener filters (GEP-5224) through the route-table check: translated Gateways whose
+// listeners list an ExternalAuth, their Envoy resources (PGV and load rules), and requests through
+// Envoy's ext_authz as envoy-ext-authz.ts models it.
+import { describe, expect, it } from '@jest/globals';
+import type { KubeObject } from '@turnpike/api';
+import { snapshotFromObjects, Translator } from '@turnpike/translator';
+import { envoyLoadProblems, envoyResourcesFor, validateResources, type EnvoyResources } from '../../src/index.js';
+import {
+  endpointSlice,
+  gateway,
+  gatewayClass,
+  http,
+  referenceGrant,
+  route,
+  service,
+} from '../../../translator/test/builders.js';
+import type { AuthzCheck, AuthzService } from './envoy-ext-authz.js';
+import { routeHttp, type HttpOutcome } from './envoy-router.js';
+
+function envoyOf(objects: KubeObject[]): EnvoyResources {
+  const snapshot = snapshotFromObjects(objects);
+  const result = new Translator().translate(snapshot);
+  const lookup = (kind: string, ns: string, name: string) =>
+    snapshot.get(kind)?.get(ns)?.get(name) as KubeObject | undefined;
+  const res = envoyResourcesFor(result.xdsIR.gateways.get('infra/gw')!, lookup, undefined, result.xdsIR.endpoints);
+  expect(validateResources(res)).toEqual([]);
+  expect(envoyLoadProblems(res)).toEqual([]);
+  return res;
+}
+
+const externalAuth = (protocol: 'HTTP' | 'GRPC', extra: Record<string, unknown> = {}) => ({
+  requests: [
+    {
+      type: 'ExternalAuth',
+      externalAuth: { protocol, backendRef: { name: 'auth', namespace: 'apps', port: 9000 }, ...extra },
+    },
+  ],
+});
+const httpAuth = externalAuth('HTTP', {
+  http: { path: '/check', allowedHeaders: ['X-Token'], allowedResponseHeaders: ['x-user', 'host'] },
+});
+
+const grant = referenceGrant(
+  'gw-to-auth',
+  'apps',
+  [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'infra' }],
+  [{ group: '', kind: 'Service' }],
+);
+const authService = (endpoints = true) => [
+  service('auth', 'apps', [{ name: 'http', port: 9000, protocol: 'TCP' }]),
+  ...(endpoints ? [endpointSlice('auth', 'apps', ['10.1.0.9'], 9000)] : []),
+];
+const backends = ['web', 'alice'].flatMap((n) => [service(n), endpointSlice(n)]);
+
+/** A route on listener `section`: x-user: alice goes to alice, the rest to web. */
+const routeOn = (name: string, section: string) =>
+  route('HTTPRoute', name, {
+    parentRefs: [{ name: 'gw', namespace: 'infra', sectionName: section }],
+    rules: [
+      {
+        matches: [{ headers: [{ name: 'x-user', value: 'alice' }] }],
+        backendRefs: [{ name: 'alice', port: 8080 }],
+      },
+      { backendRefs: [{ name: 'web', port: 8080 }] },
+    ],
+  });
+
+/** Gateway: listener `a` (a.example, guarded by `filters`) and `b` (b.example, none), one HTTP port. */
+function sharedPort(filters: unknown, endpoints = true): EnvoyResources {
+  return envoyOf([
+    gatewayClass(),
+    gateway('gw', [http('a', 80, { hostname: 'a.example', filters }), http('b', 80, { hostname: 'b.example' })]),
+    grant,
+    ...authService(endpoints),
+    ...backends,
+    routeOn('ra', 'a'),
+    routeOn('rb', 'b'),
+  ]);
+}
+
+const served = (o: HttpOutcome) => (o.kind === 'http' ? o.targets?.map((t) => t.cluster) : undefined);
+const upstreamHeader = (o: HttpOutcome, name: string) =>
+  o.kind === 'http' ? o.targets?.[0]?.request.headers.get(name)?.[0] : undefined;
+const never: AuthzService = (c) => {
+  throw new Error(`no check expected, got one to ${c.cluster}`);
+};
+
+describe('listener filters through the route-table check (GEP-5224)', () => {
+  it('a request the auth service denies gets its status, and no route runs (short-circuit)', () => {
+    const res = sharedPort(httpAuth);
+    const checks: AuthzCheck[] = [];
+    const o = routeHttp(res, {
+      port: 80,
+      authority: 'a.example',
+      path: '/p?q=1',
+      headers: { authorization: 'Bearer x', 'x-token': 't', 'x-other': 'o' },
+      authz: (c) => (checks.push(c), { status: 401 }),
+    });
+    expect(o).toMatchObject({ kind: 'http', status: 401 });
+    expect(served(o)).toBeUndefined();
+    expect(checks).toHaveLength(1);
+    // HTTPAuthConfig.path is a prefix; Host, Authorization and the allowed headers are sent, no others.
+    expect(checks[0]).toMatchObject({ protocol: 'HTTP', cluster: 'apps/auth/9000', path: '/check/p?q=1' });
+    expect(Object.keys(checks[0]!.headers).sort()).toEqual(['authorization', 'host', 'x-token']);
+  });
+
+  it(
+    'an allowed request reaches the route with the allowed headers added, routed on them ("Implementations MUST ' +
+      'evaluate route matching exactly once after the last ListenerFilter has run"); Host is never changed',
+    () => {
+      const res = sharedPort(httpAuth);
+      const o = routeHttp(res, {
+        port: 80,
+        authority: 'a.example',
+        path: '/',
+        authz: () => ({ status: 200, headers: { 'x-user': 'alice', 'x-secret': 's', host: 'b.example' } }),
+      });
+      expect(served(o)).toEqual(['apps/alice/8080']);
+      expect(upstreamHeader(o, 'x-user')).toBe('alice');
+      expect(upstreamHeader(o, 'x-secret')).toBeUndefined();
+      expect(o.kind === 'http' && o.targets?.[0]?.request.host).toBe('a.example');
+    },
+  );
+
+  it("per virtual host: the listener without filters never calls the other listener's auth service", () => {
+    const res = sharedPort(httpAuth);
+    const o = routeHttp(res, {
+      port: 80,
+      authority: 'b.example',
+      path: '/',
+      headers: { 'x-user': 'alice' },
+      authz: never,
+    });
+    expect(served(o)).toEqual(['apps/alice/8080']);
+    expect(o.kind === 'http' && o.authz).toBeFalsy();
+  });
+
+  it('fails closed: an HTTP auth service without endpoints answers 503, a gRPC one 403; never the route', () => {
+    const viaHttp = routeHttp(sharedPort(httpAuth, false), {
+      port: 80,
+      authority: 'a.example',
+      path: '/',
+      authz: never,
+    });
+    expect(viaHttp).toMatchObject({ status: 503 });
+    expect(served(viaHttp)).toBeUndefined();
+    const viaGrpc = routeHttp(sharedPort(externalAuth('GRPC'), false), {
+      port: 80,
+      authority: 'a.example',
+      path: '/',
+      authz: never,
+    });
+    expect(viaGrpc).toMatchObject({ status: 403 });
+    expect(served(viaGrpc)).toBeUndefined();
+  });
+
+  it('gRPC: every header is sent without allowedHeaders, and an OK answer lets the request through', () => {
+    const checks: AuthzCheck[] = [];
+    const o = routeHttp(sharedPort(externalAuth('GRPC')), {
+      port: 80,
+      authority: 'a.example',
+      path: '/x',
+      headers: { 'x-a': '1', 'x-b': '2' },
+      authz: (c) => (checks.push(c), { status: 200 }),
+    });
+    expect(served(o)).toEqual(['apps/web/8080']);
+    expect(checks[0]).toMatchObject({ protocol: 'GRPC', cluster: 'apps/auth/9000/h2', path: '/x' });
+    expect(Object.keys(checks[0]!.headers).sort()).toEqual(['host', 'x-a', 'x-b']);
+  });
+});
