@@ -309,6 +309,16 @@ export function crossResourceProblems(res: LoadableResources): LoadProblem[] {
             message: `HTTP filter ${f.name ?? ''} names gRPC cluster ${grpc}, which is not sent`,
           });
       }
+      // The tracer's OTLP exporter too (tracing.ts): Envoy makes its gRPC client with the connection manager.
+      const provider = hcmOf(chain)?.tracing?.provider?.typed_config as
+        { grpc_service?: { envoy_grpc?: { cluster_name?: string } } } | undefined;
+      const exporter = provider?.grpc_service?.envoy_grpc?.cluster_name;
+      if (exporter !== undefined && !clusterNames.has(exporter))
+        out.push({
+          resource: `Listener ${listener.name ?? ''}`,
+          field: `filter_chains[${i}]`,
+          message: `the tracing provider names gRPC cluster ${exporter}, which is not sent`,
+        });
       // A listener waits (warms) for the route configuration and the SDS secrets it names.
       const rds = hcmOf(chain)?.rds?.route_config_name;
       if (rds !== undefined && !routeNames.has(rds))

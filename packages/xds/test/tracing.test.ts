@@ -165,4 +165,12 @@ describe('tracing (XTelemetryPolicy)', () => {
     for (const rc of res.routes)
       for (const vh of rc.virtual_hosts ?? []) for (const r of vh.routes ?? []) expect(r.decorator).toBeUndefined();
   });
+
+  it('a tracing provider whose cluster is not sent is a load problem (Envoy: "Unknown gRPC client cluster")', () => {
+    const res = build('traced');
+    const without = { ...res, clusters: res.clusters.filter((c) => c.name !== 'infra/otel/4317/h2') };
+    expect(envoyLoadProblems(without).map((p) => p.message)).toContain(
+      'the tracing provider names gRPC cluster infra/otel/4317/h2, which is not sent',
+    );
+  });
 });
