@@ -28,7 +28,18 @@ export interface ClusterIR {
   name: string;
   service: { namespace: string; name: string; port: number };
   protocol: 'http' | 'h2' | 'tcp' | 'udp';
-  tls?: { sni: string; caBundle?: string; wellKnownCA?: string; subjectAltNames: SubjectAltNameIR[]; policy: string };
+  tls?: {
+    sni: string;
+    caBundle?: string;
+    wellKnownCA?: string;
+    subjectAltNames: SubjectAltNameIR[];
+    policy: string;
+    /**
+     * The certificate presented: absent, the Gateway's backend client certificate if it has one
+     * (BackendTLSPolicy); false, none (an XBackend in TLS mode ServerOnly).
+     */
+    clientCertificate?: false;
+  };
   /**
    * A cluster spread over several Services by weight, one locality each (a UDPRoute with several
    * backends: udp_proxy sends to one cluster). `service` is the first member's.

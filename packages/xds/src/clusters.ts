@@ -48,7 +48,7 @@ export function buildCluster(c: ClusterIR, clientCertificate?: string): Cluster 
         // connection that offers none. CommonTlsContext.alpn_protocols is what the ClientHello
         // offers; said here rather than left to the HTTP/2 pool's fallback.
         ...(c.protocol === 'h2' ? { alpn_protocols: ['h2'] } : {}),
-        ...(clientCertificate
+        ...(clientCertificate && c.tls.clientCertificate !== false
           ? { tls_certificate_sds_secret_configs: [{ name: clientCertificate, sds_config: ADS }] }
           : {}),
         validation_context: {

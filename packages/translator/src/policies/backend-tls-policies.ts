@@ -124,7 +124,7 @@ function detachedTargets(inputs: Inputs, p: BackendTLSPolicy): DetachedTarget[] 
  * BackendTLSPolicy subjectAltNames: `type` says which field holds the name (Hostname → a DNS SAN,
  * URI → a URI SAN, e.g. a SPIFFE ID); the value is never guessed from its shape.
  */
-function subjectAltNames(names: BackendTLSPolicy['spec']['validation']['subjectAltNames']): SubjectAltNameIR[] {
+export function subjectAltNames(names: BackendTLSPolicy['spec']['validation']['subjectAltNames']): SubjectAltNameIR[] {
   const out: SubjectAltNameIR[] = [];
   for (const n of names ?? []) {
     if (n.type === 'URI' && n.uri) out.push({ type: 'URI', value: n.uri });
@@ -174,9 +174,10 @@ export function evaluateBackendTLSPolicy(inputs: Inputs, p: BackendTLSPolicy): B
 /**
  * The PEM a caCertificateRef names: `ca.crt` of a ConfigMap or Secret in the policy's namespace, or
  * the trust bundle of a ClusterTrustBundle (cluster-scoped, group certificates.k8s.io only: GEP-5075).
- * A ClusterTrustBundle the cluster does not serve is an unresolvable kind (InvalidKind).
+ * A ClusterTrustBundle the cluster does not serve is an unresolvable kind (InvalidKind). XBackend's
+ * spec.tls.validation (the same type) reads them the same way.
  */
-function caBundleOf(
+export function caBundleOf(
   inputs: Inputs,
   namespace: string,
   ref: { group?: string; kind: string; name: string },

@@ -7,6 +7,7 @@ import { X_GATEWAY_GROUP, type BackendRef, type ClusterIR, type KubeObject, type
 import type { Problem } from '../status/conditions.js';
 import type { Inputs } from '../incremental/inputs.js';
 import { flat } from '../compact-values.js';
+import { caBundleOf, subjectAltNames } from '../policies/backend-tls-policies.js';
 
 export const XBACKEND_KIND = 'XBackend';
 
@@ -92,7 +93,12 @@ export function resolveXBackend(
       },
     };
   const tlsMode = spec.tls?.mode ?? 'None';
-  if (tlsMode !== 'None')
+  let tls: ClusterIR['tls'];
+  if (tlsMode === 'ServerOnly') {
+    const t = serverOnlyTLS(inputs, ns, spec.tls?.validation, `${what}: spec.tls.validation`);
+    if ('problem' in t) return { xbackend: key, problem: t.problem };
+    tls = { ...t.tls, policy: `${XBACKEND_KIND}/${key}` };
+  } else if (tlsMode !== 'None')
     return {
       xbackend: key,
       problem: { reason: 'UnsupportedValue', message: `${what}: spec.tls.mode ${tlsMode} is not supported` },
@@ -120,6 +126,53 @@ export function resolveXBackend(
       service: { namespace: ns, name: ref.name, port },
       protocol,
       external: { hostname, port },
+      ...(tls ? { tls } : {}),
     },
   };
+}
+
+type Validation = NonNullable<NonNullable<XBackend['spec']['tls']>['validation']>;
+
+/**
+ * TLS mode ServerOnly ("enables TLS with server certificate verification"): SNI and the names the
+ * certificate must carry from `validation` as BackendTLSPolicy's (the same type), its CA from the
+ * same references or the system bundle. No client certificate is presented: not even the Gateway's
+ * (that is ClientAndServer's). Stricter than a BackendTLSPolicy: any CA reference that does not
+ * resolve refuses the backend, as TLS it cannot verify would be.
+ */
+function serverOnlyTLS(
+  inputs: Inputs,
+  namespace: string,
+  v: Validation | undefined,
+  field: string,
+): { tls: Omit<NonNullable<ClusterIR['tls']>, 'policy'> } | { problem: Problem } {
+  if (!v?.hostname) return { problem: { reason: 'UnsupportedValue', message: `${field}.hostname must be set` } };
+  const tls: Omit<NonNullable<ClusterIR['tls']>, 'policy'> = {
+    sni: v.hostname,
+    subjectAltNames: subjectAltNames(v.subjectAltNames),
+    clientCertificate: false,
+  };
+  if (v.wellKnownCACertificates) {
+    if (v.wellKnownCACertificates !== 'System')
+      return {
+        problem: {
+          reason: 'UnsupportedValue',
+          message: `${field}.wellKnownCACertificates: ${v.wellKnownCACertificates} is not supported, use System`,
+        },
+      };
+    return { tls: { ...tls, wellKnownCA: 'System' } };
+  }
+  const refs = v.caCertificateRefs ?? [];
+  if (refs.length === 0)
+    return {
+      problem: { reason: 'UnsupportedValue', message: `${field}: caCertificateRefs or wellKnownCACertificates` },
+    };
+  const bundles: string[] = [];
+  for (const [i, ref] of refs.entries()) {
+    const r = caBundleOf(inputs, namespace, ref);
+    if ('problem' in r)
+      return { problem: { reason: r.reason, message: `${field}.caCertificateRefs[${i}]: ${r.problem}` } };
+    bundles.push(r.pem);
+  }
+  return { tls: { ...tls, caBundle: bundles.join('\n') } };
 }

@@ -14,6 +14,8 @@ import {
   statusOf,
   xbackend,
 } from '../builders.js';
+import { EXAMPLE_COM_CERT } from '../tls-fixtures.js';
+import type { KubeObject } from '@turnpike/api';
 
 const X = 'gateway.networking.x-k8s.io';
 
@@ -31,6 +33,19 @@ const toX = (ref: Record<string, unknown> = {}, kind = 'HTTPRoute') =>
     parentRefs: [{ name: 'gw', namespace: 'infra' }],
     rules: [{ backendRefs: [{ group: X, kind: 'XBackend', name: 'ext', ...ref }] }],
   });
+
+const MUTUAL = {
+  mode: 'ClientAndServer',
+  clientCertificateRef: { name: 'client' },
+  validation: { hostname: 'api.example.com', wellKnownCACertificates: 'System' },
+};
+
+const caConfigMap: KubeObject = {
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: 'ca', namespace: 'apps' },
+  data: { 'ca.crt': EXAMPLE_COM_CERT },
+};
 
 const base = (listeners = [http()]) => [gatewayClass(), gateway('gw', listeners)];
 
@@ -82,11 +97,11 @@ describe('XBackend backendRefs (GEP-4894)', () => {
     expect(sr(parent(r, 'HTTPRoute', 'apps', 'r').conditions, 'ResolvedRefs')).toBe('False/BackendNotFound');
   });
 
-  it('what is not served yet is refused by name: TLS ServerOnly, EndpointSelector', () => {
-    const tls = external({ tls: { mode: 'ServerOnly', validation: { hostname: 'api.example.com' } } });
+  it('what is not served yet is refused by name: TLS ClientAndServer, EndpointSelector', () => {
+    const tls = external({ tls: MUTUAL });
     const p1 = parent(run([...base(), tls, toX()]), 'HTTPRoute', 'apps', 'r');
     expect(sr(p1.conditions, 'ResolvedRefs')).toBe('False/UnsupportedValue');
-    expect(p1.conditions.find((c: { type: string }) => c.type === 'ResolvedRefs').message).toContain('ServerOnly');
+    expect(p1.conditions.find((c: { type: string }) => c.type === 'ResolvedRefs').message).toContain('ClientAndServer');
     const sel = xbackend('ext', {
       type: 'EndpointSelector',
       port: { number: 80 },
@@ -133,9 +148,56 @@ describe('XBackend backendRefs (GEP-4894)', () => {
       name: 'gw',
     });
     expect(sr(st.ancestors[0].conditions, 'Accepted')).toBe('True/Accepted');
-    const tls = external({ tls: { mode: 'ServerOnly', validation: { hostname: 'api.example.com' } } });
+    const tls = external({ tls: MUTUAL });
     const refused = statusOf(run([...base(), tls, toX()]), 'XBackend', 'apps', 'ext');
     expect(sr(refused.ancestors[0].conditions, 'Accepted')).toBe('False/UnsupportedValue');
     expect(run([...base(), external()]).statuses.get('XBackend/apps/ext')).toBeUndefined();
+  });
+
+  describe('TLS ServerOnly: "enables TLS with server certificate verification"', () => {
+    const serverOnly = (validation: Record<string, unknown>) => external({ tls: { mode: 'ServerOnly', validation } });
+    const clusterOf = (objects: KubeObject[]) =>
+      run([...base(), ...objects, toX()])
+        .xdsIR.gateways.get('infra/gw')
+        ?.clusters.find((c) => c.external);
+
+    it('the system CA: SNI and the names from validation, and no client certificate presented', () => {
+      const c = clusterOf([
+        serverOnly({
+          hostname: 'api.example.com',
+          wellKnownCACertificates: 'System',
+          subjectAltNames: [{ type: 'Hostname', hostname: 'alt.example.com' }],
+        }),
+      ]);
+      expect(c?.tls).toEqual({
+        sni: 'api.example.com',
+        wellKnownCA: 'System',
+        subjectAltNames: [{ type: 'DNS', value: 'alt.example.com' }],
+        clientCertificate: false,
+        policy: 'XBackend/apps/ext',
+      });
+    });
+
+    it('a CA from a ConfigMap in the XBackend namespace', () => {
+      const c = clusterOf([
+        caConfigMap,
+        serverOnly({ hostname: 'api.example.com', caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'ca' }] }),
+      ]);
+      expect(c?.tls?.caBundle).toContain('BEGIN CERTIFICATE');
+    });
+
+    it('a CA reference that does not resolve refuses the backend: TLS it cannot verify is not sent', () => {
+      const r = run([
+        ...base(),
+        serverOnly({
+          hostname: 'api.example.com',
+          caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'nope' }],
+        }),
+        toX(),
+      ]);
+      const p = parent(r, 'HTTPRoute', 'apps', 'r');
+      expect(sr(p.conditions, 'ResolvedRefs')).toBe('False/InvalidCACertificateRef');
+      expect(irRoutes(r)[0].directResponse).toEqual({ status: 500 });
+    });
   });
 });

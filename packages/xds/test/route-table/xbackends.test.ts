@@ -4,7 +4,9 @@ import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
 import { snapshotFromObjects, Translator } from '@turnpike/translator';
 import { envoyLoadProblems, envoyResourcesFor, validateResources, type EnvoyResources } from '../../src/index.js';
-import { gateway, gatewayClass, http, route, xbackend } from '../../../translator/test/builders.js';
+import { gateway, gatewayClass, http, route, tlsSecret, xbackend } from '../../../translator/test/builders.js';
+import { EXAMPLE_COM_CERT, EXAMPLE_COM_KEY } from '../../../translator/test/tls-fixtures.js';
+import type { UpstreamTlsContext } from '../../src/envoy-types.js';
 import { routeHttp, routeTcp } from './envoy-router.js';
 
 const X = 'gateway.networking.x-k8s.io';
@@ -24,13 +26,12 @@ const toX = (kind = 'HTTPRoute') =>
     rules: [{ backendRefs: [{ group: X, kind: 'XBackend', name: 'ext' }] }],
   });
 
-function served(objects: KubeObject[], listeners = [http()]): EnvoyResources {
-  const result = new Translator().translate(
-    snapshotFromObjects([gatewayClass(), gateway('gw', listeners), ...objects]),
-  );
+function served(objects: KubeObject[], listeners = [http()], gwSpec: Record<string, unknown> = {}): EnvoyResources {
+  const all = [gatewayClass(), gateway('gw', listeners, gwSpec), ...objects];
+  const result = new Translator().translate(snapshotFromObjects(all));
   const res = envoyResourcesFor(
     result.xdsIR.gateways.get('infra/gw')!,
-    () => undefined,
+    (kind, ns, name) => all.find((o) => o.kind === kind && o.metadata.namespace === ns && o.metadata.name === name),
     undefined,
     result.xdsIR.endpoints,
   );
@@ -85,5 +86,34 @@ describe('XBackend ExternalHostname on the data plane', () => {
       },
     };
     expect(envoyLoadProblems({ ...res, clusters: [two] }).map((p) => p.field)).toEqual(['load_assignment']);
+  });
+
+  it("TLS ServerOnly with protocol HTTP2: SNI, ALPN h2, the system CA, and not the Gateway's client certificate", () => {
+    const clientCert = { tls: { backend: { clientCertificateRef: { name: 'client' } } } };
+    const res = served(
+      [
+        tlsSecret('client', 'infra', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY),
+        external({
+          protocol: 'HTTP2',
+          tls: { mode: 'ServerOnly', validation: { hostname: 'api.example.com', wellKnownCACertificates: 'System' } },
+        }),
+        toX(),
+      ],
+      [http()],
+      clientCert,
+    );
+    // The Gateway has a backend client certificate (served over SDS); the XBackend's cluster does not present it.
+    expect(res.secrets.map((x) => x.name)).toContain('infra/client');
+    const cluster = res.clusters.find((c) => c.name === 'apps/XBackend/ext/h2')!;
+    const ctx = cluster.transport_socket!.typed_config as unknown as UpstreamTlsContext;
+    expect(ctx.sni).toBe('api.example.com');
+    expect(ctx.common_tls_context?.alpn_protocols).toEqual(['h2']);
+    expect(ctx.common_tls_context?.tls_certificate_sds_secret_configs).toBeUndefined();
+    expect(ctx.common_tls_context?.validation_context).toMatchObject({
+      trusted_ca: { filename: '/etc/ssl/certs/ca-certificates.crt' },
+      match_typed_subject_alt_names: [{ san_type: 'DNS', matcher: { exact: 'api.example.com' } }],
+    });
+    const o = routeHttp(res, { port: 80, authority: 'example.com', path: '/' });
+    expect(o.kind === 'http' && o.targets?.map((t) => t.cluster)).toEqual(['apps/XBackend/ext/h2']);
   });
 });
