@@ -153,7 +153,8 @@ describe('XTelemetryPolicy', () => {
       // No provider, no tracing: spans would go nowhere.
       expect(r.xdsIR.gateways.get('infra/gw')!.tracing).toBeUndefined();
     }
-    // "Cross-namespace references are only valid if they are explicitly allowed by ReferenceGrant in the target namespace."
+    // "Cross-namespace references are only valid if they are explicitly allowed by ReferenceGrant in the
+    // target namespace."
     const grant = referenceGrant(
       'otel',
       'observability',
