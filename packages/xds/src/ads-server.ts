@@ -9,6 +9,7 @@ import { gatewayOfCertificate } from './identity/spiffe.js';
 import { authorizeStream } from './identity/stream-authorization.js';
 import { encodeJsonMessage } from './message-encoder.js';
 import { messageType } from './proto-root.js';
+import { forDebugRead } from './secret-redaction.js';
 import type { EncodedResource, NodeSnapshot, SnapshotCache } from './snapshot-cache.js';
 import {
   ConnectionGate,
@@ -56,7 +57,7 @@ export interface ProxyStream {
   pending: Record<string, string>;
   /** The last configuration it rejected, if the rejection still stands. */
   rejected?: { typeUrl: string; version: string; message: string; at: string };
-  /** A debug read, not a proxy (DEBUG_READ_METADATA). */
+  /** A debug read, not a proxy (DEBUG_READ_METADATA): sent Secrets without their keys, counted nowhere. */
   debug?: boolean;
 }
 
@@ -84,8 +85,10 @@ interface Node {
 
 /**
  * Node metadata that marks a stream as a debug read (`turnpike proxy-config`): served like a proxy
- * of its Gateway, but not one: it is left out of the proxies' sync accounting, the connected count
- * and `/debug/proxies`, so reading what a Gateway is served never changes its status.
+ * of its Gateway, but not one: it is left out of the proxies' sync accounting and the connected count,
+ * so reading what a Gateway is served never changes its status. It is sent every Secret without its
+ * secret material (secret-redaction.ts), whoever asks, and is listed in `proxies()` (`/debug/proxies`)
+ * with `debug: true`, its peer and node, so an operator sees who reads.
  */
 export const DEBUG_READ_METADATA = 'turnpike.dev/debug-read';
 
@@ -209,6 +212,8 @@ export class AdsServer {
   readonly stats = { pushes: 0, nacks: 0, acks: 0, refused: 0 };
   private readonly listeners = new Set<() => void>();
   private readonly streams = new Set<ProxyStream>();
+  /** The debug reads open now (listed by `proxies()`, counted nowhere). */
+  private readonly debugReads = new Set<ProxyStream>();
   /**
    * Per node the streams to wake when its snapshot changes: one cache listener for them all, so an
    * update costs what its nodes have, not a call per open stream.
@@ -221,9 +226,9 @@ export class AdsServer {
   private readonly gate: ConnectionGate;
   private readonly listening: NetServer[] = [];
 
-  /** The open streams, by Gateway then id. */
+  /** The open streams, by Gateway then id: the proxies' and the debug reads' (`debug: true`). */
   proxies(): ProxyStream[] {
-    return [...this.streams]
+    return [...this.streams, ...this.debugReads]
       .map((p) => ({ ...p, acked: { ...p.acked }, pending: { ...p.pending } }))
       .sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
@@ -310,8 +315,10 @@ export class AdsServer {
   /** A response went out: the proxy is behind on this type until it answers. */
   private sent(record: ProxyStream, typeUrl: string, version: string): void {
     this.stats.pushes++;
+    // A debug read's answers are not tracked: it is never behind.
+    if (record.debug) return;
     record.pending[typeUrl] = version;
-    if (!record.debug) this.opts.onStreamChange?.(record, false);
+    this.opts.onStreamChange?.(record, false);
   }
 
   private acknowledged(record: ProxyStream, typeUrl: string, version: string): void {
@@ -348,7 +355,7 @@ export class AdsServer {
       this.connected++;
       this.streams.add(stream);
       this.opts.onConnect?.(node, this.connected);
-    }
+    } else this.debugReads.add(stream);
     if (!this.cacheListener) {
       this.cacheListener = (nodes: string[]) => {
         for (const n of nodes) for (const wake of [...(this.wakers.get(n) ?? [])]) wake();
@@ -368,7 +375,10 @@ export class AdsServer {
       mine?.delete(handler);
       if (mine?.size === 0) this.wakers.delete(node);
       this.listeners.delete(end);
-      if (!proxy) return;
+      if (!proxy) {
+        this.debugReads.delete(stream);
+        return;
+      }
       this.connected--;
       this.streams.delete(stream);
       this.opts.onConnect?.(node, this.connected);
@@ -507,7 +517,7 @@ export class AdsServer {
     });
     this.track(node, onUpdate, call, record);
     if (record.debug) {
-      this.log(`debug read connected (${protocol})`, { node, id: record.id });
+      this.log(`debug read connected (${protocol})`, { node, id: record.id, peer: record.peer });
       return node;
     }
     this.log(`proxy connected (${protocol})`, { node, id: record.id });
@@ -675,7 +685,8 @@ export class AdsServer {
         st.lastNonce = nonce;
         st.sentVersion = version;
         st.sentNames = names;
-        call.write({ version_info: version, resources: resources.map((r) => r.any), type_url: typeUrl, nonce });
+        const anys = resources.map((r) => (record.debug ? forDebugRead(r) : r.any));
+        call.write({ version_info: version, resources: anys, type_url: typeUrl, nonce });
         this.sent(record, typeUrl, version);
       };
       const receive = (req: DiscoveryRequest) => {
@@ -725,7 +736,7 @@ export class AdsServer {
         for (const [name, r] of current) {
           if (st.known.get(name) === r.version) continue;
           if (st.nackedVersions.get(name) === r.version) continue;
-          resources.push({ name, version: r.version, resource: r.any });
+          resources.push({ name, version: r.version, resource: record.debug ? forDebugRead(r) : r.any });
         }
         for (const name of st.known.keys()) if (!current.has(name)) removed.push(name);
         if (!resources.length && !removed.length && !force) return;

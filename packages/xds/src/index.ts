@@ -16,3 +16,4 @@ export * from './identity/issuer.js';
 export * from './identity/certificate-provider.js';
 export * from './identity/stream-authorization.js';
 export * from './proxy-sync.js';
+export * from './secret-redaction.js';

@@ -54,8 +54,12 @@ export function proxyStatusTable(proxies: readonly ProxyStream[]): string {
   return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
 }
 
-/** In sync, or behind: awaiting an answer for these types, or running older config after a rejection. */
+/**
+ * In sync, or behind: awaiting an answer for these types, or running older config after a rejection;
+ * a debug read (`turnpike proxy-config`, no proxy) says so and who reads.
+ */
 function syncText(p: ProxyStream): string {
+  if (p.debug) return `debug read from ${p.peer}`;
   const awaiting = COLUMNS.filter(([, t]) => p.pending?.[t] !== undefined).map(([c]) => c);
   if (awaiting.length) return `behind (${awaiting.join(',')} unanswered)`;
   return p.rejected ? 'behind (rejected)' : 'in sync';
