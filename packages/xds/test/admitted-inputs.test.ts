@@ -9,7 +9,7 @@ import { snapshotFromObjects, Translator } from '@turnpike/translator';
 import fc from 'fast-check';
 import { re2ProgramSize } from '@turnpike/api';
 import { encodeMessage, envoyLoadProblems, envoyResourcesFor, messageType, validateResources } from '../src/index.js';
-import { endpointSlice, gatewayClass, service, tlsSecret } from '../../translator/test/builders.js';
+import { endpointSlice, gatewayClass, referenceGrant, service, tlsSecret } from '../../translator/test/builders.js';
 import { EXAMPLE_COM_CERT, EXAMPLE_COM_KEY } from '../../translator/test/tls-fixtures.js';
 import { schemaArbitrary } from './schema-arbitrary.js';
 
@@ -49,7 +49,8 @@ function wire(value: unknown, kind: string): unknown {
         kind: 'Service',
         name: 'svc',
         port: kind === 'UDPRoute' ? 53 : 8080,
-        namespace: undefined,
+        // A Gateway's (a listener filter's ExternalAuth) reaches it through the ReferenceGrant below.
+        namespace: kind === 'Gateway' ? 'apps' : undefined,
       });
       out[k] = Array.isArray(v) ? v.map((r) => point(wire(r, kind) as Json)) : point(wire(v, kind) as Json);
     } else if (k === 'parentRefs') {
@@ -78,6 +79,29 @@ function listenerShape(l: Json, i: number): Json {
     out.tls = tls.mode === 'Passthrough' ? { mode: 'Passthrough' } : { ...tls, certificateRefs: [{ name: 'cert' }] };
   else delete out.tls;
   if (protocol === 'TCP' || protocol === 'UDP') delete out.hostname;
+  // Listener filters (GEP-5224): only on HTTP and HTTPS, each an ExternalAuth with a protocol and
+  // distinct header names (the generator knows neither enums nor sets); the rest of each stays random.
+  const requests = ((l.filters as Json | undefined)?.requests ?? []) as Json[];
+  const distinct = (c: unknown, key: string) => {
+    const list = (c as Json | undefined)?.[key] as string[] | undefined;
+    return list ? { ...(c as Json), [key]: [...new Set(list.map((h) => h.toLowerCase()))] } : c;
+  };
+  if (protocol !== 'HTTP' && protocol !== 'HTTPS') delete out.filters;
+  else if (requests.length)
+    out.filters = {
+      requests: requests.map((f) => {
+        const auth = (f.externalAuth ?? { backendRef: {} }) as Json;
+        const http = distinct(distinct(auth.http, 'allowedHeaders'), 'allowedResponseHeaders');
+        // The CRD's rules: protocol HTTP with http only, GRPC with grpc only.
+        const payload = auth.http
+          ? { protocol: 'HTTP', http, grpc: undefined }
+          : { protocol: 'GRPC', grpc: distinct(auth.grpc, 'allowedHeaders'), http: undefined };
+        return {
+          type: 'ExternalAuth',
+          externalAuth: { ...auth, ...payload },
+        };
+      }),
+    };
   return out;
 }
 
@@ -115,11 +139,18 @@ const fixed: KubeObject[] = [
   ]),
   endpointSlice('svc'),
   tlsSecret('cert', 'infra', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY),
+  referenceGrant(
+    'gateway-to-svc',
+    'apps',
+    [{ group: GROUP, kind: 'Gateway', namespace: 'infra' }],
+    [{ group: '', kind: 'Service' }],
+  ),
 ];
 
 describe('admitted inputs', () => {
   it('nothing the schema and CEL rules admit makes Envoy refuse a resource', () => {
     const admitted = new Map<string, number>();
+    let extAuthz = 0;
     fc.assert(
       fc.property(world, ({ gateway, routes, policy }) => {
         const candidates = [gateway, ...routes, ...(policy ? [policy] : [])];
@@ -143,6 +174,7 @@ describe('admitted inputs', () => {
             expect(bytes.equals(Buffer.from(t.encode(t.fromObject(value)).finish()))).toBe(true);
           };
           for (const l of res.listeners) encodes('envoy.config.listener.v3.Listener', l);
+          if (res.listeners.some((l) => JSON.stringify(l).includes('ext_authz.v3.ExtAuthz'))) extAuthz++;
           for (const r of res.routes) encodes('envoy.config.route.v3.RouteConfiguration', r);
           for (const c of res.clusters) encodes('envoy.config.cluster.v3.Cluster', c);
         }
@@ -151,6 +183,8 @@ describe('admitted inputs', () => {
     );
     // Not vacuous: the API server's check admitted Gateways and routes of every kind along the way.
     for (const kind of ['Gateway', ...ROUTE_KINDS]) expect([kind, (admitted.get(kind) ?? 0) > 0]).toEqual([kind, true]);
+    // And listener filters (GEP-5224) served as ext_authz.
+    expect(extAuthz).toBeGreaterThan(0);
   });
 });
 
