@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import type { Sink } from './controller.js';
 import {
+  DEFAULT_PLUGIN_MAX_TOTAL_BYTES,
   MemoryStorage,
   OciClient,
   parseRegistryList,
@@ -24,6 +25,8 @@ export interface PluginOptions {
   pluginAddress: string;
   pluginPublicUrl?: string;
   pluginMaxBytes: string;
+  /** The most plugin content held in memory in all (unset: PLUGIN_DEFAULTS.maxTotalBytes). */
+  pluginMaxTotalBytes?: string;
   pluginResolveInterval: string;
   pluginUrlKeyFile?: string;
   insecureRegistry?: string[];
@@ -40,7 +43,11 @@ export interface PluginOptions {
   retryListen?: boolean;
 }
 
-export const PLUGIN_DEFAULTS = { maxBytes: String(32 * 1024 * 1024), resolveIntervalS: '600' };
+export const PLUGIN_DEFAULTS = {
+  maxBytes: String(32 * 1024 * 1024),
+  maxTotalBytes: String(DEFAULT_PLUGIN_MAX_TOTAL_BYTES),
+  resolveIntervalS: '600',
+};
 
 /** The worker is a sink of every translation, the incomplete ones too (they tell it what to fetch). */
 export interface PluginServing extends Sink {
@@ -69,6 +76,11 @@ export async function startPlugins(
   urlKey?: () => Promise<Buffer>,
 ): Promise<PluginServing> {
   const maxBytes = positive(o.pluginMaxBytes, '--plugin-max-bytes');
+  const maxTotalBytes = positive(o.pluginMaxTotalBytes ?? PLUGIN_DEFAULTS.maxTotalBytes, '--plugin-max-total-bytes');
+  if (maxTotalBytes < maxBytes)
+    throw new CliError(
+      `--plugin-max-total-bytes ${maxTotalBytes} is less than --plugin-max-bytes ${maxBytes}: no plugin of the largest size would fit`,
+    );
   const resolveEveryMs = positive(o.pluginResolveInterval, '--plugin-resolve-interval') * 1000;
   let registries: string[] | undefined;
   try {
@@ -88,7 +100,7 @@ export async function startPlugins(
   } else if (urlKey) {
     key = await urlKey();
   }
-  const content = new PluginContentStore();
+  const content = new PluginContentStore(maxTotalBytes);
   if (o.tls && o.pluginPublicUrl?.startsWith('http:'))
     throw new CliError(`--plugin-public-url ${o.pluginPublicUrl}: plugin content is served over TLS, use https://`);
   const server = new PluginContentServer(content, o.pluginPublicUrl, key, o.tls, o.readerOf, (e) =>
@@ -175,6 +187,11 @@ export function pluginFlagHelp(): [string, string, string?][] {
     ],
     ['--plugin-public-url <url>', 'where proxies reach the plugin content server (default: its listen address)'],
     ['--plugin-max-bytes <n>', 'largest plugin fetched', PLUGIN_DEFAULTS.maxBytes],
+    [
+      '--plugin-max-total-bytes <n>',
+      'most plugin content held in memory in all (a plugin that would go beyond is not fetched, and says so)',
+      PLUGIN_DEFAULTS.maxTotalBytes,
+    ],
     ['--plugin-resolve-interval <s>', 'how often plugin tags are resolved again', PLUGIN_DEFAULTS.resolveIntervalS],
     ['--plugin-url-key-file <file>', 'HMAC key for the content URLs (replicas sharing it serve the same URLs)'],
     [

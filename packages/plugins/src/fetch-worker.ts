@@ -16,6 +16,9 @@
 //   first result; until then the controller keeps those translations from the proxies.
 // - With an allow-list of registries (`--plugin-registries`), a plugin from any other registry is
 //   refused before a single request (RefNotPermitted), and content stored for it is not served.
+// - The content held in memory is bounded in all (PluginContentStore, `--plugin-max-total-bytes`):
+//   a plugin whose content would go beyond is not fetched (TooLarge, saying so), and is tried again
+//   with backoff, by when other plugins may have been dropped.
 import { createHash } from 'node:crypto';
 import { parseImageReference, type PluginFetch, type PluginInstallation } from '@turnpike/api';
 import { deepEqual, remove, synced, upsert, type SourceEvent } from '@turnpike/engine';
@@ -375,7 +378,11 @@ export class PluginFetchWorker {
     if (job.request.verify) return;
     const stored = await this.opts.storage.load(pi).catch(() => undefined);
     if (!stored || stored.image !== pi.spec.image || !live()) return;
-    job.inflight = this.opts.content.put(stored.content);
+    try {
+      job.inflight = this.opts.content.put(stored.content);
+    } catch {
+      return; // over the store's bound: the fetch that follows says so
+    }
     const where = stored.storage.configMap ? `ConfigMap ${stored.storage.configMap}` : 'storage';
     job.goodVerifiedWith = undefined;
     job.good = {

@@ -319,6 +319,27 @@ describe('plugin fetch worker', () => {
     while (lastFetch() && Date.now() < deadline + 2000) await new Promise((r) => setTimeout(r, 20));
     expect(lastFetch()).toBeUndefined();
   });
+
+  it('security: the content held in all is bounded: a plugin beyond is not fetched and says so, then is once room is made', async () => {
+    const big = (tag: string) => `${LUA_V1}-- ${tag} ${'x'.repeat(3000)}\n`;
+    await reg.pushImage('w/first', 'v1', { 'plugin.lua': big('first') });
+    await reg.pushImage('w/second', 'v1', { 'plugin.lua': big('second') });
+    // Room for one of them, not two.
+    const hh = start({ content: new PluginContentStore(5000) });
+    hh.input.next(upsert('test', plugin('apps', 'first', `${reg.host}/w/first:v1`)));
+    await until(hh, 'apps/first', (f) => f?.status === 'True');
+    hh.input.next(upsert('test', plugin('apps', 'second', `${reg.host}/w/second:v1`)));
+    const refused = await until(hh, 'apps/second', (f) => f?.reason === 'TooLarge');
+    const fetched = (refused.conditions as Condition[]).find((c) => c.type === 'Fetched')!;
+    expect(fetched.status).toBe('False');
+    expect(fetched.message).toMatch(/over the controller's bound of 5000 \(--plugin-max-total-bytes\).*retrying in/);
+    expect(hh.content.size).toBe(1);
+    expect(hh.content.bytes).toBeLessThanOrEqual(5000);
+    // The first one deleted, the second is fetched on its next try.
+    hh.input.next(remove('test', 'PluginInstallation', 'apps', 'first'));
+    await until(hh, 'apps/second', (f) => f?.status === 'True');
+    expect(hh.content.size).toBe(1);
+  });
 });
 
 describe('plugin content too large for a ConfigMap', () => {
