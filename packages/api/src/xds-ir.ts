@@ -36,9 +36,10 @@ export interface ClusterIR {
     policy: string;
     /**
      * The certificate presented: absent, the Gateway's backend client certificate if it has one
-     * (BackendTLSPolicy); false, none (an XBackend in TLS mode ServerOnly).
+     * (BackendTLSPolicy); false, none (an XBackend in TLS mode ServerOnly); a Secret (`namespace/name`,
+     * with the sha256 of what is served, as GatewayIR.secrets has it), an XBackend's own in ClientAndServer.
      */
-    clientCertificate?: false;
+    clientCertificate?: false | { secret: string; sha256: string };
   };
   /**
    * A cluster spread over several Services by weight, one locality each (a UDPRoute with several

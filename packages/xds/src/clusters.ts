@@ -40,6 +40,9 @@ export function buildCluster(c: ClusterIR, clientCertificate?: string): Cluster 
   // A cluster spread over Services: traffic is split by locality weight (endpoints.ts), then
   // round robin within a locality (arch_overview_load_balancing_locality_weighted_lb).
   if (c.members) cluster.common_lb_config = { locality_weighted_lb_config: {} };
+  // The cluster's own certificate (an XBackend's ClientAndServer), none (ServerOnly), or the Gateway's.
+  const own = c.tls?.clientCertificate;
+  const certificate = own === false ? undefined : own ? own.secret : clientCertificate;
   if (c.tls) {
     const ctx: UpstreamTlsContext = {
       sni: c.tls.sni,
@@ -48,9 +51,7 @@ export function buildCluster(c: ClusterIR, clientCertificate?: string): Cluster 
         // connection that offers none. CommonTlsContext.alpn_protocols is what the ClientHello
         // offers; said here rather than left to the HTTP/2 pool's fallback.
         ...(c.protocol === 'h2' ? { alpn_protocols: ['h2'] } : {}),
-        ...(clientCertificate && c.tls.clientCertificate !== false
-          ? { tls_certificate_sds_secret_configs: [{ name: clientCertificate, sds_config: ADS }] }
-          : {}),
+        ...(certificate ? { tls_certificate_sds_secret_configs: [{ name: certificate, sds_config: ADS }] } : {}),
         validation_context: {
           ...(c.tls.caBundle
             ? { trusted_ca: { inline_string: c.tls.caBundle } }

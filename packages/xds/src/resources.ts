@@ -71,7 +71,7 @@ export function buildResources(
   out.clusters.push(...pluginContentClusters(build.plugins.used, gw, options.controlPlaneTls));
   for (const c of gw.clusters) {
     // A backend client certificate is the Gateway's, not the cluster's: such clusters are not shared.
-    const own = !!(c.tls && c.tls.clientCertificate !== false && gw.backendClientCertificate);
+    const own = !!(c.tls && c.tls.clientCertificate === undefined && gw.backendClientCertificate);
     let cluster = own ? undefined : memo?.clusters.get(c);
     if (!cluster) {
       cluster = buildCluster(c, own ? gw.backendClientCertificate : undefined);

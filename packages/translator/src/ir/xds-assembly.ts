@@ -254,6 +254,9 @@ export function assembleGateway(
     for (const certificate of listener.certificates) secrets.set(certificate.secret, certificate.sha256);
   const backendCertificate = gateway.backendClientCertificate;
   if (backendCertificate) secrets.set(backendCertificate.secret, backendCertificate.sha256);
+  // An XBackend's own client certificate (TLS ClientAndServer), served over SDS like the Gateway's.
+  for (const c of clusters.values())
+    if (c.tls?.clientCertificate) secrets.set(c.tls.clientCertificate.secret, c.tls.clientCertificate.sha256);
   const object = gateway.object;
   const out: GatewayIR = {
     name: object.metadata.name,

@@ -8,6 +8,7 @@ import type { Problem } from '../status/conditions.js';
 import type { Inputs } from '../incremental/inputs.js';
 import { flat } from '../compact-values.js';
 import { caBundleOf, subjectAltNames } from '../policies/backend-tls-policies.js';
+import { checkSecretRef } from '../gateways/listener-tls.js';
 
 export const XBACKEND_KIND = 'XBackend';
 
@@ -98,6 +99,12 @@ export function resolveXBackend(
     const t = serverOnlyTLS(inputs, ns, spec.tls?.validation, `${what}: spec.tls.validation`);
     if ('problem' in t) return { xbackend: key, problem: t.problem };
     tls = { ...t.tls, policy: `${XBACKEND_KIND}/${key}` };
+  } else if (tlsMode === 'ClientAndServer') {
+    const t = serverOnlyTLS(inputs, ns, spec.tls?.validation, `${what}: spec.tls.validation`);
+    if ('problem' in t) return { xbackend: key, problem: t.problem };
+    const c = clientCertificate(inputs, ns, spec.tls?.clientCertificateRef, `${what}: spec.tls.clientCertificateRef`);
+    if ('problem' in c) return { xbackend: key, problem: c.problem };
+    tls = { ...t.tls, clientCertificate: c.certificate, policy: `${XBACKEND_KIND}/${key}` };
   } else if (tlsMode !== 'None')
     return {
       xbackend: key,
@@ -175,4 +182,33 @@ function serverOnlyTLS(
     bundles.push(r.pem);
   }
   return { tls: { ...tls, caBundle: bundles.join('\n') } };
+}
+
+/**
+ * TLS mode ClientAndServer ("enables mutual TLS"): the XBackend's own clientCertificateRef, a
+ * kubernetes.io/tls Secret checked as a listener's certificate is; GEP-4894 gives each backend its
+ * own ("Current Gateway API patterns only support one client certificate per Gateway"). Only in the
+ * XBackend's namespace: a ReferenceGrant names its referrer by group, and none grants to an XBackend yet.
+ */
+function clientCertificate(
+  inputs: Inputs,
+  namespace: string,
+  ref: { group?: string; kind?: string; name: string; namespace?: string } | undefined,
+  field: string,
+): { certificate: { secret: string; sha256: string } } | { problem: Problem } {
+  if (!ref) return { problem: { reason: 'UnsupportedValue', message: `${field} must be set` } };
+  if (ref.namespace !== undefined && ref.namespace !== namespace)
+    return {
+      problem: {
+        reason: 'RefNotPermitted',
+        message: `${field}: the Secret must be in the XBackend's namespace ${namespace}, not ${ref.namespace}`,
+      },
+    };
+  const { namespace: _, ...local } = ref;
+  const r = checkSecretRef(inputs, { kind: XBACKEND_KIND, namespace }, local, field, {
+    invalid: 'InvalidClientCertificateRef',
+  });
+  if (!r.certificate)
+    return { problem: r.problem ?? { reason: 'InvalidClientCertificateRef', message: `${field}: not usable` } };
+  return { certificate: { secret: r.certificate.secret, sha256: r.certificate.sha256 } };
 }

@@ -12,9 +12,10 @@ import {
   run,
   sr,
   statusOf,
+  tlsSecret,
   xbackend,
 } from '../builders.js';
-import { EXAMPLE_COM_CERT } from '../tls-fixtures.js';
+import { EXAMPLE_COM_CERT, EXAMPLE_COM_KEY } from '../tls-fixtures.js';
 import type { KubeObject } from '@turnpike/api';
 
 const X = 'gateway.networking.x-k8s.io';
@@ -97,11 +98,7 @@ describe('XBackend backendRefs (GEP-4894)', () => {
     expect(sr(parent(r, 'HTTPRoute', 'apps', 'r').conditions, 'ResolvedRefs')).toBe('False/BackendNotFound');
   });
 
-  it('what is not served yet is refused by name: TLS ClientAndServer, EndpointSelector', () => {
-    const tls = external({ tls: MUTUAL });
-    const p1 = parent(run([...base(), tls, toX()]), 'HTTPRoute', 'apps', 'r');
-    expect(sr(p1.conditions, 'ResolvedRefs')).toBe('False/UnsupportedValue');
-    expect(p1.conditions.find((c: { type: string }) => c.type === 'ResolvedRefs').message).toContain('ClientAndServer');
+  it('what is not served yet is refused by name: EndpointSelector', () => {
     const sel = xbackend('ext', {
       type: 'EndpointSelector',
       port: { number: 80 },
@@ -150,7 +147,8 @@ describe('XBackend backendRefs (GEP-4894)', () => {
     expect(sr(st.ancestors[0].conditions, 'Accepted')).toBe('True/Accepted');
     const tls = external({ tls: MUTUAL });
     const refused = statusOf(run([...base(), tls, toX()]), 'XBackend', 'apps', 'ext');
-    expect(sr(refused.ancestors[0].conditions, 'Accepted')).toBe('False/UnsupportedValue');
+    // Its client certificate Secret does not exist.
+    expect(sr(refused.ancestors[0].conditions, 'Accepted')).toBe('False/InvalidClientCertificateRef');
     expect(run([...base(), external()]).statuses.get('XBackend/apps/ext')).toBeUndefined();
   });
 
@@ -198,6 +196,37 @@ describe('XBackend backendRefs (GEP-4894)', () => {
       const p = parent(r, 'HTTPRoute', 'apps', 'r');
       expect(sr(p.conditions, 'ResolvedRefs')).toBe('False/InvalidCACertificateRef');
       expect(irRoutes(r)[0].directResponse).toEqual({ status: 500 });
+    });
+  });
+
+  describe('TLS ClientAndServer: "enables mutual TLS (mTLS)" with the XBackend\'s own certificate', () => {
+    it('its Secret is presented over SDS, with the server checked as in ServerOnly', () => {
+      const r = run([
+        ...base(),
+        tlsSecret('client', 'apps', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY),
+        external({ tls: MUTUAL }),
+        toX(),
+      ]);
+      expect(sr(parent(r, 'HTTPRoute', 'apps', 'r').conditions, 'ResolvedRefs')).toBe('True/ResolvedRefs');
+      const gw = r.xdsIR.gateways.get('infra/gw')!;
+      const c = gw.clusters.find((x) => x.external)!;
+      expect(c.tls).toMatchObject({
+        sni: 'api.example.com',
+        wellKnownCA: 'System',
+        clientCertificate: { secret: 'apps/client' },
+      });
+      expect(gw.secrets.map((s) => s.name)).toEqual(['apps/client']);
+    });
+
+    it('a Secret in another namespace is refused (a ReferenceGrant names no XBackend referrer)', () => {
+      const tls = { ...MUTUAL, clientCertificateRef: { name: 'client', namespace: 'other' } };
+      const r = run([
+        ...base(),
+        tlsSecret('client', 'other', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY),
+        external({ tls }),
+        toX(),
+      ]);
+      expect(sr(parent(r, 'HTTPRoute', 'apps', 'r').conditions, 'ResolvedRefs')).toBe('False/RefNotPermitted');
     });
   });
 });

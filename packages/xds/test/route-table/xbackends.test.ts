@@ -116,4 +116,29 @@ describe('XBackend ExternalHostname on the data plane', () => {
     const o = routeHttp(res, { port: 80, authority: 'example.com', path: '/' });
     expect(o.kind === 'http' && o.targets?.map((t) => t.cluster)).toEqual(['apps/XBackend/ext/h2']);
   });
+
+  it("TLS ClientAndServer: the XBackend's own Secret over SDS, not the Gateway's", () => {
+    const res = served(
+      [
+        tlsSecret('client', 'infra', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY),
+        tlsSecret('mine', 'apps', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY),
+        external({
+          tls: {
+            mode: 'ClientAndServer',
+            clientCertificateRef: { name: 'mine' },
+            validation: { hostname: 'api.example.com', wellKnownCACertificates: 'System' },
+          },
+        }),
+        toX(),
+      ],
+      [http()],
+      { tls: { backend: { clientCertificateRef: { name: 'client' } } } },
+    );
+    const cluster = res.clusters.find((c) => c.name === 'apps/XBackend/ext')!;
+    const ctx = cluster.transport_socket!.typed_config as unknown as UpstreamTlsContext;
+    expect(ctx.common_tls_context?.tls_certificate_sds_secret_configs).toEqual([
+      { name: 'apps/mine', sds_config: { ads: {}, resource_api_version: 'V3' } },
+    ]);
+    expect(res.secrets.map((x) => x.name)).toContain('apps/mine');
+  });
 });
