@@ -3,6 +3,7 @@
 // without it.
 import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
+import { explain, snapshotFromObjects } from '../src/index.js';
 import {
   gateway,
   gatewayClass,
@@ -179,5 +180,18 @@ describe('listener filters (GEP-5224)', () => {
     const r = run([gatewayClass(), gateway('gw', [http('l', 80, { filters: { requests: [] } })])]);
     expect(sr(listener(r, 'infra', 'gw', 'l').conditions, 'Accepted')).toBe('True/Accepted');
     expect(irListener(r, 'l')!.preRouting).toBeUndefined();
+  });
+
+  it('explain names what runs before routing on the listener that serves the route', () => {
+    const objects = [
+      gatewayClass(),
+      gateway('gw', [http('guarded', 80, { filters: extAuth })]),
+      service('svc'),
+      authService(),
+      grantToAuth(),
+      httpRoute('r', { parentRefs: [toGw({ sectionName: 'guarded' })], rules: [{ backendRefs: [backend()] }] }),
+    ];
+    const text = explain(snapshotFromObjects(objects), 'HTTPRoute', 'apps', 'r').lines.join('\n');
+    expect(text).toContain('before routing, every request passes ExternalAuth HTTP to apps/auth/9000');
   });
 });

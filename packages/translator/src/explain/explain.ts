@@ -94,11 +94,18 @@ function refText(ref: ParentReference, routeNs: string): string {
   return `${ref.kind ?? 'Gateway'} ${ref.namespace ?? routeNs}/${ref.name}${section}${port}`;
 }
 
+/** What the listener runs on every request before any route is chosen (GEP-5224 listener filters). */
+function beforeRouting(l: ListenerVerdict['listener']): string {
+  const filters = (l.preRouting ?? []).map((f) => `ExternalAuth ${f.ir.protocol} to ${f.cluster.name}`);
+  return filters.length ? `; before routing, every request passes ${filters.join(', then ')}` : '';
+}
+
 function verdictText(v: ListenerVerdict, ref: ParentReference, kind: string, route: KubeObject): string {
   const l = v.listener.spec;
   const head = `listener ${l.name} (${l.protocol} :${l.port}${l.hostname ? `, hostname ${l.hostname}` : ''})`;
   if (v.accepted) {
-    if (listenerProgrammable(v.listener)) return `${head}: accepts the route; serves ${v.hostnames.join(', ')}`;
+    if (listenerProgrammable(v.listener))
+      return `${head}: accepts the route; serves ${v.hostnames.join(', ')}${beforeRouting(v.listener)}`;
     const why = (v.listener.notAccepted ?? v.listener.conflicted ?? v.listener.refsProblem)?.message ?? 'invalid';
     return `${head}: accepts the route, but is not programmed (${why}): the proxy serves nothing on it`;
   }
