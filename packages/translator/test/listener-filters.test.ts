@@ -194,4 +194,29 @@ describe('listener filters (GEP-5224)', () => {
     const text = explain(snapshotFromObjects(objects), 'HTTPRoute', 'apps', 'r').lines.join('\n');
     expect(text).toContain('before routing, every request passes ExternalAuth HTTP to apps/auth/9000');
   });
+
+  it('an auth Service a BackendTLSPolicy targets is not called in plain text: the listener is not served', () => {
+    const policy: KubeObject = {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'BackendTLSPolicy',
+      metadata: { name: 'auth-tls', namespace: 'apps', generation: 1 },
+      spec: {
+        targetRefs: [{ group: '', kind: 'Service', name: 'auth' }],
+        validation: { wellKnownCACertificates: 'System', hostname: 'auth.example' },
+      },
+    };
+    const r = run([
+      gatewayClass(),
+      gateway('gw', [http('guarded', 80, { filters: extAuth })]),
+      authService(),
+      grantToAuth(),
+      policy,
+    ]);
+    const l = listener(r, 'infra', 'gw', 'guarded');
+    expect(sr(l.conditions, 'ResolvedRefs')).toBe('False/InvalidListenerFilterRef');
+    expect(l.conditions.find((c: { type: string }) => c.type === 'ResolvedRefs').message).toContain(
+      'BackendTLSPolicy auth-tls',
+    );
+    expect(r.xdsIR.gateways.get('infra/gw')?.ports ?? []).toEqual([]);
+  });
 });

@@ -9,7 +9,7 @@
 // `ExternalAuth.backendRef` without a matching ReferenceGrant MUST have `ResolvedRefs=False`,
 // `Reason=RefNotPermitted`" (Conformance 6). A listener whose filter reference does not resolve is not
 // programmed: serving it without the filter would serve what its author meant to guard.
-import type { ClusterIR, ExternalAuthIR, Gateway, Listener, ListenerSet } from '@turnpike/api';
+import type { BackendTLSPolicy, ClusterIR, ExternalAuthIR, Gateway, Listener, ListenerSet } from '@turnpike/api';
 import type { Inputs } from '../incremental/inputs.js';
 import { resolveBackend } from '../routes/backends.js';
 import type { Problem } from '../status/conditions.js';
@@ -98,7 +98,7 @@ export function resolveListenerFilters(
       return {
         notAccepted: { reason: 'InvalidListenerFilter', message: `${here}.forwardBody.maxSize must be 0 to 2^32-1` },
       };
-    // The auth service is reached as a route's backend would be (BackendTLSPolicy is not applied to it).
+    // The auth service is reached as a route's backend would be, but without BackendTLSPolicy (below).
     const r = resolveBackend(
       { inputs, backendTLS: () => undefined },
       owner,
@@ -112,6 +112,24 @@ export function resolveListenerFilters(
       refsProblem ??= {
         reason: p.reason === 'RefNotPermitted' ? 'RefNotPermitted' : 'InvalidListenerFilterRef',
         message: p.message,
+      };
+      continue;
+    }
+    // A BackendTLSPolicy on the auth Service is not applied to the check yet: rather than call it in
+    // plain text, the listener is not served (its TLS would fail every check: fail closed, but silently).
+    const svc = r.backend.cluster.service;
+    const tls = inputs
+      .list<BackendTLSPolicy>('BackendTLSPolicy', svc.namespace)
+      .find((p) =>
+        (p.spec?.targetRefs ?? []).some((t) => (t.group ?? '') === '' && t.kind === 'Service' && t.name === svc.name),
+      );
+    if (tls) {
+      refsProblem ??= {
+        reason: 'InvalidListenerFilterRef',
+        message:
+          `${here}.backendRef: Service ${svc.namespace}/${svc.name} is targeted by BackendTLSPolicy ` +
+          `${tls.metadata.name}, which listener filters do not apply yet; the listener is not served rather ` +
+          `than check requests in plain text`,
       };
       continue;
     }
