@@ -75,9 +75,14 @@ describe('helm', () => {
     await cluster.apply(ns('edge'));
     await cluster.apply(gatewayClass('tp'));
     await cluster.apply(web);
+    // Settled: programmed, and its addresses judged once the proxies' Service is seen (AddressesAssigned), so
+    // the upgrade below compares a whole status, not one caught halfway.
     await waitFor('Gateway Programmed', async () => {
       const g = (await cluster.get(web)) as Obj | undefined;
-      return cond(g?.status?.conditions, 'Programmed')?.status === 'True' ? true : undefined;
+      return cond(g?.status?.conditions, 'Programmed')?.status === 'True' &&
+        cond(g?.status?.conditions, 'AddressesAssigned')
+        ? true
+        : undefined;
     });
     // Its proxy objects, written under the chart's RBAC (a missing permission would fail the apply).
     await waitFor('proxy Deployment', async () =>
