@@ -26,7 +26,7 @@ const CONSIDER_SLICE_MS = 5;
 
 const PARENT_KINDS = new Set(['HTTPRoute', 'GRPCRoute', 'TLSRoute', 'TCPRoute', 'UDPRoute']);
 /** Policies: their status lists ancestors. */
-const POLICY_KINDS: readonly string[] = ['BackendTLSPolicy', 'XTelemetryPolicy'];
+const POLICY_KINDS: readonly string[] = ['BackendTLSPolicy', 'XTelemetryPolicy', 'XBackend'];
 
 /** Our entries in a route or policy status, if any. */
 function hasOwnEntries(o: KubeObject, controller: string): boolean {
