@@ -3,7 +3,17 @@
 // What is not served yet (EndpointSelector, TLS other than None, protocols we do not speak) is a
 // ResolvedRefs problem naming the field, so its share of requests answers 500 as for any backend
 // that does not resolve, and nothing is claimed for it.
-import { X_GATEWAY_GROUP, type BackendRef, type ClusterIR, type KubeObject, type XBackend } from '@turnpike/api';
+import {
+  PROXY_ADMIN_PORT,
+  PROXY_DRAIN_PORT,
+  PROXY_READINESS_PORT,
+  PROXY_STATS_PORT,
+  X_GATEWAY_GROUP,
+  type BackendRef,
+  type ClusterIR,
+  type KubeObject,
+  type XBackend,
+} from '@turnpike/api';
 import type { Problem } from '../status/conditions.js';
 import type { Inputs } from '../incremental/inputs.js';
 import { flat } from '../compact-values.js';
@@ -11,6 +21,9 @@ import { caBundleOf, subjectAltNames } from '../policies/backend-tls-policies.js
 import { checkSecretRef } from '../gateways/listener-tls.js';
 
 export const XBACKEND_KIND = 'XBackend';
+
+/** Ports the proxy serves itself on loopback (admin, readiness, stats, drain helper). */
+const PROXY_LOCAL_PORTS = new Set([PROXY_ADMIN_PORT, PROXY_READINESS_PORT, PROXY_STATS_PORT, PROXY_DRAIN_PORT]);
 
 export const isXBackendRef = (ref: BackendRef): boolean =>
   (ref.group ?? '') === X_GATEWAY_GROUP && ref.kind === XBACKEND_KIND;
@@ -124,6 +137,22 @@ export function resolveXBackend(
       problem: {
         reason: 'UnsupportedValue',
         message: `${what}: spec.externalHostname.hostname ${hostname} must be a DNS name outside the cluster`,
+      },
+    };
+  // GEP-4894: "implementations implementing `Backend` MUST add either TLS or JWT validation on sensitive
+  // localhost endpoints to prevent confused deputy attacks". The proxy's own are on loopback (its admin:
+  // /config_dump, /quitquitquit; the drain helper, which trusts loopback) and check neither: a name that
+  // resolves to 127.0.0.1 would reach them. So their ports, and the names that are loopback by definition
+  // (RFC 6761 localhost), are refused.
+  const local = hostname === 'localhost' || hostname.endsWith('.localhost');
+  if (local || PROXY_LOCAL_PORTS.has(port))
+    return {
+      xbackend: key,
+      problem: {
+        reason: 'UnsupportedValue',
+        message: local
+          ? `${what}: spec.externalHostname.hostname ${hostname} is the proxy itself`
+          : `${what}: spec.port.number ${port} is one the proxy serves itself on loopback`,
       },
     };
   return {

@@ -129,6 +129,20 @@ describe('XBackend backendRefs (GEP-4894)', () => {
     expect(cluster?.external).toEqual({ hostname: 'api.example.com', port: 443 });
   });
 
+  it('"MUST add either TLS or JWT validation on sensitive localhost endpoints": the proxy\'s own are refused', () => {
+    for (const extra of [
+      { port: { number: 19000 } },
+      { port: { number: 19003 } },
+      { externalHostname: { hostname: 'a.localhost' } },
+    ]) {
+      const r = run([...base(), external(extra), toX()]);
+      expect([extra, sr(parent(r, 'HTTPRoute', 'apps', 'r').conditions, 'ResolvedRefs')]).toEqual([
+        extra,
+        'False/UnsupportedValue',
+      ]);
+    }
+  });
+
   it('a hostname the CRD refuses (.cluster.local) is refused here too, for objects stored before the rule', () => {
     const r = run([...base(), external({ externalHostname: { hostname: 'svc.ns.svc.cluster.local' } }), toX()]);
     expect(sr(parent(r, 'HTTPRoute', 'apps', 'r').conditions, 'ResolvedRefs')).toBe('False/UnsupportedValue');
