@@ -1,0 +1,71 @@
+// XBackend (GEP-4894) against a real kube-apiserver with the v1.7.0 experimental CRDs and the
+// controller under deploy/'s RBAC: the CRD admits an ExternalHostname XBackend and a route to it,
+// refuses a port on the ref, and the controller writes the route's status and the XBackend's ancestors.
+import { describe, expect, it } from '@jest/globals';
+import type { KubeObject } from '@turnpike/api';
+import { waitFor } from '../harness/cluster.js';
+import { clusterWithController } from '../harness/setup.js';
+import { cond, gateway, gatewayClass, httpRoute, ns, ourParents } from '../harness/fixtures.js';
+
+const X = 'gateway.networking.x-k8s.io';
+const CONTROLLER = 'turnpike.dev/gateway-controller';
+
+const xbackend: KubeObject = {
+  apiVersion: `${X}/v1alpha1`,
+  kind: 'XBackend',
+  metadata: { name: 'ext', namespace: 'apps' },
+  spec: {
+    type: 'ExternalHostname',
+    port: { number: 443 },
+    externalHostname: { hostname: 'api.example.com' },
+    tls: { mode: 'None' },
+  },
+};
+
+type Ancestor = { ancestorRef: Record<string, unknown>; controllerName: string; conditions: unknown };
+
+describe('XBackend in a real cluster', () => {
+  const env = clusterWithController(async (c) => {
+    for (const n of ['infra', 'apps']) await c.apply(ns(n));
+    await c.apply(gatewayClass('tp'));
+    await c.apply(gateway('infra', 'gw', 'tp'));
+  });
+
+  it('the CRD admits it and a route to it; the route resolves and the XBackend lists the Gateway', async () => {
+    const { cluster } = env;
+    await cluster.apply(xbackend);
+    const ref = { group: X, kind: 'XBackend', name: 'ext' };
+    // The CRD's rule on BackendObjectReference: "Must not have port for Backend reference".
+    const withPort = httpRoute('apps', 'with-port', [{ name: 'gw', namespace: 'infra' }], [{ ...ref, port: 443 }]);
+    const refused = await cluster.dryRunCreate(withPort);
+    expect(refused.accepted).toBe(false);
+    expect(refused.message).toContain('Must not have port for Backend reference');
+    const route = httpRoute('apps', 'to-ext', [{ name: 'gw', namespace: 'infra' }], [ref]);
+    await cluster.apply(route);
+    const resolved = await waitFor('route ResolvedRefs True', async () => {
+      const c = cond(ourParents(await cluster.get(route))[0]?.conditions, 'ResolvedRefs');
+      return c?.status === 'True' ? c : undefined;
+    });
+    expect(resolved.reason).toBe('ResolvedRefs');
+    const ours = await waitFor('XBackend ancestors', async () => {
+      const o = await cluster.get(xbackend);
+      const list = ((o?.status as { ancestors?: Ancestor[] } | undefined)?.ancestors ?? []).filter(
+        (a) => a.controllerName === CONTROLLER,
+      );
+      return list.length ? list : undefined;
+    });
+    expect(ours.map((a) => a.ancestorRef)).toEqual([
+      { group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'infra', name: 'gw' },
+    ]);
+    expect(cond(ours[0]!.conditions, 'Accepted')).toMatchObject({ status: 'True', reason: 'Accepted' });
+    // The route gone, the ancestor entry goes with it.
+    await cluster.delete(route);
+    await waitFor('ancestors removed', async () => {
+      const o = await cluster.get(xbackend);
+      const list = ((o?.status as { ancestors?: Ancestor[] } | undefined)?.ancestors ?? []).filter(
+        (a) => a.controllerName === CONTROLLER,
+      );
+      return list.length === 0 ? true : undefined;
+    });
+  }, 180_000);
+});
