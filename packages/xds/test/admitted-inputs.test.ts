@@ -1,5 +1,5 @@
-// Nothing the API server admits makes Envoy refuse a resource: random Gateways, routes and
-// BackendTLSPolicies shaped by the CRD schemas the project carries, kept only when the schema and
+// Nothing the API server admits makes Envoy refuse a resource: random Gateways, routes,
+// BackendTLSPolicies and XBackends shaped by the CRD schemas the project carries, kept only when the schema and
 // CEL check (what the API server runs) admits them, are translated; every Envoy resource built
 // from them must pass the field rules (PGV), Envoy's load rules, and encode.
 import { describe, expect, it } from '@jest/globals';
@@ -185,6 +185,105 @@ describe('admitted inputs', () => {
     for (const kind of ['Gateway', ...ROUTE_KINDS]) expect([kind, (admitted.get(kind) ?? 0) > 0]).toEqual([kind, true]);
     // And listener filters (GEP-5224) served as ext_authz.
     expect(extAuthz).toBeGreaterThan(0);
+  });
+});
+
+/**
+ * XBackends (GEP-4894) as the schema and CEL rules admit them, shaped to what is served (an
+ * ExternalHostname; a validated TLS mode names the system CA, a random caCertificateRef names nothing),
+ * each reached by an HTTPRoute, a GRPCRoute and a TCPRoute: every resource built passes PGV and the
+ * load rules, and what resolves is a LOGICAL_DNS cluster.
+ */
+const X_GROUP = 'gateway.networking.x-k8s.io';
+function xbackendSpec(): fc.Arbitrary<unknown> {
+  const lookup = crdSchemaFor(`${X_GROUP}/v1alpha1`, 'XBackend');
+  if (!lookup?.found) throw new Error('no schema for XBackend');
+  return schemaArbitrary(lookup.schema.properties!.spec!);
+}
+
+function xbackendShape(raw: unknown): KubeObject {
+  const spec: Json = { ...(raw as Json), type: 'ExternalHostname' };
+  spec.externalHostname ??= { hostname: 'api.example.com' };
+  delete spec.endpointSelector;
+  delete spec.sessionPersistence;
+  const tls = spec.tls as Json | undefined;
+  if (tls) {
+    const t: Json = { ...tls };
+    if (t.mode === 'None') delete t.validation;
+    else
+      t.validation = {
+        hostname: 'api.example.com',
+        ...(t.validation as Json | undefined),
+        wellKnownCACertificates: 'System',
+        caCertificateRefs: undefined,
+      };
+    if (t.mode === 'ClientAndServer') t.clientCertificateRef = { name: 'cert' };
+    else delete t.clientCertificateRef;
+    spec.tls = t;
+  }
+  return JSON.parse(
+    JSON.stringify({
+      apiVersion: `${X_GROUP}/v1alpha1`,
+      kind: 'XBackend',
+      metadata: { name: 'xb', namespace: 'apps', generation: 1 },
+      spec,
+    }),
+  ) as KubeObject;
+}
+
+describe('admitted XBackends', () => {
+  it('nothing an admitted XBackend becomes makes Envoy refuse a resource', () => {
+    const gw: KubeObject = {
+      apiVersion: `${GROUP}/v1`,
+      kind: 'Gateway',
+      metadata: { name: 'gw', namespace: 'infra', generation: 1 },
+      spec: {
+        gatewayClassName: 'turnpike',
+        listeners: [
+          { name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } },
+          { name: 'tcp', port: 5432, protocol: 'TCP', allowedRoutes: { namespaces: { from: 'All' } } },
+        ],
+      },
+    };
+    const ref = { group: X_GROUP, kind: 'XBackend', name: 'xb' };
+    const routes = ['HTTPRoute', 'GRPCRoute', 'TCPRoute'].map((kind): KubeObject => ({
+      apiVersion: `${GROUP}/v1`,
+      kind,
+      metadata: { name: kind.toLowerCase(), namespace: 'apps', generation: 1 },
+      spec: {
+        parentRefs: [{ name: 'gw', namespace: 'infra', sectionName: kind === 'TCPRoute' ? 'tcp' : 'http' }],
+        rules: [{ backendRefs: [ref] }],
+      },
+    }));
+    const secrets = [tlsSecret('cert', 'apps', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY)];
+    let admitted = 0;
+    let dns = 0;
+    fc.assert(
+      fc.property(xbackendSpec(), (raw) => {
+        const xb = xbackendShape(raw);
+        if (validateManifest(xb).length) return;
+        admitted++;
+        const all = [gatewayClass(), gw, ...routes, ...secrets, xb];
+        const result = new Translator().translate(snapshotFromObjects(all));
+        const lookup = (kind: string, ns: string, name: string) =>
+          all.find((o) => o.kind === kind && o.metadata.namespace === ns && o.metadata.name === name);
+        const res = envoyResourcesFor(
+          result.xdsIR.gateways.get('infra/gw')!,
+          lookup,
+          undefined,
+          result.xdsIR.endpoints,
+        );
+        const problems = [
+          ...validateResources(res),
+          ...envoyLoadProblems(res).map((p) => `${p.resource} ${p.field}: ${p.message}`),
+        ];
+        expect({ spec: xb.spec, problems }).toEqual({ spec: xb.spec, problems: [] });
+        if (res.clusters.some((c) => c.type === 'LOGICAL_DNS')) dns++;
+      }),
+      { numRuns: Number(process.env.FC_ADMITTED_RUNS ?? Math.min(RUNS, 100)) },
+    );
+    // Not vacuous: XBackends were admitted, and served as DNS clusters.
+    expect([admitted > 0, dns > 0]).toEqual([true, true]);
   });
 });
 
