@@ -55,8 +55,12 @@ function clusterProtocol(
     case 'H2C':
     case 'GRPC':
       return 'h2';
+    case 'WSS':
+      // WebSocket over TLS (the CRD requires a TLS mode): an HTTP/1.1 cluster, whose Upgrade requests
+      // every connection manager passes on (upgrade_configs websocket). gRPC cannot ride it.
+      return route === 'http' ? 'http' : undefined;
     default:
-      // TCP under an HTTP route, MCP, WSS: not served (yet).
+      // TCP under an HTTP route, MCP: not served.
       return undefined;
   }
 }

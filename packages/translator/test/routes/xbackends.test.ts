@@ -116,6 +116,18 @@ describe('XBackend backendRefs (GEP-4894)', () => {
     expect(g.xdsIR.gateways.get('infra/gw')!.clusters.map((c) => c.name)).toContain('apps/XBackend/ext/h2');
   });
 
+  it('protocol WSS: an HTTP/1.1 cluster over TLS for an HTTPRoute (Upgrade requests pass); not for a GRPCRoute', () => {
+    const wss = external({
+      protocol: 'WSS',
+      tls: { mode: 'ServerOnly', validation: { hostname: 'api.example.com', wellKnownCACertificates: 'System' } },
+    });
+    const r = run([...base(), wss, toX()]);
+    const c = r.xdsIR.gateways.get('infra/gw')!.clusters.find((x) => x.name === 'apps/XBackend/ext');
+    expect(c).toMatchObject({ protocol: 'http', tls: { sni: 'api.example.com' } });
+    const g = run([...base(), wss, toX({}, 'GRPCRoute')]);
+    expect(sr(parent(g, 'GRPCRoute', 'apps', 'r').conditions, 'ResolvedRefs')).toBe('False/UnsupportedProtocol');
+  });
+
   it('protocol HTTP11 cannot carry a GRPCRoute: UnsupportedProtocol', () => {
     const g = run([...base(), external({ protocol: 'HTTP11' }), toX({}, 'GRPCRoute')]);
     expect(sr(parent(g, 'GRPCRoute', 'apps', 'r').conditions, 'ResolvedRefs')).toBe('False/UnsupportedProtocol');

@@ -141,4 +141,20 @@ describe('XBackend ExternalHostname on the data plane', () => {
     ]);
     expect(res.secrets.map((x) => x.name)).toContain('apps/mine');
   });
+
+  it('protocol WSS: HTTP/1.1 over TLS, and a WebSocket Upgrade request is routed to it', () => {
+    const res = served([
+      external({
+        protocol: 'WSS',
+        tls: { mode: 'ServerOnly', validation: { hostname: 'api.example.com', wellKnownCACertificates: 'System' } },
+      }),
+      toX(),
+    ]);
+    const cluster = res.clusters.find((c) => c.name === 'apps/XBackend/ext')!;
+    expect(cluster.http2_protocol_options).toBeUndefined();
+    expect(cluster.transport_socket?.name).toBe('envoy.transport_sockets.tls');
+    const headers = { connection: 'Upgrade', upgrade: 'websocket' };
+    const o = routeHttp(res, { port: 80, authority: 'example.com', path: '/ws', headers });
+    expect(o.kind === 'http' && o.targets?.map((t) => t.cluster)).toEqual(['apps/XBackend/ext']);
+  });
 });
