@@ -42,9 +42,11 @@ function clusterProtocol(
   protocol: XBackend['spec']['protocol'],
   route: ClusterIR['protocol'],
 ): ClusterIR['protocol'] | undefined {
+  // A UDPRoute's backends are one cluster split by locality over Services' endpoints (l4routes.ts):
+  // a name the proxy resolves has none to give. Not served.
+  if (route === 'udp') return undefined;
   if (protocol === undefined) return route;
   if (route === 'tcp') return protocol === 'TCP' ? 'tcp' : undefined;
-  if (route === 'udp') return undefined;
   switch (protocol) {
     case 'HTTP':
       return route;

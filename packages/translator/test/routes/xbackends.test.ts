@@ -155,6 +155,12 @@ describe('XBackend backendRefs (GEP-4894)', () => {
     }
   });
 
+  it("a UDPRoute to an XBackend is refused (UnsupportedProtocol): its backends are Services' endpoints by locality", () => {
+    const listeners = [{ name: 'dns', port: 53, protocol: 'UDP', allowedRoutes: { namespaces: { from: 'All' } } }];
+    const r = run([...base(listeners), external(), toX({}, 'UDPRoute')]);
+    expect(sr(parent(r, 'UDPRoute', 'apps', 'r').conditions, 'ResolvedRefs')).toBe('False/UnsupportedProtocol');
+  });
+
   it('a hostname the CRD refuses (.cluster.local) is refused here too, for objects stored before the rule', () => {
     const r = run([...base(), external({ externalHostname: { hostname: 'svc.ns.svc.cluster.local' } }), toX()]);
     expect(sr(parent(r, 'HTTPRoute', 'apps', 'r').conditions, 'ResolvedRefs')).toBe('False/UnsupportedValue');
