@@ -183,9 +183,10 @@ export class Translator {
     if (this.routes.diagnosticsChanged || this.endpoints.diagnosticsChanged || this.previous === EMPTY_SNAPSHOT)
       this.diagnostics = [...this.routes.diagnostics(), ...this.endpoints.diagnostics()];
 
+    // Before the outputs are finished: what it writes after would miss the changes (an incremental run lost it).
+    this.xbackendStatuses.update(run, this.routes);
     const { outputs, changes } = run.out.finish();
     this.outputs = outputs;
-    this.xbackendStatuses.update(run, this.routes);
     this.previous = snapshot;
     this.lastComputed = run.computed;
     const result: TranslateResult = {

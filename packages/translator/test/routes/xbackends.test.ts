@@ -16,6 +16,7 @@ import {
   xbackend,
 } from '../builders.js';
 import { EXAMPLE_COM_CERT, EXAMPLE_COM_KEY } from '../tls-fixtures.js';
+import { snapshotFromObjects, Translator } from '../../src/index.js';
 import type { KubeObject } from '@turnpike/api';
 
 const X = 'gateway.networking.x-k8s.io';
@@ -182,6 +183,21 @@ describe('XBackend backendRefs (GEP-4894)', () => {
     // Its client certificate Secret does not exist.
     expect(sr(refused.ancestors[0].conditions, 'Accepted')).toBe('False/InvalidClientCertificateRef');
     expect(run([...base(), external()]).statuses.get('XBackend/apps/ext')).toBeUndefined();
+  });
+
+  it('status.ancestors follow the routes on an incremental translation, and are told as changed (a route added, then removed)', () => {
+    const t = new Translator();
+    const without = snapshotFromObjects([...base(), external()]);
+    t.translate(without);
+    const added = t.translateWithChanges(snapshotFromObjects([...base(), external(), toX()]));
+    expect(added.result.statuses.get('XBackend/apps/ext')).toEqual(
+      run([...base(), external(), toX()]).statuses.get('XBackend/apps/ext'),
+    );
+    // The sinks (status writer, printer) write only what a translation says changed.
+    expect(added.changes.statuses).toContain('XBackend/apps/ext');
+    const removed = t.translateWithChanges(without);
+    expect(removed.result.statuses.get('XBackend/apps/ext')).toBeUndefined();
+    expect(removed.changes.statuses).toContain('XBackend/apps/ext');
   });
 
   describe('TLS ServerOnly: "enables TLS with server certificate verification"', () => {
