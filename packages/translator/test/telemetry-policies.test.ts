@@ -3,8 +3,18 @@
 // refused with a condition naming the field. Each case is translated fresh and incrementally.
 import { describe, expect, it } from '@jest/globals';
 import type { KubeObject, TelemetryTracing } from '@turnpike/api';
-import { snapshotFromObjects, translate, Translator, type TranslateResult } from '../src/index.js';
-import { endpointSlice, gateway, gatewayClass, http, referenceGrant, service, sr, statusOf } from './builders.js';
+import { explain, snapshotFromObjects, translate, Translator, type TranslateResult } from '../src/index.js';
+import {
+  endpointSlice,
+  gateway,
+  gatewayClass,
+  http,
+  httpRoute,
+  referenceGrant,
+  service,
+  sr,
+  statusOf,
+} from './builders.js';
 
 const X = 'gateway.networking.x-k8s.io';
 const policy = (
@@ -248,5 +258,40 @@ describe('XTelemetryPolicy', () => {
     const r = translated([...withoutService, ...collector()], withoutService);
     expect(sr(ancestor(r, 'tp').conditions, 'ResolvedRefs')).toBe('True/ResolvedRefs');
     expect(r.xdsIR.gateways.get('infra/gw')!.tracing).toBeDefined();
+  });
+
+  it('explain names the policy tracing a Gateway and a route on it, never an export header value', () => {
+    const objects = [
+      ...base(),
+      service('svc', 'infra'),
+      httpRoute(
+        'web',
+        { parentRefs: [{ name: 'gw' }, { name: 'other' }], rules: [{ backendRefs: [{ name: 'svc', port: 8080 }] }] },
+        'infra',
+      ),
+      policy(
+        'tp',
+        enabled({
+          samplingRate: { numerator: 5, denominator: 100 },
+          spanName: 'ingress',
+          provider: { ...provider(), headers: [{ name: 'Authorization', value: 'Bearer s3cret' }] },
+          attributes: [{ name: 'user', sourceType: 'Header', headerName: 'X-User-ID' }],
+        }),
+      ),
+    ];
+    const snapshot = snapshotFromObjects(objects);
+    const gw = explain(snapshot, 'Gateway', 'infra', 'gw').lines.join('\n');
+    expect(gw).toContain('traced by XTelemetryPolicy infra/tp: spans to otel.infra.svc:4317');
+    expect(gw).toContain('5% of new traces sampled');
+    expect(gw).toContain('every span named ingress');
+    expect(gw).toContain('user from header x-user-id');
+    expect(gw).toContain('export headers Authorization (values not shown)');
+    expect(explain(snapshot, 'Gateway', 'infra', 'other').lines.join('\n')).not.toContain('traced by');
+    const route = explain(snapshot, 'HTTPRoute', 'infra', 'web').lines;
+    // Only the Gateway the policy targets traces the route's requests.
+    expect(route.filter((l) => l.includes('traced by'))).toEqual([
+      expect.stringMatching(/^ {2}on Gateway infra\/gw: traced by XTelemetryPolicy infra\/tp/),
+    ]);
+    expect([...gw, ...route.join('')].join('')).not.toContain('s3cret');
   });
 });

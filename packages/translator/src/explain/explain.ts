@@ -9,6 +9,7 @@ import { Translator, type TranslateOptions } from '../translate.js';
 import { httpActionLines, l4ActionLine } from './explain-actions.js';
 import { listenerProgrammable } from '../gateways/listener-validity.js';
 import { ignoredPolicies } from './ignored-policies.js';
+import { tracingText } from './explain-tracing.js';
 
 export { ignoredPolicies, type IgnoredPolicy } from './ignored-policies.js';
 
@@ -234,9 +235,27 @@ export function explain(
       });
       lines.push('  what the proxy does', ...byRule.map((l) => `    ${l}`));
     } else if (r?.l4) lines.push('  what the proxy does', `    ${l4ActionLine(r.l4)}`);
+    // Tracing is per Gateway (XTelemetryPolicy targets Gateways) and only HTTP connection managers trace.
+    if (r?.http && !notServed) {
+      const gateways = new Set(
+        r.parents.flatMap((p) =>
+          p.problem
+            ? []
+            : p.attached
+                .filter((a) => listenerProgrammable(a.listener))
+                .map((a) => `${a.listener.gateway.metadata.namespace}/${a.listener.gateway.metadata.name}`),
+        ),
+      );
+      for (const gw of [...gateways].sort()) {
+        const tracing = result.xdsIR.gateways.get(gw)?.tracing;
+        if (tracing) lines.push(`  on Gateway ${gw}: ${tracingText(tracing)}`);
+      }
+    }
   } else if (kind === 'BackendTLSPolicy' || status) {
     if (kind === 'BackendTLSPolicy') lines.push(...backendTLSPolicyLines(translator, snapshot, object));
     lines.push(...conditionLines(status?.conditions, '  '));
+    const tracing = kind === 'Gateway' ? result.xdsIR.gateways.get(`${namespace}/${name}`)?.tracing : undefined;
+    if (tracing) lines.push(`  ${tracingText(tracing)}`);
     for (const l of (status?.listeners as
       { name: string; attachedRoutes: number; conditions: Condition[] }[] | undefined) ?? []) {
       lines.push(`  listener ${l.name}: ${l.attachedRoutes} attached route(s)`);
