@@ -10,12 +10,12 @@ import { start, tmp, turnpike, waitFor, write } from './cli-helpers.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const TOKEN = 'hunter2-registry-token';
-const tlsSecret = (name: string, key: string) => ({
+const tlsSecret = (name: string, key: string, crt = EXAMPLE_COM_CERT) => ({
   apiVersion: 'v1',
   kind: 'Secret',
   type: 'kubernetes.io/tls',
   metadata: { name, namespace: 'infra' },
-  data: { 'tls.crt': b64(EXAMPLE_COM_CERT), 'tls.key': b64(key) },
+  data: { 'tls.crt': b64(crt), 'tls.key': b64(key) },
 });
 const objects = [
   {
@@ -45,11 +45,20 @@ const objects = [
           hostname: 'b.example.com',
           tls: { certificateRefs: [{ name: 'mismatch' }] },
         },
+        {
+          name: 'bundled',
+          port: 443,
+          protocol: 'HTTPS',
+          hostname: 'c.example.com',
+          tls: { certificateRefs: [{ name: 'bundled' }] },
+        },
       ],
     },
   },
   tlsSecret('good', EXAMPLE_COM_KEY),
   tlsSecret('mismatch', OTHER_TEST_KEY),
+  // A tls.crt with its private key appended: the log keeps its certificate, and the replay serves it.
+  tlsSecret('bundled', EXAMPLE_COM_KEY, `${EXAMPLE_COM_CERT}${EXAMPLE_COM_KEY}`),
   {
     apiVersion: 'v1',
     kind: 'Secret',
@@ -95,7 +104,7 @@ describe('turnpike run --record: Secrets in the event log', () => {
         ...Object.values(l.object!.data ?? {}).map((v) => Buffer.from(v, 'base64').toString()),
         ...Object.values(l.object!.stringData ?? {}),
       ]);
-    expect(values.length).toBeGreaterThanOrEqual(5);
+    expect(values.length).toBeGreaterThanOrEqual(7);
     for (const seen of [text, ...values]) {
       expect(seen).not.toContain('PRIVATE KEY');
       expect(seen).not.toContain(TOKEN);
@@ -116,5 +125,6 @@ describe('turnpike run --record: Secrets in the event log', () => {
         .conditions.find((c: { type: string }) => c.type === 'ResolvedRefs');
     expect(listener('good').status).toBe('True');
     expect(listener('mismatch').message).toContain('does not belong to the certificate');
+    expect(listener('bundled').status).toBe('True');
   }, 60_000);
 });

@@ -3,6 +3,7 @@
 // changed gets its one EDS resource encoded again and swapped into the snapshots of the Gateways
 // that use it. Nothing else is rebuilt.
 import {
+  publicPemOf,
   secretText,
   type ClusterIR,
   type EndpointIR,
@@ -52,7 +53,9 @@ function secretLookup(lookup: ObjectLookup) {
     const s = lookup('Secret', ns, name) as Secret | undefined;
     if (!s) return undefined;
     return {
-      certificateChain: secretText(s, 'tls.crt') ?? '',
+      // The certificate blocks of tls.crt only, as the translator read and checked them (publicPemOf): a
+      // private key or other text appended to the chain stays out of what the proxies (and debug reads) get.
+      certificateChain: publicPemOf(secretText(s, 'tls.crt'))?.pem ?? '',
       privateKey: secretText(s, 'tls.key') ?? '',
     };
   };
