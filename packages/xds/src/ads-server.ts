@@ -9,6 +9,7 @@ import { gatewayOfCertificate } from './identity/spiffe.js';
 import { authorizeStream } from './identity/stream-authorization.js';
 import { encodeJsonMessage } from './message-encoder.js';
 import { messageType } from './proto-root.js';
+import { LogRateLimit } from './log-rate-limit.js';
 import { forDebugRead } from './secret-redaction.js';
 import type { EncodedResource, NodeSnapshot, SnapshotCache } from './snapshot-cache.js';
 import {
@@ -210,6 +211,7 @@ export class AdsServer {
   private open = 0;
   private connected = 0;
   readonly stats = { pushes: 0, nacks: 0, acks: 0, refused: 0 };
+  private readonly refusalLog = new LogRateLimit();
   private readonly listeners = new Set<() => void>();
   private readonly streams = new Set<ProxyStream>();
   /** The debug reads open now (listed by `proxies()`, counted nowhere). */
@@ -401,7 +403,9 @@ export class AdsServer {
   /** Logs and counts a refusal (turnpike_xds_refused_streams_total, by reason). */
   private refused(refusal: StreamRefusal, what = 'refused an ADS stream'): void {
     this.stats.refused++;
-    this.log(what, { ...refusal });
+    // Counted always, logged within a rate per reason (a flood of refusals is one attacker's lever on the log).
+    const line = this.refusalLog.take(refusal.reason);
+    if (line) this.log(what, { ...refusal, ...(line.suppressed ? { suppressedSinceLastLine: line.suppressed } : {}) });
     this.opts.onRefuse?.(refusal);
   }
 

@@ -69,6 +69,31 @@ describe('ADS stream limits', () => {
     expect(refused.map((r) => r.reason)).toEqual(['too-many-streams']);
   });
 
+  it('security: a flood of refused streams is counted whole but logged within a rate per reason', async () => {
+    const refused: StreamRefusal[] = [];
+    const lines: Record<string, unknown>[] = [];
+    server = new AdsServer({
+      cache: new SnapshotCache(),
+      limits: { maxStreams: 1, identifyWithinMs: 60_000 },
+      onRefuse: (r) => refused.push(r),
+      log: (msg, fields) => {
+        if (msg.startsWith('refused')) lines.push(fields ?? {});
+      },
+    });
+    const port = await server.listen('127.0.0.1:0');
+    const held = open(port);
+    held.stream.write({ node: { cluster: 'a/gw' }, type_url: TYPE.listener });
+    await reader(held.stream)();
+    const flood = Array.from({ length: 30 }, () => open(port));
+    for (const f of flood) f.stream.write({ node: { cluster: 'a/gw' }, type_url: TYPE.listener });
+    await Promise.all(flood.map((f) => f.ended));
+    expect(refused).toHaveLength(30);
+    // The default bucket: 10 lines at once, then 10 a minute; the rest are counted, not written.
+    expect(lines.length).toBeGreaterThanOrEqual(10);
+    expect(lines.length).toBeLessThan(15);
+    expect(lines.every((l) => l.reason === 'too-many-streams')).toBe(true);
+  }, 60_000);
+
   it('security: a stream that does not name its Gateway in time is ended (DEADLINE_EXCEEDED), and counted', async () => {
     const { port, refused } = await serve({ identifyWithinMs: 200 });
     // Opened, and nothing sent on it.
