@@ -56,6 +56,21 @@ describe('regular expressions Envoy would refuse for their RE2 program size', ()
     );
   });
 
+  it('a repeated Unicode class or hex escape is not taken for a possessive quantifier (`}+`)', () => {
+    const greek = translate('HTTPRoute', [{ path: { type: 'RegularExpression', value: '/\\p{Greek}+' } }]);
+    expect(refusal(greek)!.message).toContain(
+      'its RE2 program size is not known here: \\p{Greek} needs Unicode tables',
+    );
+    expect(refusal(greek)!.message).not.toContain('possessive');
+    const hex = translate('HTTPRoute', [{ path: { type: 'RegularExpression', value: '/\\x{41}+' } }]);
+    expect(refusal(hex)).toBeUndefined();
+    const quoted = translate('HTTPRoute', [{ path: { type: 'RegularExpression', value: '/\\Qa*+\\E' } }]);
+    expect(refusal(quoted)).toBeUndefined();
+    // A real possessive quantifier is still named as such.
+    const possessive = translate('HTTPRoute', [{ path: { type: 'RegularExpression', value: '/a++' } }]);
+    expect(refusal(possessive)!.message).toContain('possessive quantifiers');
+  });
+
   it('a GRPCRoute method: the path regex the proxy runs (service and method together) is measured', () => {
     const method = 'M'.repeat(95);
     const r = translate('GRPCRoute', [{ method: { type: 'Exact', method } }]);

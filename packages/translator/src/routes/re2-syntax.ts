@@ -13,9 +13,13 @@ const UNSUPPORTED: [RegExp, string][] = [
   [/[*+?}]\+/, 'possessive quantifiers (*+, ++, ?+) are not supported by RE2'],
 ];
 
-/** Removes escaped characters and character classes, so that syntax checks see only the structure. */
+/**
+ * Removes escaped characters and character classes, so that syntax checks see only the structure. An
+ * escape may span braces (`\p{Greek}`, `\x{41}`) or a quoted run (`\Q*+\E`): read left to right, so that
+ * an escaped backslash is never taken for the start of one; `\p{Greek}+` is a repeated class, not `}+`.
+ */
 function structure(re: string): string {
-  return re.replace(/\\./g, '_').replace(/\[(?:\\.|[^\]\\])*\]/g, '_');
+  return re.replace(/\\Q[\s\S]*?(?:\\E|$)|\\[pPx]\{[^}]*\}|\\./g, '_').replace(/\[(?:\\.|[^\]\\])*\]/g, '_');
 }
 
 /** Why `re` is not a valid RE2 expression; undefined when it is. */
