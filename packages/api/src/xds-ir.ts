@@ -98,8 +98,16 @@ export interface HTTPFiltersIR {
     allowCredentials: boolean;
     maxAge?: number;
   };
-  /** Plugins enabled on this route: `namespace/name`; content by sha256, or from `url` when served over HTTP. */
-  plugins?: { name: string; type: 'lua' | 'wasm'; sha256: string; url?: string }[];
+  /** Plugins enabled on this route. */
+  plugins?: PluginRefIR[];
+}
+
+/** A plugin a route or listener runs: `namespace/name`; content by sha256, or from `url` when served over HTTP. */
+export interface PluginRefIR {
+  name: string;
+  type: 'lua' | 'wasm';
+  sha256: string;
+  url?: string;
 }
 
 export interface RedirectIR {
@@ -184,7 +192,13 @@ export interface ExternalAuthIR {
   forwardBodyMaxSize?: number;
 }
 
-export type PreRoutingFilterIR = ExternalAuthIR;
+/** A listener's ExtensionRef filter: a plugin (PluginInstallation) every request of the listener passes first. */
+export interface PluginFilterIR {
+  type: 'ExtensionRef';
+  plugin: PluginRefIR;
+}
+
+export type PreRoutingFilterIR = ExternalAuthIR | PluginFilterIR;
 
 export interface PortIR {
   name: string;
@@ -284,17 +298,19 @@ export interface XdsIR {
 }
 
 /**
- * The plugins (`namespace/name@sha256`) this Gateway's routes run, sorted: the digest a route names,
- * or the one the proxies keep while their rollout is held. What a proxy's acknowledgement of this
- * configuration tells us it runs.
+ * The plugins (`namespace/name@sha256`) this Gateway's routes and listener filters run, sorted: the
+ * digest a route or listener names, or the one the proxies keep while their rollout is held. What a
+ * proxy's acknowledgement of this configuration tells us it runs.
  */
 export function referencedPlugins(gw: GatewayIR): string[] {
   const held = new Map((gw.installedPlugins ?? []).filter((p) => p.held).map((p) => [p.name, p.sha256]));
   const out = new Set<string>();
+  const add = (p: PluginRefIR) => out.add(`${p.name}@${held.get(p.name) ?? p.sha256}`);
   for (const port of gw.ports)
-    for (const listener of port.listeners)
+    for (const listener of port.listeners) {
+      for (const f of listener.preRouting ?? []) if (f.type === 'ExtensionRef') add(f.plugin);
       for (const vh of listener.virtualHosts ?? [])
-        for (const route of vh.routes)
-          for (const p of route.filters?.plugins ?? []) out.add(`${p.name}@${held.get(p.name) ?? p.sha256}`);
+        for (const route of vh.routes) for (const p of route.filters?.plugins ?? []) add(p);
+    }
   return [...out].sort();
 }

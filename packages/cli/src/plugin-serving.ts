@@ -164,16 +164,21 @@ export async function startPlugins(
   };
 }
 
-/** Which Gateways' configuration uses each plugin content (by sha256). */
-function contentReaders(gateways: Iterable<readonly [string, GatewayIR]>): Map<string, Set<string>> {
+/** Which Gateways' configuration uses each plugin content (by sha256): who may read it over TLS. */
+export function contentReaders(gateways: Iterable<readonly [string, GatewayIR]>): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
   for (const [key, gw] of gateways)
-    for (const port of gw.ports)
-      for (const use of pluginsUsed(port.listeners)) {
+    for (const port of gw.ports) {
+      // What routes run, and what listeners run before routing (GEP-5224 ExtensionRef filters).
+      const listenerPlugins = port.listeners.flatMap((l) =>
+        (l.preRouting ?? []).flatMap((f) => (f.type === 'ExtensionRef' ? [f.plugin] : [])),
+      );
+      for (const use of [...pluginsUsed(port.listeners), ...listenerPlugins]) {
         let set = out.get(use.sha256);
         if (!set) out.set(use.sha256, (set = new Set()));
         set.add(key);
       }
+    }
   return out;
 }
 

@@ -53,6 +53,8 @@ export interface ListenerModel {
   clientCAOptional?: boolean;
   /** Pre-routing filters (GEP-5224), resolved, in the listener's order. */
   preRouting?: ListenerFilterModel[];
+  /** The PluginInstallations (`namespace/name`) its ExtensionRef filters name, resolved or not. */
+  preRoutingPlugins?: string[];
 }
 
 export interface GatewayModel {

@@ -1,9 +1,9 @@
-// Pre-routing listener filters (Gateway API v1.7, GEP-5224): ExternalAuth (HTTP and gRPC) is served
-// (listener-filters.ts); an ExtensionRef is not yet, and a listener naming one is refused, never served
-// without it.
+// Pre-routing listener filters (Gateway API v1.7, GEP-5224): ExternalAuth (HTTP and gRPC) and
+// ExtensionRef filters naming our PluginInstallation are served (listener-filters.ts); a reference that
+// does not resolve, or a plugin not fetched yet, leaves the listener unserved, never served without it.
 import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
-import { explain, snapshotFromObjects } from '../src/index.js';
+import { explain, snapshotFromObjects, Translator } from '../src/index.js';
 import {
   gateway,
   gatewayClass,
@@ -33,6 +33,34 @@ const grantToAuth = (): KubeObject =>
     [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'infra' }],
     [{ group: '', kind: 'Service' }],
   );
+
+const SHA = 'a'.repeat(64);
+const pluginFilter = (name: string) => ({
+  type: 'ExtensionRef',
+  extensionRef: { group: 'turnpike.dev', kind: 'PluginInstallation', name },
+});
+const plugin = (name: string, ns = 'infra'): KubeObject => ({
+  apiVersion: 'turnpike.dev/v1alpha1',
+  kind: 'PluginInstallation',
+  metadata: { name, namespace: ns, generation: 1 },
+  spec: { image: `registry.example.com/team/${name}:v1`, type: 'lua' },
+});
+/** The fetch worker's result for the plugin's current spec: content, or a failure (none fetched before). */
+const fetched = (name: string, ns = 'infra', ok = true): KubeObject => ({
+  apiVersion: 'turnpike.dev/internal',
+  kind: 'PluginFetch',
+  metadata: { name, namespace: ns },
+  status: {
+    observedGeneration: 1,
+    image: `registry.example.com/team/${name}:v1`,
+    fetched: ok,
+    reason: ok ? 'Fetched' : 'NotFound',
+    message: ok ? 'Fetched sha256:1234 (10 bytes)' : 'registry.example.com answered 404',
+    ...(ok ? { digest: 'sha256:1234', sha256: SHA, size: 10, storage: { configMap: `turnpike-plugin-${name}` } } : {}),
+  },
+});
+const messageOf = (l: Record<string, any>, type: string): string =>
+  l.conditions.find((c: { type: string }) => c.type === type).message;
 
 function listenerSet(listeners: Record<string, unknown>[]): KubeObject {
   return {
@@ -127,29 +155,168 @@ describe('listener filters (GEP-5224)', () => {
     },
   );
 
+  it('an ExtensionRef to a fetched PluginInstallation runs it before routing, in list order with ExternalAuth', () => {
+    const requests = [
+      { type: 'ExternalAuth', externalAuth: { protocol: 'HTTP', backendRef: authRef } },
+      pluginFilter('p'),
+    ];
+    const r = run([
+      gatewayClass(),
+      gateway('gw', [http('guarded', 80, { filters: { requests } }), http('open', 8080)]),
+      authService(),
+      grantToAuth(),
+      plugin('p'),
+      fetched('p'),
+    ]);
+    const l = listener(r, 'infra', 'gw', 'guarded');
+    expect(sr(l.conditions, 'Accepted')).toBe('True/Accepted');
+    expect(sr(l.conditions, 'ResolvedRefs')).toBe('True/ResolvedRefs');
+    expect(sr(l.conditions, 'Programmed')).toBe('True/Programmed');
+    expect(irListener(r, 'guarded')!.preRouting).toEqual([
+      { type: 'ExternalAuth', protocol: 'HTTP', cluster: 'apps/auth/9000' },
+      { type: 'ExtensionRef', plugin: { name: 'infra/p', type: 'lua', sha256: SHA } },
+    ]);
+    expect(irListener(r, 'open')!.preRouting).toBeUndefined();
+    // The Gateway runs it: a consumer of the plugin.
+    expect(statusOf(r, 'PluginInstallation', 'infra', 'p').consumers).toEqual([
+      { group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'infra', name: 'gw' },
+    ]);
+  });
+
   it(
-    '"If a filter is unsupported by the implementation, the listener MUST be rejected via status ' +
-      '(Accepted=False, Reason=UnsupportedValue)": an ExtensionRef, naming the filter',
+    'an ExtensionRef to a PluginInstallation that does not exist is ResolvedRefs=False/InvalidListenerFilterRef ' +
+      'naming the filter, and the listener serves nothing',
     () => {
-      const requests = [
-        { type: 'ExternalAuth', externalAuth: { protocol: 'HTTP', backendRef: authRef } },
-        { type: 'ExtensionRef', extensionRef: { group: 'turnpike.dev', kind: 'PluginInstallation', name: 'p' } },
-      ];
+      const r = run([gatewayClass(), gateway('gw', [http('l', 80, { filters: { requests: [pluginFilter('p')] } })])]);
+      const l = listener(r, 'infra', 'gw', 'l');
+      expect(sr(l.conditions, 'ResolvedRefs')).toBe('False/InvalidListenerFilterRef');
+      expect(messageOf(l, 'ResolvedRefs')).toContain(
+        'spec.listeners[0].filters.requests[0].extensionRef: PluginInstallation infra/p not found',
+      );
+      expect(sr(l.conditions, 'Programmed')).toMatch(/^False\//);
+      expect(r.xdsIR.gateways.get('infra/gw')?.ports ?? []).toEqual([]);
+    },
+  );
+
+  it('an ExtensionRef of a kind other than turnpike.dev/PluginInstallation is InvalidListenerFilterRef', () => {
+    const requests = [{ type: 'ExtensionRef', extensionRef: { group: 'example.com', kind: 'Filter', name: 'p' } }];
+    const r = run([
+      gatewayClass(),
+      gateway('gw', [http('l', 80, { filters: { requests } })]),
+      plugin('p'),
+      fetched('p'),
+    ]);
+    const l = listener(r, 'infra', 'gw', 'l');
+    expect(sr(l.conditions, 'Accepted')).toBe('True/Accepted');
+    expect(sr(l.conditions, 'ResolvedRefs')).toBe('False/InvalidListenerFilterRef');
+    expect(messageOf(l, 'ResolvedRefs')).toContain(
+      'spec.listeners[0].filters.requests[0].extensionRef: example.com/Filter',
+    );
+    expect(r.xdsIR.gateways.get('infra/gw')?.ports ?? []).toEqual([]);
+  });
+
+  it(
+    'extensionRef is a LocalObjectReference: a PluginInstallation of that name in another namespace is not ' +
+      'used (InvalidListenerFilterRef), however a ReferenceGrant reads',
+    () => {
+      const grant = referenceGrant(
+        'to-plugin',
+        'apps',
+        [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'infra' }],
+        [{ group: 'turnpike.dev', kind: 'PluginInstallation' }],
+      );
       const r = run([
         gatewayClass(),
-        gateway('gw', [http('guarded', 80, { filters: { requests } }), http('open', 8080)]),
-        authService(),
-        grantToAuth(),
+        gateway('gw', [http('l', 80, { filters: { requests: [pluginFilter('p')] } })]),
+        plugin('p', 'apps'),
+        fetched('p', 'apps'),
+        grant,
       ]);
-      const l = listener(r, 'infra', 'gw', 'guarded');
+      expect(sr(listener(r, 'infra', 'gw', 'l').conditions, 'ResolvedRefs')).toBe('False/InvalidListenerFilterRef');
+      expect(r.xdsIR.gateways.get('infra/gw')?.ports ?? []).toEqual([]);
+    },
+  );
+
+  it(
+    'a plugin not fetched yet, or whose current spec failed to fetch, fails closed: the listener serves nothing ' +
+      'until it is, and the Gateway is a consumer of it already',
+    () => {
+      const objects = (fetch?: KubeObject) => [
+        gatewayClass(),
+        gateway('gw', [http('l', 80, { filters: { requests: [pluginFilter('p')] } }), http('open', 8080)]),
+        plugin('p'),
+        ...(fetch ? [fetch] : []),
+      ];
+      for (const r of [run(objects()), run(objects(fetched('p', 'infra', false)))]) {
+        const l = listener(r, 'infra', 'gw', 'l');
+        expect(sr(l.conditions, 'ResolvedRefs')).toBe('False/InvalidListenerFilterRef');
+        expect(messageOf(l, 'ResolvedRefs')).toContain('PluginInstallation infra/p is not fetched');
+        expect(r.xdsIR.gateways.get('infra/gw')!.ports.map((p) => p.port)).toEqual([8080]);
+        expect(statusOf(r, 'PluginInstallation', 'infra', 'p').consumers).toEqual([
+          { group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'infra', name: 'gw' },
+        ]);
+      }
+      const served = run(objects(fetched('p')));
+      expect(irListener(served, 'l')!.preRouting).toHaveLength(1);
+    },
+  );
+
+  it('incrementally: the listener is served once its plugin is fetched, and unserved when the plugin goes', () => {
+    const base = [gatewayClass(), gateway('gw', [http('l', 80, { filters: { requests: [pluginFilter('p')] } })])];
+    const t = new Translator();
+    t.translate(snapshotFromObjects([...base, plugin('p')]));
+    const served = t.translateWithChanges(snapshotFromObjects([...base, plugin('p'), fetched('p')]));
+    expect(sr(listener(served.result, 'infra', 'gw', 'l').conditions, 'Programmed')).toBe('True/Programmed');
+    expect(irListener(served.result, 'l')!.preRouting).toHaveLength(1);
+    expect(served.changes.statuses).toContain('Gateway/infra/gw');
+    const gone = t.translateWithChanges(snapshotFromObjects(base));
+    expect(sr(listener(gone.result, 'infra', 'gw', 'l').conditions, 'ResolvedRefs')).toBe(
+      'False/InvalidListenerFilterRef',
+    );
+    expect(gone.result.xdsIR.gateways.get('infra/gw')?.ports ?? []).toEqual([]);
+  });
+
+  it('an ExtensionRef filter without extensionRef is InvalidListenerFilter (the CRD refuses it)', () => {
+    const r = run([
+      gatewayClass(),
+      gateway('gw', [http('l', 80, { filters: { requests: [{ type: 'ExtensionRef' }] } })]),
+    ]);
+    const l = listener(r, 'infra', 'gw', 'l');
+    expect(sr(l.conditions, 'Accepted')).toBe('False/InvalidListenerFilter');
+    expect(messageOf(l, 'Accepted')).toContain('spec.listeners[0].filters.requests[0].extensionRef must be set');
+  });
+
+  it(
+    '"If a filter is unsupported by the implementation, the listener MUST be rejected via status ' +
+      '(Accepted=False, Reason=UnsupportedValue)": a filter type other than ExternalAuth and ExtensionRef',
+    () => {
+      const r = run([
+        gatewayClass(),
+        gateway('gw', [http('l', 80, { filters: { requests: [{ type: 'RateLimit' }] } }), http('open', 8080)]),
+      ]);
+      const l = listener(r, 'infra', 'gw', 'l');
       expect(sr(l.conditions, 'Accepted')).toBe('False/UnsupportedValue');
-      expect(l.conditions.find((c: { type: string }) => c.type === 'Accepted').message).toContain(
-        'spec.listeners[0].filters.requests[1]: pre-routing ExtensionRef filters are not supported',
+      expect(messageOf(l, 'Accepted')).toContain(
+        'spec.listeners[0].filters.requests[0]: pre-routing RateLimit filters are not supported',
       );
-      expect(sr(listener(r, 'infra', 'gw', 'open').conditions, 'Programmed')).toBe('True/Programmed');
       expect(r.xdsIR.gateways.get('infra/gw')!.ports.map((p) => p.port)).toEqual([8080]);
     },
   );
+
+  it("a ListenerSet listener's ExtensionRef names a PluginInstallation of the ListenerSet's namespace", () => {
+    const r = run([
+      gatewayClass(),
+      gateway('gw', [http()], { allowedListeners: { namespaces: { from: 'Same' } } }),
+      listenerSet([http('guarded', 8081, { filters: { requests: [pluginFilter('p')] } })]),
+      plugin('p'),
+      fetched('p'),
+    ]);
+    const s = statusOf(r, 'ListenerSet', 'infra', 'ls');
+    expect(sr(s.listeners[0].conditions, 'ResolvedRefs')).toBe('True/ResolvedRefs');
+    expect(irListener(r, 'guarded')!.preRouting).toEqual([
+      { type: 'ExtensionRef', plugin: { name: 'infra/p', type: 'lua', sha256: SHA } },
+    ]);
+  });
 
   it('a ListenerSet listener with ExternalAuth is served with it; on a TCP listener filters are InvalidListenerFilter', () => {
     const r = run([
@@ -182,17 +349,22 @@ describe('listener filters (GEP-5224)', () => {
     expect(irListener(r, 'l')!.preRouting).toBeUndefined();
   });
 
-  it('explain names what runs before routing on the listener that serves the route', () => {
+  it('explain names what runs before routing on the listener that serves the route, plugins included', () => {
+    const requests = [...extAuth.requests, pluginFilter('p')];
     const objects = [
       gatewayClass(),
-      gateway('gw', [http('guarded', 80, { filters: extAuth })]),
+      gateway('gw', [http('guarded', 80, { filters: { requests } })]),
+      plugin('p'),
+      fetched('p'),
       service('svc'),
       authService(),
       grantToAuth(),
       httpRoute('r', { parentRefs: [toGw({ sectionName: 'guarded' })], rules: [{ backendRefs: [backend()] }] }),
     ];
     const text = explain(snapshotFromObjects(objects), 'HTTPRoute', 'apps', 'r').lines.join('\n');
-    expect(text).toContain('before routing, every request passes ExternalAuth HTTP to apps/auth/9000');
+    expect(text).toContain(
+      'before routing, every request passes ExternalAuth HTTP to apps/auth/9000, then plugin infra/p (lua)',
+    );
   });
 
   it('an auth Service a BackendTLSPolicy targets is not called in plain text: the listener is not served', () => {

@@ -1,14 +1,18 @@
 // Pre-routing listener filters (GEP-5224) in Envoy: each filter of a Gateway listener is an HTTP filter
 // of its own in the connection manager, named `turnpike.listener-filter/<listener>/<index>`, in the
 // listener's order and before every other filter (CORS and the plugins read the route; the router
-// routes). An ExternalAuth is envoy.filters.http.ext_authz. Plain-HTTP listeners sharing a port share
-// one connection manager: there each virtual host disables the filters of the listeners it does not
-// belong to (typed_per_filter_config, ExtAuthzPerRoute `disabled`), so every listener runs exactly its
-// own list, in its own order, whatever the others list; no two lists have to be merged, so no order
-// is ever refused (InvalidListenerFilterOrder is never needed).
+// routes). An ExternalAuth is envoy.filters.http.ext_authz; an ExtensionRef is the plugin's Lua or Wasm
+// filter (plugin-filters.ts), its own instance, followed by the Host guard (host-guard.ts). Plain-HTTP
+// listeners sharing a port share one connection manager: there each virtual host disables the filters of
+// the listeners it does not belong to (typed_per_filter_config: ExtAuthzPerRoute `disabled`, and
+// FilterConfig `disabled` for a plugin: "If true, the filter is disabled in the route or virtual host"),
+// so every listener runs exactly its own list, in its own order, whatever the others list; no two lists
+// have to be merged, so no order is ever refused (InvalidListenerFilterOrder is never needed).
 import type { ExternalAuthIR, GatewayListenerIR } from '@turnpike/api';
 import { typed } from './envoy-values.js';
-import type { Any, ExtAuthz, ExtAuthzPerRoute, HttpFilter, ListStringMatcher } from './envoy-types.js';
+import type { Any, ExtAuthz, ExtAuthzPerRoute, FilterConfig, HttpFilter, ListStringMatcher } from './envoy-types.js';
+import { recordAuthorityFilter, restoreAuthorityFilter } from './host-guard.js';
+import { pluginConfig, type PluginContext } from './plugin-filters.js';
 
 export const LISTENER_FILTER_PREFIX = 'turnpike.listener-filter/';
 
@@ -82,19 +86,36 @@ function extAuthz(f: ExternalAuthIR): Any {
   return typed<ExtAuthz>('envoy.extensions.filters.http.ext_authz.v3.ExtAuthz', value);
 }
 
-/** The HTTP filters of these listeners' pre-routing filters, each listener's in its order. */
-export function listenerHttpFilters(listeners: readonly GatewayListenerIR[]): HttpFilter[] {
+/**
+ * The HTTP filters of these listeners' pre-routing filters, each listener's in its order; a plugin's
+ * content is found as a route's is (`plugins`, which records the plugins used). With any plugin, the
+ * Host guard records :authority first and restores it after each plugin.
+ *
+ * Routing happens once, after the last filter: Envoy routes the request when the router (or a filter
+ * reading the route) asks, from the headers as they are then, and a plugin that changed them cleared
+ * the route cached before (host-guard.ts): a header a plugin adds is routed on.
+ */
+export function listenerHttpFilters(listeners: readonly GatewayListenerIR[], plugins: PluginContext): HttpFilter[] {
   const out: HttpFilter[] = [];
   for (const l of listeners)
-    (l.preRouting ?? []).forEach((f, i) =>
-      out.push({ name: listenerFilterName(l.name, i), typed_config: extAuthz(f) }),
-    );
-  return out;
+    (l.preRouting ?? []).forEach((f, i) => {
+      const name = listenerFilterName(l.name, i);
+      if (f.type === 'ExternalAuth') {
+        out.push({ name, typed_config: extAuthz(f) });
+        return;
+      }
+      plugins.used.push(f.plugin);
+      out.push({ name, typed_config: pluginConfig(f.plugin, plugins.gw, plugins.lookup) });
+      out.push(restoreAuthorityFilter(name));
+    });
+  return out.some((f) => f.name?.endsWith('/host-guard')) ? [recordAuthorityFilter(), ...out] : out;
 }
 
 /** The per-virtual-host config that turns a listener's filter off. */
-function disabledFilter(): Any {
-  return typed<ExtAuthzPerRoute>('envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute', { disabled: true });
+function disabledFilter(f: NonNullable<GatewayListenerIR['preRouting']>[number]): Any {
+  if (f.type === 'ExternalAuth')
+    return typed<ExtAuthzPerRoute>('envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute', { disabled: true });
+  return typed<FilterConfig>('envoy.config.route.v3.FilterConfig', { disabled: true });
 }
 
 /**
@@ -108,7 +129,7 @@ export function disabledListenerFilters(
   let out: Record<string, Any> | undefined;
   for (const l of listeners) {
     if (owners.has(l.name)) continue;
-    (l.preRouting ?? []).forEach((_, i) => ((out ??= {})[listenerFilterName(l.name, i)] = disabledFilter()));
+    (l.preRouting ?? []).forEach((f, i) => ((out ??= {})[listenerFilterName(l.name, i)] = disabledFilter(f)));
   }
   return out;
 }

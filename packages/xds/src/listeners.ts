@@ -2,7 +2,7 @@
 // TLS ports choose a filter chain by SNI; TCP and UDP ports proxy to their route's backends. Every
 // connection manager and proxy writes the Gateway's access log (observability.ts); a filter chain is
 // named after the Gateway listener it serves (`%FILTER_CHAIN_NAME%` in an HTTP entry).
-import type { GatewayIR, GatewayListenerIR, HTTPFiltersIR, L4RouteIR, PortIR } from '@turnpike/api';
+import type { GatewayListenerIR, HTTPFiltersIR, L4RouteIR, PortIR } from '@turnpike/api';
 import { INVALID_BACKEND_CLUSTER } from './clusters.js';
 import { ADS, typed } from './envoy-values.js';
 import type {
@@ -18,7 +18,7 @@ import type {
 import { httpConnectionManager, type EdgeHttp } from './http-connection-manager.js';
 import { listenerHttpFilters } from './listener-filters.js';
 import { accessLogs, type AccessLogSite } from './observability.js';
-import { pluginHttpFilters, pluginsUsed, type PluginLookup, type PluginUse } from './plugin-filters.js';
+import { pluginHttpFilters, pluginsUsed, type PluginContext } from './plugin-filters.js';
 import type { EnvoyResources } from './resources.js';
 import { httpRouteConfiguration, type RouteMemo } from './route-configurations.js';
 import { hcmTracing, withSpanName } from './tracing.js';
@@ -93,12 +93,6 @@ export interface ListenerBuild {
   invalidBackendUsed: boolean;
 }
 
-export interface PluginContext {
-  gw: GatewayIR;
-  lookup: PluginLookup;
-  used: PluginUse[];
-}
-
 function invalidBackend(build: ListenerBuild): string {
   build.invalidBackendUsed = true;
   return INVALID_BACKEND_CLUSTER;
@@ -121,7 +115,7 @@ function httpFilterChain(
       {
         name: 'envoy.filters.network.http_connection_manager',
         typed_config: httpConnectionManager(routeName, routeName, {
-          preRouting: listenerHttpFilters(listeners),
+          preRouting: listenerHttpFilters(listeners, build.plugins),
           cors: usesFilter(listeners, (f) => f.cors),
           plugins: pluginFilters(listeners, build.plugins),
           accessLog: accessLogs(build.plugins.gw, 'http'),

@@ -3,18 +3,22 @@
 // on exactly the routes whose ExtensionRef names it. Its code comes from the file mounted in the
 // proxy when the Gateway's ProxyConfig installs it, else inline (Lua, small Wasm), else from the
 // controller's HTTP server with the sha256 Envoy checks (large Wasm).
-import type { GatewayIR, GatewayListenerIR } from '@turnpike/api';
+import type { GatewayIR, GatewayListenerIR, PluginRefIR } from '@turnpike/api';
 import { controlPlaneTlsContext, type BootstrapTls } from './bootstrap.js';
 import type { Any, AsyncDataSource, Cluster, FilterConfig, HttpFilter, Lua, Wasm } from './envoy-types.js';
 
 /** Plugin content by sha256 (hex). */
 export type PluginLookup = (sha256: string) => Buffer | undefined;
 
-export type PluginUse = NonNullable<
-  NonNullable<
-    NonNullable<NonNullable<GatewayListenerIR['virtualHosts']>[number]['routes'][number]['filters']>['plugins']
-  >
->[number];
+export type PluginUse = PluginRefIR;
+
+/** What building plugin filters reads (the Gateway's mounted plugins, content by sha256) and adds to. */
+export interface PluginContext {
+  gw: GatewayIR;
+  lookup: PluginLookup;
+  /** Every plugin a filter was built for, whose content clusters (large Wasm) must be sent. */
+  used: PluginUse[];
+}
 
 export const PLUGIN_FILTER_PREFIX = 'turnpike.plugin/';
 const CONTENT_CLUSTER_PREFIX = 'turnpike/plugin-content/';
@@ -54,48 +58,48 @@ function contentCluster(url: string): { name: string; host: string; port: number
 
 /** The HTTP filters for the plugins used (disabled; routes enable them). */
 export function pluginHttpFilters(used: readonly PluginUse[], gw: GatewayIR, lookup: PluginLookup): HttpFilter[] {
-  const mounted = new Map((gw.installedPlugins ?? []).map((p) => [p.name, p]));
-  return used.map((p): HttpFilter => {
-    const m = mounted.get(p.name);
-    // A held rollout pins the digest the Pods have mounted: never a route that asks for content they lack.
-    const file = m && (m.sha256 === p.sha256 || m.held) ? m.mountPath : undefined;
-    const name = pluginFilterName(p.name);
-    const content = file ? undefined : lookup(p.sha256);
-    if (p.type === 'lua' || (!file && !content && !p.url)) {
-      const source = file
-        ? { filename: file }
-        : { inline_string: content && p.type === 'lua' ? content.toString('utf8') : UNAVAILABLE_LUA };
-      return {
-        name,
-        disabled: true,
-        typed_config: typed<Lua>('envoy.extensions.filters.http.lua.v3.Lua', { default_source_code: source }),
-      };
-    }
-    let code: AsyncDataSource;
-    if (file) code = { local: { filename: file } };
-    else if (content && !p.url) code = { local: { inline_bytes: content.toString('base64') as unknown as Buffer } };
-    else {
-      const c = contentCluster(p.url!);
-      code = {
-        remote: {
-          http_uri: { uri: p.url!, cluster: c.name, timeout: { seconds: '30', nanos: 0 } },
-          sha256: p.sha256,
-          retry_policy: { num_retries: { value: 10 } },
-        },
-      };
-    }
-    return {
-      name,
-      disabled: true,
-      typed_config: typed<Wasm>('envoy.extensions.filters.http.wasm.v3.Wasm', {
-        config: {
-          name: p.name,
-          root_id: '',
-          fail_open: false,
-          vm_config: { vm_id: p.name, runtime: 'envoy.wasm.runtime.v8', code },
-        },
-      }),
+  return used.map((p): HttpFilter => ({
+    name: pluginFilterName(p.name),
+    disabled: true,
+    typed_config: pluginConfig(p, gw, lookup),
+  }));
+}
+
+/**
+ * A plugin's filter config: its Lua or Wasm code from the file the proxy mounts, inline, or by URL;
+ * missing content fails closed (a Lua answering 500).
+ */
+export function pluginConfig(p: PluginUse, gw: GatewayIR, lookup: PluginLookup): Any {
+  const m = (gw.installedPlugins ?? []).find((installed) => installed.name === p.name);
+  // A held rollout pins the digest the Pods have mounted: never a route that asks for content they lack.
+  const file = m && (m.sha256 === p.sha256 || m.held) ? m.mountPath : undefined;
+  const content = file ? undefined : lookup(p.sha256);
+  if (p.type === 'lua' || (!file && !content && !p.url)) {
+    const source = file
+      ? { filename: file }
+      : { inline_string: content && p.type === 'lua' ? content.toString('utf8') : UNAVAILABLE_LUA };
+    return typed<Lua>('envoy.extensions.filters.http.lua.v3.Lua', { default_source_code: source });
+  }
+  let code: AsyncDataSource;
+  if (file) code = { local: { filename: file } };
+  else if (content && !p.url) code = { local: { inline_bytes: content.toString('base64') as unknown as Buffer } };
+  else {
+    const c = contentCluster(p.url!);
+    code = {
+      remote: {
+        http_uri: { uri: p.url!, cluster: c.name, timeout: { seconds: '30', nanos: 0 } },
+        sha256: p.sha256,
+        retry_policy: { num_retries: { value: 10 } },
+      },
     };
+  }
+  return typed<Wasm>('envoy.extensions.filters.http.wasm.v3.Wasm', {
+    config: {
+      name: p.name,
+      root_id: '',
+      fail_open: false,
+      vm_config: { vm_id: p.name, runtime: 'envoy.wasm.runtime.v8', code },
+    },
   });
 }
 

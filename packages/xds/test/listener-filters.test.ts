@@ -1,10 +1,12 @@
 // Pre-routing listener filters (GEP-5224) in Envoy resources: an ExternalAuth is an ext_authz filter
-// before every other, failing closed; listeners sharing a plain-HTTP port disable each other's filters
-// per virtual host. Every resource passes the proto (PGV) rules and Envoy's load rules.
+// before every other, failing closed; an ExtensionRef is the plugin's own Lua or Wasm filter, each
+// followed by the Host guard; listeners sharing a plain-HTTP port disable each other's filters per
+// virtual host. Every resource passes the proto (PGV) rules and Envoy's load rules.
 import { describe, expect, it } from '@jest/globals';
-import type { ExternalAuthIR, GatewayIR, GatewayListenerIR, HTTPRouteIR } from '@turnpike/api';
+import type { ExternalAuthIR, GatewayIR, GatewayListenerIR, HTTPRouteIR, PreRoutingFilterIR } from '@turnpike/api';
 import { envoyLoadProblems, decodeMessage, encodeMessage, envoyResourcesFor, validateResources } from '../src/index.js';
 import { listenerFilterName } from '../src/listener-filters.js';
+import { HOST_GUARD_RECORD, RECORD_AUTHORITY_LUA, RESTORE_AUTHORITY_LUA } from '../src/host-guard.js';
 
 const route = (name: string): HTTPRouteIR => ({
   name,
@@ -24,7 +26,7 @@ const httpAuth: ExternalAuthIR = {
 };
 const grpcAuth: ExternalAuthIR = { type: 'ExternalAuth', protocol: 'GRPC', cluster: 'apps/authz/9001/h2' };
 
-function httpListener(name: string, host: string, preRouting?: ExternalAuthIR[]): GatewayListenerIR {
+function httpListener(name: string, host: string, preRouting?: PreRoutingFilterIR[]): GatewayListenerIR {
   return {
     name: `Gateway/infra/gw/${name}`,
     protocol: 'HTTP',
@@ -47,6 +49,12 @@ function gatewayIR(listeners: GatewayListenerIR[]): GatewayIR {
     secrets: [],
   };
 }
+
+const SHA = 'c'.repeat(64);
+const WASM_SHA = 'd'.repeat(64);
+const luaPlugin: PreRoutingFilterIR = { type: 'ExtensionRef', plugin: { name: 'infra/tag', type: 'lua', sha256: SHA } };
+const LUA = 'function envoy_on_request(h) h:headers():add("x-user", "alice") end\n';
+const content = (sha: string) => (sha === SHA ? Buffer.from(LUA) : undefined);
 
 type Filter = { name: string; disabled?: boolean; typed_config: Record<string, any> };
 function hcmFilters(res: ReturnType<typeof envoyResourcesFor>): Filter[] {
@@ -113,5 +121,82 @@ describe('listener filters in xDS (GEP-5224)', () => {
       [a, true],
       [b, true],
     ]);
+  });
+
+  it(
+    'an ExtensionRef: the plugin as its own filter, in list order with ext_authz, each followed by the Host ' +
+      'guard after one that records :authority first; every resource valid',
+    () => {
+      const res = envoyResourcesFor(
+        gatewayIR([httpListener('a', 'a.example', [luaPlugin, httpAuth, luaPlugin])]),
+        () => undefined,
+        content,
+      );
+      expect(validateResources(res)).toEqual([]);
+      expect(envoyLoadProblems(res)).toEqual([]);
+      const name = (i: number) => listenerFilterName('Gateway/infra/gw/a', i);
+      const filters = hcmFilters(res);
+      expect(filters.map((f) => f.name)).toEqual([
+        HOST_GUARD_RECORD,
+        name(0),
+        `${name(0)}/host-guard`,
+        name(1),
+        name(2),
+        `${name(2)}/host-guard`,
+        'envoy.filters.http.router',
+      ]);
+      expect(filters.every((f) => !f.disabled)).toBe(true);
+      const source = (f: Filter) => f.typed_config.default_source_code?.inline_string;
+      expect(filters[0]!.typed_config['@type']).toBe('type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua');
+      expect(source(filters[0]!)).toBe(RECORD_AUTHORITY_LUA);
+      expect(source(filters[1]!)).toBe(LUA);
+      expect(source(filters[2]!)).toBe(RESTORE_AUTHORITY_LUA);
+      expect(filters[3]!.typed_config['@type']).toContain('ext_authz');
+      // Route-level plugins are other filters: none of this listener's routes runs one.
+      expect(filters.some((f) => f.name.startsWith('turnpike.plugin/'))).toBe(false);
+    },
+  );
+
+  it(
+    "a shared plain-HTTP port: the other listeners' virtual hosts disable a plugin filter (FilterConfig " +
+      'disabled), never its Host guard',
+    () => {
+      const res = envoyResourcesFor(
+        gatewayIR([httpListener('a', 'a.example', [luaPlugin]), httpListener('b', 'b.example')]),
+        () => undefined,
+        content,
+      );
+      expect(validateResources(res)).toEqual([]);
+      expect(envoyLoadProblems(res)).toEqual([]);
+      const vhost = (host: string) => res.routes[0]!.virtual_hosts!.find((v) => v.name === host)!;
+      expect(vhost('a.example').typed_per_filter_config).toBeUndefined();
+      expect(vhost('b.example').typed_per_filter_config).toEqual({
+        [listenerFilterName('Gateway/infra/gw/a', 0)]: {
+          '@type': 'type.googleapis.com/envoy.config.route.v3.FilterConfig',
+          disabled: true,
+        },
+      });
+    },
+  );
+
+  it('a Wasm plugin over HTTP: its content cluster is sent; a plugin without content fails closed (500)', () => {
+    const wasm: PreRoutingFilterIR = {
+      type: 'ExtensionRef',
+      plugin: { name: 'infra/big', type: 'wasm', sha256: WASM_SHA, url: 'http://10.0.0.1:18002/plugins/t.wasm' },
+    };
+    const missing: PreRoutingFilterIR = {
+      type: 'ExtensionRef',
+      plugin: { name: 'infra/gone', type: 'lua', sha256: 'e'.repeat(64) },
+    };
+    const res = envoyResourcesFor(gatewayIR([httpListener('a', 'a.example', [wasm, missing])]), () => undefined);
+    expect(validateResources(res)).toEqual([]);
+    expect(envoyLoadProblems(res)).toEqual([]);
+    const filters = hcmFilters(res);
+    expect(filters[1]!.typed_config).toMatchObject({
+      '@type': 'type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm',
+      config: { fail_open: false, vm_config: { code: { remote: { sha256: WASM_SHA } } } },
+    });
+    expect(res.clusters.map((c) => c.name)).toContain('turnpike/plugin-content/10.0.0.1:18002');
+    expect(filters[3]!.typed_config.default_source_code.inline_string).toContain('"500"');
   });
 });

@@ -8,6 +8,7 @@ import { getObject, type Snapshot } from '../snapshot.js';
 import { Translator, type TranslateOptions } from '../translate.js';
 import { httpActionLines, l4ActionLine } from './explain-actions.js';
 import { listenerProgrammable } from '../gateways/listener-validity.js';
+import { listenerFilterText } from '../gateways/listener-filters.js';
 import { ignoredPolicies } from './ignored-policies.js';
 import { tracingText } from './explain-tracing.js';
 
@@ -97,7 +98,7 @@ function refText(ref: ParentReference, routeNs: string): string {
 
 /** What the listener runs on every request before any route is chosen (GEP-5224 listener filters). */
 function beforeRouting(l: ListenerVerdict['listener']): string {
-  const filters = (l.preRouting ?? []).map((f) => `ExternalAuth ${f.ir.protocol} to ${f.cluster.name}`);
+  const filters = (l.preRouting ?? []).map(listenerFilterText);
   return filters.length ? `; before routing, every request passes ${filters.join(', then ')}` : '';
 }
 

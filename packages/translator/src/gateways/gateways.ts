@@ -112,6 +112,7 @@ export function buildListener(
   // Before an InvalidRouteKinds, which would leave the listener serving: it must not serve unguarded.
   if (filters.refsProblem) m.refsProblem = filters.refsProblem;
   if (filters.filters?.length) m.preRouting = filters.filters;
+  if (filters.pluginUses) m.preRoutingPlugins = filters.pluginUses;
   const tls = checkListenerTLS(inputs, owner, ownerKind, gateway, l, field);
   if (tls.notAccepted) m.notAccepted ??= tls.notAccepted;
   if (tls.refsProblem && !m.refsProblem) {
@@ -282,4 +283,13 @@ export function listenerSetParent(ls: ListenerSet): string | undefined {
 /** The merged listener list of a Gateway: its own, then its accepted ListenerSets' in precedence order. */
 export function mergedListeners(g: GatewayModel): ListenerModel[] {
   return g.listeners.concat(...g.listenerSets.map((s) => s.listeners));
+}
+
+/**
+ * The PluginInstallations (`namespace/name`, sorted) the listener filters of a Gateway and its
+ * ListenerSets use (GEP-5224 ExtensionRef), fetched or not: what the Gateway consumes and must be
+ * fetched for it to serve those listeners.
+ */
+export function listenerFilterPlugins(g: GatewayModel): string[] {
+  return [...new Set(mergedListeners(g).flatMap((l) => l.preRoutingPlugins ?? []))].sort();
 }

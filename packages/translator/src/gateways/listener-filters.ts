@@ -1,29 +1,53 @@
 // Pre-routing listener filters (Gateway API v1.7 experimental, GEP-5224, GatewayListenerFilters): the
-// filters.requests of a Gateway or ListenerSet listener, resolved. ExternalAuth (HTTP and gRPC) is run;
-// an ExtensionRef is not yet, and a listener naming one is refused, never served without it: "If a
-// filter is unsupported by the implementation, the listener MUST be rejected via status
+// filters.requests of a Gateway or ListenerSet listener, resolved. An ExternalAuth (HTTP and gRPC) is run
+// as ext_authz; an ExtensionRef names one of our PluginInstallations (a LocalObjectReference: in the
+// listener owner's namespace) and is run as that plugin's Lua or Wasm filter. Another filter type is
+// refused: "If a filter is unsupported by the implementation, the listener MUST be rejected via status
 // (`Accepted=False`, `Reason=UnsupportedValue`) rather than the filter silently omitted" (GEP-5224,
 // Filter Ordering). References: "`ResolvedRefs=False`, `Reason=InvalidListenerFilterRef`. Used when an
 // `ExternalAuth.backendRef` or an `ExtensionRef` in `filters.requests` refers to a resource that does
 // not exist, has an unsupported group/kind, or is otherwise unresolvable"; "A cross-namespace
 // `ExternalAuth.backendRef` without a matching ReferenceGrant MUST have `ResolvedRefs=False`,
 // `Reason=RefNotPermitted`" (Conformance 6). A listener whose filter reference does not resolve is not
-// programmed: serving it without the filter would serve what its author meant to guard.
-import type { BackendTLSPolicy, ClusterIR, ExternalAuthIR, Gateway, Listener, ListenerSet } from '@turnpike/api';
+// programmed: serving it without the filter would serve what its author meant to guard. A plugin not
+// fetched yet (or whose current spec failed to fetch) is "otherwise unresolvable": the listener waits
+// for it, where a route's rule answers 500; both fail closed.
+import {
+  GATEWAY_GROUP,
+  TURNPIKE_GROUP,
+  type BackendTLSPolicy,
+  type ClusterIR,
+  type ExternalAuthIR,
+  type Gateway,
+  type Listener,
+  type ListenerFilter,
+  type ListenerSet,
+  type PluginFilterIR,
+} from '@turnpike/api';
 import type { Inputs } from '../incremental/inputs.js';
 import { resolveBackend } from '../routes/backends.js';
+import { resolvePluginRef } from '../plugins/plugins.js';
 import type { Problem } from '../status/conditions.js';
 
-/** A resolved pre-routing filter: its IR, and the cluster of the service it calls. */
-export interface ListenerFilterModel {
-  ir: ExternalAuthIR;
-  cluster: ClusterIR;
-}
+/** A resolved pre-routing filter: an ExternalAuth and the cluster of the service it calls, or a plugin. */
+export type ListenerFilterModel = { ir: ExternalAuthIR; cluster: ClusterIR } | { ir: PluginFilterIR; cluster?: never };
 
 export interface ListenerFiltersResult {
   notAccepted?: Problem;
   refsProblem?: Problem;
   filters?: ListenerFilterModel[];
+  /**
+   * The PluginInstallations (`namespace/name`) the listener's ExtensionRef filters name, fetched or not:
+   * a use of each, which it must be fetched for.
+   */
+  pluginUses?: string[];
+}
+
+/** What a resolved filter does, as `explain` says it. */
+export function listenerFilterText(f: ListenerFilterModel): string {
+  return f.ir.type === 'ExternalAuth'
+    ? `ExternalAuth ${f.ir.protocol} to ${f.cluster!.name}`
+    : `plugin ${f.ir.plugin.name} (${f.ir.plugin.type})`;
 }
 
 /** The CRD's pattern for HTTPAuthConfig.path, checked again here (a ListenerSet may come from elsewhere). */
@@ -50,7 +74,7 @@ export function resolveListenerFilters(
         message: `${at}: filters may only be set when protocol is HTTP or HTTPS, not ${l.protocol}`,
       },
     };
-  const unsupported = requests.findIndex((f) => f.type !== 'ExternalAuth');
+  const unsupported = requests.findIndex((f) => f.type !== 'ExternalAuth' && f.type !== 'ExtensionRef');
   if (unsupported >= 0)
     return {
       notAccepted: {
@@ -61,8 +85,17 @@ export function resolveListenerFilters(
       },
     };
   const filters: ListenerFilterModel[] = [];
+  const pluginUses = new Set<string>();
   let refsProblem: Problem | undefined;
   for (const [i, f] of requests.entries()) {
+    if (f.type === 'ExtensionRef') {
+      const r = resolvePluginFilter(inputs, owner, ownerKind, f, `${at}[${i}]`);
+      if (r.notAccepted) return { notAccepted: r.notAccepted };
+      if (r.use) pluginUses.add(r.use);
+      if (r.filter) filters.push(r.filter);
+      else refsProblem ??= r.refsProblem;
+      continue;
+    }
     const here = `${at}[${i}].externalAuth`;
     const auth = f.externalAuth;
     if (!auth)
@@ -144,5 +177,60 @@ export function resolveListenerFilters(
     if (maxSize > 0) ir.forwardBodyMaxSize = maxSize;
     filters.push({ ir, cluster: r.backend.cluster });
   }
-  return refsProblem ? { refsProblem } : { filters };
+  const uses = pluginUses.size ? { pluginUses: [...pluginUses].sort() } : {};
+  return refsProblem ? { refsProblem, ...uses } : { filters, ...uses };
+}
+
+/**
+ * An ExtensionRef filter: our PluginInstallation in the owner's namespace (extensionRef is a
+ * LocalObjectReference), run with the content it serves; a ref to any other kind does not resolve.
+ */
+function resolvePluginFilter(
+  inputs: Inputs,
+  owner: Gateway | ListenerSet,
+  ownerKind: 'Gateway' | 'ListenerSet',
+  f: ListenerFilter,
+  field: string,
+): { notAccepted?: Problem; refsProblem?: Problem; filter?: ListenerFilterModel; use?: string } {
+  const ref = f.extensionRef;
+  const here = `${field}.extensionRef`;
+  if (!ref?.name)
+    return {
+      notAccepted: { reason: 'InvalidListenerFilter', message: `${here} must be set for an ExtensionRef filter` },
+    };
+  if (ref.group !== TURNPIKE_GROUP || ref.kind !== 'PluginInstallation')
+    return {
+      refsProblem: {
+        reason: 'InvalidListenerFilterRef',
+        message:
+          `${here}: ${ref.group || '(core)'}/${ref.kind} is not a kind of filter this implementation runs; ` +
+          `use ${TURNPIKE_GROUP}/PluginInstallation`,
+      },
+    };
+  const namespace = owner.metadata.namespace ?? '';
+  const resolved = resolvePluginRef(
+    inputs,
+    { kind: ownerKind, group: GATEWAY_GROUP, namespace },
+    { name: ref.name },
+    here,
+  );
+  // A reference the grants do not permit is no use (never the case for a local reference, kept for symmetry).
+  const use = resolved.problem?.reason === 'RefNotPermitted' ? undefined : `${namespace}/${ref.name}`;
+  const withUse = use ? { use } : {};
+  if (resolved.problem) {
+    const reason = resolved.problem.reason === 'RefNotPermitted' ? 'RefNotPermitted' : 'InvalidListenerFilterRef';
+    const tail = resolved.problem.reason === 'PluginNotFetched' ? '; the listener is not served until it is' : '';
+    return { refsProblem: { reason, message: `${resolved.problem.message}${tail}` }, ...withUse };
+  }
+  const { plugin, content } = resolved.resolved!;
+  const ir: PluginFilterIR = {
+    type: 'ExtensionRef',
+    plugin: {
+      name: `${plugin.metadata.namespace}/${plugin.metadata.name}`,
+      type: plugin.spec.type,
+      sha256: content.sha256!,
+      ...(content.storage?.url ? { url: content.storage.url } : {}),
+    },
+  };
+  return { filter: { ir }, ...withUse };
 }

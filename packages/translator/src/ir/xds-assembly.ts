@@ -227,7 +227,7 @@ export function assembleGateway(
   // The services the listeners' pre-routing filters call (GEP-5224 ExternalAuth).
   for (const listener of programmable)
     for (const f of listener.preRouting ?? [])
-      if (!clusters.has(f.cluster.name)) clusters.set(f.cluster.name, resolveCluster(f.cluster));
+      if (f.cluster && !clusters.has(f.cluster.name)) clusters.set(f.cluster.name, resolveCluster(f.cluster));
   isolateHttpListeners([...accumulators.values()]);
   const ports = new Map<string, PortIR>();
   const listenPorts = gatewayListenPorts(gateway);

@@ -23,6 +23,7 @@ import type { RouteResult } from '../routes/route-result.js';
 import { gatewayStatus, listenerSetStatus } from '../status/status-gateways.js';
 import { serviceSpeaksH2 } from '../ir/service-facts.js';
 import { assembleGateway, type ClusterResolver } from '../ir/xds-assembly.js';
+import { listenerFilterPlugins } from '../gateways/gateways.js';
 import { gatewayAccessLog } from '../ir/access-log.js';
 import type { AccessLogStage } from './access-log-stage.js';
 import type { TelemetryStage } from './telemetry-stage.js';
@@ -253,6 +254,8 @@ export class AssemblyStage {
       run.out.statuses.set(gatewayKey, status);
       const consumes = new Set(a.installed.map((p) => `${p.namespace}/${p.name}`));
       for (const ref of referenced) consumes.add(ref.slice(0, ref.lastIndexOf('@')));
+      // A listener filter's plugin is consumed before it is fetched: the listener waits for it (GEP-5224).
+      for (const plugin of listenerFilterPlugins(a.model)) consumes.add(plugin);
       this.setInstalls(key, {
         ...(a.proxyConfig ? { proxyConfig: a.proxyConfig } : {}),
         report: { gateway: key, states, ...(a.held ? { held: a.held } : {}) },
