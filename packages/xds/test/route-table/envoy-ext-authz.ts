@@ -20,7 +20,11 @@
 //   (host, :authority, :path, :method, :scheme) and x-envoy-* are not changed (HeaderMutationRules
 //   defaults; disallow_is_error false: the change is ignored). clear_route_cache: the route is chosen
 //   again with the changed headers, in the same virtual host (Host did not change).
-import type { HttpConnectionManager, RouteConfiguration, VirtualHost } from '../../src/envoy-types.js';
+// The connection manager's Lua and Wasm filters run in the same order (envoy-plugin-filters.ts): a
+// listener's ExtensionRef plugins, the Host guard, and a route's plugins where the first route chosen
+// enables them.
+import type { HttpConnectionManager, Route, RouteConfiguration, VirtualHost } from '../../src/envoy-types.js';
+import { pluginCode, runPluginFilter, type PluginBehaviour, type PluginRequest } from './envoy-plugin-filters.js';
 import { re2FullMatch } from './re2.js';
 
 const EXT_AUTHZ = 'type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthz';
@@ -58,6 +62,10 @@ export interface AuthzOutcome {
   denied?: { status: number; why: string };
   /** The headers route matching sees: changed by the answers when clear_route_cache, else as sent. */
   routingHeaders: Map<string, string[]>;
+  /** The :authority the route (and virtual host) is chosen again from, when a plugin cleared the route cache. */
+  routingAuthority?: string;
+  /** The plugin filters that ran, in order. */
+  plugins: string[];
 }
 
 type Matcher = { exact?: string; prefix?: string; ignore_case?: boolean; safe_regex?: { regex?: string } };
@@ -86,7 +94,10 @@ interface ExtAuthzConfig {
   };
 }
 
-/** Runs the connection manager's ext_authz filters on a request whose virtual host is `vhost`. */
+/**
+ * Runs the connection manager's ext_authz, Lua and Wasm filters in order on a request whose virtual host
+ * is `vhost` and first route `route` (whether each runs is decided from them).
+ */
 export function runExtAuthz(
   hcm: HttpConnectionManager,
   rc: RouteConfiguration,
@@ -94,19 +105,36 @@ export function runExtAuthz(
   request: { method: string; path: string; authority: string; headers: Map<string, string[]> },
   cluster: { exists: (name: string) => boolean; healthy: (name: string) => boolean },
   service: AuthzService | undefined,
+  route?: Route,
+  plugins?: Record<string, PluginBehaviour>,
 ): AuthzOutcome {
   const original = new Map(request.headers);
   const headers = new Map(request.headers);
-  const out: AuthzOutcome = { checks: [], routingHeaders: request.headers };
+  const out: AuthzOutcome = { checks: [], routingHeaders: request.headers, plugins: [] };
+  const pluginRequest: PluginRequest = { authority: request.authority, headers, metadata: new Map() };
   let changed = false;
   let clearRouteCache = false;
   for (const f of hcm.http_filters ?? []) {
     const config = f.typed_config as (ExtAuthzConfig & { '@type'?: string }) | undefined;
-    if (config?.['@type'] !== EXT_AUTHZ) continue;
     const name = f.name ?? '';
-    const perFilter = (vhost?.typed_per_filter_config?.[name] ?? rc.typed_per_filter_config?.[name]) as
-      { disabled?: boolean } | undefined;
+    const perFilter = (route?.typed_per_filter_config?.[name] ??
+      vhost?.typed_per_filter_config?.[name] ??
+      rc.typed_per_filter_config?.[name]) as { disabled?: boolean } | undefined;
+    const code = pluginCode(f);
+    if (config?.['@type'] !== EXT_AUTHZ && !code) continue;
     if (perFilter ? perFilter.disabled : f.disabled) continue;
+    if (code) {
+      out.plugins.push(name);
+      const ran = runPluginFilter(f, code, pluginRequest, plugins);
+      if (ran.respond !== undefined) {
+        out.denied = { status: ran.respond, why: `${name}: answered by the plugin` };
+        return out;
+      }
+      // A Lua or Wasm change to the request headers clears the route cache.
+      if (ran.changed) changed = clearRouteCache = true;
+      continue;
+    }
+    if (!config) continue;
     const grpc = config.grpc_service !== undefined;
     const target =
       (grpc ? config.grpc_service?.envoy_grpc?.cluster_name : config.http_service?.server_uri?.cluster) ?? '';
@@ -158,5 +186,6 @@ export function runExtAuthz(
   request.headers.clear();
   for (const [k, v] of headers) request.headers.set(k, v);
   out.routingHeaders = changed && !clearRouteCache ? original : request.headers;
+  if (clearRouteCache && pluginRequest.authority !== request.authority) out.routingAuthority = pluginRequest.authority;
   return out;
 }

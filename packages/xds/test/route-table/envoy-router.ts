@@ -23,6 +23,7 @@ import type { EnvoyResources } from '../../src/index.js';
 import { hasGrpcContentType, normalizeRequestPath } from './envoy-path.js';
 import { re2FullMatch, re2Replacer } from './re2.js';
 import { runExtAuthz, type AuthzCheck, type AuthzService } from './envoy-ext-authz.js';
+import type { PluginBehaviour } from './envoy-plugin-filters.js';
 
 export interface HttpRequestSpec {
   /** The Gateway listener port the client dials (the proxy listens on its mapped port). */
@@ -44,6 +45,8 @@ export interface HttpRequestSpec {
   http2Only?: boolean;
   /** The auth service(s) of the listener's ext_authz filters (envoy-ext-authz.ts), when a request meets one. */
   authz?: AuthzService;
+  /** What the plugins the request meets do, by Lua source or Wasm vm_id (envoy-plugin-filters.ts). */
+  plugins?: Record<string, PluginBehaviour>;
 }
 
 export interface UpstreamRequest {
@@ -101,6 +104,8 @@ export type HttpOutcome =
       responseHeaders?: HeaderMutation;
       /** What the pre-routing ext_authz filters that ran sent their auth services, in order. */
       authz?: AuthzCheck[];
+      /** The Lua and Wasm filters that ran, in order. */
+      plugins?: string[];
     };
 
 export type TcpOutcome =
@@ -478,7 +483,7 @@ export function routeHttp(res: EnvoyResources, req: HttpRequestSpec): HttpOutcom
   // header before any processing of request by HTTP filters or routing ... This affects the
   // upstream host header". RouteConfiguration.ignore_port_in_host_matching: "Envoy will ignore the
   // port number in the :authority header (if any) when picking VirtualHost" (the header is kept).
-  const authority = hcm.strip_any_host_port ? splitHostPort(req.authority).host : req.authority;
+  let authority = hcm.strip_any_host_port ? splitHostPort(req.authority).host : req.authority;
   const base = { kind: 'http' as const, filterChain: chain.name ?? '', protocol, ...(alpn ? { alpn } : {}) };
   const refusal = headerRejection(hcm, headers, { method, path: req.path, authority });
   if (refusal) {
@@ -496,11 +501,21 @@ export function routeHttp(res: EnvoyResources, req: HttpRequestSpec): HttpOutcom
       localReply: 'escaped slashes in the path, redirected unescaped',
     };
   const path = normalized.path;
-  const vhost = selectVirtualHost(rc, rc.ignore_port_in_host_matching ? splitHostPort(authority).host : authority);
-  // Pre-routing listener filters (ext_authz) run before the router, whatever the route.
+  const hostOf = (a: string) => (rc.ignore_port_in_host_matching ? splitHostPort(a).host : a);
+  const firstVhost = selectVirtualHost(rc, hostOf(authority));
+  // Which filters run is decided from the route first chosen, before any runs.
+  const firstRoute = firstVhost?.routes?.find((r) => routeMatches(r, method, path, headers));
+  // Pre-routing listener filters (ext_authz, plugins) run before the router, whatever the route.
   const cluster = { exists: (n: string) => clusterExists(res, n), healthy: (n: string) => clusterHealthy(res, n) };
-  const authz = runExtAuthz(hcm, rc, vhost, { method, path, authority, headers }, cluster, req.authz);
-  const checked = authz.checks.length ? { authz: authz.checks } : {};
+  const request = { method, path, authority, headers };
+  const authz = runExtAuthz(hcm, rc, firstVhost, request, cluster, req.authz, firstRoute, req.plugins);
+  const checked = {
+    ...(authz.checks.length ? { authz: authz.checks } : {}),
+    ...(authz.plugins.length ? { plugins: authz.plugins } : {}),
+  };
+  // A plugin that changed :authority cleared the route cache: the virtual host is chosen again from it.
+  if (authz.routingAuthority !== undefined) authority = authz.routingAuthority;
+  const vhost = authz.routingAuthority !== undefined ? selectVirtualHost(rc, hostOf(authority)) : firstVhost;
   if (authz.denied)
     return {
       ...base,

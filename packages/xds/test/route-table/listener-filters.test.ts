@@ -1,10 +1,18 @@
 // Pre-routing listener filters (GEP-5224) through the route-table check: translated Gateways whose
-// listeners list an ExternalAuth, their Envoy resources (PGV and load rules), and requests through
-// Envoy's ext_authz as envoy-ext-authz.ts models it.
+// listeners list an ExternalAuth or an ExtensionRef plugin, their Envoy resources (PGV and load rules), and
+// requests through Envoy's ext_authz, Lua and Wasm filters as envoy-ext-authz.ts and
+// envoy-plugin-filters.ts model them.
 import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
 import { snapshotFromObjects, Translator } from '@turnpike/translator';
-import { envoyLoadProblems, envoyResourcesFor, validateResources, type EnvoyResources } from '../../src/index.js';
+import {
+  envoyLoadProblems,
+  envoyResourcesFor,
+  validateResources,
+  type EnvoyResources,
+  type PluginLookup,
+} from '../../src/index.js';
+import { HOST_GUARD_RECORD } from '../../src/host-guard.js';
 import {
   endpointSlice,
   gateway,
@@ -15,14 +23,15 @@ import {
   service,
 } from '../../../translator/test/builders.js';
 import type { AuthzCheck, AuthzService } from './envoy-ext-authz.js';
+import type { PluginBehaviour } from './envoy-plugin-filters.js';
 import { routeHttp, type HttpOutcome } from './envoy-router.js';
 
-function envoyOf(objects: KubeObject[]): EnvoyResources {
+function envoyOf(objects: KubeObject[], plugins?: PluginLookup): EnvoyResources {
   const snapshot = snapshotFromObjects(objects);
   const result = new Translator().translate(snapshot);
   const lookup = (kind: string, ns: string, name: string) =>
     snapshot.get(kind)?.get(ns)?.get(name) as KubeObject | undefined;
-  const res = envoyResourcesFor(result.xdsIR.gateways.get('infra/gw')!, lookup, undefined, result.xdsIR.endpoints);
+  const res = envoyResourcesFor(result.xdsIR.gateways.get('infra/gw')!, lookup, plugins, result.xdsIR.endpoints);
   expect(validateResources(res)).toEqual([]);
   expect(envoyLoadProblems(res)).toEqual([]);
   return res;
@@ -166,5 +175,125 @@ describe('listener filters through the route-table check (GEP-5224)', () => {
     expect(served(o)).toEqual(['apps/web/8080']);
     expect(checks[0]).toMatchObject({ protocol: 'GRPC', cluster: 'apps/auth/9000/h2', path: '/x' });
     expect(Object.keys(checks[0]!.headers).sort()).toEqual(['host', 'x-a', 'x-b']);
+  });
+
+  describe('an ExtensionRef plugin', () => {
+    const SHA = '1'.repeat(64);
+    const TAGGER = 'function envoy_on_request(h) --[[ the test says what it does ]] end\n';
+    const pluginObjects: KubeObject[] = [
+      {
+        apiVersion: 'turnpike.dev/v1alpha1',
+        kind: 'PluginInstallation',
+        metadata: { name: 'tagger', namespace: 'infra', generation: 1 },
+        spec: { image: 'registry.example.com/team/tagger:v1', type: 'lua' },
+      },
+      {
+        apiVersion: 'turnpike.dev/internal',
+        kind: 'PluginFetch',
+        metadata: { name: 'tagger', namespace: 'infra' },
+        status: {
+          observedGeneration: 1,
+          image: 'registry.example.com/team/tagger:v1',
+          fetched: true,
+          reason: 'Fetched',
+          message: 'Fetched',
+          digest: 'sha256:1234',
+          sha256: SHA,
+          size: TAGGER.length,
+          storage: { configMap: 'turnpike-plugin-tagger' },
+        },
+      },
+    ];
+    const tagger = {
+      requests: [
+        { type: 'ExtensionRef', extensionRef: { group: 'turnpike.dev', kind: 'PluginInstallation', name: 'tagger' } },
+      ],
+    };
+    const content: PluginLookup = (sha) => (sha === SHA ? Buffer.from(TAGGER) : undefined);
+    /** Listener `a` (a.example) runs the plugin; `b` (b.example) runs nothing; one HTTP port. */
+    const withPlugin = (plugins: PluginLookup = content) =>
+      envoyOf(
+        [
+          gatewayClass(),
+          gateway('gw', [
+            http('a', 80, { hostname: 'a.example', filters: tagger }),
+            http('b', 80, { hostname: 'b.example' }),
+          ]),
+          ...pluginObjects,
+          ...backends,
+          routeOn('ra', 'a'),
+          routeOn('rb', 'b'),
+        ],
+        plugins,
+      );
+    const does = (behaviour: PluginBehaviour) => ({ [TAGGER]: behaviour });
+    const addsAlice: PluginBehaviour = (r) => void r.headers.set('x-user', ['alice']);
+
+    it(
+      'a header the plugin sets is routed on ("Implementations MUST evaluate route matching exactly once after ' +
+        'the last ListenerFilter has run")',
+      () => {
+        const o = routeHttp(withPlugin(), { port: 80, authority: 'a.example', path: '/', plugins: does(addsAlice) });
+        expect(served(o)).toEqual(['apps/alice/8080']);
+        expect(upstreamHeader(o, 'x-user')).toBe('alice');
+        expect(o.kind === 'http' && o.plugins).toEqual([
+          HOST_GUARD_RECORD,
+          'turnpike.listener-filter/Gateway/infra/gw/a/0',
+          'turnpike.listener-filter/Gateway/infra/gw/a/0/host-guard',
+        ]);
+      },
+    );
+
+    it(
+      'a plugin that changes Host does not re-select the listener: the request stays on its virtual host and ' +
+        'reaches the backend with the Host it came with; without the Host guard it would have moved',
+      () => {
+        const toB: PluginBehaviour = (r) => {
+          r.authority = 'b.example';
+          r.headers.set('x-user', ['alice']);
+        };
+        const res = withPlugin();
+        const o = routeHttp(res, { port: 80, authority: 'a.example', path: '/', plugins: does(toB) });
+        expect(o).toMatchObject({ virtualHost: 'a.example' });
+        expect(o.kind === 'http' && o.route).toContain('httproute/apps/ra/');
+        expect(o.kind === 'http' && o.targets?.[0]?.request.host).toBe('a.example');
+        // The same resources without the guard's filters: Envoy would route the changed Host.
+        const hcm = res.listeners[0]!.filter_chains![0]!.filters![0]!.typed_config as unknown as {
+          http_filters: { name: string }[];
+        };
+        hcm.http_filters = hcm.http_filters.filter((f) => !f.name.endsWith('host-guard'));
+        const unguarded = routeHttp(res, { port: 80, authority: 'a.example', path: '/', plugins: does(toB) });
+        expect(unguarded).toMatchObject({ virtualHost: 'b.example' });
+      },
+    );
+
+    it("the other listener of the port never runs the plugin, and a plugin's answer ends the request", () => {
+      const never: PluginBehaviour = () => {
+        throw new Error('the plugin ran on listener b');
+      };
+      const onB = routeHttp(withPlugin(), { port: 80, authority: 'b.example', path: '/', plugins: does(never) });
+      expect(served(onB)).toEqual(['apps/web/8080']);
+      expect(onB.kind === 'http' && onB.plugins).toEqual([
+        HOST_GUARD_RECORD,
+        'turnpike.listener-filter/Gateway/infra/gw/a/0/host-guard',
+      ]);
+      const denied = routeHttp(withPlugin(), {
+        port: 80,
+        authority: 'a.example',
+        path: '/',
+        plugins: does(() => ({ respond: 403 })),
+      });
+      expect(denied).toMatchObject({ status: 403 });
+      expect(served(denied)).toBeUndefined();
+    });
+
+    it('content the proxy cannot be given fails closed: 500, never the route', () => {
+      const o = routeHttp(
+        withPlugin(() => undefined),
+        { port: 80, authority: 'a.example', path: '/' },
+      );
+      expect(o).toMatchObject({ status: 500 });
+      expect(served(o)).toBeUndefined();
+    });
   });
 });
