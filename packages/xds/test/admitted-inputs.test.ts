@@ -1,7 +1,8 @@
-// Nothing the API server admits makes Envoy refuse a resource: random Gateways, routes,
-// BackendTLSPolicies and XBackends shaped by the CRD schemas the project carries, kept only when the schema and
-// CEL check (what the API server runs) admits them, are translated; every Envoy resource built
-// from them must pass the field rules (PGV), Envoy's load rules, and encode.
+// Nothing the API server admits makes Envoy refuse a resource: random Gateways (their listener filters
+// naming fixed Lua and Wasm plugins too), routes, BackendTLSPolicies and XBackends shaped by the CRD
+// schemas the project carries, kept only when the schema and CEL check (what the API server runs) admits
+// them, are translated; every Envoy resource built from them must pass the field rules (PGV), Envoy's load
+// rules, and encode.
 import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
 import { crdSchemaFor, validateManifest, type CrdSchema } from '@turnpike/engine';
@@ -79,8 +80,9 @@ function listenerShape(l: Json, i: number): Json {
     out.tls = tls.mode === 'Passthrough' ? { mode: 'Passthrough' } : { ...tls, certificateRefs: [{ name: 'cert' }] };
   else delete out.tls;
   if (protocol === 'TCP' || protocol === 'UDP') delete out.hostname;
-  // Listener filters (GEP-5224): only on HTTP and HTTPS, each an ExternalAuth with a protocol and
-  // distinct header names (the generator knows neither enums nor sets); the rest of each stays random.
+  // Listener filters (GEP-5224): only on HTTP and HTTPS; an ExtensionRef (where one was generated) names
+  // one of the fixed PluginInstallations (Lua or Wasm), the others are each an ExternalAuth with a protocol
+  // and distinct header names (the generator knows neither enums nor sets); the rest of each stays random.
   const requests = ((l.filters as Json | undefined)?.requests ?? []) as Json[];
   const distinct = (c: unknown, key: string) => {
     const list = (c as Json | undefined)?.[key] as string[] | undefined;
@@ -90,6 +92,16 @@ function listenerShape(l: Json, i: number): Json {
   else if (requests.length)
     out.filters = {
       requests: requests.map((f) => {
+        const ref = f.extensionRef as Json | undefined;
+        if (ref)
+          return {
+            type: 'ExtensionRef',
+            extensionRef: {
+              group: 'turnpike.dev',
+              kind: 'PluginInstallation',
+              name: String(ref.name).length % 2 ? 'lua-plugin' : 'wasm-plugin',
+            },
+          };
         const auth = (f.externalAuth ?? { backendRef: {} }) as Json;
         const http = distinct(distinct(auth.http, 'allowedHeaders'), 'allowedResponseHeaders');
         // The CRD's rules: protocol HTTP with http only, GRPC with grpc only.
@@ -131,7 +143,43 @@ const world = fc.record({
   policy: fc.option(object('BackendTLSPolicy', 'v1', 'tls', 'apps'), { nil: undefined }),
 });
 
+/** The PluginInstallations listener filters name, fetched, and their content by sha256. */
+const PLUGIN_CONTENT = new Map<string, Buffer>([
+  ['a'.repeat(64), Buffer.from('function envoy_on_request(h) h:headers():add("x-tag", "1") end\n')],
+  ['b'.repeat(64), Buffer.from([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00])],
+]);
+const plugins: KubeObject[] = (
+  [
+    ['lua-plugin', 'lua', 'a'.repeat(64)],
+    ['wasm-plugin', 'wasm', 'b'.repeat(64)],
+  ] as const
+).flatMap(([name, type, sha256]) => [
+  {
+    apiVersion: 'turnpike.dev/v1alpha1',
+    kind: 'PluginInstallation',
+    metadata: { name, namespace: 'infra', generation: 1 },
+    spec: { image: `registry.example.com/team/${name}:v1`, type },
+  },
+  {
+    apiVersion: 'turnpike.dev/internal',
+    kind: 'PluginFetch',
+    metadata: { name, namespace: 'infra' },
+    status: {
+      observedGeneration: 1,
+      image: `registry.example.com/team/${name}:v1`,
+      fetched: true,
+      reason: 'Fetched',
+      message: 'Fetched',
+      digest: 'sha256:1234',
+      sha256,
+      size: PLUGIN_CONTENT.get(sha256)!.length,
+      storage: { configMap: `turnpike-plugin-${name}` },
+    },
+  },
+]);
+
 const fixed: KubeObject[] = [
+  ...plugins,
   gatewayClass(),
   service('svc', 'apps', [
     { name: 'http', port: 8080, protocol: 'TCP' },
@@ -151,6 +199,7 @@ describe('admitted inputs', () => {
   it('nothing the schema and CEL rules admit makes Envoy refuse a resource', () => {
     const admitted = new Map<string, number>();
     let extAuthz = 0;
+    let pluginFilters = 0;
     fc.assert(
       fc.property(world, ({ gateway, routes, policy }) => {
         const candidates = [gateway, ...routes, ...(policy ? [policy] : [])];
@@ -161,7 +210,7 @@ describe('admitted inputs', () => {
         const lookup = (kind: string, ns: string, name: string) =>
           fixed.find((o) => o.kind === kind && o.metadata.namespace === ns && o.metadata.name === name);
         for (const [key, ir] of result.xdsIR.gateways) {
-          const res = envoyResourcesFor(ir, lookup, undefined, result.xdsIR.endpoints);
+          const res = envoyResourcesFor(ir, lookup, (sha) => PLUGIN_CONTENT.get(sha), result.xdsIR.endpoints);
           const problems = [
             ...validateResources(res),
             ...envoyLoadProblems(res).map((p) => `${p.resource} ${p.field}: ${p.message}`),
@@ -175,6 +224,8 @@ describe('admitted inputs', () => {
           };
           for (const l of res.listeners) encodes('envoy.config.listener.v3.Listener', l);
           if (res.listeners.some((l) => JSON.stringify(l).includes('ext_authz.v3.ExtAuthz'))) extAuthz++;
+          if (ir.ports.some((p) => p.listeners.some((l) => l.preRouting?.some((f) => f.type === 'ExtensionRef'))))
+            pluginFilters++;
           for (const r of res.routes) encodes('envoy.config.route.v3.RouteConfiguration', r);
           for (const c of res.clusters) encodes('envoy.config.cluster.v3.Cluster', c);
         }
@@ -183,8 +234,9 @@ describe('admitted inputs', () => {
     );
     // Not vacuous: the API server's check admitted Gateways and routes of every kind along the way.
     for (const kind of ['Gateway', ...ROUTE_KINDS]) expect([kind, (admitted.get(kind) ?? 0) > 0]).toEqual([kind, true]);
-    // And listener filters (GEP-5224) served as ext_authz.
+    // And listener filters (GEP-5224) served as ext_authz, and as plugins.
     expect(extAuthz).toBeGreaterThan(0);
+    expect(pluginFilters).toBeGreaterThan(0);
   });
 });
 
