@@ -135,7 +135,9 @@ export type PluginFetchReason =
   | 'InvalidArtifact'
   | 'RefNotPermitted'
   | 'SignatureMissing'
-  | 'SignatureInvalid';
+  | 'SignatureInvalid'
+  /** Nothing uses it (the translator's words; the worker fetches nothing for it). */
+  | 'NotUsed';
 
 /**
  * Internal (never stored in the cluster): the fetch worker's latest result for one

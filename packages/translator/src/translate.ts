@@ -32,6 +32,7 @@ import { EndpointStage } from './stages/endpoints.js';
 import { GatewayStage } from './stages/gateway-stage.js';
 import { InstallationStage } from './stages/installation-stage.js';
 import { PluginStage } from './stages/plugin-stage.js';
+import { PluginUseStage } from './stages/plugin-use-stage.js';
 import { PolicyStage } from './stages/policy-stage.js';
 import { RouteStage } from './stages/route-stage.js';
 import { RouteStatusStage } from './stages/route-status-stage.js';
@@ -80,6 +81,7 @@ export class Translator {
   private classes = new ClassStage();
   private policies = new PolicyStage();
   private plugins = new PluginStage();
+  private pluginUses = new PluginUseStage();
   private gateways = new GatewayStage();
   private routes = new RouteStage();
   private accessLogs = new AccessLogStage();
@@ -131,6 +133,7 @@ export class Translator {
     this.classes = new ClassStage();
     this.policies = new PolicyStage();
     this.plugins = new PluginStage();
+    this.pluginUses = new PluginUseStage();
     this.gateways = new GatewayStage();
     this.routes = new RouteStage();
     this.accessLogs = new AccessLogStage();
@@ -159,7 +162,7 @@ export class Translator {
     publishServiceFacts(run);
     this.classes.update(run);
     this.policies.update(run);
-    this.plugins.update(run);
+    this.plugins.updateProxyConfigs(run);
     this.gateways.update(run, this.classes);
     publishProxyReportFacts(run);
     this.accessLogs.update(run, this.policies);
@@ -167,6 +170,9 @@ export class Translator {
     this.assembly.telemetry = this.telemetry;
     this.routes.update(run, this.gateways, this.policies, this.endpoints);
     this.policyAncestors.update(this.policies, this.routes);
+    // Whatever uses a plugin is known here; then the plugins, of which only the used are fetched.
+    this.pluginUses.update(run, this.routes, this.plugins);
+    this.plugins.updateInstallations(run, this.pluginUses);
     this.assembly.update(
       run,
       this.gateways,

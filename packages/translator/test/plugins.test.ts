@@ -87,13 +87,15 @@ function routesOf(r: ReturnType<typeof run>) {
 
 describe('plugin installation status', () => {
   it('Fetched follows the fetch result for the current generation; Pending before one exists', () => {
+    const used = [...base, routeWith('user', 'hello')];
     expect(
       sr(
-        (run([pi('hello')]).statuses.get('PluginInstallation/apps/hello') as { conditions: unknown }).conditions,
+        (run([...used, pi('hello')]).statuses.get('PluginInstallation/apps/hello') as { conditions: unknown })
+          .conditions,
         'Fetched',
       ),
     ).toBe('False/Pending');
-    const s = run([pi('hello'), fetched('hello')]).statuses.get('PluginInstallation/apps/hello') as Record<
+    const s = run([...used, pi('hello'), fetched('hello')]).statuses.get('PluginInstallation/apps/hello') as Record<
       string,
       unknown
     >;
@@ -104,7 +106,7 @@ describe('plugin installation status', () => {
       digest: 'sha256:1234',
       storage: { configMap: 'turnpike-plugin-hello', sha256: SHA, size: 10 },
     });
-    const failed = run([pi('hello'), fetched('hello', 'apps', { ok: false, reason: 'Pending' })]).statuses.get(
+    const failed = run([...used, pi('hello'), fetched('hello', 'apps', { ok: false, reason: 'Pending' })]).statuses.get(
       'PluginInstallation/apps/hello',
     ) as Record<string, unknown>;
     expect(cond(failed.conditions, 'Fetched')).toMatchObject({
@@ -186,7 +188,7 @@ describe('plugin installation status', () => {
       { data: { '.dockerconfigjson': Buffer.from(config).toString('base64') } },
       { stringData: { '.dockerconfigjson': config } },
     ]) {
-      const r = run([withPullSecret, secret(held)]);
+      const r = run([...base, routeWith('user', 'hello'), withPullSecret, secret(held)]);
       expect(
         sr((r.statuses.get('PluginInstallation/apps/hello') as { conditions: unknown }).conditions, 'Accepted'),
       ).toBe('True/Accepted');
@@ -199,7 +201,9 @@ describe('plugin installation status', () => {
         dockerConfig: config,
       });
     }
-    const without = run([withPullSecret, secret({ data: {} })]).pluginFetches.get('apps/hello');
+    const without = run([...base, routeWith('user', 'hello'), withPullSecret, secret({ data: {} })]).pluginFetches.get(
+      'apps/hello',
+    );
     expect(without?.blocked).toMatch(/spec.pullSecretRef/);
     expect(without?.dockerConfig).toBeUndefined();
   });

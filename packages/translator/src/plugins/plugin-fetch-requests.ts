@@ -13,6 +13,11 @@ export interface PluginFetchRequest {
   generation: number;
   image: string;
   type: string;
+  /**
+   * Nothing uses the plugin: the worker fetches nothing and releases what it holds of it (content and
+   * result), keeping its storage, until a request without it.
+   */
+  unused?: true;
   /** Why the spec cannot be fetched as it is: the worker waits for a change (the status says why). */
   blocked?: string;
   /** The `.dockerconfigjson` of the pull Secret the plugin may use. */
@@ -38,7 +43,8 @@ function verificationKey(inputs: Inputs, pi: PluginInstallation): PluginFetchReq
   return { publicKeyPem: pem };
 }
 
-export function pluginFetchRequest(inputs: Inputs, pi: PluginInstallation): PluginFetchRequest {
+/** What to fetch for `pi`; `used`: something uses it (else nothing is fetched). */
+export function pluginFetchRequest(inputs: Inputs, pi: PluginInstallation, used: boolean): PluginFetchRequest {
   const request: PluginFetchRequest = {
     namespace: pi.metadata.namespace ?? '',
     name: pi.metadata.name,
@@ -47,6 +53,11 @@ export function pluginFetchRequest(inputs: Inputs, pi: PluginInstallation): Plug
     image: String(pi.spec?.image ?? ''),
     type: String(pi.spec?.type ?? ''),
   };
+  if (!used) {
+    // Nothing more: the credentials and key of a plugin not fetched stay out of the worker.
+    request.unused = true;
+    return request;
+  }
   const problem = pluginSpecProblem(inputs, pi);
   if (problem) {
     request.blocked = problem.message;

@@ -2,7 +2,7 @@
 // - a PluginInstallation is Accepted when its image parses and its pull Secret may be used
 //   (same namespace, or a ReferenceGrant from PluginInstallation to Secret);
 // - it is Fetched when the fetch worker's result (an internal PluginFetch object) is for its
-//   current generation and image and succeeded;
+//   current generation and image and succeeded; one nothing uses is not fetched (plugin-uses.ts);
 // - a reference to a plugin (a ProxyConfig installing it, a route's ExtensionRef) resolves when
 //   the plugin exists, another namespace grants it (ReferenceGrant from the referrer's kind to
 //   PluginInstallation), and some content was fetched. Content of an earlier generation keeps
@@ -22,6 +22,7 @@ import { type Problem, condition, conditionOf, sortConditions } from '../status/
 import type { Inputs } from '../incremental/inputs.js';
 import { referenceNotPermitted } from '../policies/reference-grants.js';
 import { NOT_TOLD } from '../policies/certificates.js';
+import { notUsedMessage } from './plugin-uses.js';
 
 export const DOCKER_CONFIG_SECRET_TYPE = 'kubernetes.io/dockerconfigjson';
 /** The key of a pull Secret that holds the registry credentials. */
@@ -114,7 +115,12 @@ export function servedContent(inputs: Inputs, pi: PluginInstallation): PluginFet
   return f.status;
 }
 
-export function pluginInstallationStatus(inputs: Inputs, pi: PluginInstallation): Record<string, unknown> {
+/** Its status; `used`: something uses it (else it is not fetched, and nothing of it is served). */
+export function pluginInstallationStatus(
+  inputs: Inputs,
+  pi: PluginInstallation,
+  used: boolean,
+): Record<string, unknown> {
   const gen = pi.metadata.generation;
   const problem = pluginSpecProblem(inputs, pi);
   const conds: Condition[] = [
@@ -130,13 +136,18 @@ export function pluginInstallationStatus(inputs: Inputs, pi: PluginInstallation)
   if (problem) {
     const reason = problem.reason === 'RefNotPermitted' ? 'RefNotPermitted' : 'Pending';
     conds.push(condition('Fetched', false, reason, `Not fetched: ${problem.message}`, gen));
+  } else if (!used) {
+    conds.push(
+      condition('Fetched', false, 'NotUsed', notUsedMessage(pi.metadata.namespace ?? '', pi.metadata.name), gen),
+    );
   } else if (!isCurrent(f, pi)) {
     conds.push(condition('Fetched', false, 'Pending', `Fetching ${pi.spec.image}`, gen));
   } else {
     conds.push(condition('Fetched', f!.status.fetched, f!.status.reason, f!.status.message, gen));
   }
-  // digest and storage say what is served, which may be an earlier generation's content.
-  const served = servedContent(inputs, pi);
+  // digest and storage say what is served, which may be an earlier generation's content; an unused
+  // plugin's content is released by the worker.
+  const served = used ? servedContent(inputs, pi) : undefined;
   if (served) {
     status.digest = served.digest;
     status.storage = { ...served.storage, sha256: served.sha256, size: served.size };

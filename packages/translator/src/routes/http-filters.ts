@@ -13,6 +13,7 @@ import { validateHostname } from './hostnames.js';
 import type { ClusterIR, HTTPFiltersIR, HeaderChangesIR, RedirectIR } from '@turnpike/api';
 import { resolveBackend } from './backends.js';
 import { resolvePluginRef } from '../plugins/plugins.js';
+import { isPluginUse } from '../plugins/plugin-uses.js';
 import { fitted } from '../compact-values.js';
 
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -51,6 +52,8 @@ export interface CompiledFilters {
   /** A mirror whose backend does not resolve (ResolvedRefs=False): the mirror is left out, the rule serves. */
   droppedMirror?: Problem;
   clusters: ClusterIR[];
+  /** PluginInstallations (`namespace/name`) the ExtensionRef filters use, resolved or not (isPluginUse). */
+  plugins?: string[];
 }
 
 function headerNameProblem(name: string, field: string): Problem | undefined {
@@ -275,6 +278,8 @@ function compilePluginRef(owner: FilterOwner, filter: HTTPRouteFilter, field: st
     { name: ref.name },
     `${field}.extensionRef`,
   );
+  // A use before the plugin is fetched: only a used plugin is fetched.
+  if (isPluginUse(resolved.problem)) (out.plugins ??= []).push(`${owner.route.metadata.namespace ?? ''}/${ref.name}`);
   if (resolved.problem) {
     out.unresolved ??= resolved.problem;
     return undefined;

@@ -11,7 +11,7 @@ import { resolveBackend } from './backends.js';
 import { flat, fitted } from '../compact-values.js';
 import { compileFilters, type CompiledFilters } from './http-filters.js';
 import { hoistBackendPathRewrite } from './backend-url-rewrite.js';
-import { noteBackend, notePolicy, verdictOf, type RouteResult } from './route-result.js';
+import { noteBackend, notePlugins, notePolicy, verdictOf, type RouteResult } from './route-result.js';
 
 const BACKEND_FILTERS = new Set(['RequestHeaderModifier', 'ResponseHeaderModifier', 'URLRewrite']);
 const DURATION = /^([0-9]{1,5}(h|m|s|ms)){1,4}$/;
@@ -62,6 +62,7 @@ export function translateRules(
     for (const cluster of filters.clusters) owner.clusters.set(cluster.name, cluster);
     if (filters.unresolved) result.unresolved ??= filters.unresolved;
     if (filters.droppedMirror) result.unresolved ??= filters.droppedMirror;
+    notePlugins(result, filters.plugins);
     const backends = ruleBackends(owner, rule, field);
     const backendRewrite = hoistBackendPathRewrite(rule.backendRefs ?? [], filters, backends.backends, field);
     // The first problem in the order the fields are written names the rule's.

@@ -31,6 +31,11 @@ export interface RouteResult {
   leftOut?: { rule: number; match: number; problem: Problem }[];
   /** BackendTLSPolicies whose sectionName names no port of a Service this route sends to (not attached). */
   detachedTLSPolicies?: string[];
+  /**
+   * PluginInstallations (`namespace/name`) its ExtensionRef filters name and may use, fetched or not
+   * (plugins/plugin-uses.ts): what it uses is known before the plugin is fetched.
+   */
+  plugins?: string[];
   /** XBackends (`namespace/name`) this route's backendRefs reached, and the first problem with each. */
   xbackends?: { key: string; problem?: Problem }[];
 }
@@ -68,6 +73,14 @@ export function notePolicy(
   }
   for (const p of detachedPolicies ?? []) {
     const l = (result.detachedTLSPolicies ??= []);
+    if (!l.includes(p)) l.push(p);
+  }
+}
+
+/** Notes the PluginInstallations (`namespace/name`) a filter list of the route uses. */
+export function notePlugins(result: RouteResult, plugins: readonly string[] | undefined): void {
+  for (const p of plugins ?? []) {
+    const l = (result.plugins ??= []);
     if (!l.includes(p)) l.push(p);
   }
 }

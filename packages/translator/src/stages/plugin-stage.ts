@@ -1,11 +1,13 @@
 // Stage 3: plugins. Per ProxyConfig, the plugins it installs and whether each entry resolves; per
-// PluginInstallation, its status and what the fetch worker is to fetch. Publishes
-// `@installs:<namespace>/<name>` when what a ProxyConfig installs changes, which re-derives the
-// proxies of the Gateways that use it. The statuses of both kinds are finished by the installation
-// stage, once the Gateways said what their proxies run.
+// PluginInstallation (after the routes, once its uses are known: PluginUseStage), its status and
+// what the fetch worker is to fetch. Publishes `@installs:<namespace>/<name>` when what a
+// ProxyConfig installs changes, which re-derives the proxies of the Gateways that use it. The
+// statuses of both kinds are finished by the installation stage, once the Gateways said what their
+// proxies run.
 import { objectKey, type PluginInstallation, type ProxyConfig } from '@turnpike/api';
 import { deepEqual } from '../incremental/deep-equal.js';
 import type { TranslationRun } from '../incremental/run.js';
+import type { PluginUseStage } from './plugin-use-stage.js';
 import { pluginFetchRequest } from '../plugins/plugin-fetch-requests.js';
 import {
   pluginInstallationStatus,
@@ -34,9 +36,9 @@ export class PluginStage {
     return this.installs.get(key) ?? [];
   }
 
-  update(run: TranslationRun): void {
+  /** The ProxyConfigs, before the Gateways (which read what they install). */
+  updateProxyConfigs(run: TranslationRun): void {
     this.changedProxyConfigs = new Set();
-    this.changedPlugins = new Set();
     for (const { key, namespace, name, object: pc } of run.dirtyObjects<ProxyConfig>(PROXY_CONFIG, 'ProxyConfig')) {
       const before = this.installs.get(key);
       this.changedProxyConfigs.add(key);
@@ -55,6 +57,11 @@ export class PluginStage {
         run.facts.add(installsFact(namespace, name));
       }
     }
+  }
+
+  /** The PluginInstallations, once every use of them is known (a plugin nothing uses is not fetched). */
+  updateInstallations(run: TranslationRun, uses: PluginUseStage): void {
+    this.changedPlugins = new Set();
     for (const { key, namespace, name, object: pi } of run.dirtyObjects<PluginInstallation>(
       PLUGIN,
       'PluginInstallation',
@@ -67,10 +74,13 @@ export class PluginStage {
         run.out.pluginFetches.delete(key);
         continue;
       }
-      const derived = run.compute(PLUGIN, key, () => ({
-        status: pluginInstallationStatus(run.inputs, pi),
-        fetch: pluginFetchRequest(run.inputs, pi),
-      }));
+      const derived = run.compute(PLUGIN, key, () => {
+        const used = uses.used(run, namespace, name);
+        return {
+          status: pluginInstallationStatus(run.inputs, pi, used),
+          fetch: pluginFetchRequest(run.inputs, pi, used),
+        };
+      });
       this.pluginStatuses.set(key, { object: pi, status: derived.status });
       run.out.pluginFetches.set(key, derived.fetch);
     }

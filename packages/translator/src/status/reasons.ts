@@ -88,6 +88,8 @@ export const TURNPIKE_REASONS = [
   'InvalidPullSecret',
   'PluginNotFound',
   'PluginNotFetched',
+  // Fetched=False: nothing uses the plugin, so it is not fetched.
+  'NotUsed',
   'FetchFailed',
   'NotFound',
   'Unauthorized',
