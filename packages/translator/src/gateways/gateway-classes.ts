@@ -77,6 +77,8 @@ export const SUPPORTED_FEATURES = [
   'GatewayHTTPListenerIsolation',
   'GatewayHTTPSListenerDetectMisdirectedRequests',
   'GatewayInfrastructure',
+  // GEP-5224 (experimental): ExternalAuth and ExtensionRef before routing (gateways/listener-filters.ts).
+  'GatewayListenerFilters',
   'GatewayPort8080',
   'GatewayRouteHostnameIntersectionPrecedence',
   'GatewayStaticAddresses',
