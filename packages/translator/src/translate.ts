@@ -171,7 +171,7 @@ export class Translator {
     this.routes.update(run, this.gateways, this.policies, this.endpoints);
     this.policyAncestors.update(this.policies, this.routes);
     // Whatever uses a plugin is known here; then the plugins, of which only the used are fetched.
-    this.pluginUses.update(run, this.routes, this.plugins);
+    this.pluginUses.update(run, this.gateways, this.routes, this.plugins);
     this.plugins.updateInstallations(run, this.pluginUses);
     this.assembly.update(
       run,

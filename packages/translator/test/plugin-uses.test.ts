@@ -131,6 +131,37 @@ describe('a plugin nothing uses', () => {
     expect(sr(statusOf(permitted).conditions, 'Fetched')).toBe('False/Pending');
   });
 
+  it("a Gateway listener's ExtensionRef filter is a use (GEP-5224), and no longer one once the filter goes", () => {
+    const guarded = (filtered: boolean) =>
+      gateway(
+        'edge',
+        [
+          http('guarded', 8080, {
+            ...(filtered
+              ? {
+                  filters: {
+                    requests: [
+                      {
+                        type: 'ExtensionRef',
+                        extensionRef: { group: 'turnpike.dev', kind: 'PluginInstallation', name: 'hello' },
+                      },
+                    ],
+                  },
+                }
+              : {}),
+          }),
+        ],
+        {},
+        'apps',
+      );
+    const translator = new Translator();
+    const filtered = translator.translate(snapshotFromObjects([...base, guarded(true)]));
+    expect(filtered.pluginFetches.get('apps/hello')?.unused).toBeUndefined();
+    expect(sr(statusOf(filtered).conditions, 'Fetched')).toBe('False/Pending');
+    const unfiltered = translator.translate(snapshotFromObjects([...base, guarded(false)]));
+    expect(unfiltered.pluginFetches.get('apps/hello')).toEqual(UNUSED_REQUEST);
+  });
+
   it('incrementally: a route that starts using it requests it, its removal releases it, as a fresh translation says', () => {
     const translator = new Translator();
     const step = (objects: KubeObject[]) => {

@@ -1,10 +1,12 @@
 // Who uses each PluginInstallation: the routes whose ExtensionRef filters name it (a route with a
-// parent of ours), the ProxyConfigs installing it, and whatever else is fed to `use` (a listener's
-// ExtensionRef filter). Runs after the routes and before the plugins' requests and statuses, which
+// parent of ours), the Gateways whose listener ExtensionRef filters (their own or their ListenerSets')
+// name it, and the ProxyConfigs installing it; any other user is fed to `use`. Runs after the routes and before the plugins' requests and statuses, which
 // read `used`; publishes `@plugin-use:<namespace>/<name>` when a plugin becomes used or unused, so an
 // added or removed user derives that plugin's request and status again, and nothing else.
+import { listenerFilterPlugins } from '../gateways/gateways.js';
 import type { TranslationRun } from '../incremental/run.js';
 import { isPluginUse, pluginUseFact } from '../plugins/plugin-uses.js';
+import type { GatewayStage } from './gateway-stage.js';
 import type { PluginStage } from './plugin-stage.js';
 import type { RouteStage } from './route-stage.js';
 
@@ -13,8 +15,12 @@ export class PluginUseStage {
   private readonly usesOf = new Map<string, readonly string[]>();
   private readonly usersOf = new Map<string, Set<string>>();
 
-  /** The users the stages before it derived again: routes and ProxyConfigs. */
-  update(run: TranslationRun, routes: RouteStage, plugins: PluginStage): void {
+  /** The users the stages before it derived again: Gateways, routes and ProxyConfigs. */
+  update(run: TranslationRun, gateways: GatewayStage, routes: RouteStage, plugins: PluginStage): void {
+    for (const key of gateways.changed) {
+      const group = gateways.groups.get(key);
+      this.use(run, `Gateway/${key}`, group ? listenerFilterPlugins(group.gateway) : []);
+    }
     for (const key of routes.statusDirty) {
       const result = routes.entries.get(key)?.result;
       // Only a route with a parent of ours is ever served (the assembly reads no other).
