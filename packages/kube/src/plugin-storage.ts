@@ -134,6 +134,11 @@ export class ConfigMapPluginStorage implements PluginStorage {
     );
   }
 
+  /** Not used: its copy in memory goes (written again when it is fetched again); its ConfigMap stays. */
+  release(namespace: string, name: string): void {
+    this.saved.delete(`${namespace}/${name}`);
+  }
+
   forget(namespace: string, name: string): void {
     const key = `${namespace}/${name}`;
     const s = this.saved.get(key);

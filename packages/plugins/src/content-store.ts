@@ -24,16 +24,25 @@ export class PluginContentStore {
   put(content: Buffer): string {
     const sha = sha256Hex(content);
     if (this.bySha.has(sha)) return sha;
-    if (this.total + content.length > this.maxTotalBytes)
-      throw new PluginFetchError(
-        'TooLarge',
-        `not fetched: the plugin content held in memory would grow to ${this.total + content.length} bytes, ` +
-          `over the controller's bound of ${this.maxTotalBytes} (--plugin-max-total-bytes); ` +
-          `the plugins held take ${this.total}`,
-      );
+    this.ensureRoom(content.length, sha);
     this.bySha.set(sha, content);
     this.total += content.length;
     return sha;
+  }
+
+  /**
+   * Throws TooLarge, as `put` would, when content of `size` bytes (and this sha256, when known) would
+   * not fit: a fetch can tell before it downloads.
+   */
+  ensureRoom(size: number, sha256?: string): void {
+    if (sha256 !== undefined && this.bySha.has(sha256)) return;
+    if (this.total + size > this.maxTotalBytes)
+      throw new PluginFetchError(
+        'TooLarge',
+        `not fetched: the plugin content held in memory would grow to ${this.total + size} bytes, ` +
+          `over the controller's bound of ${this.maxTotalBytes} (--plugin-max-total-bytes); ` +
+          `the plugins held take ${this.total}`,
+      );
   }
 
   get(sha256: string): Buffer | undefined {

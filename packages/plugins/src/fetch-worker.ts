@@ -19,6 +19,9 @@
 // - The content held in memory is bounded in all (PluginContentStore, `--plugin-max-total-bytes`):
 //   a plugin whose content would go beyond is not fetched (TooLarge, saying so), and is tried again
 //   with backoff, by when other plugins may have been dropped.
+// - A plugin nothing uses (its request says `unused`) is not fetched: what the worker holds of it
+//   (content, result, the storage's copy in memory) is released, so it takes none of that bound; its
+//   stored ConfigMap stays, and is served at once when something uses it again.
 import { createHash } from 'node:crypto';
 import { parseImageReference, type PluginFetch, type PluginInstallation } from '@turnpike/api';
 import { deepEqual, remove, synced, upsert, type SourceEvent } from '@turnpike/engine';
@@ -109,6 +112,8 @@ interface Job {
   triedStored?: boolean;
   /** The spec cannot be fetched as it is (the translator says why). */
   blocked?: boolean;
+  /** Nothing uses the plugin: nothing is fetched or held for it. */
+  unused?: boolean;
   request: PluginFetchRequest;
 }
 
@@ -159,7 +164,9 @@ export class PluginFetchWorker {
     this.translated = true;
     // The first translation saw every PluginInstallation: what storage holds for others is stale.
     this.opts.storage.retainOnly?.(requests.keys());
-    this.awaiting = new Set([...this.jobs.values()].filter((j) => !j.emitted && !j.blocked).map((j) => j.key));
+    this.awaiting = new Set(
+      [...this.jobs.values()].filter((j) => !j.emitted && !j.blocked && !j.unused).map((j) => j.key),
+    );
     const timer = setTimeout(() => this.reportSynced(), this.opts.syncTimeoutMs ?? 10_000);
     timer.unref?.();
     this.settle();
@@ -193,6 +200,7 @@ export class PluginFetchWorker {
   private requested(key: string, request: PluginFetchRequest): void {
     // What the fetch depends on; the pull Secret by a digest, so its content is not kept twice.
     const inputs = JSON.stringify([
+      request.unused ? 'unused' : '',
       request.image,
       request.type,
       request.generation,
@@ -208,6 +216,11 @@ export class PluginFetchWorker {
     job.attempt = 0;
     if (job.timer) clearTimeout(job.timer);
     job.timer = undefined;
+    job.unused = request.unused === true;
+    if (job.unused) {
+      this.releaseUnused(job);
+      return;
+    }
     // A spec that cannot be fetched waits for a change; the translator reports why.
     job.blocked = request.blocked !== undefined;
     if (job.blocked) return;
@@ -264,6 +277,26 @@ export class PluginFetchWorker {
     this.settle(key);
     if (job.emitted) this.events.next(remove(PLUGINS_SOURCE, 'PluginFetch', namespace, name));
     this.retainContent();
+  }
+
+  /**
+   * Nothing uses the plugin: what is held of it goes (a fetch in flight finds its inputs changed and
+   * is dropped), and its result is withdrawn, so no translation serves content no longer held.
+   */
+  private releaseUnused(job: Job): void {
+    const { namespace, name } = job.request;
+    const held = job.good?.sha256;
+    job.good = job.goodVerifiedWith = undefined;
+    // Used again: the content stored before is served at once, then checked against the registry.
+    job.triedStored = false;
+    this.opts.storage.release?.(namespace, name);
+    this.settle(job.key);
+    if (job.emitted) {
+      job.emitted = undefined;
+      this.events.next(remove(PLUGINS_SOURCE, 'PluginFetch', namespace, name));
+    }
+    this.retainContent();
+    if (held) this.opts.log?.('info', 'plugin not used by anything: its content is released', { plugin: job.key });
   }
 
   /** Drops content no job serves or is fetching. */
@@ -542,6 +575,12 @@ export class PluginFetchWorker {
       return fetched(resolved.digest, stored.sha256, stored.content.length, stored.storage);
     }
     const layer = pluginLayer(resolved.manifest, type, `${where} (${resolved.digest})`);
+    // A layer that is the file itself (not archived) declares its size and sha256: content that would
+    // not fit the bound is refused before it is downloaded, not downloaded again at every retry.
+    if (!layer.archived) {
+      const { size, digest } = layer.layer;
+      this.opts.content.ensureRoom(size, digest.startsWith('sha256:') ? digest.slice('sha256:'.length) : undefined);
+    }
     const blob = await this.opts.client.blob(ref, layer.layer, creds);
     const content = await extractPlugin(blob, layer, type, this.opts.maxBytes, `${where} (${resolved.digest})`);
     if (type === 'lua' && content.length > CONFIGMAP_CONTENT_LIMIT) {

@@ -23,6 +23,8 @@ export interface PluginStorage {
   ): Promise<{ configMap?: string; url?: string }>;
   /** Content stored before for this PluginInstallation, if there is any and it is intact. */
   load(pi: PluginInstallation): Promise<StoredPlugin | undefined>;
+  /** Nothing uses the PluginInstallation: drop what is held in memory for it, keep what is stored. */
+  release?(namespace: string, name: string): void;
   /** The PluginInstallation is gone: drop what is held for it. */
   forget?(namespace: string, name: string): void;
   /** Every PluginInstallation that exists (`namespace/name`): what is stored for any other may go. */

@@ -18,6 +18,7 @@ import {
   type OciClientOptions,
 } from '../src/index.js';
 import { basic, fetchTrusting, Loopback, luaArtifact, sendManifest } from './support/loopback.js';
+import { withUsers } from './support/plugin-users.js';
 
 const LUA = 'function envoy_on_request(h) h:headers():add("x-plugin", "guarded") end\n';
 const ART = luaArtifact(LUA);
@@ -235,7 +236,7 @@ function start(registries?: string[]): Harness {
   });
   const outputs: EngineOutput[] = [];
   const sub = runEngine({
-    sources: [input, worker.events],
+    sources: [withUsers(input), worker.events],
     sourceNames: ['test'],
     quietMs: 10,
     maxDelayMs: 50,

@@ -5,6 +5,7 @@ import type { Condition, KubeObject } from '@turnpike/api';
 import { runEngine, synced, upsert, remove, type EngineOutput, type SourceEvent } from '@turnpike/engine';
 import { Subject, type Subscription } from 'rxjs';
 import { createHash, randomBytes } from 'node:crypto';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import {
   CONFIGMAP_CONTENT_LIMIT,
   MemoryStorage,
@@ -16,6 +17,7 @@ import {
   PLUGINS_SOURCE,
   type PluginStorage,
 } from '../src/index.js';
+import { installer, withUsers } from './support/plugin-users.js';
 import { pullSecret, TestRegistry } from './support/registry.js';
 
 const LUA_V1 = 'function envoy_on_request(h) h:headers():add("x-plugin", "v1") end\n';
@@ -43,6 +45,22 @@ const grant = (ns: string, fromNs: string): KubeObject => ({
   },
 });
 
+/** An OCI client that notes each manifest resolved and blob downloaded. */
+class CountingClient extends OciClient {
+  readonly requests: string[] = [];
+  constructor(timeoutMs = 3000) {
+    super({ maxBytes: 4 << 20, timeoutMs });
+  }
+  override resolve(...args: Parameters<OciClient['resolve']>): ReturnType<OciClient['resolve']> {
+    this.requests.push(`resolve ${args[0].repository}`);
+    return super.resolve(...args);
+  }
+  override blob(...args: Parameters<OciClient['blob']>): ReturnType<OciClient['blob']> {
+    this.requests.push(`blob ${args[0].repository} ${args[1].digest}`);
+    return super.blob(...args);
+  }
+}
+
 interface Harness {
   input: Subject<SourceEvent>;
   worker: PluginFetchWorker;
@@ -59,12 +77,17 @@ function start(
     content?: PluginContentStore;
     concurrency?: number;
     gate?: boolean;
+    client?: OciClient;
+    /** Upserts no user with each PluginInstallation (by default a ProxyConfig installs each one). */
+    unused?: boolean;
   } = {},
 ): Harness {
   const input = new Subject<SourceEvent>();
+  // Only a plugin something uses is fetched: unless the test is about unused ones, each is installed.
+  const events = opts.unused ? input : withUsers(input);
   const content = opts.content ?? new PluginContentStore();
   const worker = new PluginFetchWorker({
-    client: new OciClient({ maxBytes: 4 << 20, timeoutMs: 3000 }),
+    client: opts.client ?? new OciClient({ maxBytes: 4 << 20, timeoutMs: 3000 }),
     storage: opts.storage ?? new MemoryStorage(),
     content,
     maxBytes: 4 << 20,
@@ -74,7 +97,7 @@ function start(
   });
   const outputs: EngineOutput[] = [];
   const sub = runEngine({
-    sources: [input, worker.events],
+    sources: [events, worker.events],
     sourceNames: ['test'],
     ...(opts.gate ? { completeAfter: [PLUGINS_SOURCE] } : {}),
     quietMs: 10,
@@ -278,6 +301,10 @@ describe('plugin fetch worker', () => {
       hh.input.next(upsert('test', plugin('apps', 'never-stored', `${reg.host}/w/never:v1`)));
       hh.input.next(synced('test'));
       await until(hh, 'apps/restart', (f) => f?.status === 'True');
+      // The stored content may be told before the other plugin's first attempt: then the complete
+      // translation is the next one.
+      const deadline = Date.now() + 5000;
+      while (!hh.outputs.some((o) => o.complete) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       // The translation the worker learnt its requests from came first, and was not complete.
       expect(hh.outputs[0]!.complete).toBe(false);
       expect(fetchedOf(hh.outputs[0], 'apps/restart')).toMatchObject({ status: 'False', reason: 'Pending' });
@@ -339,6 +366,85 @@ describe('plugin fetch worker', () => {
     hh.input.next(remove('test', 'PluginInstallation', 'apps', 'first'));
     await until(hh, 'apps/second', (f) => f?.status === 'True');
     expect(hh.content.size).toBe(1);
+  });
+
+  it('security: a plugin nothing uses is not fetched and holds nothing, so the bound counts only the plugins in use', async () => {
+    const big = (tag: string) => `${LUA_V1}-- ${tag} ${'x'.repeat(3000)}\n`;
+    await reg.pushImage('w/used-a', 'v1', { 'plugin.lua': big('a') });
+    await reg.pushImage('w/used-b', 'v1', { 'plugin.lua': big('b') });
+    const client = new CountingClient();
+    const released: string[] = [];
+    const storage: PluginStorage = {
+      save: async () => ({}),
+      load: async () => undefined,
+      release: (namespace, name) => void released.push(`${namespace}/${name}`),
+    };
+    // Room for one of them, not two.
+    const hh = start({ content: new PluginContentStore(5000), unused: true, client, storage });
+    hh.input.next(upsert('test', plugin('apps', 'a', `${reg.host}/w/used-a:v1`)));
+    hh.input.next(upsert('test', plugin('apps', 'b', `${reg.host}/w/used-b:v1`)));
+    for (const key of ['apps/a', 'apps/b']) await until(hh, key, (f) => f?.reason === 'NotUsed');
+    expect(client.requests).toEqual([]);
+    // A ProxyConfig installing `a` fetches it; then installing `b` instead releases `a`, which makes room for `b`.
+    hh.input.next(upsert('test', installer('apps', ['a'])));
+    await until(hh, 'apps/a', (f) => f?.status === 'True');
+    expect(client.requests.every((r) => r.includes('w/used-a'))).toBe(true);
+    hh.input.next(upsert('test', installer('apps', ['b'])));
+    const b = await until(hh, 'apps/b', (f) => f?.status === 'True');
+    const a = await until(hh, 'apps/a', (f) => f?.reason === 'NotUsed');
+    expect(a.digest).toBeUndefined();
+    expect(hh.content.size).toBe(1);
+    // The storage's copy in memory goes too (ConfigMapPluginStorage keeps one to write as leader).
+    expect(released).toContain('apps/a');
+    expect(hh.content.get((b.storage as { sha256: string }).sha256)).toBeDefined();
+    // Its result is withdrawn too: no translation serves content no longer held.
+    const fetchOf = (name: string) => hh.outputs.at(-1)!.snapshot.get('PluginFetch')?.get('apps')?.get(name);
+    const deadline = Date.now() + 2000;
+    while (fetchOf('a') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(fetchOf('a')).toBeUndefined();
+    expect(fetchOf('b')).toBeDefined();
+  });
+
+  it('the sinks do not wait for a plugin nothing uses', async () => {
+    await reg.pushImage('w/sync-used', 'v1', { 'plugin.lua': `${LUA_V1}-- sync\n` });
+    // The unused plugin's registry never answers: were it fetched, the sinks would wait for its first
+    // result until the worker's 10 s sync timeout.
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      const hh = start({ gate: true, unused: true, client: new CountingClient(60_000) });
+      const silentHost = `127.0.0.1:${(silent.address() as AddressInfo).port}`;
+      hh.input.next(upsert('test', plugin('apps', 'idle', `${silentHost}/w/never-answered:v1`)));
+      hh.input.next(upsert('test', plugin('apps', 'used', `${reg.host}/w/sync-used:v1`)));
+      hh.input.next(upsert('test', installer('apps', ['used'])));
+      hh.input.next(synced('test'));
+      const deadline = Date.now() + 5000;
+      while (!hh.outputs.some((o) => o.complete) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      const first = hh.outputs.find((o) => o.complete);
+      expect(fetchedOf(first, 'apps/used')?.status).toBe('True');
+      expect(fetchedOf(first, 'apps/idle')?.reason).toBe('NotUsed');
+      expect(sockets).toEqual([]);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((r) => silent.close(r));
+    }
+  });
+
+  it('a plugin whose layer declares more than the bound has room for is refused without downloading it, at every retry', async () => {
+    await reg.pushArtifact(
+      'w/declared',
+      'v1',
+      Buffer.from(`${LUA_V1}-- ${'y'.repeat(6000)}\n`),
+      PLUGIN_LAYER_MEDIA_TYPES.lua,
+    );
+    const client = new CountingClient();
+    const hh = start({ content: new PluginContentStore(5000), client });
+    hh.input.next(upsert('test', plugin('apps', 'declared', `${reg.host}/w/declared:v1`)));
+    const refused = await until(hh, 'apps/declared', (f) => f?.reason === 'TooLarge' && /attempt 2/.test(f.message));
+    expect(JSON.stringify(refused)).toMatch(/over the controller's bound of 5000/);
+    expect(client.requests.filter((r) => r.startsWith('resolve')).length).toBeGreaterThanOrEqual(2);
+    expect(client.requests.filter((r) => r.startsWith('blob'))).toEqual([]);
   });
 });
 

@@ -8,6 +8,7 @@ import { runEngine, synced, upsert, type EngineOutput, type SourceEvent } from '
 import { Subject, type Subscription } from 'rxjs';
 import { MemoryStorage, OciClient, PluginContentStore, PluginFetchWorker, type PluginStorage } from '../src/index.js';
 import { TestRegistry } from './support/registry.js';
+import { withUsers } from './support/plugin-users.js';
 
 const LUA = 'function envoy_on_request(h) h:headers():add("x-signed", "yes") end\n';
 const keys = () => generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
@@ -34,7 +35,7 @@ function start(storage: PluginStorage = new MemoryStorage()): Harness {
   });
   const outputs: EngineOutput[] = [];
   const sub = runEngine({
-    sources: [input, worker.events],
+    sources: [withUsers(input), worker.events],
     sourceNames: ['test'],
     quietMs: 10,
     maxDelayMs: 50,
