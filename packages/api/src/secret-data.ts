@@ -1,8 +1,9 @@
 // Reading and writing a Secret's values. The API server stores `data` base64-encoded and folds
 // `stringData` into it on write, so stringData is only ever seen in file input; both are read, data
 // first.
-import { createHash, createPublicKey, X509Certificate } from 'node:crypto';
+import { createHash, createHmac, createPublicKey, X509Certificate } from 'node:crypto';
 import type { Secret } from './core.js';
+import type { KubeObject } from './meta.js';
 
 /** The value of `key` as UTF-8 text, or undefined when the Secret has no such key. */
 export function secretText(secret: Pick<Secret, 'data' | 'stringData'>, key: string): string | undefined {
@@ -25,15 +26,56 @@ export function encodeSecretData(values: Record<string, string | Buffer>): Recor
 }
 
 /**
- * What an event log keeps of a Secret value that is not public (event-log.md): its sha256, and
- * for a PEM private key whether it belongs to the certificate beside it (`tls.crt`). The
+ * The key a controller process digests Secret values with (HMAC-SHA256), so that what an event log keeps
+ * of a value (redactedValue) is no plain sha256: a leaked log gives no dictionary or precomputed-table
+ * lookup of a weak value, and the same value digests differently in two processes' logs. The controller
+ * makes one at random when it starts and feeds it into its stream as this internal object (the first
+ * event), so the log holds it and every tool that rebuilds a store from the log (replay, verify, bisect,
+ * the console) hands the translator the key the values were digested with. Without one (logs written
+ * before, `translate -f`) values are digested with plain sha256, as they were.
+ */
+export const DIGEST_KEY_KIND = 'DigestKey';
+export const DIGEST_KEY_NAME = 'secret-values';
+
+export interface DigestKey extends KubeObject {
+  /** 32 random bytes, base64. */
+  spec: { hmacSha256Key: string };
+}
+
+export function digestKeyObject(key: Buffer): DigestKey {
+  return {
+    apiVersion: 'turnpike.dev/internal',
+    kind: DIGEST_KEY_KIND,
+    metadata: { name: DIGEST_KEY_NAME },
+    spec: { hmacSha256Key: key.toString('base64') },
+  };
+}
+
+/** The key a DigestKey object holds; undefined for none (or one that is not a key). */
+export function digestKeyOf(o: KubeObject | undefined): Buffer | undefined {
+  const text = (o as DigestKey | undefined)?.spec?.hmacSha256Key;
+  if (typeof text !== 'string') return undefined;
+  const key = Buffer.from(text, 'base64');
+  return key.length ? key : undefined;
+}
+
+/** What stands for a value in digests and in an event log: HMAC-SHA256 under `key`, else its sha256 (hex). */
+export function valueDigest(value: string | Buffer, key: Buffer | undefined): string {
+  return (key ? createHmac('sha256', key) : createHash('sha256')).update(value).digest('hex');
+}
+
+/**
+ * What an event log keeps of a Secret value that is not public (event-log.md): its digest (valueDigest),
+ * and for a PEM private key whether it belongs to the certificate beside it (`tls.crt`). The
  * translator reads these instead of the value (certificates.ts), so a replay reproduces the same
  * outputs without the private material.
  */
 export const REDACTED_PREFIX = 'turnpike-redacted:';
 
 export interface RedactedValue {
-  sha256: string;
+  /** valueDigest of the value: HMAC-SHA256 under the log's DigestKey (`keyed`), else sha256 (logs before keys). */
+  digest: string;
+  keyed?: boolean;
   /** Set for a value kept under `tls.key`: whether it is a private key of `tls.crt`. */
   privateKey?: 'matches' | 'other' | 'invalid';
   /** The certificates and public keys of a value that holds other material too (publicPem), as PEM. */
@@ -42,21 +84,24 @@ export interface RedactedValue {
 
 export function redactedValue(r: RedactedValue): string {
   return (
-    `${REDACTED_PREFIX}sha256=${r.sha256}${r.privateKey ? `;private-key=${r.privateKey}` : ''}` +
+    `${REDACTED_PREFIX}${r.keyed ? 'hmac-sha256' : 'sha256'}=${r.digest}` +
+    (r.privateKey ? `;private-key=${r.privateKey}` : '') +
     (r.publicBlocks ? `;public=${Buffer.from(r.publicBlocks).toString('base64')}` : '')
   );
 }
 
 export function parseRedactedValue(text: string | undefined): RedactedValue | undefined {
   if (!text?.startsWith(REDACTED_PREFIX)) return undefined;
-  const m = /^sha256=([0-9a-f]{64})(?:;private-key=(matches|other|invalid))?(?:;public=([A-Za-z0-9+/=]+))?$/.exec(
-    text.slice(REDACTED_PREFIX.length),
-  );
+  const m =
+    /^(hmac-sha256|sha256)=([0-9a-f]{64})(?:;private-key=(matches|other|invalid))?(?:;public=([A-Za-z0-9+/=]+))?$/.exec(
+      text.slice(REDACTED_PREFIX.length),
+    );
   if (!m) return undefined;
   return {
-    sha256: m[1]!,
-    ...(m[2] ? { privateKey: m[2] as RedactedValue['privateKey'] } : {}),
-    ...(m[3] ? { publicBlocks: Buffer.from(m[3], 'base64').toString('utf8') } : {}),
+    digest: m[2]!,
+    ...(m[1] === 'hmac-sha256' ? { keyed: true } : {}),
+    ...(m[3] ? { privateKey: m[3] as RedactedValue['privateKey'] } : {}),
+    ...(m[4] ? { publicBlocks: Buffer.from(m[4], 'base64').toString('utf8') } : {}),
   };
 }
 
@@ -78,7 +123,7 @@ function parsesAs(label: string, block: string): boolean {
  * what its label says (a block of another base64 is not one). `whole`: the value is made of them and
  * whitespace alone. Any other text, comments included, could hold a secret (a token, a password, a key
  * without its PEM lines), so a value with any is not public: an event log keeps only its public blocks
- * and its sha256. `publicBlocks`: those blocks in order, each on its own lines.
+ * and its digest (valueDigest). `publicBlocks`: those blocks in order, each on its own lines.
  */
 export function publicPem(text: string): { whole: boolean; publicBlocks: string } {
   const kept: string[] = [];
@@ -96,17 +141,18 @@ export function publicPem(text: string): { whole: boolean; publicBlocks: string 
 
 /**
  * The PEM the translator reads of a certificate or CA bundle value, and, unless the value is public PEM
- * alone, the sha256 that stands for it in digests: a value with other material in it (a certificate
- * followed by its private key, or by any text) is read by its public blocks only. An event log keeps
- * exactly those two of such a value (secret-redaction.ts), so a replay reads and digests the same.
+ * alone, the digest that stands for it (valueDigest under `key`, the DigestKey): a value with other
+ * material in it (a certificate followed by its private key, or by any text) is read by its public blocks
+ * only. An event log keeps exactly those two of such a value (secret-redaction.ts), so a replay reads and
+ * digests the same.
  */
-export function publicPemOf(value: string | undefined): { pem: string; sha256?: string } | undefined {
+export function publicPemOf(value: string | undefined, key?: Buffer): { pem: string; digest?: string } | undefined {
   if (value === undefined) return undefined;
   const redacted = parseRedactedValue(value);
-  if (redacted) return { pem: redacted.publicBlocks ?? '', sha256: redacted.sha256 };
+  if (redacted) return { pem: redacted.publicBlocks ?? '', digest: redacted.digest };
   const pub = publicPem(value);
   if (pub.whole) return { pem: value };
-  return { pem: pub.publicBlocks, sha256: createHash('sha256').update(value).digest('hex') };
+  return { pem: pub.publicBlocks, digest: valueDigest(value, key) };
 }
 
 /**

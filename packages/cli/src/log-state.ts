@@ -59,6 +59,15 @@ export function storeBefore(log: ParsedLog): Snapshot {
   return first ? checkpointStore(first) : EMPTY_SNAPSHOT;
 }
 
+/**
+ * A restarted controller's first checkpoint: numbered after the last event the run before recorded, it
+ * holds what the new run's recorder had then (nothing), not the store after that event, so the state
+ * after that event (and an output there) is the run before's.
+ */
+function restartsAt(cp: LogCheckpoint): boolean {
+  return cp.gap?.reason === 'restart';
+}
+
 /** Where a walk over the log starts again (a gap): the event index the checkpoint comes before. */
 export function gapCheckpoints(log: ParsedLog): Map<number, LogCheckpoint> {
   const out = new Map<number, LogCheckpoint>();
@@ -110,7 +119,7 @@ export function storeAt(log: ParsedLog, until?: number): { seq: number; snapshot
   }
   let start: LogCheckpoint | undefined;
   for (const cp of log.checkpoints ?? []) {
-    if (cp.index > end || (until !== undefined && cp.seq > until)) break;
+    if (cp.index > end || (until !== undefined && (cp.seq > until || (cp.seq === until && restartsAt(cp))))) break;
     start = cp;
   }
   const from = start?.index ?? 0;
@@ -192,13 +201,14 @@ export function verifyLog(
       at = log.events[i - 1]!.seq;
     }
     const next = gaps.get(i);
-    if (next && next.seq <= out.seq) {
+    const takesNext = next && (next.seq < out.seq || (next.seq === out.seq && !restartsAt(next)));
+    if (next && takesNext) {
       // The output is at (or in the gap before) the checkpoint that ends a gap.
       snapshot = checkpointStore(next);
       gaps.delete(i);
       at = next.seq;
     }
-    if (out.seq < firstKnownSeq(log) || (next && out.seq < next.seq && out.seq > at) || out.seq < at) {
+    if (out.seq < firstKnownSeq(log) || (next && !takesNext && out.seq > at) || out.seq < at) {
       unknown++;
       continue;
     }

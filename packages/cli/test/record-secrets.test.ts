@@ -1,6 +1,7 @@
 // Event logs are handed around during incidents: `run --record` keeps no private key, token or
-// registry credential of a Secret (only certificates, digests and whether a key matches), writes
+// registry credential of a Secret (only certificates, digests under the run's own key and whether a key matches), writes
 // the file for its owner only, and a replay of it still reproduces every recorded output.
+import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
@@ -68,26 +69,39 @@ const objects = [
   },
 ];
 
+/** Runs the controller on the objects with `--record`; returns the log's path. */
+async function record(): Promise<string> {
+  const dir = tmp();
+  write(dir, 'all.yaml', objects.map((o) => stringify(o)).join('---\n'));
+  const log = join(tmp(), 'events.ndjson');
+  const p = start(
+    'run',
+    '--dir',
+    dir,
+    '--record',
+    log,
+    '--no-xds',
+    '--plugin-address',
+    '127.0.0.1:0',
+    '--quiet-ms',
+    '20',
+  );
+  await waitFor(() => p.output().includes('Gateway/infra/gw'));
+  expect((await p.stop()).code).toBe(0);
+  return log;
+}
+
+/** What the log keeps of the pull Secret's value. */
+function pullMarker(text: string): string {
+  const line = text.split('\n').find((l) => l.includes('"name":"pull"'))!;
+  return (JSON.parse(line) as { object: { stringData: Record<string, string> } }).object.stringData[
+    '.dockerconfigjson'
+  ]!;
+}
+
 describe('turnpike run --record: Secrets in the event log', () => {
   it('security: the log holds no private key or Secret value, is readable by its owner only, and replays identically', async () => {
-    const dir = tmp();
-    write(dir, 'all.yaml', objects.map((o) => stringify(o)).join('---\n'));
-    const log = join(tmp(), 'events.ndjson');
-    const p = start(
-      'run',
-      '--dir',
-      dir,
-      '--record',
-      log,
-      '--no-xds',
-      '--plugin-address',
-      '127.0.0.1:0',
-      '--quiet-ms',
-      '20',
-    );
-    await waitFor(() => p.output().includes('Gateway/infra/gw'));
-    expect((await p.stop()).code).toBe(0);
-
+    const log = await record();
     const text = readFileSync(log, 'utf8');
     // Every value of every recorded Secret, decoded, and the raw text of the log.
     const values = text
@@ -113,6 +127,16 @@ describe('turnpike run --record: Secrets in the event log', () => {
     // Certificates stay: the translator checks them on replay.
     expect(text).toContain(b64(EXAMPLE_COM_CERT));
     expect(statSync(log).mode & 0o777).toBe(0o600);
+    // Values are kept as HMACs under the run's DigestKey (its first event), never as their plain sha256.
+    expect((JSON.parse(text.split('\n')[1]!) as { kind: string }).kind).toBe('DigestKey');
+    const dockerConfig = (objects.at(-1) as { stringData: Record<string, string> }).stringData['.dockerconfigjson']!;
+    for (const value of [dockerConfig, EXAMPLE_COM_KEY, OTHER_TEST_KEY, `${EXAMPLE_COM_CERT}${EXAMPLE_COM_KEY}`]) {
+      const sha256 = createHash('sha256').update(value).digest('hex');
+      for (const seen of [text, ...values]) expect(seen).not.toContain(sha256);
+    }
+    expect(pullMarker(text)).toMatch(/^turnpike-redacted:hmac-sha256=[0-9a-f]{64}$/);
+    // Another run, another key: the same value is not correlatable across logs.
+    expect(pullMarker(readFileSync(await record(), 'utf8'))).not.toBe(pullMarker(text));
 
     const verified = turnpike('replay', log, '--verify');
     expect([verified.code, verified.stderr]).toEqual([0, expect.stringMatching(/verified \d+ output\(s\)/)]);

@@ -7,7 +7,7 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import type { WatchEvent } from './events.js';
 import type { LaterHash } from './output-hash.js';
-import { redactForLog } from './secret-redaction.js';
+import { LogRedaction } from './secret-redaction.js';
 import { OrderedOutputs } from './output-lines.js';
 
 export const LOG_FORMAT = 'turnpike.events';
@@ -67,8 +67,10 @@ export class EventLogWriter {
   }
   private readonly outputs = new OrderedOutputs((record) => this.writeLine(record));
 
+  private readonly redaction = new LogRedaction();
+
   event(e: WatchEvent): void {
-    this.writeLine(e.object?.kind === 'Secret' ? { ...e, object: redactForLog(e.object) } : e);
+    this.writeLine(this.redaction.event(e));
   }
   /**
    * `hash` may come later (the engine works it out once the sinks have pushed the output): the line then

@@ -10,6 +10,7 @@ export * from './secret-redaction.js';
 export * from './engine.js';
 export * from './sources/directory.js';
 export * from './sources/replay.js';
+export * from './sources/digest-key.js';
 export * from './schema/manifest-validation.js';
 export { crdSchemaFor, type CrdSchema } from './schema/crd-schemas.js';
 export * from './flight-recorder/capture.js';

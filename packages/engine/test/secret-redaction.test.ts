@@ -2,9 +2,10 @@
 // and the same digest as the Secret itself: a replay of a log without private keys reproduces
 // the outputs of the run that wrote it.
 import { describe, expect, it } from '@jest/globals';
-import type { KubeObject } from '@turnpike/api';
+import { createHash, randomBytes } from 'node:crypto';
+import { digestKeyObject, type KubeObject } from '@turnpike/api';
 import { snapshotFromObjects, translate } from '@turnpike/translator';
-import { outputHash, redactForLog } from '../src/index.js';
+import { LogRedaction, outputHash, redactForLog, upsert, type WatchEvent } from '../src/index.js';
 import {
   EXAMPLE_COM_CERT,
   EXAMPLE_COM_KEY,
@@ -112,5 +113,47 @@ describe('Secrets as an event log keeps them', () => {
     expect(Buffer.from((disguised as { data: Record<string, string> }).data['tls.crt']!, 'base64').toString()).toMatch(
       /^turnpike-redacted:sha256=[0-9a-f]{64}$/,
     );
+  });
+
+  it('security: under a stream DigestKey, values are kept as HMACs (not their sha256), different per key, and replay the same', () => {
+    const gw = gateway('gw', [https('bundled', 'a.example.com')]);
+    const secrets = [
+      tlsSecret('bundled', 'infra', `${EXAMPLE_COM_CERT}${EXAMPLE_COM_KEY}`, EXAMPLE_COM_KEY),
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'opaque', namespace: 'infra' },
+        stringData: { password: 'admin' },
+      } as KubeObject,
+    ];
+    const event = (o: KubeObject, seq: number): WatchEvent => ({
+      ...upsert('dir', o),
+      seq,
+      at: '2026-12-06T14:00:00Z',
+    });
+    /** A stream that starts with its DigestKey, as the log keeps it, and the objects the translator saw live. */
+    const recorded = (key: Buffer) => {
+      const redaction = new LogRedaction();
+      const live = [digestKeyObject(key), gatewayClass(), gw, ...secrets];
+      return { live, logged: live.map((o, i) => redaction.event(event(o, i + 1)).object!) };
+    };
+    const run = (objects: KubeObject[]) => translate(snapshotFromObjects(objects));
+    const [a, b] = [recorded(randomBytes(32)), recorded(randomBytes(32))];
+    for (const { live, logged } of [a, b]) expect(outputHash(run(logged))).toBe(outputHash(run(live)));
+    const password = (logged: KubeObject[]) =>
+      (logged.at(-1) as { stringData: { password: string } }).stringData.password;
+    expect(password(a.logged)).toMatch(/^turnpike-redacted:hmac-sha256=[0-9a-f]{64}$/);
+    expect(password(a.logged)).not.toBe(password(b.logged));
+    const text = JSON.stringify(a.logged);
+    const decoded = a.logged
+      .flatMap((o) => Object.values((o as { data?: Record<string, string> }).data ?? {}))
+      .map((v) => Buffer.from(v, 'base64').toString())
+      .join('');
+    for (const value of ['admin', EXAMPLE_COM_KEY, `${EXAMPLE_COM_CERT}${EXAMPLE_COM_KEY}`]) {
+      const sha256 = createHash('sha256').update(value).digest('hex');
+      expect(text + decoded).not.toContain(sha256);
+    }
+    // Two keys, two outputs: the digests in the IR are the key's (a replay needs the log's key).
+    expect(outputHash(run(a.logged))).not.toBe(outputHash(run(b.logged)));
   });
 });

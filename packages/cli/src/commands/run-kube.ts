@@ -31,7 +31,7 @@ import { controlPlaneTls, proxyObjectsContext, xdsServerNames } from '../proxy-o
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { ServerResponse } from 'node:http';
-import { listSegments, writeCapture } from '@turnpike/engine';
+import { digestKeySource, listSegments, writeCapture } from '@turnpike/engine';
 import pino from 'pino';
 import { CliError } from '../errors.js';
 import { hostPortFlag, isLoopbackHost } from '../flags.js';
@@ -371,6 +371,8 @@ export async function runInCluster(o: KubeRunOptions): Promise<void> {
   const debug = await serveDebug(o.debugAddress ?? '127.0.0.1:8081', xds, o.recordDir, log);
 
   const sources = [
+    // The DigestKey first: Secret values are digested under it, in the translator and in the event log.
+    digestKeySource(),
     plugins.worker.events,
     ...(xds ? [xds.events] : []),
     kubeSource({

@@ -3,7 +3,13 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { DIRECTORY_SOURCE, DEFAULT_MAX_DELAY_MS, DEFAULT_QUIET_MS, directorySource } from '@turnpike/engine';
+import {
+  DIRECTORY_SOURCE,
+  DEFAULT_MAX_DELAY_MS,
+  DEFAULT_QUIET_MS,
+  digestKeySource,
+  directorySource,
+} from '@turnpike/engine';
 import { openRecording } from '../record.js';
 import { openFlightRecorder, recordFlags } from '../flight-recording.js';
 import { startController } from '../controller.js';
@@ -322,7 +328,8 @@ export async function runOnDirectory(opts: RunOptions): Promise<void> {
     throw e;
   }
   const controller = startController({
-    sources: xds ? [plugins.worker.events, xds.events, source] : [plugins.worker.events, source],
+    // The DigestKey first: Secret values are digested under it, in the translator and in the event log.
+    sources: [digestKeySource(), plugins.worker.events, ...(xds ? [xds.events] : []), source],
     sourceNames: [DIRECTORY_SOURCE],
     completeAfter: [PLUGINS_SOURCE],
     sinks: [plugins, ...(xds ? [xds] : []), statusPrinter(json)],

@@ -13,7 +13,7 @@ import type { KubeObject } from '@turnpike/api';
 import type { WatchEvent } from '../events.js';
 import { SEGMENT_LOG_VERSION, LOG_FORMAT, type LogHeader } from '../event-log.js';
 import type { LaterHash } from '../output-hash.js';
-import { redactForLog } from '../secret-redaction.js';
+import { LogRedaction } from '../secret-redaction.js';
 import { OrderedOutputs } from '../output-lines.js';
 import { compressSegment, pruneSegments, type PruneBudget } from './segment-files.js';
 
@@ -88,6 +88,7 @@ export class FlightRecorder {
   };
   /** The store as the log has it (Secrets redacted): what the next checkpoint holds. */
   private readonly store = new Map<string, KubeObject>();
+  private readonly redaction = new LogRedaction();
   private lastSeq = 0;
   private lastAt = '';
   private state: State = 'paused';
@@ -139,7 +140,8 @@ export class FlightRecorder {
     if (this.state === 'closed') return;
     // Resumed before the store takes the event: the checkpoint is the store the event applies to.
     if (this.state === 'paused' && this.now() >= this.resumeAt) this.startSegment();
-    const logged = e.object?.kind === 'Secret' ? { ...e, object: redactForLog(e.object) } : e;
+    // The store keeps the DigestKey too: every checkpoint carries the key its Secrets were digested with.
+    const logged = this.redaction.event(e);
     if (e.name && (e.type === 'upsert' || e.type === 'delete')) {
       const key = objectKey(e.kind, e.namespace, e.name);
       if (e.type === 'delete') this.store.delete(key);

@@ -3,6 +3,9 @@
 // declaring kind (Gateway or ListenerSet — grants are not shared between them).
 import {
   CLUSTER_TRUST_BUNDLE_GROUP,
+  DIGEST_KEY_KIND,
+  DIGEST_KEY_NAME,
+  digestKeyOf,
   GATEWAY_GROUP,
   type Gateway,
   type Listener,
@@ -55,7 +58,8 @@ export function checkSecretRef(
   if (notPermitted) return { problem: notPermitted };
   const secret = inputs.get<Secret>('Secret', ns, ref.name);
   if (!secret) return { problem: { reason: reasons.invalid, message: `${field}: Secret ${ns}/${ref.name} not found` } };
-  const r = checkTLSSecret(secret);
+  // Read through `inputs`: a piece that checks a certificate depends on the key its digest is made under.
+  const r = checkTLSSecret(secret, digestKeyOf(inputs.get(DIGEST_KEY_KIND, undefined, DIGEST_KEY_NAME)));
   if ('error' in r)
     return { problem: { reason: reasons.invalid, message: `${field}: Secret ${ns}/${ref.name}: ${r.error}` } };
   return {

@@ -6,13 +6,17 @@ import {
   publicPemOf,
   recordedOf,
   secretText,
+  valueDigest,
   type RecordedReference,
   type Secret,
 } from '@turnpike/api';
 
 export interface ParsedCertificate {
   fingerprint: string;
-  /** sha256 of the certificate chain and key as served: a rotation changes it, so it reaches the proxies. */
+  /**
+   * sha256 of the certificate chain and key as served (the key by its digest under the DigestKey): a
+   * rotation changes it, so it reaches the proxies.
+   */
   sha256: string;
   dnsNames: string[];
   notAfter: string;
@@ -30,8 +34,11 @@ export type TLSSecretVerdict = { error: string } | { cert: ParsedCertificate };
 const verdicts = new Map<string, TLSSecretVerdict>();
 const MAX_VERDICTS = 512;
 
-/** Returns an error message, or the parsed certificate when the Secret holds a usable TLS pair. */
-export function checkTLSSecret(secret: Secret): TLSSecretVerdict {
+/**
+ * Returns an error message, or the parsed certificate when the Secret holds a usable TLS pair.
+ * `digestKey`: the DigestKey of the store (api/secret-data.ts), which the values are digested under.
+ */
+export function checkTLSSecret(secret: Secret, digestKey?: Buffer): TLSSecretVerdict {
   const recorded = recordedOf(secret);
   if (recorded) return recordedTLSVerdict(recorded);
   if (secret.type !== undefined && secret.type !== 'kubernetes.io/tls') {
@@ -41,11 +48,17 @@ export function checkTLSSecret(secret: Secret): TLSSecretVerdict {
   const key = secretText(secret, 'tls.key');
   if (!crt) return { error: 'data["tls.crt"] is missing' };
   if (!key) return { error: 'data["tls.key"] is missing' };
-  const digest = createHash('sha256').update(`${crt.length}:`).update(crt).update(key).digest('hex');
+  // The DigestKey is part of what a verdict depends on: the digest in it is made under that key.
+  const digest = createHash('sha256')
+    .update(`${crt.length}:${key.length}:`)
+    .update(crt)
+    .update(key)
+    .update(digestKey ?? '')
+    .digest('hex');
   let verdict = verdicts.get(digest);
   if (!verdict) {
     if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
-    verdicts.set(digest, (verdict = deepFrozen(checkPair(publicPemOf(crt)!, key))));
+    verdicts.set(digest, (verdict = deepFrozen(checkPair(publicPemOf(crt, digestKey)!, key, digestKey))));
   }
   return verdict;
 }
@@ -57,10 +70,14 @@ function deepFrozen(v: TLSSecretVerdict): TLSSecretVerdict {
 }
 
 /**
- * `crt`: the certificates of tls.crt (publicPemOf): read by its public blocks, and digested by its sha256
+ * `crt`: the certificates of tls.crt (publicPemOf): read by its public blocks, and stood for by its digest
  * when it holds anything else (as an event log keeps it).
  */
-function checkPair(crt: { pem: string; sha256?: string }, key: string): TLSSecretVerdict {
+function checkPair(
+  crt: { pem: string; digest?: string },
+  key: string,
+  digestKey: Buffer | undefined,
+): TLSSecretVerdict {
   let cert: X509Certificate;
   try {
     cert = new X509Certificate(crt.pem);
@@ -74,7 +91,7 @@ function checkPair(crt: { pem: string; sha256?: string }, key: string): TLSSecre
       return { error: 'data["tls.key"] is not a PEM private key' };
     if (redacted.privateKey === 'other')
       return { error: 'data["tls.key"] does not belong to the certificate in data["tls.crt"]' };
-    return { cert: parsed(cert, crt, redacted.sha256) };
+    return { cert: parsed(cert, crt, redacted.digest) };
   }
   let privateKey;
   try {
@@ -90,12 +107,12 @@ function checkPair(crt: { pem: string; sha256?: string }, key: string): TLSSecre
     const b = createPublicKey(privateKey).export({ type: 'spki', format: 'der' });
     if (!a.equals(b)) return { error: 'data["tls.key"] does not belong to the certificate in data["tls.crt"]' };
   }
-  return { cert: parsed(cert, crt, createHash('sha256').update(key).digest('hex')) };
+  return { cert: parsed(cert, crt, valueDigest(key, digestKey)) };
 }
 
-/** `keyDigest`: the sha256 of the key (what an event log keeps of it), so a replay hashes the same. */
-function parsed(cert: X509Certificate, crt: { pem: string; sha256?: string }, keyDigest: string): ParsedCertificate {
-  const served = crt.sha256 === undefined ? crt.pem : `sha256:${crt.sha256}`;
+/** `keyDigest`: the digest of the key (what an event log keeps of it), so a replay hashes the same. */
+function parsed(cert: X509Certificate, crt: { pem: string; digest?: string }, keyDigest: string): ParsedCertificate {
+  const served = crt.digest === undefined ? crt.pem : `sha256:${crt.digest}`;
   const sha256 = createHash('sha256').update(served).update('\0').update(keyDigest).digest('hex');
   return { fingerprint: cert.fingerprint256, sha256, dnsNames: certificateDnsNames(cert), notAfter: cert.validTo };
 }
