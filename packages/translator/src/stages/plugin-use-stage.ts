@@ -1,8 +1,9 @@
 // Who uses each PluginInstallation: the routes whose ExtensionRef filters name it (a route with a
-// parent of ours), the Gateways whose listener ExtensionRef filters (their own or their ListenerSets')
-// name it, and the ProxyConfigs installing it; any other user is fed to `use`. Runs after the routes and before the plugins' requests and statuses, which
-// read `used`; publishes `@plugin-use:<namespace>/<name>` when a plugin becomes used or unused, so an
-// added or removed user derives that plugin's request and status again, and nothing else.
+// parent of ours), the Gateways whose listener ExtensionRef filters (their own or their
+// ListenerSets') name it, and the ProxyConfigs installing it; any other user is fed to `use`. Runs
+// after the routes and before the plugins' requests and statuses, which read `used`; publishes
+// `@plugin-use:<namespace>/<name>` when a plugin becomes used or unused, so an added or removed
+// user derives that plugin's request and status again, and nothing else.
 import { listenerFilterPlugins } from '../gateways/gateways.js';
 import type { TranslationRun } from '../incremental/run.js';
 import { isPluginUse, pluginUseFact } from '../plugins/plugin-uses.js';
