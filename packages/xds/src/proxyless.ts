@@ -7,12 +7,16 @@ import type { EnvoyResources } from './resources.js';
 /**
  * Proxyless gRPC: each hostname with GRPCRoutes becomes an API listener named after the
  * hostname, so clients dialling `xds:///<hostname>` route per the GRPCRoute with no proxy.
+ * A listener with pre-routing filters (GEP-5224) is left out: a gRPC client runs neither ext_authz
+ * nor Lua or Wasm, so its requests would reach the routes without the filters the listener runs on
+ * every request before routing ("Implementations MUST evaluate route matching exactly once after the
+ * last ListenerFilter has run").
  */
 export function buildProxyless(gw: GatewayIR, out: EnvoyResources): void {
   const byHost = new Map<string, HTTPRouteIR[]>();
   for (const port of gw.ports)
     for (const l of port.listeners)
-      for (const vh of l.virtualHosts ?? []) {
+      for (const vh of l.preRouting?.length ? [] : (l.virtualHosts ?? [])) {
         for (const r of vh.routes) {
           if (r.source.kind !== 'GRPCRoute') continue;
           for (const d of vh.domains) {

@@ -199,4 +199,26 @@ describe('listener filters in xDS (GEP-5224)', () => {
     expect(res.clusters.map((c) => c.name)).toContain('turnpike/plugin-content/10.0.0.1:18002');
     expect(filters[3]!.typed_config.default_source_code.inline_string).toContain('"500"');
   });
+
+  it("proxyless gRPC clients, which run no listener filter, are not served a guarded listener's GRPCRoutes", () => {
+    const grpc = (name: string): HTTPRouteIR => ({
+      ...route(name),
+      source: { ...route(name).source, kind: 'GRPCRoute' },
+    });
+    const withGrpc = (l: GatewayListenerIR): GatewayListenerIR => ({
+      ...l,
+      virtualHosts: l.virtualHosts!.map((v) => ({ ...v, routes: [grpc(`${l.name}-grpc`)] })),
+    });
+    const ir: GatewayIR = {
+      ...gatewayIR([
+        withGrpc(httpListener('a', 'a.example', [luaPlugin])),
+        withGrpc(httpListener('b', 'b.example', [httpAuth])),
+        withGrpc(httpListener('open', 'open.example')),
+      ]),
+      proxyless: true,
+    };
+    const res = envoyResourcesFor(ir, () => undefined, content);
+    expect(validateResources(res)).toEqual([]);
+    expect(res.listeners.filter((l) => l.api_listener).map((l) => l.name)).toEqual(['open.example']);
+  });
 });
