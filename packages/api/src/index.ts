@@ -13,3 +13,4 @@ export * from './secret-data.js';
 export * from './durations.js';
 export * from './quantity.js';
 export * from './re2-program-size.js';
+export * from './pod.js';

@@ -35,6 +35,8 @@ const KINDS = {
   // GEP-4894: a backendRef target that is not a Service (its status: the Gateways that use it).
   XBackend: { group: X_GATEWAY_GROUP, ownsStatus: true },
   EndpointSlice: { group: 'discovery.k8s.io' },
+  // Only for XBackends of type EndpointSelector; slimmed at the edge (pod.ts, slimPod).
+  Pod: { group: '' },
   Secret: { group: '' },
   Namespace: { group: '', clusterScoped: true },
   ConfigMap: { group: '' },

@@ -19,6 +19,7 @@ import type {
   ProxyReport,
   ReferenceRecord,
 } from '@turnpike/api';
+import { slimPod } from '@turnpike/api';
 import {
   KubeApiError,
   KubeClient,
@@ -82,7 +83,11 @@ export async function listLiveObjects(client: KubeClient): Promise<KubeObject[]>
     // A kind this cluster does not serve has no objects.
     if (!listed) continue;
     const apiVersion = apiVersionOf(r);
-    for (const item of listed.items) out.push(sanitize({ ...item, apiVersion, kind: r.kind }));
+    for (const item of listed.items) {
+      const typed = { ...item, apiVersion, kind: r.kind };
+      // As the controller's source holds them (slimPod), so its verdicts and ours are the same.
+      out.push(r.kind === 'Pod' ? slimPod(typed) : sanitize(typed));
+    }
   }
   return [...out, ...pluginFetchesFromStatus(out)];
 }

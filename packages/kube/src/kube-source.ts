@@ -1,6 +1,7 @@
 // The Kubernetes source: one reflector per watched kind, merged into one observable of events.
 // It reports `synced` once every kind has been listed (or found missing), and, for the APIs a
 // cluster may lack (reportServed), a ServedAPI event whenever which version is served changes.
+import { slimPod } from '@turnpike/api';
 import { synced, upsert, type SourceEvent } from '@turnpike/engine';
 import { Observable } from 'rxjs';
 import type { KubeClient } from './client.js';
@@ -51,6 +52,8 @@ export function kubeSource(opts: KubeSourceOptions): Observable<SourceEvent> {
           source: KUBE_SOURCE,
           ...(resource.kind === 'Secret' ? { fieldSelector: SECRET_FIELD_SELECTOR } : {}),
           ...(resource.kind === 'ConfigMap' ? { labelSelector: CONFIGMAP_LABEL_SELECTOR } : {}),
+          // Pods change often and carry much the translator never reads: cut down before the store.
+          ...(resource.kind === 'Pod' ? { slim: slimPod } : {}),
           ...(resource.kind === 'Deployment'
             ? {
                 // The proxy Deployments we apply: the only Deployments read.

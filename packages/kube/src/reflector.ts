@@ -6,7 +6,7 @@
 // kind with fallback versions is listed at the first version the server serves. It never stops on
 // its own.
 import type { KubeObject } from '@turnpike/api';
-import { remove, storable, upsert, type SourceEvent } from '@turnpike/engine';
+import { deepEqual, remove, storable, upsert, type SourceEvent } from '@turnpike/engine';
 import { createInterface } from 'node:readline';
 import { KubeApiError, type KubeClient } from './client.js';
 import { apiVersionOf, collectionPath, versionsOf, type ResourceInfo } from './resources.js';
@@ -27,6 +27,11 @@ export interface ReflectorOptions {
   labelSelector?: string;
   /** Watch one namespace only. */
   namespace?: string;
+  /**
+   * Cuts each object down to what the translator reads before it is emitted (Pods: slimPod); an update
+   * whose cut-down form did not change is not emitted at all (a Pod's status rewritten by a probe).
+   */
+  slim?: (o: KubeObject) => KubeObject;
   /**
    * A list the controller may not make (403) counts as synced with nothing, warned and tried again
    * later: for a kind that only refines the output (the proxy Deployments), so that RBAC of an
@@ -52,6 +57,8 @@ export class Reflector {
   private sleepTimer?: NodeJS.Timeout;
   private wake?: () => void;
   private readonly known = new Map<string, { rv: string; namespace?: string; name: string }>();
+  /** With `slim`: the form last emitted per object, to drop updates that change nothing in it. */
+  private readonly emitted = new Map<string, KubeObject>();
   private synced = false;
   /** The newest resourceVersion seen on the current watch, kept when the watch breaks. */
   private lastSeenRv?: string;
@@ -173,7 +180,17 @@ export class Reflector {
     // The preferred version's form whichever version served it (the fallbacks have the same fields).
     typed.apiVersion = apiVersionOf(r);
     typed.kind = r.kind;
-    return storable(item);
+    return storable(this.o.slim ? this.o.slim(item) : item);
+  }
+
+  /** Emits an upsert, unless (with `slim`) the object's form is the one emitted last. */
+  private emitUpsert(key: string, item: KubeObject): void {
+    if (this.o.slim) {
+      if (deepEqual(this.emitted.get(key), item)) return;
+      this.emitted.set(key, item);
+    }
+    this.stats.events++;
+    this.o.emit(upsert(this.o.source, item));
   }
 
   /** Lists at the first version the server serves; a 404 from every version is thrown (not served). */
@@ -226,17 +243,17 @@ export class Reflector {
         `${this.path()}?${q}`,
         (raw) => {
           tell();
+          const itemRv = (raw as KubeObject).metadata?.resourceVersion;
           const item = this.normalize(raw as KubeObject);
           const key = `${item.metadata.namespace ?? ''}/${item.metadata.name}`;
           seen.add(key);
-          if (this.known.get(key)?.rv === item.metadata.resourceVersion) return;
+          if (this.known.get(key)?.rv === itemRv) return;
           this.known.set(key, {
-            rv: item.metadata.resourceVersion ?? '',
+            rv: itemRv ?? '',
             ...(item.metadata.namespace ? { namespace: item.metadata.namespace } : {}),
             name: item.metadata.name,
           });
-          this.stats.events++;
-          this.o.emit(upsert(this.o.source, item));
+          this.emitUpsert(key, item);
         },
       );
       cont = page.metadata?.continue || undefined;
@@ -247,6 +264,7 @@ export class Reflector {
     for (const [key, k] of [...this.known]) {
       if (seen.has(key)) continue;
       this.known.delete(key);
+      this.emitted.delete(key);
       this.stats.events++;
       this.o.emit(remove(this.o.source, this.kind, k.namespace, k.name));
     }
@@ -307,9 +325,10 @@ export class Reflector {
         if (ev.type === 'BOOKMARK') continue;
         const item = this.normalize(ev.object);
         const key = `${item.metadata.namespace ?? ''}/${item.metadata.name}`;
-        this.stats.events++;
         if (ev.type === 'DELETED') {
           this.known.delete(key);
+          this.emitted.delete(key);
+          this.stats.events++;
           this.o.emit(remove(this.o.source, this.kind, item.metadata.namespace, item.metadata.name));
         } else {
           this.known.set(key, {
@@ -317,7 +336,7 @@ export class Reflector {
             ...(item.metadata.namespace ? { namespace: item.metadata.namespace } : {}),
             name: item.metadata.name,
           });
-          this.o.emit(upsert(this.o.source, item));
+          this.emitUpsert(key, item);
         }
       }
     } catch (e) {

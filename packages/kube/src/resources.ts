@@ -41,6 +41,8 @@ export const RESOURCES: ResourceInfo[] = [
   { kind: 'XBackend', group: X_GW, version: 'v1alpha1', plural: 'xbackends', namespaced: true },
   { kind: 'Service', group: '', version: 'v1', plural: 'services', namespaced: true },
   { kind: 'EndpointSlice', group: 'discovery.k8s.io', version: 'v1', plural: 'endpointslices', namespaced: true },
+  // Read only, cluster-wide, for XBackends of type EndpointSelector; slimmed as they arrive (slimPod).
+  { kind: 'Pod', group: '', version: 'v1', plural: 'pods', namespaced: true },
   { kind: 'Secret', group: '', version: 'v1', plural: 'secrets', namespaced: true },
   { kind: 'Namespace', group: '', version: 'v1', plural: 'namespaces', namespaced: false },
   { kind: 'ConfigMap', group: '', version: 'v1', plural: 'configmaps', namespaced: true },

@@ -2,6 +2,7 @@
 // demand: a connection cut mid-stream, a watch that hangs, 410 Gone, a burst of 500s.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from '@jest/globals';
+import { slimPod } from '@turnpike/api';
 import type { SourceEvent } from '@turnpike/engine';
 import { Reflector, resourceInfo } from '../src/index.js';
 import { kubeClientFor } from './kube-client-for.js';
@@ -112,6 +113,52 @@ describe('reflector recovery', () => {
     const object = events[0]!.object!;
     expect(object).toEqual({ apiVersion: 'v1', kind: 'Service', metadata: svc('a', '1').metadata, spec: {} });
     expect(Object.isFrozen(object) && Object.isFrozen(object.metadata)).toBe(true);
+  });
+
+  it('Pods are cut down before they are emitted (slimPod), and an update that changes nothing kept is dropped', async () => {
+    const pod = (rv: string, ready: string, extra: Record<string, unknown> = {}) => ({
+      metadata: {
+        name: 'p',
+        namespace: 'a',
+        uid: 'u1',
+        resourceVersion: rv,
+        labels: { app: 'x' },
+        annotations: { n: rv },
+      },
+      spec: { containers: [{ name: 'c', image: 'i' }] },
+      status: {
+        phase: 'Running',
+        podIP: '10.0.0.1',
+        podIPs: [{ ip: '10.0.0.1' }],
+        conditions: [
+          { type: 'PodScheduled', status: 'True', lastProbeTime: rv },
+          { type: 'Ready', status: ready },
+        ],
+        containerStatuses: [{ name: 'c', restartCount: Number(rv) }],
+        ...extra,
+      },
+    });
+    const f = await fakeApi((_req, res, url) => {
+      if (!url.searchParams.get('watch')) return list(res, '1', [pod('1', 'False')]);
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      if (url.searchParams.get('resourceVersion') !== '1') return;
+      // A probe rewrites the status (other fields only), then the Pod turns Ready.
+      res.write(`${JSON.stringify({ type: 'MODIFIED', object: pod('2', 'False') })}\n`);
+      res.write(`${JSON.stringify({ type: 'MODIFIED', object: pod('3', 'True') })}\n`);
+    });
+    const events: SourceEvent[] = [];
+    const { r } = reflector(f.port, events, { resource: resourceInfo('Pod')!, slim: slimPod });
+    running(r, f);
+    await until(() => events.filter((e) => e.type === 'upsert').length >= 2);
+    const upserts = events.filter((e) => e.type === 'upsert');
+    expect(upserts).toHaveLength(2);
+    expect(upserts[1]!.object).toEqual({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', namespace: 'a', uid: 'u1', labels: { app: 'x' } },
+      status: { phase: 'Running', podIPs: [{ ip: '10.0.0.1' }], conditions: [{ type: 'Ready', status: 'True' }] },
+    });
+    expect(upserts[0]!.object!.status).toMatchObject({ conditions: [{ type: 'Ready', status: 'False' }] });
   });
 
   it('a watch that hangs silently is aborted by the watchdog and re-established', async () => {

@@ -2,7 +2,7 @@
 // and checked as the API server would check it. A pure function of the file's bytes and the options, so it
 // runs the same on the main thread or on a worker (see manifest-read-pool.ts).
 import { readFileSync } from 'node:fs';
-import { isInputObject, type KubeObject } from '@turnpike/api';
+import { isInputObject, slimPod, type KubeObject } from '@turnpike/api';
 import { manifestProblem, normalizeNamespace, parseManifests, type ManifestValidation } from '../manifests.js';
 
 export interface ManifestReadOptions {
@@ -31,7 +31,9 @@ export function readManifestFile(file: string, opts: ManifestReadOptions): Manif
       if (!isInputObject(object)) return { object };
       normalizeNamespace(object, opts.defaultNamespace);
       const refusal = manifestProblem(object, file, opts.validation);
-      return refusal ? { object, refusal } : { object };
+      // A Pod is held as the cluster source holds it (slimPod): the same store and event log either way.
+      const held = object.kind === 'Pod' ? slimPod(object) : object;
+      return refusal ? { object: held, refusal } : { object: held };
     }),
   };
 }
