@@ -13,6 +13,7 @@ import { typed } from './envoy-values.js';
 import type { Any, ExtAuthz, ExtAuthzPerRoute, FilterConfig, HttpFilter, ListStringMatcher } from './envoy-types.js';
 import { recordAuthorityFilter, restoreAuthorityFilter } from './host-guard.js';
 import { pluginConfig, type PluginContext } from './plugin-filters.js';
+import { needsRoutePluginCheck, routePluginCheckFilters } from './route-plugin-check.js';
 
 export const LISTENER_FILTER_PREFIX = 'turnpike.listener-filter/';
 
@@ -108,7 +109,11 @@ export function listenerHttpFilters(listeners: readonly GatewayListenerIR[], plu
       out.push({ name, typed_config: pluginConfig(f.plugin, plugins.gw, plugins.lookup) });
       out.push(restoreAuthorityFilter(name));
     });
-  return out.some((f) => f.name?.endsWith('/host-guard')) ? [recordAuthorityFilter(), ...out] : out;
+  const guarded = out.some((f) => f.name?.endsWith('/host-guard')) ? [recordAuthorityFilter(), ...out] : out;
+  if (!needsRoutePluginCheck(listeners)) return guarded;
+  // Routes that run plugins: a request these filters move to another route must not skip its plugins.
+  const { first, check } = routePluginCheckFilters();
+  return [first, ...guarded, check];
 }
 
 /** The per-virtual-host config that turns a listener's filter off. */

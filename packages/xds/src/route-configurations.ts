@@ -5,6 +5,7 @@ import type { Route, RouteConfiguration, VirtualHost } from './envoy-types.js';
 import type { RedirectListener } from './http-rewrites.js';
 import { buildRoute } from './http-routes.js';
 import { disabledListenerFilters } from './listener-filters.js';
+import { needsRoutePluginCheck, routePluginCheckConfig } from './route-plugin-check.js';
 
 /** Built routes by the identity of their IR (route results keep theirs while unchanged). */
 export type RouteMemo = WeakMap<HTTPRouteIR, Route>;
@@ -17,6 +18,12 @@ function builtRoute(r: HTTPRouteIR, listener: RedirectListener, memo: RouteMemo 
   const route = buildRoute(r);
   memo?.set(r, route);
   return route;
+}
+
+/** A built route (maybe shared: never changed) with its plugins told to the route plugins check. */
+function withRoutePluginCheck(r: HTTPRouteIR, route: Route, checked: boolean): Route {
+  const config = checked ? routePluginCheckConfig(r) : undefined;
+  return config ? { ...route, typed_per_filter_config: { ...route.typed_per_filter_config, ...config } } : route;
 }
 
 /**
@@ -47,6 +54,7 @@ function withMisdirectedHost(l: GatewayListenerIR, vhosts: VirtualHost[]): Virtu
 function portVirtualHosts(listeners: GatewayListenerIR[], port: number, memo: RouteMemo | undefined): VirtualHost[] {
   const routesByDomain = new Map<string, Route[]>();
   const ownersByDomain = new Map<string, Set<string>>();
+  const checked = needsRoutePluginCheck(listeners);
   for (const listener of listeners) {
     for (const virtualHost of listener.virtualHosts ?? []) {
       for (const domain of virtualHost.domains) {
@@ -54,7 +62,7 @@ function portVirtualHosts(listeners: GatewayListenerIR[], port: number, memo: Ro
         ownersByDomain.set(domain, owners.add(listener.name));
         const routes = routesByDomain.get(domain) ?? [];
         const served = { port, protocol: listener.protocol };
-        routes.push(...virtualHost.routes.map((r) => builtRoute(r, served, memo)));
+        routes.push(...virtualHost.routes.map((r) => withRoutePluginCheck(r, builtRoute(r, served, memo), checked)));
         routesByDomain.set(domain, routes);
       }
     }

@@ -7,6 +7,12 @@ import type { ExternalAuthIR, GatewayIR, GatewayListenerIR, HTTPRouteIR, PreRout
 import { envoyLoadProblems, decodeMessage, encodeMessage, envoyResourcesFor, validateResources } from '../src/index.js';
 import { listenerFilterName } from '../src/listener-filters.js';
 import { HOST_GUARD_RECORD, RECORD_AUTHORITY_LUA, RESTORE_AUTHORITY_LUA } from '../src/host-guard.js';
+import {
+  ROUTE_PLUGINS_CHECK,
+  ROUTE_PLUGINS_FIRST,
+  checkRoutePluginsLua,
+  recordRoutePluginsLua,
+} from '../src/route-plugin-check.js';
 
 const route = (name: string): HTTPRouteIR => ({
   name,
@@ -221,4 +227,39 @@ describe('listener filters in xDS (GEP-5224)', () => {
     expect(validateResources(res)).toEqual([]);
     expect(res.listeners.filter((l) => l.api_listener).map((l) => l.name)).toEqual(['open.example']);
   });
+
+  it(
+    "routes that run plugins behind listener filters: the route plugins check records the first route's plugins " +
+      'before every listener filter and checks them after the last; each such route names its own',
+    () => {
+      const withPlugin: HTTPRouteIR = {
+        ...route('audited'),
+        name: 'audited',
+        filters: { plugins: [{ name: 'apps/audit', type: 'lua', sha256: SHA }] },
+      };
+      const l = httpListener('a', 'a.example', [httpAuth]);
+      l.virtualHosts![0]!.routes.unshift(withPlugin);
+      const res = envoyResourcesFor(gatewayIR([l]), () => undefined, content);
+      expect(validateResources(res)).toEqual([]);
+      expect(envoyLoadProblems(res)).toEqual([]);
+      const filters = hcmFilters(res);
+      expect(filters.map((f) => f.name)).toEqual([
+        ROUTE_PLUGINS_FIRST,
+        listenerFilterName('Gateway/infra/gw/a', 0),
+        ROUTE_PLUGINS_CHECK,
+        'turnpike.plugin/apps/audit',
+        'envoy.filters.http.router',
+      ]);
+      expect(filters[0]!.typed_config.default_source_code.inline_string).toBe(recordRoutePluginsLua(''));
+      expect(filters[2]!.typed_config.default_source_code.inline_string).toBe(checkRoutePluginsLua(''));
+      const [audited, plain] = res.routes[0]!.virtual_hosts![0]!.routes!;
+      const perRoute = audited!.typed_per_filter_config as Record<string, any>;
+      expect(perRoute[ROUTE_PLUGINS_FIRST].source_code.inline_string).toBe(recordRoutePluginsLua('apps/audit'));
+      expect(perRoute[ROUTE_PLUGINS_CHECK].source_code.inline_string).toBe(checkRoutePluginsLua('apps/audit'));
+      expect(plain!.typed_per_filter_config).toBeUndefined();
+      // Without listener filters nothing can move a request: no check.
+      const open = envoyResourcesFor(gatewayIR([{ ...l, preRouting: undefined }]), () => undefined, content);
+      expect(hcmFilters(open).map((f) => f.name)).toEqual(['turnpike.plugin/apps/audit', 'envoy.filters.http.router']);
+    },
+  );
 });

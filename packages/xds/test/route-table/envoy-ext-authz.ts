@@ -107,6 +107,8 @@ export function runExtAuthz(
   service: AuthzService | undefined,
   route?: Route,
   plugins?: Record<string, PluginBehaviour>,
+  /** The route as routing would choose it now, from these headers and :authority (a cleared route cache). */
+  routeNow?: (authority: string | undefined, headers: Map<string, string[]>) => Route | undefined,
 ): AuthzOutcome {
   const original = new Map(request.headers);
   const headers = new Map(request.headers);
@@ -120,7 +122,9 @@ export function runExtAuthz(
     const perFilter = (route?.typed_per_filter_config?.[name] ??
       vhost?.typed_per_filter_config?.[name] ??
       rc.typed_per_filter_config?.[name]) as { disabled?: boolean } | undefined;
-    const code = pluginCode(f);
+    // A Lua filter reads its per-route config from the route as it is when it runs.
+    const current = routeNow && clearRouteCache ? routeNow(pluginRequest.authority, headers) : route;
+    const code = pluginCode(f, current?.typed_per_filter_config?.[name] ?? vhost?.typed_per_filter_config?.[name]);
     if (config?.['@type'] !== EXT_AUTHZ && !code) continue;
     if (perFilter ? perFilter.disabled : f.disabled) continue;
     if (code) {

@@ -11,8 +11,12 @@
 //   chosen again from the headers as they are, :authority included: the virtual host too.
 // - `respond()` (Lua) or a local reply (Wasm) ends the request there with its status.
 // - Dynamic metadata set by one filter is read by a later one on the same request.
+// - A Lua filter runs the source_code of the LuaPerRoute of the route as it is when the filter runs (the
+//   route, else its virtual host, else the route configuration), else its default_source_code.
+// The route plugins check's two scripts (route-plugin-check.ts) are modelled too.
 import type { HttpFilter } from '../../src/envoy-types.js';
 import { RECORD_AUTHORITY_LUA, RESTORE_AUTHORITY_LUA, HOST_GUARD_NAMESPACE } from '../../src/host-guard.js';
+import { checkRoutePluginsLua, recordRoutePluginsLua } from '../../src/route-plugin-check.js';
 
 const LUA = 'type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua';
 const WASM = 'type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm';
@@ -27,11 +31,15 @@ export interface PluginRequest {
 /** What a plugin does with a request: changes it, or answers it (its status). */
 export type PluginBehaviour = (request: PluginRequest) => { respond?: number } | void;
 
-/** A plugin filter's code: its Lua source or its Wasm vm_id; undefined for another filter. */
-export function pluginCode(f: HttpFilter): { kind: 'lua' | 'wasm'; code: string } | undefined {
+/**
+ * A plugin filter's code: its Lua source (the current route's LuaPerRoute source_code, else its default) or
+ * its Wasm vm_id; undefined for another filter.
+ */
+export function pluginCode(f: HttpFilter, perRoute?: unknown): { kind: 'lua' | 'wasm'; code: string } | undefined {
   const config = f.typed_config as { '@type'?: string } & Record<string, any>;
   if (config?.['@type'] === LUA) {
-    const source = config.default_source_code;
+    const source =
+      (perRoute as { source_code?: { inline_string?: string } } | undefined)?.source_code ?? config.default_source_code;
     if (source?.inline_string === undefined) throw new Error(`${f.name}: only inline Lua is modelled`);
     return { kind: 'lua', code: source.inline_string };
   }
@@ -51,6 +59,17 @@ const BUILT_IN: Record<string, PluginBehaviour> = {
   },
 };
 
+const ROUTE_PLUGINS = 'turnpike.route-plugins';
+/** The set a route plugins check script was written for (route-plugin-check.ts), by writing it again. */
+function routePluginsScript(code: string): PluginBehaviour | undefined {
+  const set = /"first", "([^"]*)"\)/.exec(code)?.[1] ?? /~= "([^"]*)" then/.exec(code)?.[1];
+  if (set === undefined) return undefined;
+  if (code === recordRoutePluginsLua(set)) return (r) => void r.metadata.set(ROUTE_PLUGINS, new Map([['first', set]]));
+  if (code === checkRoutePluginsLua(set))
+    return (r) => (r.metadata.get(ROUTE_PLUGINS)?.get('first') === set ? undefined : { respond: 500 });
+  return undefined;
+}
+
 /**
  * Runs one plugin filter on the request; whether it changed the request headers (:authority included),
  * or the status it answered with.
@@ -63,7 +82,7 @@ export function runPluginFilter(
 ): { changed: boolean; respond?: number } {
   // The fail-closed script of a plugin without content (plugin-filters.ts).
   if (code.kind === 'lua' && code.code.includes('plugin content unavailable')) return { changed: false, respond: 500 };
-  const behaviour = BUILT_IN[code.code] ?? behaviours?.[code.code];
+  const behaviour = BUILT_IN[code.code] ?? routePluginsScript(code.code) ?? behaviours?.[code.code];
   if (!behaviour) throw new Error(`${f.name} runs a plugin: give the route-table check its behaviour`);
   const before = JSON.stringify([request.authority, [...request.headers]]);
   const answer = behaviour(request);

@@ -508,7 +508,9 @@ export function routeHttp(res: EnvoyResources, req: HttpRequestSpec): HttpOutcom
   // Pre-routing listener filters (ext_authz, plugins) run before the router, whatever the route.
   const cluster = { exists: (n: string) => clusterExists(res, n), healthy: (n: string) => clusterHealthy(res, n) };
   const request = { method, path, authority, headers };
-  const authz = runExtAuthz(hcm, rc, firstVhost, request, cluster, req.authz, firstRoute, req.plugins);
+  const routeNow = (now: string | undefined, current: Map<string, string[]>) =>
+    selectVirtualHost(rc, hostOf(now ?? ''))?.routes?.find((r) => routeMatches(r, method, path, current));
+  const authz = runExtAuthz(hcm, rc, firstVhost, request, cluster, req.authz, firstRoute, req.plugins, routeNow);
   const checked = {
     ...(authz.checks.length ? { authz: authz.checks } : {}),
     ...(authz.plugins.length ? { plugins: authz.plugins } : {}),

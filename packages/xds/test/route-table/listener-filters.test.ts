@@ -295,5 +295,73 @@ describe('listener filters through the route-table check (GEP-5224)', () => {
       expect(o).toMatchObject({ status: 500 });
       expect(served(o)).toBeUndefined();
     });
+
+    it(
+      "a request a listener plugin moves to a route with other plugins than the first route's is answered 500, " +
+        'never served without them (Envoy set up the plugins of the route it chose first)',
+      () => {
+        const AUDIT_SHA = '2'.repeat(64);
+        const AUDIT = 'function envoy_on_request(h) --[[ audit ]] end\n';
+        const audit: KubeObject[] = pluginObjects.map((o) => ({
+          ...o,
+          metadata: { ...o.metadata, name: 'audit', namespace: 'apps' },
+          ...(o.kind === 'PluginFetch'
+            ? { status: { ...(o.status as object), image: 'registry.example.com/team/audit:v1', sha256: AUDIT_SHA } }
+            : { spec: { ...(o.spec as object), image: 'registry.example.com/team/audit:v1' } }),
+        }));
+        // alice's rule runs the audit plugin; the rest goes to web without it.
+        const audited = route('HTTPRoute', 'ra', {
+          parentRefs: [{ name: 'gw', namespace: 'infra', sectionName: 'a' }],
+          rules: [
+            {
+              matches: [{ headers: [{ name: 'x-user', value: 'alice' }] }],
+              filters: [
+                {
+                  type: 'ExtensionRef',
+                  extensionRef: { group: 'turnpike.dev', kind: 'PluginInstallation', name: 'audit' },
+                },
+              ],
+              backendRefs: [{ name: 'alice', port: 8080 }],
+            },
+            { backendRefs: [{ name: 'web', port: 8080 }] },
+          ],
+        });
+        const res = envoyOf(
+          [
+            gatewayClass(),
+            gateway('gw', [http('a', 80, { hostname: 'a.example', filters: tagger })]),
+            ...pluginObjects,
+            ...audit,
+            ...backends,
+            audited,
+          ],
+          (sha) => (sha === SHA ? Buffer.from(TAGGER) : sha === AUDIT_SHA ? Buffer.from(AUDIT) : undefined),
+        );
+        const audits: string[] = [];
+        const plugins = { ...does(addsAlice), [AUDIT]: () => void audits.push('audit') };
+        // First chosen: web's rule (no plugin); the tagger moves the request to alice's, which audits.
+        const moved = routeHttp(res, { port: 80, authority: 'a.example', path: '/', plugins });
+        expect(moved).toMatchObject({ status: 500 });
+        expect(served(moved)).toBeUndefined();
+        // Chosen as alice's from the start: audited, and served.
+        const direct = routeHttp(res, {
+          port: 80,
+          authority: 'a.example',
+          path: '/',
+          headers: { 'x-user': 'alice' },
+          plugins,
+        });
+        expect(served(direct)).toEqual(['apps/alice/8080']);
+        expect(audits).toEqual(['audit']);
+        // Without the check, the moved request would have reached alice unaudited.
+        const hcm = res.listeners[0]!.filter_chains![0]!.filters![0]!.typed_config as unknown as {
+          http_filters: { name: string }[];
+        };
+        hcm.http_filters = hcm.http_filters.filter((f) => !f.name.includes('/route-plugins/'));
+        const unchecked = routeHttp(res, { port: 80, authority: 'a.example', path: '/', plugins });
+        expect(served(unchecked)).toEqual(['apps/alice/8080']);
+        expect(audits).toEqual(['audit']);
+      },
+    );
   });
 });
