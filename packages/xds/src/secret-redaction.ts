@@ -3,14 +3,16 @@
 // should not be enough to take a listener's or a proxy's identity, so the server redacts, not the
 // reader: a private key, a PKCS#12 bundle (it holds the key) and a key's password, a private key
 // provider's config, session ticket keys and a generic secret's value are each replaced by
-// REDACTED; certificates, OCSP staples and validation contexts are public and kept.
+// REDACTED; certificates, OCSP staples and validation contexts are public and kept. A Listener's
+// tracer metadata (often a collector's API key) is redacted too (tracing-redaction.ts).
 import type protobuf from 'protobufjs';
 import { messageType } from './proto-root.js';
+import { REDACTED } from './redacted.js';
 import type { EncodedResource } from './snapshot-cache.js';
+import { mayHoldTracerMetadata, redactListenerBytes } from './tracing-redaction.js';
 import { TYPE } from './type-urls.js';
 
-/** What stands in for a redacted value (an inline string, so the message stays well-formed). */
-export const REDACTED = '<redacted>';
+export { REDACTED };
 
 const SECRET = 'envoy.extensions.transport_sockets.tls.v3.Secret';
 const DATA_SOURCE = 'envoy.config.core.v3.DataSource';
@@ -41,12 +43,18 @@ export function redactSecretBytes(bytes: Uint8Array): Buffer {
 const redactedAny = new WeakMap<EncodedResource, EncodedResource['any']>();
 
 /**
- * A resource as a debug read is sent it: a Secret redacted (once per resource, kept while the resource
- * is), anything else as it is.
+ * A resource as a debug read is sent it: a Secret redacted, a Listener without its tracer metadata values
+ * (once per resource, kept while the resource is), anything else as it is.
  */
 export function forDebugRead(r: EncodedResource): EncodedResource['any'] {
-  if (r.any.type_url !== TYPE.secret) return r.any;
+  const redact =
+    r.any.type_url === TYPE.secret
+      ? redactSecretBytes
+      : r.any.type_url === TYPE.listener && mayHoldTracerMetadata(r.any.value)
+        ? redactListenerBytes
+        : undefined;
+  if (!redact) return r.any;
   let any = redactedAny.get(r);
-  if (!any) redactedAny.set(r, (any = { type_url: r.any.type_url, value: redactSecretBytes(r.any.value) }));
+  if (!any) redactedAny.set(r, (any = { type_url: r.any.type_url, value: redact(r.any.value) }));
   return any;
 }

@@ -1,6 +1,6 @@
 // `turnpike proxy-config --gateway NS/NAME`: the Envoy configuration a running controller serves
 // to that Gateway's proxies, fetched over ADS as a proxy would (with its credentials when the
-// controller requires mTLS), decoded to JSON. Private keys are redacted.
+// controller requires mTLS), decoded to JSON. Private keys and tracer export header values are redacted.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -55,6 +55,22 @@ function redact(secret: Json): Json {
   const tc = secret.tls_certificate as Json | undefined;
   if (tc?.private_key) tc.private_key = { inline_string: '<redacted>' };
   return secret;
+}
+
+/**
+ * A resource with the values of every gRPC initial metadata in it redacted: a tracer's export headers
+ * (XTelemetryPolicy) are often an API key. The controller redacts them for a debug read already; a
+ * controller from before did not, so the output never shows them either way.
+ */
+export function redactInitialMetadata(v: unknown): unknown {
+  if (Array.isArray(v)) for (const x of v) redactInitialMetadata(x);
+  else if (v && typeof v === 'object') {
+    const o = v as Json;
+    if (Array.isArray(o.initial_metadata))
+      for (const m of o.initial_metadata as Json[]) if (m && typeof m === 'object') m.value = '<redacted>';
+    for (const x of Object.values(o)) redactInitialMetadata(x);
+  }
+  return v;
 }
 
 export async function fetchProxyConfig(o: {
@@ -112,7 +128,7 @@ export async function fetchProxyConfig(o: {
       call.write({ node, type_url: typeUrl, resource_names: names });
     });
   try {
-    const listeners = await fetch(TYPE.listener, []);
+    const listeners = (await fetch(TYPE.listener, [])).map((l) => redactInitialMetadata(l) as Json);
     const clusters = await fetch(TYPE.cluster, []);
     const routeNames = [...collect(listeners, 'route_config_name', new Set())].sort();
     const routes = routeNames.length ? await fetch(TYPE.route, routeNames) : [];
@@ -137,7 +153,8 @@ export function registerProxyConfig(program: Command): void {
   program
     .command('proxy-config')
     .description(
-      "print the Envoy configuration a running controller serves to a Gateway's proxies (private keys redacted)",
+      "print the Envoy configuration a running controller serves to a Gateway's proxies " +
+        '(private keys and tracer export header values redacted)',
     )
     .requiredOption('--gateway <ns/name>', 'the Gateway whose configuration to fetch')
     .option('--xds-address <host:port>', 'where the controller serves xDS', '127.0.0.1:18000')
