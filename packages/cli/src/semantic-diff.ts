@@ -3,7 +3,17 @@
 // IR, the certificates it serves that changed (fingerprint and validity, never a key), and the
 // infra changes. Pure; printing is separate.
 import { X509Certificate } from 'node:crypto';
-import { recordedOf, secretText, type Condition, type KubeObject, type Secret } from '@turnpike/api';
+import {
+  DIGEST_KEY_KIND,
+  DIGEST_KEY_NAME,
+  digestKeyOf,
+  publicPemOf,
+  recordedOf,
+  secretText,
+  type Condition,
+  type KubeObject,
+  type Secret,
+} from '@turnpike/api';
 import type { GatewayIR, XdsIR } from '@turnpike/api';
 import type { TranslateResult } from '@turnpike/translator';
 import { canonical } from './canonical.js';
@@ -76,7 +86,8 @@ export function certificateLookup(objects: Iterable<KubeObject>): CertificateLoo
         ? { fingerprint: c.fingerprint, notBefore: isoTime(c.notBefore), notAfter: isoTime(c.notAfter) }
         : undefined;
     }
-    const crt = secretText(secret as Secret, 'tls.crt');
+    // Its certificate blocks, as the translator reads them: a tls.crt with more in it, or as a log keeps it.
+    const crt = publicPemOf(secretText(secret as Secret, 'tls.crt'))?.pem;
     if (!crt) return undefined;
     try {
       const cert = new X509Certificate(crt);
@@ -98,7 +109,31 @@ export interface SemanticDiff {
   xds: GatewayXdsChange[];
   infra: InfraChange[];
   same: boolean;
+  /** Set when the sides digest Secret values under different keys: certificates compared by what they show. */
+  note?: string;
 }
+
+/**
+ * The options of a diff's certificate comparison. `keysDiffer`: the sides digest Secret values under
+ * different DigestKeys (two controller runs of a log, or a log and files: api/secret-data.ts), so their
+ * digests cannot be compared; served certificates are then compared by their public facts.
+ */
+export interface CertificateSides {
+  before?: CertificateLookup;
+  after?: CertificateLookup;
+  keysDiffer?: boolean;
+}
+
+/** The DigestKey a side's objects hold (base64), if any: two sides compare digests only under one key. */
+export function digestKeyText(objects: Iterable<KubeObject>): string | undefined {
+  for (const o of objects)
+    if (o.kind === DIGEST_KEY_KIND && o.metadata.name === DIGEST_KEY_NAME) return digestKeyOf(o)?.toString('base64');
+  return undefined;
+}
+
+export const KEYS_DIFFER_NOTE =
+  'the two sides digest Secret values under different keys (another controller run): served certificates ' +
+  'are compared by their certificate, and a change of tls.key alone is not seen';
 
 function condText(condition: Condition | undefined): string | undefined {
   return condition ? `${condition.status}/${condition.reason}` : undefined;
@@ -161,10 +196,14 @@ function diffKeyed(before: Map<string, string>, after: Map<string, string>): Set
   return out;
 }
 
-/** A Gateway's IR as three keyed sets of canonical JSON: listeners, routes and clusters (with endpoints). */
+/**
+ * A Gateway's IR as three keyed sets of canonical JSON: listeners, routes and clusters (with endpoints).
+ * `keysDiffer`: a cluster's client certificate digest is left out (certificateChanges tells that Secret).
+ */
 function gatewayParts(
   gateway: GatewayIR | undefined,
   endpoints: XdsIR['endpoints'],
+  keysDiffer = false,
 ): { listeners: Map<string, string>; routes: Map<string, string>; clusters: Map<string, string> } {
   const listeners = new Map<string, string>();
   const routes = new Map<string, string>();
@@ -180,8 +219,12 @@ function gatewayParts(
     }
   }
   // A cluster's endpoints are part of what changes about it.
-  for (const cluster of gateway?.clusters ?? [])
-    clusters.set(cluster.name, canonical({ ...cluster, endpoints: endpoints.get(cluster.name) ?? [] }));
+  for (const cluster of gateway?.clusters ?? []) {
+    const own = cluster.tls?.clientCertificate;
+    const comparable =
+      keysDiffer && own ? { ...cluster, tls: { ...cluster.tls!, clientCertificate: { secret: own.secret } } } : cluster;
+    clusters.set(cluster.name, canonical({ ...comparable, endpoints: endpoints.get(cluster.name) ?? [] }));
+  }
   return { listeners, routes, clusters };
 }
 
@@ -191,10 +234,14 @@ const empty = (set: SetChange) => !set.added.length && !set.removed.length && !s
 function certificateChanges(
   before: GatewayIR | undefined,
   after: GatewayIR | undefined,
-  certs: { before?: CertificateLookup; after?: CertificateLookup },
+  certs: CertificateSides,
 ): CertificateChange[] {
-  const digests = (ir: GatewayIR | undefined) => new Map((ir?.secrets ?? []).map((s) => [s.name, s.sha256]));
-  const set = diffKeyed(digests(before), digests(after));
+  // Under two keys the digests of the same content differ: what the certificate shows stands for it.
+  const digests = (ir: GatewayIR | undefined, lookup: CertificateLookup | undefined) =>
+    new Map(
+      (ir?.secrets ?? []).map((s) => [s.name, certs.keysDiffer ? canonical(lookup?.(s.name) ?? null) : s.sha256]),
+    );
+  const set = diffKeyed(digests(before, certs.before), digests(after, certs.after));
   const facts = (change: CertificateChange['change'], secret: string): CertificateChange => {
     const old = change === 'added' ? undefined : certs.before?.(secret);
     const now = change === 'removed' ? undefined : certs.after?.(secret);
@@ -211,7 +258,7 @@ function certificateChanges(
 export function semanticDiff(
   before: TranslateResult,
   after: TranslateResult,
-  certs: { before?: CertificateLookup; after?: CertificateLookup } = {},
+  certs: CertificateSides = {},
 ): SemanticDiff {
   const objects: ObjectChange[] = [];
   for (const key of unionKeys(before.statuses.keys(), after.statuses.keys())) {
@@ -222,8 +269,8 @@ export function semanticDiff(
   for (const gateway of unionKeys(before.xdsIR.gateways.keys(), after.xdsIR.gateways.keys())) {
     const irBefore = before.xdsIR.gateways.get(gateway);
     const irAfter = after.xdsIR.gateways.get(gateway);
-    const partsBefore = gatewayParts(irBefore, before.xdsIR.endpoints);
-    const partsAfter = gatewayParts(irAfter, after.xdsIR.endpoints);
+    const partsBefore = gatewayParts(irBefore, before.xdsIR.endpoints, certs.keysDiffer);
+    const partsAfter = gatewayParts(irAfter, after.xdsIR.endpoints, certs.keysDiffer);
     const change: GatewayXdsChange = {
       gateway,
       change: !irBefore ? 'added' : !irAfter ? 'removed' : 'changed',
@@ -261,5 +308,11 @@ export function semanticDiff(
         ...(held ? { held: { by: held.by, pending: held.pending } } : {}),
       });
   }
-  return { objects, xds, infra, same: !objects.length && !xds.length && !infra.length };
+  return {
+    objects,
+    xds,
+    infra,
+    same: !objects.length && !xds.length && !infra.length,
+    ...(certs.keysDiffer ? { note: KEYS_DIFFER_NOTE } : {}),
+  };
 }

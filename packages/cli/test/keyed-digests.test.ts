@@ -1,14 +1,16 @@
 // An event log keeps of a Secret value only its digest under the recording process's DigestKey (HMAC-SHA256,
 // a key per process): the plain sha256 of a value appears nowhere, the same value digests differently in
 // two runs, and `replay --verify` still reproduces every output, across segments and a restart (each run's
-// segments carry their own key), and on a log written before keys (plain sha256, no key).
+// segments carry their own key), and on a log written before keys (plain sha256, no key). `diff` across the
+// restart compares the certificates, not digests under two keys.
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from '@jest/globals';
-import { DIGEST_KEY_KIND, type KubeObject } from '@turnpike/api';
+import { DIGEST_KEY_KIND, digestKeyObject, type KubeObject } from '@turnpike/api';
+import { snapshotFromObjects, translate } from '@turnpike/translator';
 import {
   digestKeySource,
   EventLogWriter,
@@ -26,7 +28,14 @@ import { VirtualTimeScheduler, type Observable } from 'rxjs';
 import { startController } from '../src/controller.js';
 import type { EventRecorder } from '../src/console/live-log.js';
 import { verifyLog } from '../src/log-state.js';
-import { EXAMPLE_COM_CERT, EXAMPLE_COM_KEY } from '../../translator/test/tls-fixtures.js';
+import { certificateLookup, KEYS_DIFFER_NOTE, semanticDiff } from '../src/semantic-diff.js';
+import { turnpike } from './cli-helpers.js';
+import {
+  EXAMPLE_COM_CERT,
+  EXAMPLE_COM_KEY,
+  OTHER_TEST_CERT,
+  OTHER_TEST_KEY,
+} from '../../translator/test/tls-fixtures.js';
 
 const GW = 'gateway.networking.k8s.io/v1';
 const TOKEN = 'admin';
@@ -189,6 +198,12 @@ describe('event log digests under a per-run key', () => {
     const verified = verifyLog(log);
     expect(verified.divergence).toBeUndefined();
     expect(verified.checked).toBeGreaterThanOrEqual(4);
+
+    // The same objects at the end of each run: `diff` sees no change, though the digests are under two keys.
+    const lastOf = (run: string) => Math.max(...log.segments!.filter((g) => g.run === run).map((g) => g.lastSeq ?? 0));
+    const [runA, runB] = [...new Set(log.segments!.map((g) => g.run))];
+    const diff = turnpike('diff', `${dir}@${lastOf(runA!)}`, `${dir}@${lastOf(runB!)}`);
+    expect([diff.code, diff.stdout]).toEqual([0, `no differences\nnote: ${KEYS_DIFFER_NOTE}\n`]);
   });
 
   it('a log written before keys (plain sha256 markers, no DigestKey) still verifies', async () => {
@@ -201,5 +216,21 @@ describe('event log digests under a per-run key', () => {
     const verified = verifyLog(readEventLog(file));
     expect(verified.divergence).toBeUndefined();
     expect(verified.checked).toBeGreaterThanOrEqual(2);
+  });
+
+  it('diff under two keys: a certificate replaced is still told, by its certificate; the same content is no change', () => {
+    const at = (crt: string, key: string, digestKey: Buffer) => {
+      const secret = { ...objects[2]!, data: { 'tls.crt': b64(crt), 'tls.key': b64(key) } } as KubeObject;
+      const all = [...objects.slice(0, 2), secret, digestKeyObject(digestKey)];
+      return { result: translate(snapshotFromObjects(all)), certificates: certificateLookup(all) };
+    };
+    const diff = (a: ReturnType<typeof at>, b: ReturnType<typeof at>) =>
+      semanticDiff(a.result, b.result, { before: a.certificates, after: b.certificates, keysDiffer: true });
+    const before = at(EXAMPLE_COM_CERT, EXAMPLE_COM_KEY, randomBytes(32));
+    expect(diff(before, at(EXAMPLE_COM_CERT, EXAMPLE_COM_KEY, randomBytes(32))).same).toBe(true);
+    const replaced = diff(before, at(OTHER_TEST_CERT, OTHER_TEST_KEY, randomBytes(32)));
+    expect(replaced.xds.flatMap((g) => g.certificates.map((c) => [c.secret, c.change]))).toEqual([
+      ['infra/cert', 'changed'],
+    ]);
   });
 });

@@ -12,6 +12,7 @@ import { readLiveCluster } from '../live-cluster.js';
 import { translateLive, translatePaths } from '../offline.js';
 import {
   certificateLookup,
+  digestKeyText,
   semanticDiff,
   type CertificateFacts,
   type CertificateLookup,
@@ -19,10 +20,14 @@ import {
   type SetChange,
 } from '../semantic-diff.js';
 
-/** A side's translation, and its Secrets' certificates (what a certificate change is said with). */
+/**
+ * A side's translation, its Secrets' certificates (what a certificate change is said with), and the
+ * DigestKey its Secret values are digested under (a log's run; none for files).
+ */
 interface Side {
   result: TranslateResult;
   certificates: CertificateLookup;
+  digestKey?: string;
 }
 
 /** A side is a manifest file or directory, or `LOG@SEQ` (the state after event SEQ). */
@@ -31,7 +36,12 @@ export function loadSide(spec: string, validation: ManifestValidation = 'strict'
   if (at > 0 && !existsSync(spec)) {
     const { log, seq } = readLogMoment(spec);
     const state = stateAt(log, seq);
-    return { result: state.result, certificates: certificateLookup(state.objects) };
+    const digestKey = digestKeyText(state.objects);
+    return {
+      result: state.result,
+      certificates: certificateLookup(state.objects),
+      ...(digestKey !== undefined ? { digestKey } : {}),
+    };
   }
   const r = translatePaths([spec], '1970-01-01T00:00:00Z', validation);
   for (const e of r.errors) process.stderr.write(`turnpike: error: ${e}\n`);
@@ -117,6 +127,7 @@ export function registerDiff(program: Command): void {
         const d = semanticDiff(sides[0].result, sides[1].result, {
           before: sides[0].certificates,
           after: sides[1].certificates,
+          keysDiffer: sides[0].digestKey !== sides[1].digestKey,
         });
         if (opts.output === 'json') process.stdout.write(`${JSON.stringify(d, null, 2)}\n`);
         else if (opts.output === 'text')
@@ -140,7 +151,8 @@ export function useColor(flag: boolean | undefined, isTTY: boolean, env: NodeJS.
 
 export function renderDiff(d: SemanticDiff, color: boolean): string {
   const c = pc.createColors(color);
-  if (d.same) return 'no differences\n';
+  const note = d.note ? `note: ${d.note}\n` : '';
+  if (d.same) return `no differences\n${note}`;
   const lines: string[] = [];
   const sym = (change: string) =>
     change === 'added' ? c.green('+') : change === 'removed' ? c.red('-') : c.yellow('~');
@@ -182,5 +194,5 @@ export function renderDiff(d: SemanticDiff, color: boolean): string {
           (i.held.pending.length ? `pending: ${i.held.pending.join(', ')}` : 'no change pending'),
       );
   }
-  return `${lines.join('\n')}\n`;
+  return `${lines.join('\n')}\n${note}`;
 }

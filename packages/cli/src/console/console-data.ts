@@ -3,6 +3,7 @@
 // the semantic diff of two moments. A moment is an event (by seq). States come from checkpoints
 // (LogCheckpoints) and one Translator, whose memo reuses what two probed states share; the last
 // translations are kept, so moving the timeline back and forth costs little.
+import { DIGEST_KEY_KIND, DIGEST_KEY_NAME, digestKeyOf } from '@turnpike/api';
 import { applyEvents, type ParsedLog, type WatchEvent } from '@turnpike/engine';
 import { explain, Translator, type Snapshot, type TranslateResult } from '@turnpike/translator';
 import { LogCheckpoints } from '../log-checkpoints.js';
@@ -282,7 +283,13 @@ export class ConsoleData {
 
   /** What changes from the moment after event `a` to the moment after event `b`. */
   diff(a: number, b: number): SemanticDiff {
-    return semanticDiff(this.resultAt(this.indexOf(a)), this.resultAt(this.indexOf(b)));
+    const [ia, ib] = [this.indexOf(a), this.indexOf(b)];
+    // Across a controller restart the Secrets' digests are under two keys: not compared as such.
+    const keyAt = (index: number) => {
+      const snapshot = this.current().checkpoints.after(index);
+      return digestKeyOf(snapshot.get(DIGEST_KEY_KIND)?.get('')?.get(DIGEST_KEY_NAME))?.toString('base64');
+    };
+    return semanticDiff(this.resultAt(ia), this.resultAt(ib), { keysDiffer: keyAt(ia) !== keyAt(ib) });
   }
 }
 
