@@ -70,9 +70,10 @@ export const OWNED_STATUS_KINDS = kindsWhere('ownsStatus');
 /**
  * Kinds the controller itself feeds into the stream (never read from manifests or the API):
  * PluginFetch carries what the plugin fetch worker got from a registry; ServedAPI carries which
- * version of an API the cluster may lack (ClusterTrustBundle) the API server serves, if any.
+ * version of an API the cluster may lack (ClusterTrustBundle) the API server serves, if any;
+ * DigestKey carries the key Secret values are digested under (secret-data.ts, DIGEST_KEY_KIND).
  */
-export const INTERNAL_KINDS = ['PluginFetch', 'ServedAPI'] as const;
+export const INTERNAL_KINDS = ['PluginFetch', 'ServedAPI', 'DigestKey'] as const;
 
 /**
  * Internal (kube source): whether the API server serves an API a cluster may lack, and which version
