@@ -51,6 +51,12 @@ export interface ClusterIR {
    * LOGICAL_DNS cluster with no EDS); `service` names the XBackend. Such a cluster has no endpoints here.
    */
   external?: { hostname: string; port: number };
+  /**
+   * An XBackend of type EndpointSelector (GEP-4894): its endpoints are the ready Pods of `service.namespace`
+   * that carry every label of `matchLabels`, at `service.port` (an EDS cluster like a Service's; `service`
+   * names the XBackend).
+   */
+  endpointSelector?: { matchLabels: Record<string, string> };
 }
 
 /** A name the backend's certificate must carry, of the SAN type BackendTLSPolicy's `type` names. */

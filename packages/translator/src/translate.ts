@@ -228,7 +228,7 @@ export class Translator {
     const out = new Set<string>();
     for (const entry of this.routes.entries.values())
       for (const c of entry.result?.clusters ?? [])
-        if (!c.external) out.add(`${c.service.namespace}/${c.service.name}`);
+        if (!c.external && !c.endpointSelector) out.add(`${c.service.namespace}/${c.service.name}`);
     return out;
   }
 

@@ -71,13 +71,19 @@ const parentRef = fc
   });
 const backendRef = fc
   .record({
-    svc: pick('apps/svc1', 'apps/svc2', 'other/svc3', 'apps/missing'),
+    svc: pick('apps/svc1', 'apps/svc2', 'other/svc3', 'apps/missing', 'xb:apps/sel', 'xb:other/sel'),
     port: pick(8080, 53, 9090),
     weight: maybe(pick(0, 1, 10)),
   })
   .map(({ svc, port, weight }) => {
+    const w = weight !== undefined ? { weight } : {};
+    // An XBackend (GEP-4894): no port on the ref; in another namespace it is refused.
+    if (svc.startsWith('xb:')) {
+      const [namespace, name] = svc.slice(3).split('/') as [string, string];
+      return { group: 'gateway.networking.x-k8s.io', kind: 'XBackend', name, namespace, ...w };
+    }
     const [namespace, name] = svc.split('/') as [string, string];
-    return { name, namespace, port, ...(weight !== undefined ? { weight } : {}) };
+    return { name, namespace, port, ...w };
   });
 const httpRule = fc
   .record({
@@ -119,6 +125,25 @@ const tls = (which: number) =>
 
 /** Every kind the translator reads, as a random object of the universe. */
 export const anyObject: fc.Arbitrary<KubeObject> = fc.oneof(
+  // XBackends of type EndpointSelector and the Pods they may select (GEP-4894).
+  fc
+    .record({
+      ns: pick('apps', 'other'),
+      labels: pick({ app: 'web' }, { app: 'web', tier: 'a' }, { tier: 'b' }),
+      port: pick(8080, 9090),
+      protocol: maybe(pick('H2C', 'HTTP')),
+    })
+    .map(({ ns, labels, port, protocol }) => xbackendOf(ns, labels, port, protocol)),
+  fc
+    .record({
+      name: pick('p1', 'p2', 'p3'),
+      ns: pick('apps', 'other'),
+      labels: pick({ app: 'web' }, { app: 'web', tier: 'a' }, { tier: 'b' }, { app: 'api' }),
+      ip: pick('10.3.0.1', '10.3.0.2', '127.0.0.1'),
+      ready: fc.boolean(),
+      deleting: fc.boolean(),
+    })
+    .map(({ name, ns, labels, ip, ready, deleting }) => podOf(name, ns, labels, ip, ready, deleting)),
   fc
     .record({ name: pick('turnpike', 'other'), ours: fc.boolean(), params: fc.boolean() })
     .map(({ name, ours, params }) => ({
@@ -544,6 +569,37 @@ export const anyObject: fc.Arbitrary<KubeObject> = fc.oneof(
 
 const LATER = '2026-12-05T10:00:05.000Z';
 
+function xbackendOf(ns: string, labels: Record<string, string>, port: number, protocol?: string): KubeObject {
+  return {
+    apiVersion: 'gateway.networking.x-k8s.io/v1alpha1',
+    kind: 'XBackend',
+    metadata: meta('sel', ns, { generation: 1 }),
+    spec: {
+      type: 'EndpointSelector',
+      port: { number: port },
+      endpointSelector: { matchLabels: labels },
+      ...(protocol ? { protocol } : {}),
+    },
+  };
+}
+
+/** A Pod in slimPod's form (as the sources hold it). */
+function podOf(
+  name: string,
+  ns: string,
+  labels: Record<string, string>,
+  ip: string,
+  ready: boolean,
+  deleting = false,
+): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: ns, labels, ...(deleting ? { deletionTimestamp: LATER } : {}) },
+    status: { phase: 'Running', podIPs: [{ ip }], conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
+  };
+}
+
 const http = (name: string, port: number, from = 'All') => ({
   name,
   port,
@@ -768,6 +824,19 @@ export const BASE: KubeObject[] = [
       parentRefs: [{ name: 'gw3', namespace: 'apps', sectionName: 'tls' }],
       hostnames: ['a.example.com'],
       rules: [{ backendRefs: [svcRef('svc2')] }],
+    },
+  },
+  // An XBackend of type EndpointSelector reached by a route, and a Pod it selects.
+  xbackendOf('apps', { app: 'web' }, 8080),
+  podOf('p1', 'apps', { app: 'web' }, '10.3.0.1', true),
+  {
+    apiVersion: GW,
+    kind: 'HTTPRoute',
+    metadata: meta('xr', 'apps', { generation: 1 }),
+    spec: {
+      parentRefs: [{ name: 'gw1', namespace: 'infra' }],
+      hostnames: ['x.example.com'],
+      rules: [{ backendRefs: [{ group: 'gateway.networking.x-k8s.io', kind: 'XBackend', name: 'sel' }] }],
     },
   },
 ] as KubeObject[];

@@ -12,8 +12,11 @@ export const ENDPOINTS_NOT_FOUND = 'EndpointsNotFound';
 export function unavailableBackends(ctx: TranslationContext, result: RouteResult): Problem | undefined {
   const missing = result.clusters
     .filter((c) => !ctx.clusterReady(c))
-    .map((c) => `${c.service.namespace}/${c.service.name}:${c.service.port}`);
+    .map(
+      (c) =>
+        `${c.endpointSelector ? 'XBackend ' : 'Service '}${c.service.namespace}/${c.service.name}:${c.service.port}`,
+    );
   if (missing.length === 0) return undefined;
   const names = [...new Set(missing)].sort();
-  return { reason: ENDPOINTS_NOT_FOUND, message: `No ready endpoints for Service ${names.join(', ')}` };
+  return { reason: ENDPOINTS_NOT_FOUND, message: `No ready endpoints for ${names.join(', ')}` };
 }

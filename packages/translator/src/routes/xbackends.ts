@@ -1,8 +1,9 @@
 // backendRefs to an XBackend (GEP-4894, v1.7.0 experimental): a backend that is not a Service.
 // ExternalHostname: the proxy resolves the hostname itself (a DNS cluster, no endpoints of ours).
-// What is not served yet (EndpointSelector, TLS other than None, protocols we do not speak) is a
-// ResolvedRefs problem naming the field, so its share of requests answers 500 as for any backend
-// that does not resolve, and nothing is claimed for it.
+// EndpointSelector: the ready Pods its matchLabels select in its namespace are the endpoints (an EDS
+// cluster; the endpoint stage finds the Pods). What is not served (protocols we do not speak, a field
+// Envoy cannot honour) is a ResolvedRefs problem naming the field, so its share of requests answers 500
+// as for any backend that does not resolve, and nothing is claimed for it.
 import {
   PROXY_ADMIN_PORT,
   PROXY_DRAIN_PORT,
@@ -129,6 +130,18 @@ export function resolveXBackend(
       xbackend: key,
       problem: { reason: 'UnsupportedValue', message: `${what}: spec.tls.mode ${tlsMode} is not supported` },
     };
+  if (spec.type === 'EndpointSelector')
+    return endpointSelectorCluster(key, what, ns, ref.name, spec, port, protocol, tls);
+  if (spec.sessionPersistence)
+    // The CRD's rule ("sessionPersistence can only be set when type is EndpointSelector"), kept for objects
+    // stored before it: one DNS name has no hosts of ours to stick to.
+    return {
+      xbackend: key,
+      problem: {
+        reason: 'UnsupportedValue',
+        message: `${what}: spec.sessionPersistence can only be set when spec.type is EndpointSelector`,
+      },
+    };
   if (spec.type !== 'ExternalHostname' || !spec.externalHostname?.hostname)
     return {
       xbackend: key,
@@ -168,6 +181,39 @@ export function resolveXBackend(
       service: { namespace: ns, name: ref.name, port },
       protocol,
       external: { hostname, port },
+      ...(tls ? { tls } : {}),
+    },
+  };
+}
+
+/**
+ * EndpointSelector: an EDS cluster whose endpoints are the Pods `matchLabels` selects in the XBackend's
+ * namespace (the endpoint stage's), at spec.port. TLS and protocol as for ExternalHostname.
+ */
+function endpointSelectorCluster(
+  key: string,
+  what: string,
+  ns: string,
+  name: string,
+  spec: Partial<XBackend['spec']>,
+  port: number,
+  protocol: ClusterIR['protocol'],
+  tls: ClusterIR['tls'],
+): { cluster?: ClusterIR; problem?: Problem; xbackend: string } {
+  const matchLabels = spec.endpointSelector?.matchLabels;
+  // The CRD requires matchLabels with at least one pair (minProperties 1): none would select every Pod.
+  if (!matchLabels || typeof matchLabels !== 'object' || Object.keys(matchLabels).length === 0)
+    return {
+      xbackend: key,
+      problem: { reason: 'UnsupportedValue', message: `${what}: spec.endpointSelector.matchLabels must name a label` },
+    };
+  return {
+    xbackend: key,
+    cluster: {
+      name: xbackendClusterName(ns, name, protocol),
+      service: { namespace: ns, name, port },
+      protocol,
+      endpointSelector: { matchLabels: { ...matchLabels } },
       ...(tls ? { tls } : {}),
     },
   };

@@ -270,7 +270,7 @@ export class AssemblyStage {
   private clusterResolver(run: TranslationRun): ClusterResolver {
     return (cluster) => {
       // An XBackend's cluster says its own protocol; `service` names no Service.
-      if (cluster.protocol !== 'http' || cluster.external) return cluster;
+      if (cluster.protocol !== 'http' || cluster.external || cluster.endpointSelector) return cluster;
       const { namespace, name, port } = cluster.service;
       if (!serviceSpeaksH2(run.inputs, namespace, name, port)) return cluster;
       let h2 = this.h2Clusters.get(cluster);

@@ -3,7 +3,11 @@
 // change recomputes the clusters of its Service and nothing else, unless a cluster gains its first
 // ready endpoint or loses its last one: that fact (`@ready:<cluster>`) is what routes depend on.
 // Addresses no backend has (loopback, link-local…: endpoint-addresses.ts) are left out, with a warning.
-import type { ClusterIR, EndpointIR, EndpointSlice, Service } from '@turnpike/api';
+// An XBackend of type EndpointSelector has Pods for endpoints (pod-endpoints.ts): a Pod change
+// recomputes only the clusters whose selector could select it.
+import type { ClusterIR, EndpointIR, EndpointSlice, Pod, Service, XBackend } from '@turnpike/api';
+import { XBACKEND_KIND } from '../routes/xbackends.js';
+import { PodIndex, podAddressesLeftOut } from './pod-endpoints.js';
 import type { Diagnostic } from '../incremental/run.js';
 import { unroutableAddress } from './endpoint-addresses.js';
 import { sortInPlace } from '../compare.js';
@@ -29,7 +33,8 @@ export class EndpointStage {
   private readonly serviceOfSlice = new Map<string, string>();
   private readonly clusters = new Map<string, ClusterEndpoints>();
   private readonly dependencies = new DependencyIndex();
-  /** Per slice (`namespace/name`), the warning about the addresses left out of it. */
+  private readonly pods = new PodIndex();
+  /** Per slice (`namespace/name`) or Pod (`Pod/namespace/name`), the warning about the addresses left out of it. */
   private readonly warnings = new Map<string, Diagnostic>();
   /** Whether the last update changed the warnings. */
   diagnosticsChanged = false;
@@ -70,6 +75,17 @@ export class EndpointStage {
         keys.add(slicesDependency(c.namespace, service));
       }
     }
+    for (const c of changes.objects.get('Pod') ?? []) {
+      const podKey = flat(`${c.namespace}/${c.name}`);
+      const warning = c.after ? podAddressesLeftOut(c.after as Pod, podKey, this.loopback) : undefined;
+      const warningKey = `Pod/${podKey}`;
+      if (warning?.message !== this.warnings.get(warningKey)?.message) {
+        this.diagnosticsChanged = true;
+        if (warning) this.warnings.set(warningKey, warning);
+        else this.warnings.delete(warningKey);
+      }
+    }
+    this.pods.apply(changes, keys);
     const changed = new Set<string>();
     for (const name of this.dependencies.dependentsOf(keys, this.dependencies.dependentsOf(changes.keys))) {
       const entry = this.clusters.get(name);
@@ -113,15 +129,37 @@ export class EndpointStage {
     this.dependencies.drop(name);
   }
 
+  private selectedEndpoints(inputs: Inputs, xbackend: ClusterIR['service']): EndpointIR[] {
+    const s = selectorOf(inputs, xbackend);
+    return s ? this.pods.endpoints(inputs, xbackend.namespace, s.labels, s.port, this.loopback) : [];
+  }
+
   private compute(inputs: Inputs, cluster: ClusterIR): ClusterEndpoints {
     // An external hostname (XBackend) is resolved by the proxy: no endpoints here, and counted ready.
     if (cluster.external) return { cluster, endpoints: [], ready: true };
     const { value, dependencies } = inputs.record(() =>
-      endpointsOf(inputs, cluster, this.slicesByService, this.loopback),
+      cluster.endpointSelector
+        ? this.selectedEndpoints(inputs, cluster.service)
+        : endpointsOf(inputs, cluster, this.slicesByService, this.loopback),
     );
     this.dependencies.record(cluster.name, dependencies);
     return { cluster, endpoints: value, ready: value.some((e) => e.ready) };
   }
+}
+
+/**
+ * An EndpointSelector's Pods, by the XBackend as it is now (read here, so a change of its selector or port
+ * recomputes the cluster, whose name stays: `service` names the XBackend).
+ */
+function selectorOf(
+  inputs: Inputs,
+  xbackend: ClusterIR['service'],
+): { labels: Record<string, string>; port: number } | undefined {
+  const spec = inputs.get<XBackend>(XBACKEND_KIND, xbackend.namespace, xbackend.name)?.spec;
+  const labels = spec?.endpointSelector?.matchLabels;
+  const port = spec?.port?.number;
+  if (spec?.type !== 'EndpointSelector' || !labels || typeof labels !== 'object' || !port) return undefined;
+  return { labels, port };
 }
 
 function endpointsOf(

@@ -99,14 +99,22 @@ describe('XBackend backendRefs (GEP-4894)', () => {
     expect(sr(parent(r, 'HTTPRoute', 'apps', 'r').conditions, 'ResolvedRefs')).toBe('False/BackendNotFound');
   });
 
-  it('what is not served yet is refused by name: EndpointSelector', () => {
+  it('refused by name: an EndpointSelector without labels (it would select every Pod), session persistence on a hostname', () => {
     const sel = xbackend('ext', {
       type: 'EndpointSelector',
       port: { number: 80 },
-      endpointSelector: { matchLabels: { a: 'b' } },
+      endpointSelector: { matchLabels: {} },
     });
     const p2 = parent(run([...base(), sel, toX()]), 'HTTPRoute', 'apps', 'r');
     expect(sr(p2.conditions, 'ResolvedRefs')).toBe('False/UnsupportedValue');
+    expect(p2.conditions.find((c: { type: string }) => c.type === 'ResolvedRefs')?.message).toContain(
+      'spec.endpointSelector.matchLabels',
+    );
+    const sticky = external({ sessionPersistence: { type: 'Cookie', cookie: { name: 's' } } });
+    const p3 = parent(run([...base(), sticky, toX()]), 'HTTPRoute', 'apps', 'r');
+    expect(p3.conditions.find((c: { type: string }) => c.type === 'ResolvedRefs')?.message).toContain(
+      'spec.sessionPersistence can only be set when spec.type is EndpointSelector',
+    );
   });
 
   it('protocol H2C: HTTP/2 without TLS to the hostname; a GRPCRoute speaks HTTP/2 to it', () => {
