@@ -50,6 +50,14 @@ describe('plugins in a cluster', () => {
       spec: { image: `${reg.host}/team/hello:v1`, type: 'lua', pullSecretRef: { name: 'puller' } },
     };
     const created = await cluster.apply(pi);
+    // Only a plugin something uses is fetched: a ProxyConfig installing it is such a use.
+    const pc: Obj = {
+      apiVersion: 'turnpike.dev/v1alpha1',
+      kind: 'ProxyConfig',
+      metadata: { name: 'proxy', namespace: 'edge' },
+      spec: { service: { type: 'ClusterIP' }, plugins: [{ name: 'hello' }] },
+    };
+    await cluster.apply(pc);
 
     // Fetched, with the digest, and the content stored in a ConfigMap in the controller's namespace.
     const status = await waitFor(
@@ -71,13 +79,6 @@ describe('plugins in a cluster', () => {
     expect(status.storage.sha256).toBe(stored.metadata.annotations!['turnpike.dev/plugin-sha256']);
 
     // Installed through the Gateway's ProxyConfig: a copy next to the proxy, mounted.
-    const pc: Obj = {
-      apiVersion: 'turnpike.dev/v1alpha1',
-      kind: 'ProxyConfig',
-      metadata: { name: 'proxy', namespace: 'edge' },
-      spec: { service: { type: 'ClusterIP' }, plugins: [{ name: 'hello' }] },
-    };
-    await cluster.apply(pc);
     await cluster.apply({
       apiVersion: 'gateway.networking.k8s.io/v1',
       kind: 'Gateway',
