@@ -15,12 +15,12 @@ export interface XBackend extends KubeObject {
     port: { number?: number };
     externalHostname?: { hostname: string };
     endpointSelector?: { matchLabels: Record<string, string> };
+    /** As the v1.7.0 CRD has it (no sessionName, no idleTimeout: those are HTTPRoute's, GEP-1619). */
     sessionPersistence?: {
-      sessionName?: string;
-      absoluteTimeout?: string;
-      idleTimeout?: string;
       type?: 'Cookie' | 'Header';
-      cookieConfig?: { lifetimeType?: 'Permanent' | 'Session' };
+      absoluteTimeout?: string;
+      cookie?: { name?: string; path?: string; lifetimeType?: 'Permanent' | 'Session' };
+      header?: { name: string };
     };
     protocol?: XBackendProtocol;
     tls?: {

@@ -57,7 +57,17 @@ export interface ClusterIR {
    * names the XBackend).
    */
   endpointSelector?: { matchLabels: Record<string, string> };
+  /** An EndpointSelector XBackend's session persistence (GEP-1619): its routes keep a session on one Pod. */
+  sessionPersistence?: SessionPersistenceIR;
 }
+
+/**
+ * Envoy's stateful session (envoy.filters.http.stateful_session) for a route: the upstream host the
+ * router's cluster gave a session is written to a cookie or header, and a request carrying it goes back
+ * to that host if it is still in the cluster the router chose. `ttlSeconds` 0: a session cookie.
+ */
+export type SessionPersistenceIR =
+  { type: 'Cookie'; name: string; path: string; ttlSeconds: number } | { type: 'Header'; name: string };
 
 /** A name the backend's certificate must carry, of the SAN type BackendTLSPolicy's `type` names. */
 export interface SubjectAltNameIR {
@@ -137,6 +147,8 @@ export interface HTTPRouteIR {
   redirect?: RedirectIR;
   timeouts?: { request?: string; backendRequest?: string };
   retry?: { codes: number[]; attempts: number; backoff?: string };
+  /** The session persistence of the rule's backends (XBackend EndpointSelector, GEP-1619). */
+  sessionPersistence?: SessionPersistenceIR;
 }
 
 export interface VirtualHostIR {

@@ -11,6 +11,7 @@
 import type { HttpSettingsIR } from '@turnpike/api';
 import { ADS, msDuration, typed } from './envoy-values.js';
 import type { AccessLog, Any, Cors, HttpConnectionManager, HttpFilter, Router } from './envoy-types.js';
+import { statefulSessionFilter } from './stateful-session.js';
 
 /** What a Gateway gets of each setting ProxyConfig.spec.http leaves out. */
 export const EDGE_HTTP_DEFAULTS: Readonly<Required<HttpSettingsIR>> = Object.freeze<Required<HttpSettingsIR>>({
@@ -117,6 +118,8 @@ export interface HttpConnectionManagerOptions {
   preRouting?: HttpFilter[];
   cors?: boolean;
   plugins?: HttpFilter[];
+  /** Some route sets a stateful session (stateful-session.ts): the filter, last before the router. */
+  statefulSession?: boolean;
   accessLog?: AccessLog[];
   /** Tracing (tracing.ts), for a Gateway an XTelemetryPolicy applies to. */
   tracing?: NonNullable<HttpConnectionManager['tracing']> | undefined;
@@ -136,6 +139,7 @@ export function httpConnectionManager(
       typed_config: typed<Cors>('envoy.extensions.filters.http.cors.v3.Cors', {}),
     });
   filters.push(...(options.plugins ?? []));
+  if (options.statefulSession) filters.push(statefulSessionFilter());
   filters.push({
     name: 'envoy.filters.http.router',
     typed_config: typed<Router>('envoy.extensions.filters.http.router.v3.Router', {}),

@@ -10,6 +10,7 @@ import {
   type RedirectListener,
 } from './http-rewrites.js';
 import { enablePlugin, pluginFilterName } from './plugin-filters.js';
+import { STATEFUL_SESSION_FILTER, statefulSessionPerRoute } from './stateful-session.js';
 import type { Any, CorsPolicy, Duration, HeaderMatcher, Route, RouteAction, RouteMatch } from './envoy-types.js';
 
 /**
@@ -184,6 +185,11 @@ export function buildRoute(r: HTTPRouteIR, listener: RedirectListener = DEFAULT_
   if (r.retry || r.timeouts?.backendRequest) action.retry_policy = retryPolicy(r);
   route.route = action;
   applyFilters(route, action, r.filters, pathPrefixOf(r));
+  if (r.sessionPersistence)
+    route.typed_per_filter_config = {
+      ...route.typed_per_filter_config,
+      [STATEFUL_SESSION_FILTER]: statefulSessionPerRoute(r.sessionPersistence),
+    };
   return route;
 }
 

@@ -117,6 +117,9 @@ function httpFilterChain(
         typed_config: httpConnectionManager(routeName, routeName, {
           preRouting: listenerHttpFilters(listeners, build.plugins),
           cors: usesFilter(listeners, (f) => f.cors),
+          statefulSession: listeners.some((l) =>
+            (l.virtualHosts ?? []).some((v) => v.routes.some((r) => r.sessionPersistence)),
+          ),
           plugins: pluginFilters(listeners, build.plugins),
           accessLog: accessLogs(build.plugins.gw, 'http'),
           tracing: hcmTracing(build.plugins.gw),

@@ -253,11 +253,34 @@ function xbackendSpec(): fc.Arbitrary<unknown> {
   return schemaArbitrary(lookup.schema.properties!.spec!);
 }
 
-function xbackendShape(raw: unknown): KubeObject {
-  const spec: Json = { ...(raw as Json), type: 'ExternalHostname' };
-  spec.externalHostname ??= { hostname: 'api.example.com' };
-  delete spec.endpointSelector;
-  delete spec.sessionPersistence;
+function xbackendShape(raw: unknown, type: 'ExternalHostname' | 'EndpointSelector' = 'ExternalHostname'): KubeObject {
+  const spec: Json = { ...(raw as Json), type };
+  if (type === 'ExternalHostname') {
+    spec.externalHostname ??= { hostname: 'api.example.com' };
+    delete spec.endpointSelector;
+    delete spec.sessionPersistence;
+  } else {
+    // The Pods it selects, with their random labels and session persistence as the schema makes them.
+    // Random label keys are seldom qualified names (the CRD's rule): one key, the random value kept.
+    const value = Object.values(((spec.endpointSelector as Json | undefined)?.matchLabels ?? {}) as Json)[0];
+    spec.endpointSelector = { matchLabels: { app: typeof value === 'string' ? value : 'web' } };
+    delete spec.externalHostname;
+    const sp = spec.sessionPersistence as Json | undefined;
+    if (sp) {
+      // The CRD's rules: cookie set exactly for type Cookie (the default), header exactly for Header, and
+      // an absoluteTimeout for a Permanent cookie. An absoluteTimeout on a session cookie or a header is
+      // refused (Envoy cannot bound those): kept only where it is served, so sessions are served often.
+      const header = sp.type === 'Header';
+      const cookie = (sp.cookie ?? {}) as Json;
+      const permanent = !header && cookie.lifetimeType === 'Permanent';
+      spec.sessionPersistence = {
+        ...sp,
+        cookie: header ? undefined : cookie,
+        header: header ? (sp.header ?? { name: 'x-session' }) : undefined,
+        absoluteTimeout: permanent ? (sp.absoluteTimeout ?? '1h') : undefined,
+      };
+    }
+  }
   const tls = spec.tls as Json | undefined;
   if (tls) {
     const t: Json = { ...tls };
@@ -284,59 +307,85 @@ function xbackendShape(raw: unknown): KubeObject {
 }
 
 describe('admitted XBackends', () => {
-  it('nothing an admitted XBackend becomes makes Envoy refuse a resource', () => {
-    const gw: KubeObject = {
-      apiVersion: `${GROUP}/v1`,
-      kind: 'Gateway',
-      metadata: { name: 'gw', namespace: 'infra', generation: 1 },
-      spec: {
-        gatewayClassName: 'turnpike',
-        listeners: [
-          { name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } },
-          { name: 'tcp', port: 5432, protocol: 'TCP', allowedRoutes: { namespaces: { from: 'All' } } },
-        ],
-      },
-    };
-    const ref = { group: X_GROUP, kind: 'XBackend', name: 'xb' };
-    const routes = ['HTTPRoute', 'GRPCRoute', 'TCPRoute'].map((kind): KubeObject => ({
-      apiVersion: `${GROUP}/v1`,
-      kind,
-      metadata: { name: kind.toLowerCase(), namespace: 'apps', generation: 1 },
-      spec: {
-        parentRefs: [{ name: 'gw', namespace: 'infra', sectionName: kind === 'TCPRoute' ? 'tcp' : 'http' }],
-        rules: [{ backendRefs: [ref] }],
-      },
-    }));
-    const secrets = [tlsSecret('cert', 'apps', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY)];
-    let admitted = 0;
-    let dns = 0;
-    fc.assert(
-      fc.property(xbackendSpec(), (raw) => {
-        const xb = xbackendShape(raw);
-        if (validateManifest(xb).length) return;
-        admitted++;
-        const all = [gatewayClass(), gw, ...routes, ...secrets, xb];
-        const result = new Translator().translate(snapshotFromObjects(all));
-        const lookup = (kind: string, ns: string, name: string) =>
-          all.find((o) => o.kind === kind && o.metadata.namespace === ns && o.metadata.name === name);
-        const res = envoyResourcesFor(
-          result.xdsIR.gateways.get('infra/gw')!,
-          lookup,
-          undefined,
-          result.xdsIR.endpoints,
-        );
-        const problems = [
-          ...validateResources(res),
-          ...envoyLoadProblems(res).map((p) => `${p.resource} ${p.field}: ${p.message}`),
-        ];
-        expect({ spec: xb.spec, problems }).toEqual({ spec: xb.spec, problems: [] });
-        if (res.clusters.some((c) => c.type === 'LOGICAL_DNS')) dns++;
-      }),
-      { numRuns: Number(process.env.FC_ADMITTED_RUNS ?? Math.min(RUNS, 100)) },
-    );
-    // Not vacuous: XBackends were admitted, and served as DNS clusters.
-    expect([admitted > 0, dns > 0]).toEqual([true, true]);
-  });
+  it.each(['ExternalHostname', 'EndpointSelector'] as const)(
+    'nothing an admitted %s XBackend becomes makes Envoy refuse a resource',
+    (type) => {
+      const gw: KubeObject = {
+        apiVersion: `${GROUP}/v1`,
+        kind: 'Gateway',
+        metadata: { name: 'gw', namespace: 'infra', generation: 1 },
+        spec: {
+          gatewayClassName: 'turnpike',
+          listeners: [
+            { name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } },
+            { name: 'tcp', port: 5432, protocol: 'TCP', allowedRoutes: { namespaces: { from: 'All' } } },
+          ],
+        },
+      };
+      const ref = { group: X_GROUP, kind: 'XBackend', name: 'xb' };
+      const routes = ['HTTPRoute', 'GRPCRoute', 'TCPRoute'].map((kind): KubeObject => ({
+        apiVersion: `${GROUP}/v1`,
+        kind,
+        metadata: { name: kind.toLowerCase(), namespace: 'apps', generation: 1 },
+        spec: {
+          parentRefs: [{ name: 'gw', namespace: 'infra', sectionName: kind === 'TCPRoute' ? 'tcp' : 'http' }],
+          rules: [{ backendRefs: [ref] }],
+        },
+      }));
+      const secrets = [tlsSecret('cert', 'apps', EXAMPLE_COM_CERT, EXAMPLE_COM_KEY)];
+      let admitted = 0;
+      let dns = 0;
+      let pods = 0;
+      let sticky = 0;
+      fc.assert(
+        fc.property(xbackendSpec(), (raw) => {
+          const xb = xbackendShape(raw, type);
+          if (validateManifest(xb).length) return;
+          admitted++;
+          const labels = (xb.spec as { endpointSelector?: { matchLabels?: Record<string, string> } }).endpointSelector
+            ?.matchLabels;
+          // A ready Pod the selector selects (slimPod's form): its address is the cluster's endpoint.
+          const pod: KubeObject[] = labels
+            ? [
+                {
+                  apiVersion: 'v1',
+                  kind: 'Pod',
+                  metadata: { name: 'p', namespace: 'apps', labels },
+                  status: {
+                    phase: 'Running',
+                    podIPs: [{ ip: '10.4.0.1' }],
+                    conditions: [{ type: 'Ready', status: 'True' }],
+                  },
+                },
+              ]
+            : [];
+          const all = [gatewayClass(), gw, ...routes, ...secrets, xb, ...pod];
+          const result = new Translator().translate(snapshotFromObjects(all));
+          const lookup = (kind: string, ns: string, name: string) =>
+            all.find((o) => o.kind === kind && o.metadata.namespace === ns && o.metadata.name === name);
+          const res = envoyResourcesFor(
+            result.xdsIR.gateways.get('infra/gw')!,
+            lookup,
+            undefined,
+            result.xdsIR.endpoints,
+          );
+          const problems = [
+            ...validateResources(res),
+            ...envoyLoadProblems(res).map((p) => `${p.resource} ${p.field}: ${p.message}`),
+          ];
+          expect({ spec: xb.spec, problems }).toEqual({ spec: xb.spec, problems: [] });
+          if (res.clusters.some((c) => c.type === 'LOGICAL_DNS')) dns++;
+          if (res.endpoints.some((e) => e.endpoints?.some((l) => l.lb_endpoints?.length))) pods++;
+          if (JSON.stringify(res.routes).includes('StatefulSessionPerRoute')) sticky++;
+        }),
+        { numRuns: Number(process.env.FC_ADMITTED_RUNS ?? Math.min(RUNS, 100)) },
+      );
+      // Not vacuous: XBackends were admitted, and served as DNS clusters, or as Pods' endpoints, some with
+      // a stateful session.
+      if (type === 'ExternalHostname') expect([admitted > 0, dns > 0]).toEqual([true, true]);
+      else expect([admitted > 0, pods > 0, sticky > 0]).toEqual([true, true, true]);
+    },
+  );
 });
 
 /**

@@ -6,7 +6,8 @@ import type { Problem } from '../status/conditions.js';
 import type { TranslationContext } from '../context.js';
 import { validateHostname } from './hostnames.js';
 import { attachRoute, type ParentIndex } from './attachment.js';
-import type { ClusterIR, HTTPMatchIR, HTTPRouteIR, WeightedCluster } from '@turnpike/api';
+import type { ClusterIR, HTTPMatchIR, HTTPRouteIR, SessionPersistenceIR, WeightedCluster } from '@turnpike/api';
+import { deepEqual } from '../incremental/deep-equal.js';
 import { resolveBackend } from './backends.js';
 import { flat, fitted } from '../compact-values.js';
 import { compileFilters, type CompiledFilters } from './http-filters.js';
@@ -156,6 +157,8 @@ function backendFilterProblem(ref: BackendRef, field: string): Problem | undefin
 
 interface RuleBackends {
   backends: WeightedCluster[];
+  /** The session persistence of the rule's XBackends (one per rule: Envoy's is per route), and whose it is. */
+  session?: { ir: SessionPersistenceIR; of: string };
   /** The weight of backends that do not resolve: their share of requests answers 500. */
   invalidWeight: number;
   /** A backendRef filter with an invalid value. */
@@ -169,7 +172,9 @@ function ruleBackends(owner: RuleOwner, rule: RuleInput, field: string): RuleBac
     const refField = `${field}.backendRefs[${backendIndex}]`;
     const resolved = resolveBackend(ctx, route, kind, ref, refField, owner.protocol);
     notePolicy(result, resolved);
-    const filterProblem = resolved.problem ? undefined : backendFilterProblem(ref, refField);
+    const filterProblem = resolved.problem
+      ? undefined
+      : (backendFilterProblem(ref, refField) ?? sessionProblem(out, resolved.backend!.cluster, refField));
     if (filterProblem) {
       resolved.problem = filterProblem;
       delete resolved.backend;
@@ -198,6 +203,29 @@ function ruleBackends(owner: RuleOwner, rule: RuleInput, field: string): RuleBac
   return out;
 }
 
+/**
+ * A rule's backends share one session config: Envoy's stateful session is configured per route, and it
+ * overrides the host only within the cluster the router chose. GEP-1619 does not say what two backends
+ * of one rule with different session configs mean; the first one's is the rule's, and a later backend
+ * whose config differs is refused (its share answers 500) rather than served without its own.
+ */
+function sessionProblem(out: RuleBackends, cluster: ClusterIR, field: string): Problem | undefined {
+  const s = cluster.sessionPersistence;
+  if (!s) return undefined;
+  const of = `XBackend ${cluster.service.namespace}/${cluster.service.name}`;
+  if (!out.session) {
+    out.session = { ir: s, of };
+    return undefined;
+  }
+  if (deepEqual(out.session.ir, s)) return undefined;
+  return {
+    reason: 'UnsupportedValue',
+    message:
+      `${field}: ${of} spec.sessionPersistence differs from that of ${out.session.of} in the same rule; ` +
+      'the proxy keeps one session per route',
+  };
+}
+
 /** One match of a rule as the proxy serves it: 500 when the rule is invalid, else its redirect or backends. */
 function matchRoute(
   owner: RuleOwner,
@@ -206,7 +234,7 @@ function matchRoute(
   match: HTTPMatchIR,
   matchIndex: number,
   filters: CompiledFilters,
-  { backends, invalidWeight }: RuleBackends,
+  { backends, invalidWeight, session }: RuleBackends,
   invalid: Problem | undefined,
 ): HTTPRouteIR {
   const { route, kind, ctx, clusters } = owner;
@@ -231,6 +259,7 @@ function matchRoute(
   } else {
     ir.backends = backends;
     if (invalidWeight > 0) ir.invalidWeight = invalidWeight;
+    if (session) ir.sessionPersistence = session.ir;
   }
   if (!invalid && hasFields(filters.filters)) ir.filters = filters.filters;
   const timeouts = rule.timeouts;

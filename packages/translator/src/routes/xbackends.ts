@@ -20,6 +20,7 @@ import type { Inputs } from '../incremental/inputs.js';
 import { flat } from '../compact-values.js';
 import { caBundleOf, subjectAltNames } from '../policies/backend-tls-policies.js';
 import { checkSecretRef } from '../gateways/listener-tls.js';
+import { sessionPersistenceOf } from './session-persistence.js';
 
 export const XBACKEND_KIND = 'XBackend';
 
@@ -207,6 +208,21 @@ function endpointSelectorCluster(
       xbackend: key,
       problem: { reason: 'UnsupportedValue', message: `${what}: spec.endpointSelector.matchLabels must name a label` },
     };
+  let session: ClusterIR['sessionPersistence'];
+  if (spec.sessionPersistence) {
+    // A TCP or TLS route has no requests to carry a cookie or header in.
+    if (protocol === 'tcp')
+      return {
+        xbackend: key,
+        problem: {
+          reason: 'UnsupportedValue',
+          message: `${what}: spec.sessionPersistence is not supported under a route of bytes (TCP, TLS)`,
+        },
+      };
+    const s = sessionPersistenceOf(spec.sessionPersistence, ns, name, what);
+    if ('problem' in s) return { xbackend: key, problem: s.problem };
+    session = s.session;
+  }
   return {
     xbackend: key,
     cluster: {
@@ -215,6 +231,7 @@ function endpointSelectorCluster(
       protocol,
       endpointSelector: { matchLabels: { ...matchLabels } },
       ...(tls ? { tls } : {}),
+      ...(session ? { sessionPersistence: session } : {}),
     },
   };
 }

@@ -1,13 +1,14 @@
 // XBackend backends (GEP-4894) as the proxy gets them: the clusters and routes pass PGV and Envoy's
 // load rules, and the route-table check sends a request to the XBackend's cluster.
 import { describe, expect, it } from '@jest/globals';
-import type { KubeObject } from '@turnpike/api';
+import { slimPod, type KubeObject } from '@turnpike/api';
 import { snapshotFromObjects, Translator } from '@turnpike/translator';
 import { envoyLoadProblems, envoyResourcesFor, validateResources, type EnvoyResources } from '../../src/index.js';
 import { gateway, gatewayClass, http, route, tlsSecret, xbackend } from '../../../translator/test/builders.js';
 import { EXAMPLE_COM_CERT, EXAMPLE_COM_KEY } from '../../../translator/test/tls-fixtures.js';
 import type { UpstreamTlsContext } from '../../src/envoy-types.js';
 import { routeHttp, routeTcp } from './envoy-router.js';
+import { upstreamWithSession } from './envoy-stateful-session.js';
 
 const X = 'gateway.networking.x-k8s.io';
 
@@ -156,5 +157,91 @@ describe('XBackend ExternalHostname on the data plane', () => {
     const headers = { connection: 'Upgrade', upgrade: 'websocket' };
     const o = routeHttp(res, { port: 80, authority: 'example.com', path: '/ws', headers });
     expect(o.kind === 'http' && o.targets?.map((t) => t.cluster)).toEqual(['apps/XBackend/ext']);
+  });
+});
+
+describe('XBackend EndpointSelector and session persistence on the data plane', () => {
+  const pod = (name: string, ip: string, app: string): KubeObject =>
+    slimPod({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'apps', labels: { app } },
+      status: { phase: 'Running', podIPs: [{ ip }], conditions: [{ type: 'Ready', status: 'True' }] },
+    });
+  const selector = (name: string, app: string, sessionPersistence?: Record<string, unknown>) =>
+    xbackend(name, {
+      type: 'EndpointSelector',
+      port: { number: 8080 },
+      endpointSelector: { matchLabels: { app } },
+      ...(sessionPersistence ? { sessionPersistence } : {}),
+    });
+  const split = (...names: string[]) =>
+    route('HTTPRoute', 'r', {
+      parentRefs: [{ name: 'gw', namespace: 'infra' }],
+      rules: [{ backendRefs: names.map((name) => ({ group: X, kind: 'XBackend', name, weight: 1 })) }],
+    });
+  const pods = [pod('a1', '10.2.0.1', 'a'), pod('a2', '10.2.0.2', 'a'), pod('b1', '10.2.1.1', 'b')];
+  const request = { port: 80, authority: 'example.com', path: '/x' };
+  const chosen = (res: EnvoyResources) => {
+    const o = routeHttp(res, request);
+    if (o.kind !== 'http' || !o.targets) throw new Error('not routed');
+    const r = res.routes.flatMap((rc) => rc.virtual_hosts ?? []).flatMap((v) => v.routes ?? [])[0]!;
+    return { route: r, targets: o.targets.map((t) => [t.cluster, t.healthy]) };
+  };
+
+  it('the selected Pods are the endpoints of an EDS cluster, which the route reaches', () => {
+    const res = served([selector('a', 'a'), split('a'), ...pods]);
+    const cluster = res.clusters.find((c) => c.name === 'apps/XBackend/a')!;
+    expect(cluster.type).toBe('EDS');
+    const eds = res.endpoints.find((e) => e.cluster_name === 'apps/XBackend/a')!;
+    expect(eds.endpoints![0]!.lb_endpoints!.map((e) => e.endpoint?.address?.socket_address)).toEqual([
+      { address: '10.2.0.1', port_value: 8080, protocol: 'TCP' },
+      { address: '10.2.0.2', port_value: 8080, protocol: 'TCP' },
+    ]);
+    expect(chosen(res).targets).toEqual([['apps/XBackend/a', true]]);
+    // No route sets a session: the connection manager runs no stateful session filter.
+    expect(JSON.stringify(res.listeners)).not.toContain('stateful_session');
+  });
+
+  it('Cookie: a first request gets a Set-Cookie for its Pod; a second one with it reaches that Pod again', () => {
+    const sp = { type: 'Cookie', absoluteTimeout: '1h', cookie: { name: 'sid', lifetimeType: 'Permanent' } };
+    const res = served([selector('a', 'a', sp), split('a'), ...pods]);
+    const { route: r } = chosen(res);
+    const first = upstreamWithSession(res, 80, r, 'apps/XBackend/a', {}, 1);
+    expect(first.host).toBe('10.2.0.2:8080');
+    const [name, setCookie] = first.responseHeaders[0]!;
+    expect(name).toBe('set-cookie');
+    expect(setCookie).toMatch(/^sid="[^"]+"; Max-Age=3600; Path=\/; HttpOnly$/);
+    const cookie = setCookie.split(';')[0]!;
+    // The balancer would take the other Pod: the session decides.
+    const again = upstreamWithSession(res, 80, r, 'apps/XBackend/a', { cookie }, 0);
+    expect(again).toEqual({ host: '10.2.0.2:8080', responseHeaders: [] });
+  });
+
+  it('Header: the session header is answered, and sent back it keeps the Pod', () => {
+    const res = served([selector('a', 'a', { type: 'Header', header: { name: 'X-Session' } }), split('a'), ...pods]);
+    const { route: r } = chosen(res);
+    const first = upstreamWithSession(res, 80, r, 'apps/XBackend/a', {}, 0);
+    expect(first.responseHeaders[0]![0]).toBe('x-session');
+    const headers = { 'x-session': first.responseHeaders[0]![1] };
+    expect(upstreamWithSession(res, 80, r, 'apps/XBackend/a', { headers }, 1).host).toBe(first.host);
+  });
+
+  it("a weighted split's choice is not changed by the cookie: the session holds only within the chosen cluster", () => {
+    const sp = { type: 'Cookie', cookie: { name: 'sid' } };
+    const res = served([selector('a', 'a', sp), selector('b', 'b', sp), split('a', 'b'), ...pods]);
+    const { route: r, targets } = chosen(res);
+    expect(targets).toEqual([
+      ['apps/XBackend/a', true],
+      ['apps/XBackend/b', true],
+    ]);
+    const inA = upstreamWithSession(res, 80, r, 'apps/XBackend/a', {}, 0);
+    const cookie = inA.responseHeaders[0]![1].split(';')[0]!;
+    // The router chose b this time: b's Pod answers, and the session moves there (a session cookie).
+    const inB = upstreamWithSession(res, 80, r, 'apps/XBackend/b', { cookie }, 0);
+    expect(inB.host).toBe('10.2.1.1:8080');
+    expect(inB.responseHeaders[0]![1]).toMatch(/^sid="[^"]+"; Path=\/; HttpOnly$/);
+    // Not strict: a Pod that is not in the chosen cluster never answers 503.
+    expect(inB.status).toBeUndefined();
   });
 });
