@@ -1,9 +1,12 @@
 // XBackend (GEP-4894) against a real kube-apiserver with the v1.7.0 experimental CRDs and the
 // controller under deploy/'s RBAC: the CRD admits an ExternalHostname XBackend and a route to it,
-// refuses a port on the ref, and the controller writes the route's status and the XBackend's ancestors.
+// refuses a port on the ref, and the controller writes the route's status and the XBackend's ancestors;
+// an EndpointSelector XBackend's route has endpoints once a Pod with its labels runs Ready (the fake
+// kubelet makes it so), and none once that Pod is deleted.
 import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
 import { waitFor } from '../harness/cluster.js';
+import { FakeKubelet } from '../harness/fake-kubelet.js';
 import { clusterWithController } from '../harness/setup.js';
 import { cond, gateway, gatewayClass, httpRoute, ns, ourParents } from '../harness/fixtures.js';
 
@@ -67,5 +70,48 @@ describe('XBackend in a real cluster', () => {
       );
       return list.length === 0 ? true : undefined;
     });
+  }, 180_000);
+
+  it('EndpointSelector: a Pod created with its labels and made Ready gives the route endpoints; deleted, none', async () => {
+    const { cluster } = env;
+    const kubelet = new FakeKubelet(cluster.admin);
+    await kubelet.start();
+    try {
+      const selector: KubeObject = {
+        apiVersion: `${X}/v1alpha1`,
+        kind: 'XBackend',
+        metadata: { name: 'pods', namespace: 'apps' },
+        spec: { type: 'EndpointSelector', port: { number: 8080 }, endpointSelector: { matchLabels: { app: 'web' } } },
+      };
+      await cluster.apply(selector);
+      const route = httpRoute(
+        'apps',
+        'to-pods',
+        [{ name: 'gw', namespace: 'infra' }],
+        [{ group: X, kind: 'XBackend', name: 'pods' }],
+      );
+      await cluster.apply(route);
+      const available = (want: string) =>
+        waitFor(`route BackendsAvailable ${want}`, async () => {
+          const conditions = ourParents(await cluster.get(route))[0]?.conditions;
+          const c = cond(conditions, 'BackendsAvailable');
+          return c?.status === want && cond(conditions, 'ResolvedRefs')?.status === 'True' ? c : undefined;
+        });
+      // No Pod yet: resolved, no endpoints (as a Service without endpoints).
+      expect((await available('False')).message).toBe('No ready endpoints for XBackend apps/pods:8080');
+      const pod: KubeObject = {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'web-1', namespace: 'apps', labels: { app: 'web' } },
+        spec: { containers: [{ name: 'web', image: 'example.com/web:1' }] },
+      };
+      await cluster.apply(pod);
+      await available('True');
+      // Deleted (terminating, then gone): no endpoints again.
+      await cluster.delete(pod);
+      await available('False');
+    } finally {
+      kubelet.stop();
+    }
   }, 180_000);
 });
