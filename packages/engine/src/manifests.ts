@@ -2,7 +2,7 @@
 // line and column, or the object and field. Unknown kinds are reported once and skipped.
 import { readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
-import { CLUSTER_SCOPED, isInputObject, objectKey, type KubeObject } from '@turnpike/api';
+import { CLUSTER_SCOPED, isInputObject, objectKey, slimPod, type KubeObject } from '@turnpike/api';
 import jsyaml from 'js-yaml';
 import { LineCounter, parseAllDocuments } from 'yaml';
 import { parseBlockYaml } from './block-yaml.js';
@@ -246,7 +246,8 @@ export function loadManifests(paths: readonly string[], opts: LoadOptions = {}):
       seen.set(key, file);
       const problem = manifestProblem(o, file, validation);
       if (problem) invalid.push(problem);
-      if (!problem || validation === 'warn') objects.push(o);
+      // A Pod is held as the cluster source holds it (slimPod), whatever reads the files.
+      if (!problem || validation === 'warn') objects.push(o.kind === 'Pod' ? slimPod(o) : o);
     }
   }
   return { objects, unknownKinds, foreignPolicies, files, invalid, skipped };
