@@ -132,8 +132,15 @@ export const anyObject: fc.Arbitrary<KubeObject> = fc.oneof(
       labels: pick({ app: 'web' }, { app: 'web', tier: 'a' }, { tier: 'b' }),
       port: pick(8080, 9090),
       protocol: maybe(pick('H2C', 'HTTP')),
+      session: maybe(
+        pick<Record<string, unknown>>(
+          { type: 'Cookie', cookie: { name: 'sid' } },
+          { type: 'Header', header: { name: 'x-session' } },
+          { type: 'Cookie', absoluteTimeout: '1h', cookie: { name: 'sid' } }, // refused: a session cookie
+        ),
+      ),
     })
-    .map(({ ns, labels, port, protocol }) => xbackendOf(ns, labels, port, protocol)),
+    .map(({ ns, labels, port, protocol, session }) => xbackendOf(ns, labels, port, protocol, session)),
   fc
     .record({
       name: pick('p1', 'p2', 'p3'),
@@ -569,7 +576,13 @@ export const anyObject: fc.Arbitrary<KubeObject> = fc.oneof(
 
 const LATER = '2026-12-05T10:00:05.000Z';
 
-function xbackendOf(ns: string, labels: Record<string, string>, port: number, protocol?: string): KubeObject {
+function xbackendOf(
+  ns: string,
+  labels: Record<string, string>,
+  port: number,
+  protocol?: string,
+  sessionPersistence?: Record<string, unknown>,
+): KubeObject {
   return {
     apiVersion: 'gateway.networking.x-k8s.io/v1alpha1',
     kind: 'XBackend',
@@ -579,6 +592,7 @@ function xbackendOf(ns: string, labels: Record<string, string>, port: number, pr
       port: { number: port },
       endpointSelector: { matchLabels: labels },
       ...(protocol ? { protocol } : {}),
+      ...(sessionPersistence ? { sessionPersistence } : {}),
     },
   };
 }
