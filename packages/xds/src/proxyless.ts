@@ -35,9 +35,13 @@ export function buildProxyless(gw: GatewayIR, out: EnvoyResources): void {
       api_listener: { api_listener: httpConnectionManager(routeName, routeName) },
     });
     const vh: VirtualHostIR = { name: host, domains: [host], routes: byHost.get(host)! };
-    // Proxyless clients run no plugins (no Lua or Wasm in gRPC): their routes go without.
-    const withoutPlugins = (r: HTTPRouteIR): HTTPRouteIR =>
-      r.filters?.plugins ? { ...r, filters: { ...r.filters, plugins: undefined } } : r;
+    // Proxyless clients run no plugins (no Lua or Wasm in gRPC): their routes go without. Nor a stateful
+    // session (an XBackend's sessionPersistence): a per-route config for a filter the client does not
+    // know, not marked optional, would have it refuse the whole route configuration (gRFC A39).
+    const withoutPlugins = (r: HTTPRouteIR): HTTPRouteIR => {
+      const out = r.filters?.plugins ? { ...r, filters: { ...r.filters, plugins: undefined } } : r;
+      return out.sessionPersistence ? { ...out, sessionPersistence: undefined } : out;
+    };
     out.routes.push({
       name: routeName,
       virtual_hosts: [

@@ -227,6 +227,30 @@ describe('XBackend EndpointSelector and session persistence on the data plane', 
     expect(upstreamWithSession(res, 80, r, 'apps/XBackend/a', { headers }, 1).host).toBe(first.host);
   });
 
+  it('proxyless gRPC clients are served the route without its stateful session (they would refuse the route table)', () => {
+    const sp = { type: 'Header', header: { name: 'x-session' } };
+    const grpc = route('GRPCRoute', 'g', {
+      parentRefs: [{ name: 'gw', namespace: 'infra' }],
+      hostnames: ['grpc.example.com'],
+      rules: [{ backendRefs: [{ group: X, kind: 'XBackend', name: 'a' }] }],
+    });
+    const all = [gatewayClass(), gateway('gw', [http()]), selector('a', 'a', sp), grpc, ...pods];
+    const result = new Translator().translate(snapshotFromObjects(all));
+    const res = envoyResourcesFor(
+      { ...result.xdsIR.gateways.get('infra/gw')!, proxyless: true },
+      () => undefined,
+      undefined,
+      result.xdsIR.endpoints,
+    );
+    expect(validateResources(res)).toEqual([]);
+    const sticky = (name: string) =>
+      JSON.stringify(res.routes.find((r) => r.name === name)).includes('envoy.filters.http.stateful_session');
+    expect(res.routes.map((r) => [r.name, sticky(r.name!)])).toEqual([
+      [expect.not.stringContaining('proxyless'), true],
+      ['proxyless/grpc.example.com', false],
+    ]);
+  });
+
   it("a weighted split's choice is not changed by the cookie: the session holds only within the chosen cluster", () => {
     const sp = { type: 'Cookie', cookie: { name: 'sid' } };
     const res = served([selector('a', 'a', sp), selector('b', 'b', sp), split('a', 'b'), ...pods]);
