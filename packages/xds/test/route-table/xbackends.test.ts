@@ -4,7 +4,16 @@ import { describe, expect, it } from '@jest/globals';
 import { slimPod, type KubeObject } from '@turnpike/api';
 import { snapshotFromObjects, Translator } from '@turnpike/translator';
 import { envoyLoadProblems, envoyResourcesFor, validateResources, type EnvoyResources } from '../../src/index.js';
-import { gateway, gatewayClass, http, route, tlsSecret, xbackend } from '../../../translator/test/builders.js';
+import {
+  endpointSlice,
+  gateway,
+  gatewayClass,
+  http,
+  route,
+  service,
+  tlsSecret,
+  xbackend,
+} from '../../../translator/test/builders.js';
 import { EXAMPLE_COM_CERT, EXAMPLE_COM_KEY } from '../../../translator/test/tls-fixtures.js';
 import type { UpstreamTlsContext } from '../../src/envoy-types.js';
 import { routeHttp, routeTcp } from './envoy-router.js';
@@ -225,6 +234,40 @@ describe('XBackend EndpointSelector and session persistence on the data plane', 
     expect(first.responseHeaders[0]![0]).toBe('x-session');
     const headers = { 'x-session': first.responseHeaders[0]![1] };
     expect(upstreamWithSession(res, 80, r, 'apps/XBackend/a', { headers }, 1).host).toBe(first.host);
+  });
+
+  it('a rule splitting between a persistent XBackend and a Service keeps its weights; the session holds in either', () => {
+    const mixed = route('HTTPRoute', 'r', {
+      parentRefs: [{ name: 'gw', namespace: 'infra' }],
+      rules: [
+        {
+          backendRefs: [
+            { group: X, kind: 'XBackend', name: 'a', weight: 3 },
+            { name: 'svc', port: 8080, weight: 1 },
+          ],
+        },
+      ],
+    });
+    const sp = { type: 'Cookie', cookie: { name: 'sid' } };
+    const res = served([
+      selector('a', 'a', sp),
+      service('svc'),
+      endpointSlice('svc', 'apps', ['10.6.0.1', '10.6.0.2']),
+      mixed,
+      ...pods,
+    ]);
+    const o = routeHttp(res, request);
+    expect(o.kind === 'http' && o.targets?.map((t) => [t.cluster, t.weight])).toEqual([
+      ['apps/XBackend/a', 3],
+      ['apps/svc/8080', 1],
+    ]);
+    const { route: r } = chosen(res);
+    const first = upstreamWithSession(res, 80, r, 'apps/svc/8080', {}, 1);
+    const cookie = first.responseHeaders[0]![1].split(';')[0]!;
+    expect(upstreamWithSession(res, 80, r, 'apps/svc/8080', { cookie }, 0)).toEqual({
+      host: first.host,
+      responseHeaders: [],
+    });
   });
 
   it('proxyless gRPC clients are served the route without its stateful session (they would refuse the route table)', () => {
