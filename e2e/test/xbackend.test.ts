@@ -2,7 +2,8 @@
 // controller under deploy/'s RBAC: the CRD admits an ExternalHostname XBackend and a route to it,
 // refuses a port on the ref, and the controller writes the route's status and the XBackend's ancestors;
 // an EndpointSelector XBackend's route has endpoints once a Pod with its labels runs Ready (the fake
-// kubelet makes it so), and none once that Pod is deleted.
+// kubelet makes it so), and none once that Pod is deleted; session persistence the CRD admits is served,
+// or refused by field where Envoy cannot honour it.
 import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
 import { waitFor } from '../harness/cluster.js';
@@ -113,5 +114,50 @@ describe('XBackend in a real cluster', () => {
     } finally {
       kubelet.stop();
     }
+  }, 180_000);
+
+  it('sessionPersistence: the CRD admits a Permanent cookie and a session cookie with an absoluteTimeout; the controller serves the first and refuses the second by field', async () => {
+    const { cluster } = env;
+    const sticky = (name: string, sessionPersistence: Record<string, unknown>): KubeObject => ({
+      apiVersion: `${X}/v1alpha1`,
+      kind: 'XBackend',
+      metadata: { name, namespace: 'apps' },
+      spec: {
+        type: 'EndpointSelector',
+        port: { number: 8080 },
+        endpointSelector: { matchLabels: { app: name } },
+        sessionPersistence,
+      },
+    });
+    const served = sticky('sticky', {
+      type: 'Cookie',
+      absoluteTimeout: '1h',
+      cookie: { name: 'sid', lifetimeType: 'Permanent' },
+    });
+    const refused = sticky('session-bounded', { type: 'Cookie', absoluteTimeout: '1h', cookie: { name: 'sid' } });
+    // The CRD's rule: "AbsoluteTimeout must be specified when cookie lifetimeType is Permanent".
+    const unbounded = await cluster.dryRunCreate(
+      sticky('unbounded', { type: 'Cookie', cookie: { name: 'sid', lifetimeType: 'Permanent' } }),
+    );
+    expect(unbounded.message).toContain('AbsoluteTimeout must be specified when cookie lifetimeType is Permanent');
+    for (const o of [served, refused]) await cluster.apply(o);
+    const resolvedRefs = async (backend: string) => {
+      const route = httpRoute(
+        'apps',
+        `to-${backend}`,
+        [{ name: 'gw', namespace: 'infra' }],
+        [{ group: X, kind: 'XBackend', name: backend }],
+      );
+      await cluster.apply(route);
+      return waitFor(`route to ${backend} ResolvedRefs`, async () => {
+        const c = cond(ourParents(await cluster.get(route))[0]?.conditions, 'ResolvedRefs');
+        // Its XBackend may reach the controller after it (another watch): wait for the verdict on it.
+        return c && c.reason !== 'BackendNotFound' ? c : undefined;
+      });
+    };
+    expect(await resolvedRefs('sticky')).toMatchObject({ status: 'True' });
+    const no = await resolvedRefs('session-bounded');
+    expect(no).toMatchObject({ status: 'False', reason: 'UnsupportedValue' });
+    expect(no.message).toContain('spec.sessionPersistence.absoluteTimeout');
   }, 180_000);
 });
