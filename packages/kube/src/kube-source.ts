@@ -53,7 +53,15 @@ export function kubeSource(opts: KubeSourceOptions): Observable<SourceEvent> {
           ...(resource.kind === 'Secret' ? { fieldSelector: SECRET_FIELD_SELECTOR } : {}),
           ...(resource.kind === 'ConfigMap' ? { labelSelector: CONFIGMAP_LABEL_SELECTOR } : {}),
           // Pods change often and carry much the translator never reads: cut down before the store.
-          ...(resource.kind === 'Pod' ? { slim: slimPod } : {}),
+          ...(resource.kind === 'Pod'
+            ? {
+                slim: slimPod,
+                // RBAC of a release before Pods were read must not keep the controller from starting.
+                optional:
+                  'XBackends of type EndpointSelector have no endpoints until Pods can be read ' +
+                  '(grant list and watch on pods, as deploy/rbac.yaml does)',
+              }
+            : {}),
           ...(resource.kind === 'Deployment'
             ? {
                 // The proxy Deployments we apply: the only Deployments read.

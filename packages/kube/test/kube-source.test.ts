@@ -72,4 +72,35 @@ describe('kube source: ServedAPI for ClusterTrustBundle', () => {
     expect(events.indexOf(servedEvents()[1]!)).toBeLessThan(events.indexOf(bundle));
     expect(bundle.object!.apiVersion).toBe('certificates.k8s.io/v1');
   });
+
+  it('Pods the controller may not list (RBAC of an older release) count as synced with none, so it still starts', async () => {
+    let podLists = 0;
+    const server: Server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      if (url.pathname === '/api/v1/pods') {
+        podLists++;
+        return res.writeHead(403).end('{"kind":"Status","code":403}');
+      }
+      if (url.searchParams.get('watch')) return res.writeHead(200).flushHeaders();
+      res
+        .writeHead(200, { 'Content-Type': 'application/json' })
+        .end(JSON.stringify({ metadata: { resourceVersion: '3' }, items: [] }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const events: SourceEvent[] = [];
+    const sub = kubeSource({
+      client: kubeClientFor((server.address() as { port: number }).port),
+      missingRetryMs: 50,
+      backoffMs: [20, 100],
+    }).subscribe((e) => events.push(e));
+    cleanup.push(() => {
+      sub.unsubscribe();
+      server.closeAllConnections();
+      server.close();
+    });
+    await until(() => events.some((e) => e.type === 'synced' && e.kind === '*'));
+    expect(events.some((e) => e.type === 'synced' && e.kind === 'Pod')).toBe(true);
+    // Looked for again later.
+    await until(() => podLists >= 2);
+  });
 });
