@@ -125,6 +125,8 @@ describe('plugin rollout', () => {
     controller = new Controller(cluster.controllerKubeconfig);
     await controller.start();
     await controller.ready();
+    // Only a plugin something uses is fetched: the ProxyConfig the first test's Gateway uses installs it.
+    await cluster.apply(proxyConfig('proxy'));
     await cluster.apply(pi);
     await waitFor(
       'plugin Fetched',
