@@ -354,6 +354,13 @@ describe('security', () => {
       });
       await cluster.apply(pi('signed', 'team/signed'));
       await cluster.apply(pi('forged', 'team/forged'));
+      // Only a plugin something uses is fetched: a ProxyConfig installing both is such a use.
+      await cluster.apply({
+        apiVersion: 'turnpike.dev/v1alpha1',
+        kind: 'ProxyConfig',
+        metadata: { name: 'signed-plugins', namespace: 'tenants' },
+        spec: { plugins: [{ name: 'signed' }, { name: 'forged' }] },
+      } as KubeObject);
       const fetched = (name: string, reason: string) =>
         waitFor(
           `${name} ${reason}`,
