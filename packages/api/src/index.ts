@@ -13,4 +13,5 @@ export * from './secret-data.js';
 export * from './durations.js';
 export * from './quantity.js';
 export * from './re2-program-size.js';
+export * from './regex-literals.js';
 export * from './pod.js';

@@ -83,4 +83,38 @@ describe('regular expressions Envoy would refuse for their RE2 program size', ()
       `method: the path regex "/${'a'.repeat(60)}/${'b'.repeat(60)}" compiles to an RE2 program of`,
     );
   });
+
+  it('a CORS origin with a wildcard is served as a regex and measured the same; an exact origin is not', () => {
+    const corsRoute = (allowOrigins: string[]) =>
+      run([
+        gatewayClass(),
+        gateway('gw', [http()]),
+        service('svc'),
+        httpRoute('r', {
+          parentRefs: [{ name: 'gw', namespace: 'infra' }],
+          rules: [
+            { filters: [{ type: 'CORS', cors: { allowOrigins } }], backendRefs: [{ name: 'svc', port: 8080 }] },
+            {
+              matches: [{ path: { type: 'PathPrefix', value: '/ok' } }],
+              backendRefs: [{ name: 'svc', port: 8080 }],
+            },
+          ],
+        }),
+      ]);
+    const long = `https://*.${'a'.repeat(100)}.example.com`;
+    const refused = corsRoute(['https://app.example.com', long]);
+    expect(refusal(refused)!.reason).toBe('UnsupportedValue');
+    expect(refusal(refused)!.message).toMatch(
+      new RegExp(
+        `spec\\.rules\\[0\\]\\.filters\\[0\\]\\.cors\\.allowOrigins\\[1\\]: the wildcard origin "https://\\*\\.a+\\.example\\.com" ` +
+          'becomes an RE2 program of \\d+ instructions; Envoy accepts at most 100',
+      ),
+    );
+    expect(irRoutes(refused).some((x) => x.filters?.cors)).toBe(false);
+    expect(irRoutes(refused).some((x) => x.match.path.value === '/ok')).toBe(true);
+    // The same length without a wildcard is an exact match, no regex; a short wildcard origin is served.
+    const served = corsRoute([long.replace('*', 'www'), 'https://*.example.com', '*']);
+    expect(refusal(served)).toBeUndefined();
+    expect(irRoutes(served).find((x) => x.filters?.cors)?.filters?.cors?.allowOrigins).toHaveLength(3);
+  });
 });

@@ -1,15 +1,10 @@
 // Gateway API path rewrites and redirect targets in Envoy's terms.
-import type { HTTPRouteIR, RedirectIR } from '@turnpike/api';
+import { escapeRegex, type HTTPRouteIR, type RedirectIR } from '@turnpike/api';
 import type { RedirectAction, RouteAction } from './envoy-types.js';
 
 /** The PathPrefix a route matches, without trailing slashes ('' for `/`); '' for other matches. */
 export function pathPrefixOf(r: HTTPRouteIR): string {
   return r.match.path.type === 'PathPrefix' ? r.match.path.value.replace(/\/+$/, '') : '';
-}
-
-/** `s` as an RE2 (and JavaScript) pattern that matches it literally. */
-export function escapeRegex(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /**

@@ -1,14 +1,8 @@
 // One Gateway API route rule (an HTTPRoute or GRPCRoute match) as an Envoy Route: its match, its
 // redirect or direct response or weighted clusters, and its filters, timeouts and retries.
-import type { HTTPFiltersIR, HTTPRouteIR } from '@turnpike/api';
+import { corsOriginPattern, type HTTPFiltersIR, type HTTPRouteIR } from '@turnpike/api';
 import { duration, headerOptions, typed } from './envoy-values.js';
-import {
-  escapeRegex,
-  pathPrefixOf,
-  redirectTarget,
-  replacePrefixMatch,
-  type RedirectListener,
-} from './http-rewrites.js';
+import { pathPrefixOf, redirectTarget, replacePrefixMatch, type RedirectListener } from './http-rewrites.js';
 import { enablePlugin, pluginFilterName } from './plugin-filters.js';
 import { STATEFUL_SESSION_FILTER, statefulSessionPerRoute } from './stateful-session.js';
 import type { Any, CorsPolicy, Duration, HeaderMatcher, Route, RouteAction, RouteMatch } from './envoy-types.js';
@@ -112,14 +106,6 @@ function applyFilters(
 
 /** The listener a route is served on, for what depends on it (a redirect's default port and scheme). */
 const DEFAULT_LISTENER: RedirectListener = { port: 80, protocol: 'HTTP' };
-
-/**
- * HTTPCORSFilter allowOrigins: "A wildcard character `*` ... matches any characters (greedy)", so
- * `https://*.bar.com` allows `https://a.b.bar.com` too.
- */
-function corsOriginPattern(origin: string): string {
-  return `^${escapeRegex(origin).replaceAll('\\*', '.+')}$`;
-}
 
 export function buildRoute(r: HTTPRouteIR, listener: RedirectListener = DEFAULT_LISTENER): Route {
   const route: Route = { name: r.name, match: routeMatch(r) };

@@ -1,7 +1,10 @@
 // HTTPRoute / GRPCRoute filters: validated (an invalid value makes the rule invalid: the route
 // reports UnsupportedValue and the rule answers 500) and compiled into the IR.
 import {
+  corsOriginPattern,
+  ENVOY_RE2_MAX_PROGRAM_SIZE,
   GATEWAY_GROUP,
+  re2ProgramSize,
   TURNPIKE_GROUP,
   type HTTPRouteFilter,
   type HeaderModifier,
@@ -247,10 +250,32 @@ function compileMirror(
   return undefined;
 }
 
-function compileCORS(filter: HTTPRouteFilter, out: CompiledFilters): undefined {
+/**
+ * An origin with a wildcard is served as an RE2 pattern (corsOriginPattern), which Envoy refuses, with the whole
+ * route configuration of the port, beyond re2.max_program_size.error_level: the rule is refused instead.
+ */
+function wildcardOriginProblem(origin: string, field: string): Problem | undefined {
+  if (origin === '*' || !origin.includes('*')) return undefined;
+  const program = re2ProgramSize(corsOriginPattern(origin));
+  if (program.size !== undefined && program.size <= ENVOY_RE2_MAX_PROGRAM_SIZE) return undefined;
+  const size = program.size === undefined ? program.why : `an RE2 program of ${program.size} instructions`;
+  return {
+    reason: 'UnsupportedValue',
+    message:
+      `${field}: the wildcard origin "${origin}" becomes ${size}; ` +
+      `Envoy accepts at most ${ENVOY_RE2_MAX_PROGRAM_SIZE} (re2.max_program_size.error_level)`,
+  };
+}
+
+function compileCORS(filter: HTTPRouteFilter, field: string, out: CompiledFilters): Problem | undefined {
   const cors = filter.cors ?? {};
+  const origins = cors.allowOrigins ?? [];
+  for (const [j, origin] of origins.entries()) {
+    const problem = wildcardOriginProblem(origin, `${field}.cors.allowOrigins[${j}]`);
+    if (problem) return problem;
+  }
   out.filters.cors = {
-    allowOrigins: cors.allowOrigins ?? [],
+    allowOrigins: origins,
     allowMethods: cors.allowMethods ?? [],
     allowHeaders: cors.allowHeaders ?? [],
     exposeHeaders: cors.exposeHeaders ?? [],
@@ -365,7 +390,7 @@ function compileFilter(
     case 'RequestMirror':
       return compileMirror(owner, filter, field, out);
     case 'CORS':
-      return compileCORS(filter, out);
+      return compileCORS(filter, field, out);
     case 'ExtensionRef':
       return compilePluginRef(owner, filter, field, out);
     default:
