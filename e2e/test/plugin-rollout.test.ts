@@ -319,8 +319,9 @@ describe('plugin rollout', () => {
 
   it('a proxy Pod is Ready only once its Envoy has its configuration (/ready), and Installed waits for that', async () => {
     // The kubelet asks each Pod's Envoy /ready, which answers 200 once the proxy acknowledged its listeners.
-    let standIn: StandInProxy | undefined;
-    kubelet.envoyLive = (pod) => !ofGateway('readied')(pod) || !!standIn?.live;
+    // Filled once the proxy connects below; until then the Gateway's Pods are not live.
+    const connected: { proxy?: StandInProxy } = {};
+    kubelet.envoyLive = (pod) => !ofGateway('readied')(pod) || !!connected.proxy?.live;
     await cluster.apply(proxyConfig('readied'));
     await cluster.apply(gateway('readied', 'readied'));
     const pods = async () =>
@@ -349,11 +350,11 @@ describe('plugin rollout', () => {
 
     // Its Envoy connects and acknowledges: /ready answers 200, the Pod becomes Ready, Installed follows.
     const creds = await proxyCredentials(cluster, 'edge', 'readied');
-    standIn = new StandInProxy(
+    const standIn = (connected.proxy = new StandInProxy(
       controller.xdsPort,
       { ca: creds.ca, cert: creds.cert, key: creds.key, serverName: XDS_SERVER_NAME },
       'edge/readied',
-    );
+    ));
     standIn.release();
     try {
       const installed = await waitFor(

@@ -36,7 +36,8 @@ export function checkRoutePluginsLua(set: string): string {
   return `function envoy_on_request(request_handle)
   local recorded = request_handle:streamInfo():dynamicMetadata():get("${NAMESPACE}")
   if recorded == nil or recorded["first"] ~= "${set}" then
-    request_handle:respond({[":status"] = "500"}, "the listener filters routed this request to a route whose plugins were not set up for it")
+    request_handle:respond({[":status"] = "500"},
+      "the listener filters routed this request to a route whose plugins were not set up for it")
   end
 end
 `;

@@ -46,7 +46,8 @@ export function sessionPersistenceOf(
     const ms = absolute === undefined ? undefined : durationMs(absolute);
     if (ms === undefined || ms < 1000)
       return refused(
-        `${field}.absoluteTimeout must be a duration of at least 1s for lifetimeType Permanent (got ${absolute ?? 'none'})`,
+        `${field}.absoluteTimeout must be a duration of at least 1s for lifetimeType Permanent ` +
+          `(got ${absolute ?? 'none'})`,
       );
     if (ms % 1000 !== 0)
       return refused(`${field}.absoluteTimeout ${absolute}: a cookie's Max-Age counts whole seconds`);
