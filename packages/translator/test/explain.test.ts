@@ -2,9 +2,9 @@
 // is not Accepted, a listener that accepts a route but serves nothing, and per rule the match, the
 // filters and the answer (including the share that answers 500).
 import { describe, expect, it } from '@jest/globals';
-import type { KubeObject } from '@turnpike/api';
+import { slimPod, type KubeObject } from '@turnpike/api';
 import { explain, snapshotFromObjects } from '../src/index.js';
-import { endpointSlice, gateway, gatewayClass, http, httpRoute, service } from './builders.js';
+import { endpointSlice, gateway, gatewayClass, http, httpRoute, service, xbackend } from './builders.js';
 
 const toGw = { name: 'gw', namespace: 'infra' };
 const lines = (objects: KubeObject[], kind: string, ns: string | undefined, name: string) =>
@@ -186,5 +186,60 @@ describe('explain', () => {
       expect(unused).toContain('no status: its ancestors are the Gateways of the routes that send to a Service it');
       expect(unused).not.toContain('not an object of a turnpike GatewayClass');
     });
+  });
+
+  it('an XBackend says what it is: the Pods it selects and how many are ready, or the host outside; and the session kept', () => {
+    const pod = (name: string, ip: string, ready: boolean): KubeObject =>
+      slimPod({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, namespace: 'apps', labels: { app: 'cart' } },
+        status: {
+          phase: 'Running',
+          podIPs: [{ ip }],
+          conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }],
+        },
+      });
+    const X = 'gateway.networking.x-k8s.io';
+    const objects = [
+      gatewayClass(),
+      gateway('gw', [http()]),
+      pod('cart-1', '10.2.0.1', true),
+      pod('cart-2', '10.2.0.2', true),
+      pod('cart-3', '10.2.0.3', false),
+      xbackend('cart', {
+        type: 'EndpointSelector',
+        port: { number: 8080 },
+        endpointSelector: { matchLabels: { app: 'cart' } },
+        sessionPersistence: { type: 'Cookie', cookie: { name: 'cart-session' } },
+      }),
+      xbackend('payments', {
+        type: 'ExternalHostname',
+        port: { number: 443 },
+        externalHostname: { hostname: 'pay.example.com' },
+        tls: { mode: 'None' },
+      }),
+      httpRoute('r', {
+        parentRefs: [toGw],
+        rules: [
+          { backendRefs: [{ group: X, kind: 'XBackend', name: 'cart' }] },
+          {
+            matches: [{ path: { type: 'PathPrefix', value: '/pay' } }],
+            backendRefs: [{ group: X, kind: 'XBackend', name: 'payments' }],
+          },
+        ],
+      }),
+    ];
+    const text = lines(objects, 'HTTPRoute', 'apps', 'r');
+    expect(text).toMatch(
+      /spec\.rules\[0\]\.backendRefs\[0\] .*cart.*: cluster apps\/XBackend\/cart: the Pods of apps labelled app=cart, port 8080, 2 ready/,
+    );
+    expect(text).toMatch(
+      /spec\.rules\[1\]\.backendRefs\[0\] .*payments.*: cluster \S+: pay\.example\.com:443 outside the cluster, resolved by the proxy's DNS/,
+    );
+    expect(text).toMatch(
+      /rule\/0\/match\/0: .* → sends 100% to apps\/XBackend\/cart → keeps each session on one endpoint by cookie cart-session \(a session cookie, path \/\)/,
+    );
+    expect(text).not.toMatch(/rule\/1\/match\/0: .*keeps each session/);
   });
 });

@@ -2,6 +2,7 @@
 // `explain`: the match, the filters in the order Envoy applies them, and the answer (a redirect, a
 // fixed response, or backends by weight with the share that answers 500).
 import type { HTTPFiltersIR, HTTPRouteIR, L4RouteIR, StringMatchIR } from '@turnpike/api';
+import { sessionText } from './explain-backends.js';
 
 function stringMatch(m: StringMatchIR & { name: string }): string {
   return `${m.name} ${m.type === 'RegularExpression' ? '~' : '='} ${m.value}`;
@@ -79,7 +80,8 @@ export function httpActionLines(routes: readonly HTTPRouteIR[]): string[] {
         ? '; never retried (attempts 0)'
         : `; retries ${r.retry.attempts} time(s) on ${[...r.retry.codes, 'connection failures'].join(', ')}`;
     const filters = filterTexts(r.filters);
-    return `${where}: ${matchText(r)} → ${[...filters, answerText(r)].join(' → ')}${timeouts}${retry}`;
+    const session = r.sessionPersistence ? [sessionText(r.sessionPersistence)] : [];
+    return `${where}: ${matchText(r)} → ${[...filters, answerText(r), ...session].join(' → ')}${timeouts}${retry}`;
   });
 }
 

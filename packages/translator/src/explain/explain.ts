@@ -7,6 +7,7 @@ import type { RouteResult } from '../routes/route-result.js';
 import { getObject, type Snapshot } from '../snapshot.js';
 import { Translator, type TranslateOptions } from '../translate.js';
 import { httpActionLines, l4ActionLine } from './explain-actions.js';
+import { clusterText } from './explain-backends.js';
 import { listenerProgrammable } from '../gateways/listener-validity.js';
 import { listenerFilterText } from '../gateways/listener-filters.js';
 import { ignoredPolicies } from './ignored-policies.js';
@@ -212,7 +213,8 @@ export function explain(
           lines.push(`${head}: ${b.problem.reason}: ${b.problem.message} (its share answers 500)`);
         } else {
           const ready = (translator.endpointsOf(b.cluster!) ?? []).filter((e) => e.ready).length;
-          lines.push(`${head}: cluster ${b.cluster}, ${ready} ready endpoint(s)`);
+          const cluster = r.clusters.find((c) => c.name === b.cluster);
+          lines.push(`${head}: ${clusterText(b.cluster!, cluster, ready)}`);
         }
       }
     }
