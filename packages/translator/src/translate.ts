@@ -163,13 +163,13 @@ export class Translator {
     this.classes.update(run);
     this.policies.update(run);
     this.plugins.updateProxyConfigs(run);
-    this.gateways.update(run, this.classes);
+    this.gateways.update(run, this.classes, this.policies);
     publishProxyReportFacts(run);
     this.accessLogs.update(run, this.policies);
     this.telemetry.update(run, this.policies);
     this.assembly.telemetry = this.telemetry;
     this.routes.update(run, this.gateways, this.policies, this.endpoints);
-    this.policyAncestors.update(this.policies, this.routes);
+    this.policyAncestors.update(this.policies, this.routes, this.gateways);
     // Whatever uses a plugin is known here; then the plugins, of which only the used are fetched.
     this.pluginUses.update(run, this.gateways, this.routes, this.plugins);
     this.plugins.updateInstallations(run, this.pluginUses);
@@ -185,7 +185,7 @@ export class Translator {
     );
     this.installation.update(run, this.plugins, this.assembly, this.accessLogs);
     this.routeStatuses.update(run, this.routes, this.assembly, this.policyAncestors);
-    this.backendTLSStatuses.update(run, this.policies, this.routes, this.policyAncestors);
+    this.backendTLSStatuses.update(run, this.policies, this.routes, this.gateways, this.policyAncestors);
     if (this.routes.diagnosticsChanged || this.endpoints.diagnosticsChanged || this.previous === EMPTY_SNAPSHOT)
       this.diagnostics = [...this.routes.diagnostics(), ...this.endpoints.diagnostics()];
 

@@ -27,6 +27,8 @@ const listener = fc
     from: pick('All', 'Same', 'Selector'),
     cert: pick('cert', 'missing', 'apps/cert'),
     mode: maybe(pick('Terminate', 'Passthrough')),
+    // GEP-5224: an ExternalAuth before routing, to a Service a BackendTLSPolicy may target (svc1).
+    auth: maybe(pick('svc1', 'svc2', 'missing')),
   })
   .map((l) => ({
     name: l.name,
@@ -37,6 +39,18 @@ const listener = fc
       namespaces:
         l.from === 'Selector' ? { from: 'Selector', selector: { matchLabels: { team: 'a' } } } : { from: l.from },
     },
+    ...(l.auth && (l.protocol === 'HTTP' || l.protocol === 'HTTPS')
+      ? {
+          filters: {
+            requests: [
+              {
+                type: 'ExternalAuth',
+                externalAuth: { protocol: 'HTTP', backendRef: { name: l.auth, namespace: 'apps', port: 8080 } },
+              },
+            ],
+          },
+        }
+      : {}),
     ...(l.protocol === 'HTTPS' || l.protocol === 'TLS'
       ? {
           tls: {

@@ -367,28 +367,80 @@ describe('listener filters (GEP-5224)', () => {
     );
   });
 
-  it('an auth Service a BackendTLSPolicy targets is not called in plain text: the listener is not served', () => {
-    const policy: KubeObject = {
+  describe('an auth Service a BackendTLSPolicy targets: checks are made over TLS, never in plain text', () => {
+    const tlsPolicy = (validation: Record<string, unknown>): KubeObject => ({
       apiVersion: 'gateway.networking.k8s.io/v1',
       kind: 'BackendTLSPolicy',
       metadata: { name: 'auth-tls', namespace: 'apps', generation: 1 },
-      spec: {
-        targetRefs: [{ group: '', kind: 'Service', name: 'auth' }],
-        validation: { wellKnownCACertificates: 'System', hostname: 'auth.example' },
-      },
-    };
-    const r = run([
+      spec: { targetRefs: [{ group: '', kind: 'Service', name: 'auth' }], validation },
+    });
+    const valid = () => tlsPolicy({ wellKnownCACertificates: 'System', hostname: 'auth.example' });
+    const base = () => [
       gatewayClass(),
       gateway('gw', [http('guarded', 80, { filters: extAuth })]),
       authService(),
       grantToAuth(),
-      policy,
-    ]);
-    const l = listener(r, 'infra', 'gw', 'guarded');
-    expect(sr(l.conditions, 'ResolvedRefs')).toBe('False/InvalidListenerFilterRef');
-    expect(l.conditions.find((c: { type: string }) => c.type === 'ResolvedRefs').message).toContain(
-      'BackendTLSPolicy auth-tls',
-    );
-    expect(r.xdsIR.gateways.get('infra/gw')?.ports ?? []).toEqual([]);
+    ];
+    const authCluster = (r: ReturnType<typeof run>) =>
+      r.xdsIR.gateways.get('infra/gw')?.clusters.find((c) => c.name === 'apps/auth/9000');
+
+    it('the policy applies to the check as to a route backend, and lists the Gateway as its ancestor', () => {
+      const r = run([...base(), valid()]);
+      const l = listener(r, 'infra', 'gw', 'guarded');
+      expect(sr(l.conditions, 'ResolvedRefs')).toBe('True/ResolvedRefs');
+      expect(sr(l.conditions, 'Programmed')).toBe('True/Programmed');
+      expect(authCluster(r)?.tls).toMatchObject({
+        sni: 'auth.example',
+        wellKnownCA: 'System',
+        policy: 'apps/auth-tls',
+      });
+      const ancestors = statusOf(r, 'BackendTLSPolicy', 'apps', 'auth-tls').ancestors;
+      expect(ancestors).toHaveLength(1);
+      expect(ancestors[0].ancestorRef).toEqual({
+        group: 'gateway.networking.k8s.io',
+        kind: 'Gateway',
+        namespace: 'infra',
+        name: 'gw',
+      });
+      expect(sr(ancestors[0].conditions, 'Accepted')).toBe('True/Accepted');
+    });
+
+    it('an invalid policy leaves the listener unserved (InvalidListenerFilterRef naming the policy)', () => {
+      const r = run([
+        ...base(),
+        tlsPolicy({ caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'none' }], hostname: 'auth.example' }),
+      ]);
+      const l = listener(r, 'infra', 'gw', 'guarded');
+      expect(sr(l.conditions, 'ResolvedRefs')).toBe('False/InvalidListenerFilterRef');
+      expect(l.conditions.find((c: { type: string }) => c.type === 'ResolvedRefs').message).toContain(
+        'BackendTLSPolicy apps/auth-tls for Service apps/auth is not valid',
+      );
+      expect(r.xdsIR.gateways.get('infra/gw')?.ports ?? []).toEqual([]);
+    });
+
+    it('incrementally as fresh: the policy added, then removed, changes the check and the policy status', () => {
+      const t = new Translator();
+      t.translate(snapshotFromObjects(base()));
+      const added = t.translateWithChanges(snapshotFromObjects([...base(), valid()]));
+      expect(authCluster(added.result)?.tls?.sni).toBe('auth.example');
+      expect(added.changes.statuses).toContain('BackendTLSPolicy/apps/auth-tls');
+      expect(statusOf(added.result, 'BackendTLSPolicy', 'apps', 'auth-tls').ancestors).toHaveLength(1);
+      const removed = t.translateWithChanges(snapshotFromObjects(base()));
+      expect(authCluster(removed.result)).toBeDefined();
+      expect(authCluster(removed.result)?.tls).toBeUndefined();
+      // The Gateway no longer calls it (its listener dropped the filter): the policy has no ancestor left.
+      const t2 = new Translator();
+      t2.translate(snapshotFromObjects([...base(), valid()]));
+      const unfiltered = t2.translate(
+        snapshotFromObjects([
+          gatewayClass(),
+          gateway('gw', [http('guarded', 80)]),
+          authService(),
+          grantToAuth(),
+          valid(),
+        ]),
+      );
+      expect(unfiltered.statuses.get('BackendTLSPolicy/apps/auth-tls')).toBeUndefined();
+    });
   });
 });

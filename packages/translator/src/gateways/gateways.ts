@@ -26,8 +26,12 @@ import { resolveListenerFilters } from './listener-filters.js';
 import { listenerClaimsPort, listenerConfigInvalid, listenerProgrammable } from './listener-validity.js';
 import type { GatewayModel, ListenerModel, ListenerSetModel } from '../model.js';
 import type { Inputs } from '../incremental/inputs.js';
+import type { TranslationContext } from '../context.js';
 import { gatewayHttpSettings } from '../ir/http-settings.js';
 import { matchesSelector, selectorProblem } from '../selectors.js';
+
+/** What building a Gateway reads: the inputs, and the BackendTLSPolicy of a Service its auth filters call. */
+export type GatewayContext = Pick<TranslationContext, 'inputs' | 'backendTLS'>;
 
 /**
  * `h2OverTls`: whether the Gateway's HTTPS listeners offer HTTP/2 through ALPN (ProxyConfig
@@ -36,7 +40,7 @@ import { matchesSelector, selectorProblem } from '../selectors.js';
  * HTTP/1.1, i.e. via ALPN" (GRPCRoute), and a listener names in supportedKinds only what it serves.
  */
 export function buildListener(
-  inputs: Inputs,
+  ctx: GatewayContext,
   gateway: Gateway,
   owner: Gateway | ListenerSet,
   ownerKind: 'Gateway' | 'ListenerSet',
@@ -44,6 +48,7 @@ export function buildListener(
   index: number,
   h2OverTls = true,
 ): ListenerModel {
+  const { inputs } = ctx;
   const field = `spec.listeners[${index}]`;
   const m: ListenerModel = {
     gateway,
@@ -107,7 +112,7 @@ export function buildListener(
       message: `${field}.hostname must not be set on a ${l.protocol} listener`,
     };
   }
-  const filters = resolveListenerFilters(inputs, owner, ownerKind, l, field);
+  const filters = resolveListenerFilters(ctx, owner, ownerKind, l, field);
   if (filters.notAccepted) m.notAccepted ??= filters.notAccepted;
   // Before an InvalidRouteKinds, which would leave the listener serving: it must not serve unguarded.
   if (filters.refsProblem) m.refsProblem = filters.refsProblem;
@@ -203,11 +208,12 @@ function offersH2OverTls(pc: ProxyConfig | undefined): boolean {
  * parentRef names it). Listener precedence: the Gateway's own first, then ListenerSets oldest first.
  */
 export function buildGatewayGroup(
-  inputs: Inputs,
+  ctx: GatewayContext,
   gw: Gateway,
   cls: ClassResult,
   sets: readonly ListenerSet[],
 ): GatewayGroup {
+  const { inputs } = ctx;
   const model: GatewayModel = { object: gw, class: cls.model, listeners: [], listenerSets: [] };
   const params = resolveGatewayParameters(inputs, gw);
   if (params.problem) model.parametersProblem = params.problem;
@@ -228,7 +234,7 @@ export function buildGatewayGroup(
     if (r.certificate) model.backendClientCertificate = r.certificate;
   }
   const h2 = offersH2OverTls(pc);
-  model.listeners = (gw.spec?.listeners ?? []).map((l, i) => buildListener(inputs, gw, gw, 'Gateway', l, i, h2));
+  model.listeners = (gw.spec?.listeners ?? []).map((l, i) => buildListener(ctx, gw, gw, 'Gateway', l, i, h2));
   markConflictsWithin(model.listeners);
   model.notAccepted = gatewayNotAccepted(model);
   const parentProblem: Problem | undefined = model.notAccepted && {
@@ -240,9 +246,7 @@ export function buildGatewayGroup(
   for (const ls of [...sets].sort(compareAge)) {
     const setModel: ListenerSetModel = { object: ls, gateway: gw, listeners: [] };
     const denied = parentProblem ?? listenerSetAllowed(inputs, gw, ls);
-    setModel.listeners = (ls.spec?.listeners ?? []).map((l, i) =>
-      buildListener(inputs, gw, ls, 'ListenerSet', l, i, h2),
-    );
+    setModel.listeners = (ls.spec?.listeners ?? []).map((l, i) => buildListener(ctx, gw, ls, 'ListenerSet', l, i, h2));
     if (denied) {
       setModel.notAccepted = denied;
     } else {

@@ -15,7 +15,6 @@
 import {
   GATEWAY_GROUP,
   TURNPIKE_GROUP,
-  type BackendTLSPolicy,
   type ClusterIR,
   type ExternalAuthIR,
   type Gateway,
@@ -25,12 +24,17 @@ import {
   type PluginFilterIR,
 } from '@turnpike/api';
 import type { Inputs } from '../incremental/inputs.js';
+import type { TranslationContext } from '../context.js';
 import { resolveBackend } from '../routes/backends.js';
 import { resolvePluginRef } from '../plugins/plugins.js';
 import type { Problem } from '../status/conditions.js';
 
-/** A resolved pre-routing filter: an ExternalAuth and the cluster of the service it calls, or a plugin. */
-export type ListenerFilterModel = { ir: ExternalAuthIR; cluster: ClusterIR } | { ir: PluginFilterIR; cluster?: never };
+/**
+ * A resolved pre-routing filter: an ExternalAuth and the cluster of the service it calls (with the
+ * BackendTLSPolicy, `namespace/name`, that makes its checks TLS), or a plugin.
+ */
+export type ListenerFilterModel =
+  { ir: ExternalAuthIR; cluster: ClusterIR; policy?: string } | { ir: PluginFilterIR; cluster?: never; policy?: never };
 
 export interface ListenerFiltersResult {
   notAccepted?: Problem;
@@ -56,7 +60,7 @@ const AUTH_PATH = /^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|%[0-9a-fA-F]{2})+$/;
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 export function resolveListenerFilters(
-  inputs: Inputs,
+  ctx: Pick<TranslationContext, 'inputs' | 'backendTLS'>,
   owner: Gateway | ListenerSet,
   ownerKind: 'Gateway' | 'ListenerSet',
   l: Listener,
@@ -64,6 +68,7 @@ export function resolveListenerFilters(
 ): ListenerFiltersResult {
   const requests = l.filters?.requests ?? [];
   if (!requests.length) return {};
+  const { inputs } = ctx;
   const at = `${field}.filters.requests`;
   // "Filters is only valid when Protocol is `HTTP` or `HTTPS`" (Listener.filters); the Gateway CRD
   // refuses it, the ListenerSet CRD has no such rule.
@@ -131,9 +136,11 @@ export function resolveListenerFilters(
       return {
         notAccepted: { reason: 'InvalidListenerFilter', message: `${here}.forwardBody.maxSize must be 0 to 2^32-1` },
       };
-    // The auth service is reached as a route's backend would be, but without BackendTLSPolicy (below).
+    // The auth service is reached as a route's backend is: a BackendTLSPolicy on its Service (the port the
+    // ref names) makes the check TLS, the Gateway being among the policy's ancestors; an invalid policy
+    // leaves the listener unserved (InvalidListenerFilterRef), never checking in plain text instead.
     const r = resolveBackend(
-      { inputs, backendTLS: () => undefined },
+      ctx,
       owner,
       ownerKind,
       auth.backendRef,
@@ -148,24 +155,6 @@ export function resolveListenerFilters(
       };
       continue;
     }
-    // A BackendTLSPolicy on the auth Service is not applied to the check yet: rather than call it in
-    // plain text, the listener is not served (its TLS would fail every check: fail closed, but silently).
-    const svc = r.backend.cluster.service;
-    const tls = inputs
-      .list<BackendTLSPolicy>('BackendTLSPolicy', svc.namespace)
-      .find((p) =>
-        (p.spec?.targetRefs ?? []).some((t) => (t.group ?? '') === '' && t.kind === 'Service' && t.name === svc.name),
-      );
-    if (tls) {
-      refsProblem ??= {
-        reason: 'InvalidListenerFilterRef',
-        message:
-          `${here}.backendRef: Service ${svc.namespace}/${svc.name} is targeted by BackendTLSPolicy ` +
-          `${tls.metadata.name}, which listener filters do not apply yet; the listener is not served rather ` +
-          `than check requests in plain text`,
-      };
-      continue;
-    }
     const ir: ExternalAuthIR = { type: 'ExternalAuth', protocol: auth.protocol, cluster: r.backend.cluster.name };
     if (auth.protocol === 'HTTP') {
       if (path) ir.pathPrefix = path.startsWith('/') ? path : `/${path}`;
@@ -175,7 +164,7 @@ export function resolveListenerFilters(
     } else if (auth.grpc?.allowedHeaders?.length)
       ir.allowedHeaders = auth.grpc.allowedHeaders.map((h) => h.toLowerCase());
     if (maxSize > 0) ir.forwardBodyMaxSize = maxSize;
-    filters.push({ ir, cluster: r.backend.cluster });
+    filters.push(r.policy ? { ir, cluster: r.backend.cluster, policy: r.policy } : { ir, cluster: r.backend.cluster });
   }
   const uses = pluginUses.size ? { pluginUses: [...pluginUses].sort() } : {};
   return refsProblem ? { refsProblem, ...uses } : { filters, ...uses };

@@ -1,5 +1,5 @@
 // Stage 9: BackendTLSPolicy status. Its ancestors are the route parents (Gateways) whose routes
-// use the policy's Service; derived again only when a policy or a route using one changed. An
+// use the policy's Service, and the Gateways whose listeners' auth checks call it; derived again only when a policy or a route using one changed. An
 // ancestor reached only through a target the policy fails to attach to (its sectionName names no
 // port of the Service) is told so: Accepted=False, TargetNotFound, naming the section.
 import { type BackendTLSPolicy, type Condition } from '@turnpike/api';
@@ -9,12 +9,19 @@ import { MAX_ANCESTORS } from '../policies/backend-tls-policies.js';
 import type { PolicyAncestorsStage } from './policy-ancestors-stage.js';
 import type { PolicyStage } from './policy-stage.js';
 import type { RouteStage } from './route-stage.js';
+import type { GatewayStage } from './gateway-stage.js';
 
 export class BackendTLSStatusStage {
   private written = new Set<string>();
 
-  update(run: TranslationRun, policies: PolicyStage, routes: RouteStage, stage: PolicyAncestorsStage): void {
-    if (!policies.changed && !routes.policiesTouched) return;
+  update(
+    run: TranslationRun,
+    policies: PolicyStage,
+    routes: RouteStage,
+    gateways: GatewayStage,
+    stage: PolicyAncestorsStage,
+  ): void {
+    if (!policies.changed && !routes.policiesTouched && !gateways.authPoliciesTouched) return;
     const ancestors = stage.ancestors;
     const written = new Set<string>();
     for (const model of policies.index.models) {

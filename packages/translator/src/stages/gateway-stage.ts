@@ -4,11 +4,13 @@
 // changes, and publishes `@gateway:<namespace>/<name>`: the routes attached to it are re-attached.
 // What the proxies said (ProxyReports) is not in the model: the assembly reads it (proxies/gateway-proxies.ts).
 import type { Gateway, ListenerSet } from '@turnpike/api';
-import { buildGatewayGroup, listenerSetParent, type GatewayGroup } from '../gateways/gateways.js';
+import { buildGatewayGroup, listenerSetParent, mergedListeners, type GatewayGroup } from '../gateways/gateways.js';
+import { listenerProgrammable } from '../gateways/listener-validity.js';
 import type { TranslationRun } from '../incremental/run.js';
 import type { GatewayModel, ListenerSetModel } from '../model.js';
 import type { ParentIndex } from '../routes/attachment.js';
 import { classFact, type ClassStage } from './class-stage.js';
+import type { PolicyStage } from './policy-stage.js';
 import { flat } from '../compact-values.js';
 
 const PIECE = 'gateway:';
@@ -23,8 +25,16 @@ export class GatewayStage {
 
   /** Gateways rebuilt (or removed) in the last run. */
   changed = new Set<string>();
+  /**
+   * Gateway → the BackendTLSPolicies (`namespace/name`) its listeners' auth checks are made under: the
+   * Gateway is among their ancestors. Only Gateways with at least one.
+   */
+  readonly authPolicies = new Map<string, string[]>();
+  /** Whether the last run changed `authPolicies`. */
+  authPoliciesTouched = false;
 
-  update(run: TranslationRun, classes: ClassStage): void {
+  update(run: TranslationRun, classes: ClassStage, policies: PolicyStage): void {
+    this.authPoliciesTouched = false;
     const dirty = run.dirtyPieces(PIECE);
     for (const c of run.changedObjects('Gateway')) dirty.add(`${c.namespace}/${c.name}`);
     for (const c of run.changedObjects('ListenerSet')) {
@@ -53,9 +63,10 @@ export class GatewayStage {
         const setKey = `${s.object.metadata.namespace}/${s.object.metadata.name}`;
         if (this.setModels.get(setKey) === s) this.setModels.delete(setKey);
       }
-      const group = run.compute(PIECE, key, () => this.build(run, classes, ns, name));
+      const group = run.compute(PIECE, key, () => this.build(run, classes, policies, ns, name));
       if (group) this.groups.set(key, group);
       else this.groups.delete(key);
+      this.noteAuthPolicies(key, group);
       for (const s of group?.listenerSets ?? [])
         this.setModels.set(`${s.object.metadata.namespace}/${s.object.metadata.name}`, s);
       if (group || before) {
@@ -65,7 +76,30 @@ export class GatewayStage {
     }
   }
 
-  private build(run: TranslationRun, classes: ClassStage, ns: string, name: string): GatewayGroup | undefined {
+  private noteAuthPolicies(key: string, group: GatewayGroup | undefined): void {
+    const used = group
+      ? [
+          ...new Set(
+            mergedListeners(group.gateway)
+              .filter(listenerProgrammable)
+              .flatMap((l) => (l.preRouting ?? []).flatMap((f) => f.policy ?? [])),
+          ),
+        ]
+      : [];
+    const before = this.authPolicies.get(key) ?? [];
+    if (used.length === before.length && used.every((p, i) => p === before[i])) return;
+    this.authPoliciesTouched = true;
+    if (used.length) this.authPolicies.set(key, used.sort());
+    else this.authPolicies.delete(key);
+  }
+
+  private build(
+    run: TranslationRun,
+    classes: ClassStage,
+    policies: PolicyStage,
+    ns: string,
+    name: string,
+  ): GatewayGroup | undefined {
     const gw = run.inputs.get<Gateway>('Gateway', ns, name);
     if (!gw) return undefined;
     run.inputs.depend(classFact(gw.spec?.gatewayClassName));
@@ -77,7 +111,9 @@ export class GatewayStage {
       const ls = run.inputs.get<ListenerSet>('ListenerSet', sns, sname);
       if (ls) sets.push(ls);
     }
-    return buildGatewayGroup(run.inputs, gw, cls, sets);
+    const backendTLS = (namespace: string, service: string, port: string | undefined) =>
+      policies.forBackend(run, namespace, service, port);
+    return buildGatewayGroup({ inputs: run.inputs, backendTLS }, gw, cls, sets);
   }
 
   /** How routes find their parents; every lookup records the dependency on the parent. */

@@ -1,14 +1,15 @@
 // Stage 6 (before assembly): the ancestors of each BackendTLSPolicy, the Gateways whose routes
-// use its Service, in one stable order. status.ancestors lists at most 16; the spec then says the
+// use its Service (or whose listeners' auth checks call it), in one stable order. status.ancestors lists at most 16; the spec then says the
 // policy is unimplementable for any further ancestor ("no additional Gateways would be able to
 // reference the Service targeted by the BackendTLSPolicy"). So each Gateway beyond the 16th is
 // told which policies it may not use: its assembly answers those backends 500 and its routes say
 // why. Derived again only when a policy or a route using one changed.
-import type { PolicyAncestorStatus } from '@turnpike/api';
+import { GATEWAY_GROUP, type PolicyAncestorStatus } from '@turnpike/api';
 import { MAX_ANCESTORS } from '../policies/backend-tls-policies.js';
 import { parentCarriesTraffic } from '../status/status-routes.js';
 import type { PolicyStage } from './policy-stage.js';
 import type { RouteStage } from './route-stage.js';
+import type { GatewayStage } from './gateway-stage.js';
 
 type AncestorRef = PolicyAncestorStatus['ancestorRef'];
 
@@ -27,10 +28,10 @@ export class PolicyAncestorsStage {
   /** Routes on those Gateways that use a policy (their status is written again). */
   changedRoutes = new Set<string>();
 
-  update(policies: PolicyStage, routes: RouteStage): void {
+  update(policies: PolicyStage, routes: RouteStage, gateways: GatewayStage): void {
     this.changedGateways = new Set();
     this.changedRoutes = new Set();
-    if (!policies.changed && !routes.policiesTouched) return;
+    if (!policies.changed && !routes.policiesTouched && !gateways.authPoliciesTouched) return;
     const ancestors = new Map<string, Map<string, AncestorRef>>();
     const detached = new Map<string, Map<string, AncestorRef>>();
     const add = (to: Map<string, Map<string, AncestorRef>>, policy: string, ref: AncestorRef) => {
@@ -54,6 +55,11 @@ export class PolicyAncestorsStage {
         for (const policy of r.backendTLSPolicies ?? []) add(ancestors, policy, ref);
         for (const policy of r.detachedTLSPolicies ?? []) add(detached, policy, ref);
       }
+    }
+    // A Gateway whose listeners' ExternalAuth checks are made under a policy (GEP-5224 with BackendTLSPolicy).
+    for (const [g, used] of gateways.authPolicies) {
+      const [namespace, name] = g.split('/') as [string, string];
+      for (const policy of used) add(ancestors, policy, { group: GATEWAY_GROUP, kind: 'Gateway', namespace, name });
     }
     const sorted = (refs: Map<string, AncestorRef>) =>
       new Map([...refs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
