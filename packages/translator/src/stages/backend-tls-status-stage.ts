@@ -1,7 +1,8 @@
 // Stage 9: BackendTLSPolicy status. Its ancestors are the route parents (Gateways) whose routes
-// use the policy's Service, and the Gateways whose listeners' auth checks call it; derived again only when a policy or a route using one changed. An
-// ancestor reached only through a target the policy fails to attach to (its sectionName names no
-// port of the Service) is told so: Accepted=False, TargetNotFound, naming the section.
+// use the policy's Service, and the Gateways whose listeners' auth checks call it; derived again
+// only when a policy, a route using one or such a Gateway changed. An ancestor reached only through
+// a target the policy fails to attach to (its sectionName names no port of the Service) is told so:
+// Accepted=False, TargetNotFound, naming the section.
 import { type BackendTLSPolicy, type Condition } from '@turnpike/api';
 import { condition, conditionOf, resolvedRefsCondition, sortConditions } from '../status/conditions.js';
 import type { TranslationRun } from '../incremental/run.js';
