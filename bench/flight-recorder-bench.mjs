@@ -173,7 +173,10 @@ async function captureCost(dir, mib) {
   const open = files.at(-1);
   for (let copy = 0; total < (mib - 64) * MiB; copy++)
     for (const f of files.filter((x) => x.endsWith('.gz'))) {
-      const to = f.replace(/-(\d{6})\.ndjson\.gz$/, (_, n) => `-${String(Number(n) + 1000 * (copy + 1)).padStart(6, '0')}.ndjson.gz`);
+      const to = f.replace(
+        /-(\d{6})\.ndjson\.gz$/,
+        (_, n) => `-${String(Number(n) + 1000 * (copy + 1)).padStart(6, '0')}.ndjson.gz`,
+      );
       copyFileSync(f, to);
       total += statSync(f).size;
     }

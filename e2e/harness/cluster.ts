@@ -309,8 +309,7 @@ export class Cluster {
     await this.apply(loadYaml(join(ROOT, 'deploy/namespace.yaml'))[0]!);
     if (!deployRbac) return;
     const rbac = ['deploy/rbac.yaml', 'deploy/viewer-rbac.yaml', 'deploy/debugger-rbac.yaml'];
-    for (const o of rbac.flatMap((f) => loadYaml(join(ROOT, f))))
-      await this.apply(o);
+    for (const o of rbac.flatMap((f) => loadYaml(join(ROOT, f)))) await this.apply(o);
   }
 
   /** Path of an object of any kind, for the few kinds the tests create beyond the watched ones. */
