@@ -117,4 +117,64 @@ describe('console data', () => {
     expect(h.changes.at(-2)!.after.join(' ')).toContain('ResolvedRefs=False/BackendNotFound');
     expect(h.changes.at(-1)!.after.join(' ')).toContain('ResolvedRefs=True/ResolvedRefs');
   });
+
+  it('a change in a translation of several events is named by the event that caused it, not the last one', async () => {
+    const at = '2026-12-04T00:00:00.000Z';
+    let seq = 0;
+    const up = (object: KubeObject): WatchEvent => ({ seq: ++seq, at, ...upsert('kube', object) });
+    const events: WatchEvent[] = [
+      up({
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'GatewayClass',
+        metadata: { name: 'tp' },
+        spec: { controllerName: 'turnpike.dev/gateway-controller' },
+      } as KubeObject),
+      up({
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'Gateway',
+        metadata: { name: 'gw', namespace: 'infra' },
+        spec: {
+          gatewayClassName: 'tp',
+          listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }],
+        },
+      } as KubeObject),
+      up({
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'web', namespace: 'apps' },
+        spec: { ports: [{ port: 8080 }] },
+      } as KubeObject),
+      up({
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'HTTPRoute',
+        metadata: { name: 'web', namespace: 'apps' },
+        spec: {
+          parentRefs: [{ name: 'gw', namespace: 'infra' }],
+          rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }],
+        },
+      } as KubeObject),
+    ];
+    const attached = seq;
+    // One translation takes the delete that breaks the route and, after it, a write it does not depend on.
+    events.push({ seq: ++seq, at, ...remove('kube', 'Service', 'apps', 'web') });
+    const unrelated = up({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'infra-gw-proxy', namespace: 'turnpike-system' },
+      spec: { ports: [{ port: 80 }] },
+    } as KubeObject);
+    events.push(unrelated);
+    const log: ParsedLog = {
+      header: { format: LOG_FORMAT, version: LOG_VERSION, createdAt: at, quietMs: 100, maxDelayMs: 500 },
+      events,
+      outputs: [attached, unrelated.seq].map((s) => ({ type: 'output' as const, seq: s, hash: 'x' })),
+    };
+    const h = await new ConsoleData(() => log).history('HTTPRoute/apps/web');
+    const broke = h.changes.at(-1)!;
+    expect(broke.seq).toBe(unrelated.seq);
+    expect(broke.after.join(' ')).toContain('ResolvedRefs=False/BackendNotFound');
+    expect(broke.event).toBe('delete Service apps/web (translated with 1 other event)');
+    // The translation of the Gateway, the Service and the route: the route's own event made it what it is.
+    expect(h.changes[0]!.event).toBe('upsert HTTPRoute apps/web (translated with 2 other events)');
+  });
 });

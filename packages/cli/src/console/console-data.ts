@@ -262,11 +262,17 @@ export class ConsoleData {
       pending.push(log.events[i]!);
       if (!moment(i)) continue;
       if (probes % 500 === 0) await new Promise((resolve) => setImmediate(resolve));
+      const batchStart = snapshot;
       snapshot = applyEvents(snapshot, pending).snapshot;
-      pending = [];
       const after = compact(conditionRows(translator.translate(snapshot).statuses.get(key)));
       probes++;
-      if (after.join('\n') !== before.join('\n')) changes.push(this.change(log, i, before, after));
+      if (after.join('\n') !== before.join('\n')) {
+        const cause = pending.length > 1 ? causeInBatch(translator, key, batchStart, pending, after) : undefined;
+        changes.push(this.change(log, i, before, after, cause, pending.length));
+        // The search moved the translator off this moment: back to it, so the next step is incremental.
+        if (cause) translator.translate(snapshot);
+      }
+      pending = [];
       before = after;
     }
     const history = { changes, probes };
@@ -275,10 +281,23 @@ export class ConsoleData {
     return history;
   }
 
-  private change(log: ParsedLog, index: number, before: string[], after: string[]): HistoryChange {
-    const e = log.events[index]!;
+  /**
+   * A change at the moment after event `index`, named by the event that caused it: `cause` where the
+   * translation took several events at once (`batch`), the moment's own event otherwise.
+   */
+  private change(
+    log: ParsedLog,
+    index: number,
+    before: string[],
+    after: string[],
+    cause?: WatchEvent,
+    batch = 1,
+  ): HistoryChange {
+    const m = log.events[index]!;
+    const e = cause ?? m;
     const object = `${e.namespace ? `${e.namespace}/` : ''}${e.name ?? ''}`;
-    return { seq: e.seq, at: e.at, event: `${e.type} ${e.kind}${object ? ` ${object}` : ''}`, before, after };
+    const others = batch > 1 ? ` (translated with ${batch - 1} other event${batch > 2 ? 's' : ''})` : '';
+    return { seq: m.seq, at: m.at, event: `${e.type} ${e.kind}${object ? ` ${object}` : ''}${others}`, before, after };
   }
 
   /** What changes from the moment after event `a` to the moment after event `b`. */
@@ -311,4 +330,32 @@ function xdsOf(result: TranslateResult, kind: string, namespace: string, name: s
     if (found.length) out[gw] = found;
   }
   return out;
+}
+
+/** How many prefixes of one translation's batch are translated to find what changed an object. */
+const CAUSE_SEARCH_LIMIT = 64;
+
+/**
+ * Which event of a batch the controller translated at once made an object's conditions what they became:
+ * the last event after which they are what the whole batch gives, with the events before it giving
+ * something else. A batch also holds events the object does not depend on (the proxy Service the controller
+ * just wrote beside the delete that broke a route); naming the batch's last event would blame one of those.
+ * Undefined when the search would take more than CAUSE_SEARCH_LIMIT translations.
+ */
+function causeInBatch(
+  translator: Translator,
+  key: string,
+  start: Snapshot,
+  batch: readonly WatchEvent[],
+  after: string[],
+): WatchEvent | undefined {
+  const prefixes: Snapshot[] = [start];
+  for (const e of batch) prefixes.push(applyEvents(prefixes.at(-1)!, [e]).snapshot);
+  const want = after.join('\n');
+  // prefixes[k]: the first k events applied; prefixes[batch.length] gives `after`.
+  for (let k = batch.length - 1, tried = 0; k >= 0 && tried < CAUSE_SEARCH_LIMIT; k--, tried++) {
+    const rows = compact(conditionRows(translator.translate(prefixes[k]!).statuses.get(key)));
+    if (rows.join('\n') !== want) return batch[k];
+  }
+  return undefined;
 }
