@@ -403,6 +403,14 @@ describe('listener filters (GEP-5224)', () => {
         name: 'gw',
       });
       expect(sr(ancestors[0].conditions, 'Accepted')).toBe('True/Accepted');
+      const route = httpRoute('r', {
+        parentRefs: [toGw({ sectionName: 'guarded' })],
+        rules: [{ backendRefs: [backend()] }],
+      });
+      const text = explain(snapshotFromObjects([...base(), valid(), route]), 'HTTPRoute', 'apps', 'r').lines.join('\n');
+      expect(text).toContain(
+        'before routing, every request passes ExternalAuth HTTP to apps/auth/9000 over TLS (BackendTLSPolicy apps/auth-tls)',
+      );
     });
 
     it('an invalid policy leaves the listener unserved (InvalidListenerFilterRef naming the policy)', () => {

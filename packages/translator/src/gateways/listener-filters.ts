@@ -49,9 +49,9 @@ export interface ListenerFiltersResult {
 
 /** What a resolved filter does, as `explain` says it. */
 export function listenerFilterText(f: ListenerFilterModel): string {
-  return f.ir.type === 'ExternalAuth'
-    ? `ExternalAuth ${f.ir.protocol} to ${f.cluster!.name}`
-    : `plugin ${f.ir.plugin.name} (${f.ir.plugin.type})`;
+  if (f.ir.type !== 'ExternalAuth') return `plugin ${f.ir.plugin.name} (${f.ir.plugin.type})`;
+  const tls = f.policy ? ` over TLS (BackendTLSPolicy ${f.policy})` : '';
+  return `ExternalAuth ${f.ir.protocol} to ${f.cluster!.name}${tls}`;
 }
 
 /** The CRD's pattern for HTTPAuthConfig.path, checked again here (a ListenerSet may come from elsewhere). */
