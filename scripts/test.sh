@@ -33,6 +33,8 @@ if [[ -d e2e/test ]]; then
   # And the xDS checker the suites run against the controller (before them: see the script).
   TURNPIKE_XDS_CHECK=$(bash e2e/scripts/build-xds-check.sh)
   export TURNPIKE_XDS_CHECK
+  # The upstream conformance tests, likewise before the suites (the harness finds it in the cache).
+  bash e2e/scripts/build-conformance.sh >/dev/null
   exec node scripts/run-tests.mjs --e2e
 fi
 exec node scripts/run-tests.mjs

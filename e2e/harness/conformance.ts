@@ -1,5 +1,6 @@
 // Builds the conformance test binary (e2e/conformance, sigs.k8s.io/gateway-api/conformance
-// v1.7.0) once per source version, under ~/.cache.
+// v1.7.0) once per source version, under ~/.cache; scripts/test.sh builds it before the suites
+// (e2e/scripts/build-conformance.sh, keyed the same way), so this builds only for a suite run alone.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
