@@ -55,6 +55,12 @@ export interface ListenerModel {
   preRouting?: ListenerFilterModel[];
   /** The PluginInstallations (`namespace/name`) its ExtensionRef filters name, resolved or not. */
   preRoutingPlugins?: string[];
+  /**
+   * BackendTLSPolicies (`namespace/name`) its ExternalAuth Services fall under, valid or not (`attached`),
+   * and those meant for such a Service that name none of its ports (`detached`): the listener's Gateway
+   * is among their ancestors, as a route's parent is for its backends.
+   */
+  preRoutingTLSPolicies?: { attached: string[]; detached: string[] };
 }
 
 export interface GatewayModel {

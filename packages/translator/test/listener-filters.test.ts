@@ -424,6 +424,21 @@ describe('listener filters (GEP-5224)', () => {
         'BackendTLSPolicy apps/auth-tls for Service apps/auth is not valid',
       );
       expect(r.xdsIR.gateways.get('infra/gw')?.ports ?? []).toEqual([]);
+      // The policy's own status says why, on the Gateway that uses it (as on a route's parent).
+      const ancestors = statusOf(r, 'BackendTLSPolicy', 'apps', 'auth-tls').ancestors;
+      expect(ancestors.map((a: { ancestorRef: { name: string } }) => a.ancestorRef.name)).toEqual(['gw']);
+      expect(sr(ancestors[0].conditions, 'ResolvedRefs')).toBe('False/InvalidCACertificateRef');
+    });
+
+    it('a policy whose sectionName names no port of the auth Service: not applied, the Gateway told TargetNotFound', () => {
+      const policy = valid();
+      (policy.spec as { targetRefs: Record<string, unknown>[] }).targetRefs[0]!.sectionName = 'grpc';
+      const r = run([...base(), policy]);
+      expect(sr(listener(r, 'infra', 'gw', 'guarded').conditions, 'Programmed')).toBe('True/Programmed');
+      expect(authCluster(r)?.tls).toBeUndefined();
+      const ancestors = statusOf(r, 'BackendTLSPolicy', 'apps', 'auth-tls').ancestors;
+      expect(ancestors.map((a: { ancestorRef: { name: string } }) => a.ancestorRef.name)).toEqual(['gw']);
+      expect(sr(ancestors[0].conditions, 'Accepted')).toBe('False/TargetNotFound');
     });
 
     it('incrementally as fresh: the policy added, then removed, changes the check and the policy status', () => {

@@ -267,10 +267,11 @@ export class ConsoleData {
       const after = compact(conditionRows(translator.translate(snapshot).statuses.get(key)));
       probes++;
       if (after.join('\n') !== before.join('\n')) {
-        const cause = pending.length > 1 ? causeInBatch(translator, key, batchStart, pending, after) : undefined;
+        const searched = pending.length > 1;
+        const cause = searched ? causeInBatch(translator, key, batchStart, pending, after) : undefined;
         changes.push(this.change(log, i, before, after, cause, pending.length));
         // The search moved the translator off this moment: back to it, so the next step is incremental.
-        if (cause) translator.translate(snapshot);
+        if (searched) translator.translate(snapshot);
       }
       pending = [];
       before = after;

@@ -31,7 +31,8 @@ import { gatewayHttpSettings } from '../ir/http-settings.js';
 import { matchesSelector, selectorProblem } from '../selectors.js';
 
 /** What building a Gateway reads: the inputs, and the BackendTLSPolicy of a Service its auth filters call. */
-export type GatewayContext = Pick<TranslationContext, 'inputs' | 'backendTLS'>;
+export type GatewayContext = Pick<TranslationContext, 'inputs' | 'backendTLS'> &
+  Partial<Pick<TranslationContext, 'detachedTLS'>>;
 
 /**
  * `h2OverTls`: whether the Gateway's HTTPS listeners offer HTTP/2 through ALPN (ProxyConfig
@@ -118,6 +119,7 @@ export function buildListener(
   if (filters.refsProblem) m.refsProblem = filters.refsProblem;
   if (filters.filters?.length) m.preRouting = filters.filters;
   if (filters.pluginUses) m.preRoutingPlugins = filters.pluginUses;
+  if (filters.tlsPolicies) m.preRoutingTLSPolicies = filters.tlsPolicies;
   const tls = checkListenerTLS(inputs, owner, ownerKind, gateway, l, field);
   if (tls.notAccepted) m.notAccepted ??= tls.notAccepted;
   if (tls.refsProblem && !m.refsProblem) {

@@ -45,6 +45,8 @@ export interface ListenerFiltersResult {
    * a use of each, which it must be fetched for.
    */
   pluginUses?: string[];
+  /** The BackendTLSPolicies the ExternalAuth Services fall under (valid or not), and those detached from them. */
+  tlsPolicies?: { attached: string[]; detached: string[] };
 }
 
 /** What a resolved filter does, as `explain` says it. */
@@ -60,7 +62,7 @@ const AUTH_PATH = /^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|%[0-9a-fA-F]{2})+$/;
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 export function resolveListenerFilters(
-  ctx: Pick<TranslationContext, 'inputs' | 'backendTLS'>,
+  ctx: Pick<TranslationContext, 'inputs' | 'backendTLS'> & Partial<Pick<TranslationContext, 'detachedTLS'>>,
   owner: Gateway | ListenerSet,
   ownerKind: 'Gateway' | 'ListenerSet',
   l: Listener,
@@ -91,6 +93,8 @@ export function resolveListenerFilters(
     };
   const filters: ListenerFilterModel[] = [];
   const pluginUses = new Set<string>();
+  const attachedPolicies = new Set<string>();
+  const detachedPolicies = new Set<string>();
   let refsProblem: Problem | undefined;
   for (const [i, f] of requests.entries()) {
     if (f.type === 'ExtensionRef') {
@@ -147,6 +151,9 @@ export function resolveListenerFilters(
       `${here}.backendRef`,
       auth.protocol === 'GRPC' ? 'h2' : 'http',
     );
+    // Valid or not, the policy is the Gateway's too: an invalid one says why on the Gateway's ancestor entry.
+    if (r.policy) attachedPolicies.add(r.policy);
+    for (const p of r.detachedPolicies ?? []) detachedPolicies.add(p);
     if (!r.backend) {
       const p = r.problem!;
       refsProblem ??= {
@@ -167,7 +174,11 @@ export function resolveListenerFilters(
     filters.push(r.policy ? { ir, cluster: r.backend.cluster, policy: r.policy } : { ir, cluster: r.backend.cluster });
   }
   const uses = pluginUses.size ? { pluginUses: [...pluginUses].sort() } : {};
-  return refsProblem ? { refsProblem, ...uses } : { filters, ...uses };
+  const tls =
+    attachedPolicies.size || detachedPolicies.size
+      ? { tlsPolicies: { attached: [...attachedPolicies].sort(), detached: [...detachedPolicies].sort() } }
+      : {};
+  return refsProblem ? { refsProblem, ...uses, ...tls } : { filters, ...uses, ...tls };
 }
 
 /**

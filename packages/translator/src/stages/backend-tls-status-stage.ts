@@ -67,8 +67,8 @@ export class BackendTLSStatusStage {
             true,
             'Aggregated',
             `status.ancestors holds ${MAX_ANCESTORS} entries; ${rest.length} more are not listed: ` +
-              `${rest.join(', ')}. A Gateway not listed at all may not use this policy's Service (those ` +
-              `backends answer 500)`,
+              `${rest.join(', ')}. A Gateway not listed at all may not use this policy's Service as a route ` +
+              `backend (those backends answer 500); its listeners' ExternalAuth checks are still made under it`,
             gen,
           ),
         ]);

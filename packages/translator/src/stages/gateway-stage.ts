@@ -4,8 +4,8 @@
 // changes, and publishes `@gateway:<namespace>/<name>`: the routes attached to it are re-attached.
 // What the proxies said (ProxyReports) is not in the model: the assembly reads it (proxies/gateway-proxies.ts).
 import type { Gateway, ListenerSet } from '@turnpike/api';
-import { buildGatewayGroup, listenerSetParent, mergedListeners, type GatewayGroup } from '../gateways/gateways.js';
-import { listenerProgrammable } from '../gateways/listener-validity.js';
+import { buildGatewayGroup, listenerSetParent, type GatewayGroup } from '../gateways/gateways.js';
+import { listenerStands } from '../gateways/listener-validity.js';
 import type { TranslationRun } from '../incremental/run.js';
 import type { GatewayModel, ListenerSetModel } from '../model.js';
 import type { ParentIndex } from '../routes/attachment.js';
@@ -26,10 +26,11 @@ export class GatewayStage {
   /** Gateways rebuilt (or removed) in the last run. */
   changed = new Set<string>();
   /**
-   * Gateway → the BackendTLSPolicies (`namespace/name`) its listeners' auth checks are made under: the
-   * Gateway is among their ancestors. Only Gateways with at least one.
+   * Gateway → the BackendTLSPolicies (`namespace/name`) its listeners' auth Services fall under, valid or
+   * not, and those meant for such a Service that name none of its ports: the Gateway is among their
+   * ancestors. Only Gateways with at least one.
    */
-  readonly authPolicies = new Map<string, string[]>();
+  readonly authPolicies = new Map<string, { attached: string[]; detached: string[] }>();
   /** Whether the last run changed `authPolicies`. */
   authPoliciesTouched = false;
 
@@ -77,19 +78,24 @@ export class GatewayStage {
   }
 
   private noteAuthPolicies(key: string, group: GatewayGroup | undefined): void {
-    const used = group
-      ? [
-          ...new Set(
-            mergedListeners(group.gateway)
-              .filter(listenerProgrammable)
-              .flatMap((l) => (l.preRouting ?? []).flatMap((f) => f.policy ?? [])),
-          ),
-        ]
-      : [];
-    const before = this.authPolicies.get(key) ?? [];
-    if (used.length === before.length && used.every((p, i) => p === before[i])) return;
+    const attached = new Set<string>();
+    const detached = new Set<string>();
+    // The listeners that stand (accepted, in an accepted Gateway or ListenerSet), served or not: a listener
+    // whose policy is invalid is unserved for it, and the policy's status says why on this Gateway.
+    const g = group?.gateway;
+    const standing =
+      g && !g.notAccepted
+        ? [...g.listeners, ...g.listenerSets.filter((s) => !s.notAccepted).flatMap((s) => s.listeners)]
+        : [];
+    for (const l of standing.filter((x) => x.attachable && listenerStands(x))) {
+      for (const p of l.preRoutingTLSPolicies?.attached ?? []) attached.add(p);
+      for (const p of l.preRoutingTLSPolicies?.detached ?? []) detached.add(p);
+    }
+    const used = { attached: [...attached].sort(), detached: [...detached].sort() };
+    const before = this.authPolicies.get(key);
+    if (JSON.stringify(before ?? { attached: [], detached: [] }) === JSON.stringify(used)) return;
     this.authPoliciesTouched = true;
-    if (used.length) this.authPolicies.set(key, used.sort());
+    if (attached.size || detached.size) this.authPolicies.set(key, used);
     else this.authPolicies.delete(key);
   }
 
@@ -113,7 +119,8 @@ export class GatewayStage {
     }
     const backendTLS = (namespace: string, service: string, port: string | undefined) =>
       policies.forBackend(run, namespace, service, port);
-    return buildGatewayGroup({ inputs: run.inputs, backendTLS }, gw, cls, sets);
+    const detachedTLS = (namespace: string, service: string) => policies.detachedFrom(run, namespace, service);
+    return buildGatewayGroup({ inputs: run.inputs, backendTLS, detachedTLS }, gw, cls, sets);
   }
 
   /** How routes find their parents; every lookup records the dependency on the parent. */

@@ -59,7 +59,9 @@ export class PolicyAncestorsStage {
     // A Gateway whose listeners' ExternalAuth checks are made under a policy (GEP-5224 with BackendTLSPolicy).
     for (const [g, used] of gateways.authPolicies) {
       const [namespace, name] = g.split('/') as [string, string];
-      for (const policy of used) add(ancestors, policy, { group: GATEWAY_GROUP, kind: 'Gateway', namespace, name });
+      const ref = { group: GATEWAY_GROUP, kind: 'Gateway', namespace, name };
+      for (const policy of used.attached) add(ancestors, policy, ref);
+      for (const policy of used.detached) add(detached, policy, ref);
     }
     const sorted = (refs: Map<string, AncestorRef>) =>
       new Map([...refs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
