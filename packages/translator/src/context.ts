@@ -13,3 +13,7 @@ export interface TranslationContext {
   /** Does the cluster have a ready endpoint? (a derived fact of the endpoint stage). */
   clusterReady(cluster: ClusterIR): boolean;
 }
+
+/** What building a Gateway reads: the inputs, and the BackendTLSPolicies of the Services its auth filters call. */
+export type GatewayContext = Pick<TranslationContext, 'inputs' | 'backendTLS'> &
+  Partial<Pick<TranslationContext, 'detachedTLS'>>;

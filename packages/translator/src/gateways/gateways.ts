@@ -26,13 +26,9 @@ import { resolveListenerFilters } from './listener-filters.js';
 import { listenerClaimsPort, listenerConfigInvalid, listenerProgrammable } from './listener-validity.js';
 import type { GatewayModel, ListenerModel, ListenerSetModel } from '../model.js';
 import type { Inputs } from '../incremental/inputs.js';
-import type { TranslationContext } from '../context.js';
+import type { GatewayContext } from '../context.js';
 import { gatewayHttpSettings } from '../ir/http-settings.js';
 import { matchesSelector, selectorProblem } from '../selectors.js';
-
-/** What building a Gateway reads: the inputs, and the BackendTLSPolicy of a Service its auth filters call. */
-export type GatewayContext = Pick<TranslationContext, 'inputs' | 'backendTLS'> &
-  Partial<Pick<TranslationContext, 'detachedTLS'>>;
 
 /**
  * `h2OverTls`: whether the Gateway's HTTPS listeners offer HTTP/2 through ALPN (ProxyConfig

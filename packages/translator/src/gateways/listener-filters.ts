@@ -24,17 +24,13 @@ import {
   type PluginFilterIR,
 } from '@turnpike/api';
 import type { Inputs } from '../incremental/inputs.js';
-import type { TranslationContext } from '../context.js';
+import type { GatewayContext } from '../context.js';
 import { resolveBackend } from '../routes/backends.js';
 import { resolvePluginRef } from '../plugins/plugins.js';
 import type { Problem } from '../status/conditions.js';
 
-/**
- * A resolved pre-routing filter: an ExternalAuth and the cluster of the service it calls (with the
- * BackendTLSPolicy, `namespace/name`, that makes its checks TLS), or a plugin.
- */
-export type ListenerFilterModel =
-  { ir: ExternalAuthIR; cluster: ClusterIR; policy?: string } | { ir: PluginFilterIR; cluster?: never; policy?: never };
+/** A resolved pre-routing filter: an ExternalAuth and the cluster of the service it calls, or a plugin. */
+export type ListenerFilterModel = { ir: ExternalAuthIR; cluster: ClusterIR } | { ir: PluginFilterIR; cluster?: never };
 
 export interface ListenerFiltersResult {
   notAccepted?: Problem;
@@ -52,7 +48,8 @@ export interface ListenerFiltersResult {
 /** What a resolved filter does, as `explain` says it. */
 export function listenerFilterText(f: ListenerFilterModel): string {
   if (f.ir.type !== 'ExternalAuth') return `plugin ${f.ir.plugin.name} (${f.ir.plugin.type})`;
-  const tls = f.policy ? ` over TLS (BackendTLSPolicy ${f.policy})` : '';
+  const policy = f.cluster!.tls?.policy;
+  const tls = policy ? ` over TLS (BackendTLSPolicy ${policy})` : '';
   return `ExternalAuth ${f.ir.protocol} to ${f.cluster!.name}${tls}`;
 }
 
@@ -62,7 +59,7 @@ const AUTH_PATH = /^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|%[0-9a-fA-F]{2})+$/;
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 export function resolveListenerFilters(
-  ctx: Pick<TranslationContext, 'inputs' | 'backendTLS'> & Partial<Pick<TranslationContext, 'detachedTLS'>>,
+  ctx: GatewayContext,
   owner: Gateway | ListenerSet,
   ownerKind: 'Gateway' | 'ListenerSet',
   l: Listener,
@@ -171,7 +168,7 @@ export function resolveListenerFilters(
     } else if (auth.grpc?.allowedHeaders?.length)
       ir.allowedHeaders = auth.grpc.allowedHeaders.map((h) => h.toLowerCase());
     if (maxSize > 0) ir.forwardBodyMaxSize = maxSize;
-    filters.push(r.policy ? { ir, cluster: r.backend.cluster, policy: r.policy } : { ir, cluster: r.backend.cluster });
+    filters.push({ ir, cluster: r.backend.cluster });
   }
   const uses = pluginUses.size ? { pluginUses: [...pluginUses].sort() } : {};
   const tls =

@@ -1,9 +1,10 @@
 // Stage 6 (before assembly): the ancestors of each BackendTLSPolicy, the Gateways whose routes
-// use its Service (or whose listeners' auth checks call it), in one stable order. status.ancestors lists at most 16; the spec then says the
-// policy is unimplementable for any further ancestor ("no additional Gateways would be able to
-// reference the Service targeted by the BackendTLSPolicy"). So each Gateway beyond the 16th is
-// told which policies it may not use: its assembly answers those backends 500 and its routes say
-// why. Derived again only when a policy or a route using one changed.
+// use its Service (or whose listeners' auth checks call it), in one stable order. status.ancestors
+// lists at most 16; the spec then says the policy is unimplementable for any further ancestor ("no
+// additional Gateways would be able to reference the Service targeted by the BackendTLSPolicy"). So
+// each Gateway beyond the 16th is told which policies it may not use: its assembly answers those
+// route backends 500 and its routes say why (its auth checks are still made under the policy).
+// Derived again only when a policy, a route using one or a Gateway's auth policies changed.
 import { GATEWAY_GROUP, type PolicyAncestorStatus } from '@turnpike/api';
 import { MAX_ANCESTORS } from '../policies/backend-tls-policies.js';
 import { parentCarriesTraffic } from '../status/status-routes.js';
