@@ -1,10 +1,11 @@
 // A proxy's xDS credentials as the controller wrote them into the cluster (the Secret the proxy
 // Deployment mounts), written to files for clients that read files (the Go checker).
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeObject } from '@turnpike/api';
-import { waitFor, type Cluster } from './cluster.js';
+import { waitFor, xdsCheckBinary, type Cluster } from './cluster.js';
 import { proxyObjectsOf } from './proxies.js';
 
 /** The name the controller's serving certificate carries by default (its Service). */
@@ -57,4 +58,28 @@ export async function proxyCredentials(
 /** The Go checker's flags for these credentials. */
 export function xdsCheckTlsArgs(c: ProxyCredentials): string[] {
   return ['-cert', c.files.cert, '-key', c.files.key, '-ca', c.files.ca, '-server-name', XDS_SERVER_NAME];
+}
+
+/** What the Go checker says of one Gateway's resources: ValidateAll's errors and the filters it saw. */
+export interface XdsCheckReport {
+  errors: string[];
+  /** Route configuration name → the connection manager's HTTP filters, in order. */
+  httpFilters: Record<string, string[]>;
+  /** Route name → the filters it configures (typed_per_filter_config keys). */
+  routeFilters: Record<string, string[]>;
+}
+
+/** Runs the Go checker as a proxy of `node` (`namespace/gateway`); a failed run throws with what it printed. */
+export function runXdsCheck(xdsPort: number, node: string, creds: ProxyCredentials): XdsCheckReport {
+  try {
+    const out = execFileSync(
+      xdsCheckBinary(),
+      ['-address', `127.0.0.1:${xdsPort}`, '-node', node, ...xdsCheckTlsArgs(creds)],
+      { encoding: 'utf8' },
+    );
+    return JSON.parse(out) as XdsCheckReport;
+  } catch (e) {
+    const { stdout, stderr } = e as { stdout?: string; stderr?: string };
+    throw new Error(`xds-check failed: ${stdout ?? ''} ${stderr ?? ''}`);
+  }
 }

@@ -3,15 +3,14 @@
 // HTTP listener and refuses one on a TCP listener; a cross-namespace auth Service is refused until a
 // ReferenceGrant allows it, and then the proxies are served ext_authz ahead of the router, with the
 // auth service's cluster, and every resource passes go-control-plane's ValidateAll.
-import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
 import { TYPE } from '@turnpike/xds';
 import { adsClient, reader, resourceText, type Stream } from '../../packages/xds/test/ads-client.js';
-import { waitFor, xdsCheckBinary } from '../harness/cluster.js';
+import { waitFor } from '../harness/cluster.js';
 import { clusterWithController } from '../harness/setup.js';
 import { cond, gatewayClass, httpRoute, ns, ourParents, service } from '../harness/fixtures.js';
-import { proxyCredentials, XDS_SERVER_NAME, xdsCheckTlsArgs } from '../harness/xds-credentials.js';
+import { proxyCredentials, runXdsCheck, XDS_SERVER_NAME } from '../harness/xds-credentials.js';
 
 const GW = 'gateway.networking.k8s.io/v1';
 const EXT_AUTHZ = 'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz';
@@ -118,18 +117,6 @@ describe('listener filters in a real cluster', () => {
     } finally {
       stream.end();
     }
-    let out = '';
-    try {
-      out = execFileSync(
-        xdsCheckBinary(),
-        ['-address', `127.0.0.1:${controller.xdsPort}`, '-node', 'infra/gw', ...xdsCheckTlsArgs(creds)],
-        { encoding: 'utf8' },
-      );
-    } catch (e) {
-      throw new Error(
-        `xds-check failed: ${(e as { stdout?: string }).stdout ?? ''} ${(e as { stderr?: string }).stderr ?? ''}`,
-      );
-    }
-    expect((JSON.parse(out) as { errors: string[] }).errors).toEqual([]);
+    expect(runXdsCheck(controller.xdsPort, 'infra/gw', creds).errors).toEqual([]);
   }, 180_000);
 });

@@ -4,14 +4,13 @@
 // an EndpointSelector XBackend's route has endpoints once a Pod with its labels runs Ready (the fake
 // kubelet makes it so), and none once that Pod is deleted; session persistence the CRD admits is served,
 // or refused by field where Envoy cannot honour it.
-import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '@turnpike/api';
-import { waitFor, xdsCheckBinary } from '../harness/cluster.js';
+import { waitFor } from '../harness/cluster.js';
 import { FakeKubelet } from '../harness/fake-kubelet.js';
 import { clusterWithController } from '../harness/setup.js';
 import { cond, gateway, gatewayClass, httpRoute, ns, ourParents } from '../harness/fixtures.js';
-import { proxyCredentials, xdsCheckTlsArgs } from '../harness/xds-credentials.js';
+import { proxyCredentials, runXdsCheck } from '../harness/xds-credentials.js';
 
 const X = 'gateway.networking.x-k8s.io';
 const CONTROLLER = 'turnpike.dev/gateway-controller';
@@ -175,42 +174,20 @@ describe('XBackend in a real cluster', () => {
         metadata: { name: 'sticky-1', namespace: 'apps', labels: { app: 'sticky' } },
         spec: { containers: [{ name: 'web', image: 'example.com/web:1' }] },
       });
-      await checkServed();
+      const creds = await proxyCredentials(cluster, 'infra', 'gw');
+      const checked = await waitFor('the sticky route served', async () => {
+        const report = runXdsCheck(env.controller.xdsPort, 'infra/gw', creds);
+        return report.routeFilters['httproute/apps/to-sticky/rule/0/match/0']?.includes(STATEFUL_SESSION)
+          ? report
+          : undefined;
+      });
+      expect(checked.errors).toEqual([]);
+      expect(Object.values(checked.httpFilters).flat()).toContain(STATEFUL_SESSION);
+      expect(checked.routeFilters['httproute/apps/to-session-bounded/rule/0/match/0'] ?? []).not.toContain(
+        STATEFUL_SESSION,
+      );
     } finally {
       kubelet.stop();
     }
   }, 180_000);
-
-  async function checkServed(): Promise<void> {
-    const { cluster, controller } = env;
-    const creds = await proxyCredentials(cluster, 'infra', 'gw');
-    const checked = await waitFor('the sticky route served', async () => {
-      let out: string;
-      try {
-        out = execFileSync(
-          xdsCheckBinary(),
-          ['-address', `127.0.0.1:${controller.xdsPort}`, '-node', 'infra/gw', ...xdsCheckTlsArgs(creds)],
-          { encoding: 'utf8' },
-        );
-      } catch (e) {
-        throw new Error(
-          `xds-check failed: ${(e as { stdout?: string }).stdout ?? ''} ${(e as { stderr?: string }).stderr ?? ''}`,
-        );
-      }
-      const report = JSON.parse(out) as {
-        errors: string[];
-        httpFilters: Record<string, string[]>;
-        routeFilters: Record<string, string[]>;
-      };
-      return report.routeFilters['httproute/apps/to-sticky/rule/0/match/0']?.includes(STATEFUL_SESSION)
-        ? report
-        : undefined;
-    });
-    expect(checked.errors).toEqual([]);
-    expect(Object.values(checked.httpFilters).flat()).toContain(STATEFUL_SESSION);
-    expect(checked.routeFilters['httproute/apps/to-sticky/rule/0/match/0']).toContain(STATEFUL_SESSION);
-    expect(checked.routeFilters['httproute/apps/to-session-bounded/rule/0/match/0'] ?? []).not.toContain(
-      STATEFUL_SESSION,
-    );
-  }
 });
