@@ -15,6 +15,58 @@ import { ConsoleData } from '../src/console/console-data.js';
 import { LiveLog } from '../src/console/live-log.js';
 import { DELETED_AT, recordedLog } from './grant-log.js';
 
+const AT = '2026-12-04T00:00:00.000Z';
+
+/** Upserts numbered from 1, and the route `apps/web` on Gateway `infra/gw` sending to Service `apps/web`. */
+function routeLog() {
+  let seq = 0;
+  const up = (object: KubeObject): WatchEvent => ({ seq: ++seq, at: AT, ...upsert('kube', object) });
+  const gone = (kind: string, namespace: string, name: string): WatchEvent => ({
+    seq: ++seq,
+    at: AT,
+    ...remove('kube', kind, namespace, name),
+  });
+  const svc = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'web', namespace: 'apps' },
+    spec: { ports: [{ port: 8080 }] },
+  } as KubeObject;
+  const events: WatchEvent[] = [
+    up({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'GatewayClass',
+      metadata: { name: 'tp' },
+      spec: { controllerName: 'turnpike.dev/gateway-controller' },
+    } as KubeObject),
+    up({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'Gateway',
+      metadata: { name: 'gw', namespace: 'infra' },
+      spec: {
+        gatewayClassName: 'tp',
+        listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }],
+      },
+    } as KubeObject),
+    up(svc),
+    up({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'HTTPRoute',
+      metadata: { name: 'web', namespace: 'apps' },
+      spec: {
+        parentRefs: [{ name: 'gw', namespace: 'infra' }],
+        rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }],
+      },
+    } as KubeObject),
+  ];
+  const parsed = (outputs: number[] = []): ParsedLog => ({
+    header: { format: LOG_FORMAT, version: LOG_VERSION, createdAt: AT, quietMs: 100, maxDelayMs: 500 },
+    events,
+    outputs: outputs.map((s) => ({ type: 'output' as const, seq: s, hash: 'x' })),
+  });
+  return { events, up, gone, svc, parsed };
+}
+
 describe('console data', () => {
   const full = parseEventLog(recordedLog());
 
@@ -63,100 +115,26 @@ describe('console data', () => {
   });
 
   it('history lists a change that is undone at the next event, wherever it falls (no sampling)', async () => {
-    const at = '2026-12-04T00:00:00.000Z';
-    let seq = 0;
-    const up = (object: KubeObject): WatchEvent => ({ seq: ++seq, at, ...upsert('kube', object) });
-    const svc = {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name: 'web', namespace: 'apps' },
-      spec: { ports: [{ port: 8080 }] },
-    } as KubeObject;
+    const { events, up, gone, svc, parsed } = routeLog();
     const filler = (i: number) =>
       up({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `filler-${i}` } } as KubeObject);
-    const events: WatchEvent[] = [
-      up({
-        apiVersion: 'gateway.networking.k8s.io/v1',
-        kind: 'GatewayClass',
-        metadata: { name: 'tp' },
-        spec: { controllerName: 'turnpike.dev/gateway-controller' },
-      } as KubeObject),
-      up({
-        apiVersion: 'gateway.networking.k8s.io/v1',
-        kind: 'Gateway',
-        metadata: { name: 'gw', namespace: 'infra' },
-        spec: {
-          gatewayClassName: 'tp',
-          listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }],
-        },
-      } as KubeObject),
-      up(svc),
-      up({
-        apiVersion: 'gateway.networking.k8s.io/v1',
-        kind: 'HTTPRoute',
-        metadata: { name: 'web', namespace: 'apps' },
-        spec: {
-          parentRefs: [{ name: 'gw', namespace: 'infra' }],
-          rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }],
-        },
-      } as KubeObject),
-    ];
     for (let i = 0; i < 37; i++) events.push(filler(i));
-    const gone = ++seq;
-    events.push({ seq: gone, at, ...remove('kube', 'Service', 'apps', 'web') });
+    const deleted = gone('Service', 'apps', 'web');
+    events.push(deleted);
     const back = up(svc);
     events.push(back);
     for (let i = 37; i < 60; i++) events.push(filler(i));
-    const log: ParsedLog = {
-      header: { format: LOG_FORMAT, version: LOG_VERSION, createdAt: at, quietMs: 100, maxDelayMs: 500 },
-      events,
-      outputs: [],
-    };
-    const h = await new ConsoleData(() => log).history('HTTPRoute/apps/web');
-    expect(h.changes.map((c) => c.seq).slice(-2)).toEqual([gone, back.seq]);
+    const h = await new ConsoleData(() => parsed()).history('HTTPRoute/apps/web');
+    expect(h.changes.map((c) => c.seq).slice(-2)).toEqual([deleted.seq, back.seq]);
     expect(h.changes.at(-2)!.after.join(' ')).toContain('ResolvedRefs=False/BackendNotFound');
     expect(h.changes.at(-1)!.after.join(' ')).toContain('ResolvedRefs=True/ResolvedRefs');
   });
 
   it('a change in a translation of several events is named by the event that caused it, not the last one', async () => {
-    const at = '2026-12-04T00:00:00.000Z';
-    let seq = 0;
-    const up = (object: KubeObject): WatchEvent => ({ seq: ++seq, at, ...upsert('kube', object) });
-    const events: WatchEvent[] = [
-      up({
-        apiVersion: 'gateway.networking.k8s.io/v1',
-        kind: 'GatewayClass',
-        metadata: { name: 'tp' },
-        spec: { controllerName: 'turnpike.dev/gateway-controller' },
-      } as KubeObject),
-      up({
-        apiVersion: 'gateway.networking.k8s.io/v1',
-        kind: 'Gateway',
-        metadata: { name: 'gw', namespace: 'infra' },
-        spec: {
-          gatewayClassName: 'tp',
-          listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }],
-        },
-      } as KubeObject),
-      up({
-        apiVersion: 'v1',
-        kind: 'Service',
-        metadata: { name: 'web', namespace: 'apps' },
-        spec: { ports: [{ port: 8080 }] },
-      } as KubeObject),
-      up({
-        apiVersion: 'gateway.networking.k8s.io/v1',
-        kind: 'HTTPRoute',
-        metadata: { name: 'web', namespace: 'apps' },
-        spec: {
-          parentRefs: [{ name: 'gw', namespace: 'infra' }],
-          rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }],
-        },
-      } as KubeObject),
-    ];
-    const attached = seq;
+    const { events, up, gone, parsed } = routeLog();
+    const attached = events.at(-1)!.seq;
     // One translation takes the delete that breaks the route and, after it, a write it does not depend on.
-    events.push({ seq: ++seq, at, ...remove('kube', 'Service', 'apps', 'web') });
+    events.push(gone('Service', 'apps', 'web'));
     const unrelated = up({
       apiVersion: 'v1',
       kind: 'Service',
@@ -164,12 +142,7 @@ describe('console data', () => {
       spec: { ports: [{ port: 80 }] },
     } as KubeObject);
     events.push(unrelated);
-    const log: ParsedLog = {
-      header: { format: LOG_FORMAT, version: LOG_VERSION, createdAt: at, quietMs: 100, maxDelayMs: 500 },
-      events,
-      outputs: [attached, unrelated.seq].map((s) => ({ type: 'output' as const, seq: s, hash: 'x' })),
-    };
-    const h = await new ConsoleData(() => log).history('HTTPRoute/apps/web');
+    const h = await new ConsoleData(() => parsed([attached, unrelated.seq])).history('HTTPRoute/apps/web');
     const broke = h.changes.at(-1)!;
     expect(broke.seq).toBe(unrelated.seq);
     expect(broke.after.join(' ')).toContain('ResolvedRefs=False/BackendNotFound');
